@@ -1,0 +1,15 @@
+# Embeds the kernel templates (templates/**/*.cuh, *.h) into a generated C++ source of
+# `target`, so the binary carries its own device code: kt::gen::embedded_templates() yields
+# {name, contents} pairs that the generator hands to NVRTC as headers.
+function(kt_embed_templates target)
+  file(GLOB_RECURSE template_files CONFIGURE_DEPENDS
+       ${PROJECT_SOURCE_DIR}/templates/*.cuh ${PROJECT_SOURCE_DIR}/templates/*.h)
+  set(out ${PROJECT_BINARY_DIR}/generated/embedded_templates.cpp)
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DROOT=${PROJECT_SOURCE_DIR}/templates
+            -P ${PROJECT_SOURCE_DIR}/cmake/write_embedded.cmake
+    DEPENDS ${template_files} ${PROJECT_SOURCE_DIR}/cmake/write_embedded.cmake
+    COMMENT "Embedding kernel templates")
+  target_sources(${target} PRIVATE ${out})
+endfunction()

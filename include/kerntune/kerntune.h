@@ -1,0 +1,48 @@
+/* kerntune runtime, C ABI for FFI (ctypes, Rust, Go...). Every call returns a kt_status; on
+ * failure kt_last_error() gives this thread's message. Opaque handles; no C++ types cross. */
+#ifndef KERNTUNE_KERNTUNE_H_
+#define KERNTUNE_KERNTUNE_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct kt_runtime kt_runtime;
+
+typedef enum kt_status {
+  KT_SUCCESS = 0,
+  KT_ERROR_INVALID_ARGUMENT = 1,
+  KT_ERROR_UNSUPPORTED = 2,
+  KT_ERROR_COMPILE = 3,
+  KT_ERROR_CUDA = 4,
+  KT_ERROR_DATABASE = 5,
+  KT_ERROR_NOT_FOUND = 6,
+  KT_ERROR_INTERNAL = 7
+} kt_status;
+
+typedef enum kt_dtype { KT_DTYPE_BF16 = 0, KT_DTYPE_FP16 = 1, KT_DTYPE_FP32 = 2 } kt_dtype;
+
+/* KT_LAYOUT_NN: B is KxN row-major. KT_LAYOUT_NT: B is NxK row-major (linear-layer weight). */
+typedef enum kt_layout { KT_LAYOUT_NN = 0, KT_LAYOUT_NT = 1 } kt_layout;
+
+/* database_path: NULL for the default ($KERNTUNE_DB or the user cache directory).
+ * read_only: nonzero to never write to the database. */
+kt_status kt_runtime_open(const char* database_path, int read_only, kt_runtime** out);
+void kt_runtime_close(kt_runtime* runtime);
+
+/* C = A·B on stream (a CUstream / cudaStream_t, or NULL). Row-major, dense. */
+kt_status kt_gemm(kt_runtime* runtime, int64_t m, int64_t n, int64_t k, kt_dtype in_dtype,
+                  kt_dtype out_dtype, kt_layout layout, const void* a, const void* b, void* c,
+                  void* stream);
+
+/* The last error message of the calling thread ("" when none); valid until the next call. */
+const char* kt_last_error(void);
+const char* kt_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KERNTUNE_KERNTUNE_H_ */

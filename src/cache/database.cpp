@@ -1,0 +1,905 @@
+// The tuning database: records to rows and back, merge, CSV export/import and the default
+// path. One connection per Database, guarded by a mutex; every write is one transaction.
+#include "cache/database.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "cache/csv.hpp"
+#include "cache/schema.hpp"
+#include "cache/sql.hpp"
+#include "core/env.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/sha256.hpp"
+#include "core/text.hpp"
+
+namespace kt::cache {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kBusyTimeoutMs = 10000;
+constexpr const char* kMergeSchema = "kt_merge_source";
+
+struct StatusName {
+  Status status;
+  const char* name;
+};
+
+constexpr StatusName kStatusNames[] = {
+    {Status::kOk, "ok"},
+    {Status::kPredicted, "predicted"},
+    {Status::kRejected, "rejected"},
+    {Status::kCompileError, "compile_error"},
+    {Status::kLaunchError, "launch_error"},
+    {Status::kWrongResult, "wrong_result"},
+};
+
+std::int64_t now_unix() { return static_cast<std::int64_t>(std::time(nullptr)); }
+
+// A double as text that reads back to the same value: the shortest round-trip form, with
+// every NaN as "nan" and -0 as "0" (SQLite stores NaN as NULL and may store -0.0 as 0).
+std::string canonical_real(double value) {
+  if (std::isnan(value)) return "nan";
+  if (value == 0) return "0";
+  return fmt::format("{}", value);
+}
+
+// The identity of a measurement (measurements.row_sha256): every field, length-prefixed.
+// Part of schema version 1: changing it needs a migration that recomputes the column.
+std::string measurement_sha256(const Measurement& m) {
+  Sha256 hash;
+  hash.update_field("kerntune measurement v1");
+  hash.update_field(m.key.problem_key);
+  hash.update_field(m.key.device_fingerprint);
+  hash.update_field(std::to_string(m.key.protocol_version));
+  hash.update_field(std::to_string(m.key.template_version));
+  hash.update_field(m.config_key);
+  hash.update_field(to_string(m.status));
+  hash.update_field(canonical_real(m.median_us));
+  hash.update_field(canonical_real(m.spread_pct));
+  hash.update_field(std::to_string(m.num_reps));
+  hash.update_field(canonical_real(m.tflops));
+  hash.update_field(std::to_string(m.sm_clock_mhz));
+  hash.update_field(canonical_real(m.predicted_us));
+  hash.update_field(m.detail);
+  hash.update_field(m.run_id);
+  hash.update_field(std::to_string(m.created_unix));
+  return hash.hex_digest();
+}
+
+std::string join_lines(const std::vector<std::string>& names) {
+  std::string joined;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) joined += '\n';
+    joined += names[i];
+  }
+  return joined;
+}
+
+std::vector<std::string> split_lines(const std::string& joined) {
+  std::vector<std::string> names;
+  if (joined.empty()) return names;
+  for (const std::string_view part : split(joined, '\n')) names.emplace_back(part);
+  return names;
+}
+
+void check_names(const std::vector<std::string>& names, const char* field,
+                 const std::string& compile_key) {
+  for (const std::string& name : names) {
+    if (name.empty() || name.find('\n') != std::string::npos) {
+      throw_invalid(fmt::format("cubin {}: {} holds '{}'; names must be non-empty single lines",
+                                compile_key, field, name));
+    }
+  }
+}
+
+// The smallest string greater than every string starting with `prefix`, or nothing when there
+// is none (an empty prefix or only 0xff bytes). SQLite compares TEXT bytewise (BINARY).
+std::optional<std::string> prefix_upper_bound(std::string prefix) {
+  while (!prefix.empty()) {
+    auto& last = reinterpret_cast<unsigned char&>(prefix.back());
+    if (last != 0xff) {
+      ++last;
+      return prefix;
+    }
+    prefix.pop_back();
+  }
+  return std::nullopt;
+}
+
+// ---- rows <-> records ------------------------------------------------------------------------
+
+constexpr const char* kCubinColumns =
+    "compile_key, arch, source_name, name_expressions, lowered_names, cubin, registers, "
+    "spill_bytes, smem_static_bytes, log, nvrtc_version, compile_ms, created_unix";
+
+constexpr const char* kMeasurementColumns =
+    "problem_key, device_fingerprint, protocol_version, template_version, config_key, status, "
+    "median_us, spread_pct, num_reps, tflops, sm_clock_mhz, predicted_us, detail, run_id, "
+    "created_unix";
+
+constexpr const char* kWinnerColumns =
+    "problem_key, device_fingerprint, protocol_version, template_version, config_key, median_us, "
+    "predicted, run_id, created_unix";
+
+constexpr const char* kWinnerKey =
+    "device_fingerprint, protocol_version, template_version, problem_key";
+
+constexpr const char* kWinnerUpdate =
+    "config_key = excluded.config_key, median_us = excluded.median_us, "
+    "predicted = excluded.predicted, run_id = excluded.run_id, "
+    "created_unix = excluded.created_unix";
+
+// set_winner: a new winner replaces the old one, except that a prediction never replaces a
+// measurement.
+constexpr const char* kSetWinnerRule = "NOT (excluded.predicted = 1 AND winners.predicted = 0)";
+
+// merge and import: a measured winner replaces a predicted one; between two of a kind, the
+// lower median_us wins (a NaN, stored as NULL, loses to any number); ties keep the old one, so
+// that merging twice changes nothing.
+constexpr const char* kMergeWinnerRule =
+    "(winners.predicted = 1 AND excluded.predicted = 0) OR "
+    "(winners.predicted = excluded.predicted AND (excluded.median_us < winners.median_us OR "
+    "(winners.median_us IS NULL AND excluded.median_us IS NOT NULL)))";
+
+std::string upsert_winner_sql(const char* rule) {
+  return fmt::format(
+      "INSERT INTO winners ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT ({}) DO UPDATE "
+      "SET {} WHERE {}",
+      kWinnerColumns, kWinnerKey, kWinnerUpdate, rule);
+}
+
+std::string insert_measurement_sql() {
+  return fmt::format(
+      "INSERT INTO measurements ({}, row_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "?, ?, ?) ON CONFLICT (row_sha256) DO NOTHING",
+      kMeasurementColumns);
+}
+
+CubinRecord read_cubin(const sql::Statement& row) {
+  CubinRecord r;
+  r.compile_key = row.column_text(0);
+  r.arch = row.column_text(1);
+  r.source_name = row.column_text(2);
+  r.name_expressions = split_lines(row.column_text(3));
+  r.lowered_names = split_lines(row.column_text(4));
+  r.cubin = row.column_blob(5);
+  r.registers = row.column_int(6);
+  r.spill_bytes = row.column_int(7);
+  r.smem_static_bytes = row.column_int(8);
+  r.log = row.column_text(9);
+  r.nvrtc_version = row.column_text(10);
+  r.compile_ms = row.column_double(11);
+  return r;
+}
+
+// Reads the columns of kMeasurementColumns, starting at column 0.
+Measurement read_measurement(const sql::Statement& row, const std::string& path) {
+  Measurement m;
+  m.key.problem_key = row.column_text(0);
+  m.key.device_fingerprint = row.column_text(1);
+  m.key.protocol_version = row.column_int(2);
+  m.key.template_version = row.column_int(3);
+  m.config_key = row.column_text(4);
+  const std::string status = row.column_text(5);
+  try {
+    m.status = parse_status(status);
+  } catch (const Error& error) {
+    throw Error(ErrorKind::kDatabase, fmt::format("database '{}': a measurement of {} has an "
+                                                  "unknown status: {}",
+                                                  path, m.config_key, error.what()));
+  }
+  m.median_us = row.column_double(6);
+  m.spread_pct = row.column_double(7);
+  m.num_reps = row.column_int(8);
+  m.tflops = row.column_double(9);
+  m.sm_clock_mhz = row.column_int(10);
+  m.predicted_us = row.column_double(11);
+  m.detail = row.column_text(12);
+  m.run_id = row.column_text(13);
+  m.created_unix = row.column_int64(14);
+  return m;
+}
+
+Winner read_winner(const sql::Statement& row) {
+  Winner w;
+  w.key.problem_key = row.column_text(0);
+  w.key.device_fingerprint = row.column_text(1);
+  w.key.protocol_version = row.column_int(2);
+  w.key.template_version = row.column_int(3);
+  w.config_key = row.column_text(4);
+  w.median_us = row.column_double(5);
+  w.predicted = row.column_int64(6) != 0;
+  w.run_id = row.column_text(7);
+  w.created_unix = row.column_int64(8);
+  return w;
+}
+
+// Inserts `m` (created_unix already set) unless an identical measurement exists; returns 1
+// when a row was added.
+std::int64_t insert_measurement(sql::Connection& db, sql::Statement& insert,
+                                const Measurement& m) {
+  insert.reset();
+  insert
+      .bind_all(m.key.problem_key, m.key.device_fingerprint, m.key.protocol_version,
+                m.key.template_version, m.config_key, std::string_view(to_string(m.status)),
+                m.median_us, m.spread_pct, m.num_reps, m.tflops, m.sm_clock_mhz, m.predicted_us,
+                m.detail, m.run_id, m.created_unix)
+      .bind(16, measurement_sha256(m))
+      .run();
+  return db.changes();
+}
+
+// Inserts or updates `w` (created_unix already set) under the rule `insert` was built with;
+// returns 1 when a row was added or changed.
+std::int64_t upsert_winner(sql::Connection& db, sql::Statement& insert, const Winner& w) {
+  insert.reset();
+  insert
+      .bind_all(w.key.problem_key, w.key.device_fingerprint, w.key.protocol_version,
+                w.key.template_version, w.config_key, w.median_us, w.predicted ? 1 : 0, w.run_id,
+                w.created_unix)
+      .run();
+  return db.changes();
+}
+
+// ---- CSV -------------------------------------------------------------------------------------
+
+// Columns of the CSV export, in order. `kind` is "measurement" or "winner"; each kind leaves the
+// columns it does not use empty.
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> columns = {
+      "kind",         "problem_key", "device_fingerprint", "protocol_version", "template_version",
+      "config_key",   "status",      "median_us",          "spread_pct",       "num_reps",
+      "tflops",       "sm_clock_mhz", "predicted_us",      "predicted",        "detail",
+      "run_id",       "created_unix"};
+  return columns;
+}
+
+constexpr const char* kMeasurementKind = "measurement";
+constexpr const char* kWinnerKind = "winner";
+
+std::vector<std::string> csv_fields(const Measurement& m) {
+  return {kMeasurementKind,
+          m.key.problem_key,
+          m.key.device_fingerprint,
+          std::to_string(m.key.protocol_version),
+          std::to_string(m.key.template_version),
+          m.config_key,
+          to_string(m.status),
+          canonical_real(m.median_us),
+          canonical_real(m.spread_pct),
+          std::to_string(m.num_reps),
+          canonical_real(m.tflops),
+          std::to_string(m.sm_clock_mhz),
+          canonical_real(m.predicted_us),
+          "",
+          m.detail,
+          m.run_id,
+          std::to_string(m.created_unix)};
+}
+
+std::vector<std::string> csv_fields(const Winner& w) {
+  return {kWinnerKind,
+          w.key.problem_key,
+          w.key.device_fingerprint,
+          std::to_string(w.key.protocol_version),
+          std::to_string(w.key.template_version),
+          w.config_key,
+          "",
+          canonical_real(w.median_us),
+          "",
+          "",
+          "",
+          "",
+          "",
+          w.predicted ? "1" : "0",
+          "",
+          w.run_id,
+          std::to_string(w.created_unix)};
+}
+
+// One data row of an imported CSV, addressed by column name. Every accessor marks its column
+// used; check_unused() then rejects values in columns the row's kind does not have.
+class CsvRow {
+ public:
+  CsvRow(const std::map<std::string, std::size_t>& index, const csv::Record& record)
+      : index_(index), record_(record), used_(record.fields.size(), false) {}
+
+  const std::string& text(const std::string& column) {
+    const std::size_t at = index_.at(column);
+    used_[at] = true;
+    return record_.fields[at];
+  }
+
+  int integer(const std::string& column) {
+    const std::int64_t value = int64(column);
+    if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max())
+      throw_invalid(fmt::format("{} = {} is out of range", column, value));
+    return static_cast<int>(value);
+  }
+
+  std::int64_t int64(const std::string& column) { return parse_int(text(column), column); }
+
+  double real(const std::string& column) {
+    const std::string& value = text(column);
+    double parsed = 0;
+    const char* last = value.data() + value.size();
+    const auto [ptr, ec] = std::from_chars(value.data(), last, parsed);
+    if (value.empty()) throw_invalid(fmt::format("{} is empty: expected a number", column));
+    if (ec != std::errc() || ptr != last)
+      throw_invalid(fmt::format("{} = '{}' is not a number", column, value));
+    return parsed;
+  }
+
+  void check_unused(const std::string& kind) const {
+    for (const auto& [name, at] : index_) {
+      if (!used_[at] && !record_.fields[at].empty()) {
+        throw_invalid(fmt::format("column {} holds '{}', but {} rows leave it empty", name,
+                                  record_.fields[at], kind));
+      }
+    }
+  }
+
+ private:
+  const std::map<std::string, std::size_t>& index_;
+  const csv::Record& record_;
+  std::vector<bool> used_;
+};
+
+TuningKey read_key(CsvRow& row) {
+  TuningKey key;
+  key.problem_key = row.text("problem_key");
+  key.device_fingerprint = row.text("device_fingerprint");
+  key.protocol_version = row.integer("protocol_version");
+  key.template_version = row.integer("template_version");
+  return key;
+}
+
+struct CsvContents {
+  std::vector<Measurement> measurements;
+  std::vector<Winner> winners;
+};
+
+CsvContents parse_export(const std::string& text, const std::string& path) {
+  const std::vector<csv::Record> records = csv::parse(text, path);
+  if (records.empty()) {
+    throw_invalid(fmt::format("{}:1: the file is empty; expected a header line starting with "
+                              "'kind,' (as written by `kerntune cache export`)",
+                              path));
+  }
+  const csv::Record& header = records.front();
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < header.fields.size(); ++i) {
+    const std::string& name = header.fields[i];
+    const auto& known = csv_columns();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      throw_invalid(fmt::format("{}:{}: unknown column '{}' in the header; expected {}", path,
+                                header.line, name, fmt::join(known, ",")));
+    }
+    if (!index.emplace(name, i).second) {
+      throw_invalid(fmt::format("{}:{}: column '{}' appears twice in the header", path,
+                                header.line, name));
+    }
+  }
+  for (const std::string& name : csv_columns()) {
+    if (!index.contains(name)) {
+      throw_invalid(fmt::format("{}:{}: the header lacks column '{}'; expected {}", path,
+                                header.line, name, fmt::join(csv_columns(), ",")));
+    }
+  }
+
+  CsvContents contents;
+  for (std::size_t r = 1; r < records.size(); ++r) {
+    const csv::Record& record = records[r];
+    try {
+      if (record.fields.size() != header.fields.size()) {
+        throw_invalid(fmt::format("{} fields, but the header has {}", record.fields.size(),
+                                  header.fields.size()));
+      }
+      CsvRow row(index, record);
+      const std::string& kind = row.text("kind");
+      if (kind == kMeasurementKind) {
+        Measurement m;
+        m.key = read_key(row);
+        m.config_key = row.text("config_key");
+        m.status = parse_status(row.text("status"));
+        m.median_us = row.real("median_us");
+        m.spread_pct = row.real("spread_pct");
+        m.num_reps = row.integer("num_reps");
+        m.tflops = row.real("tflops");
+        m.sm_clock_mhz = row.integer("sm_clock_mhz");
+        m.predicted_us = row.real("predicted_us");
+        m.detail = row.text("detail");
+        m.run_id = row.text("run_id");
+        m.created_unix = row.int64("created_unix");
+        row.check_unused(kind);
+        contents.measurements.push_back(std::move(m));
+      } else if (kind == kWinnerKind) {
+        Winner w;
+        w.key = read_key(row);
+        w.config_key = row.text("config_key");
+        w.median_us = row.real("median_us");
+        const std::string& predicted = row.text("predicted");
+        if (predicted != "0" && predicted != "1")
+          throw_invalid(fmt::format("predicted = '{}': expected 0 or 1", predicted));
+        w.predicted = predicted == "1";
+        w.run_id = row.text("run_id");
+        w.created_unix = row.int64("created_unix");
+        row.check_unused(kind);
+        contents.winners.push_back(std::move(w));
+      } else {
+        throw_invalid(fmt::format("kind = '{}': expected {} or {}", kind, kMeasurementKind,
+                                  kWinnerKind));
+      }
+    } catch (const Error& error) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  fmt::format("{}:{}: {}", path, record.line, error.what()));
+    }
+  }
+  return contents;
+}
+
+std::string read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw Error(ErrorKind::kNotFound,
+                fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                fmt::format("error reading '{}': {}", path, std::strerror(errno)));
+  }
+  return std::move(text).str();
+}
+
+// ---- opening -----------------------------------------------------------------------------------
+
+void create_parent_directories(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  if (parent.empty()) return;
+  std::error_code error;
+  fs::create_directories(parent, error);
+  if (error) {
+    throw Error(ErrorKind::kDatabase,
+                fmt::format("cannot create directory '{}' for the database '{}': {}; pass --db "
+                            "PATH to use another file",
+                            parent.string(), path, error.message()));
+  }
+}
+
+sql::Connection open_connection(const std::string& path, sql::OpenMode mode) {
+  std::error_code error;
+  if (fs::is_directory(path, error)) {
+    throw Error(ErrorKind::kDatabase,
+                fmt::format("'{}' is a directory, not a database file; pass --db PATH naming a "
+                            "file",
+                            path));
+  }
+  try {
+    return sql::Connection::open(path, mode);
+  } catch (const sql::SqliteError& failure) {
+    if (!failure.is_cant_open()) throw;
+    throw Error(ErrorKind::kDatabase,
+                fmt::format("{} (check that it is a file you may {}, in a directory that exists); "
+                            "pass --db PATH to use another file",
+                            failure.what(),
+                            mode == sql::OpenMode::kReadOnly ? "read" : "read and write"));
+  }
+}
+
+// A connection to a kerntune file that exists and needs no migration, for reading only.
+sql::Connection open_existing_readonly(const std::string& path) {
+  std::error_code error;
+  if (!fs::exists(path, error)) {
+    throw Error(ErrorKind::kNotFound,
+                fmt::format("no kerntune database at '{}': check the path, or pass --db PATH",
+                            path));
+  }
+  sql::Connection db = open_connection(path, sql::OpenMode::kReadOnly);
+  db.exec(fmt::format("PRAGMA busy_timeout = {}", kBusyTimeoutMs));
+  const schema::FileState state = schema::inspect(db, path);
+  if (state.empty) {
+    throw Error(ErrorKind::kDatabase,
+                schema::unusable_file_message(path, "it is empty (it holds no kerntune schema)"));
+  }
+  if (state.schema_version < kSchemaVersion) {
+    throw Error(ErrorKind::kDatabase,
+                fmt::format("'{}' has schema version {}, older than this kerntune's {}; open it "
+                            "once read-write to upgrade it (e.g. `kerntune cache ls --db '{}'`)",
+                            path, state.schema_version, kSchemaVersion, path));
+  }
+  return db;
+}
+
+// Detaches the merge source when the merge is over, whatever happened.
+class Attachment {
+ public:
+  Attachment(sql::Connection& db, const std::string& path) : db_(db) {
+    sql::Statement attach(db, fmt::format("ATTACH DATABASE ? AS {}", kMergeSchema));
+    attach.bind(1, sql::uri_for_path(path, /*read_only=*/true)).run();
+  }
+  Attachment(const Attachment&) = delete;
+  Attachment& operator=(const Attachment&) = delete;
+  ~Attachment() {
+    try {
+      db_.exec(fmt::format("DETACH DATABASE {}", kMergeSchema));
+    } catch (const Error& error) {
+      logger().warn("database detach failed error=\"{}\"", error.what());
+    }
+  }
+
+ private:
+  sql::Connection& db_;
+};
+
+// The Impl of a Database, or kt::Error for a moved-from one (instead of a crash). A template,
+// so that it may name the private Database::Impl through deduction.
+template <typename Impl>
+Impl& checked(const std::unique_ptr<Impl>& impl) {
+  if (!impl) throw Error(ErrorKind::kInternal, "use of a moved-from kt::cache::Database");
+  return *impl;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  if (a == ":memory:" || b == ":memory:") return false;
+  std::error_code error;
+  return fs::equivalent(a, b, error) && !error;
+}
+
+}  // namespace
+
+// ---- Status ------------------------------------------------------------------------------------
+
+const char* to_string(Status status) {
+  for (const StatusName& entry : kStatusNames)
+    if (entry.status == status) return entry.name;
+  return "unknown";
+}
+
+Status parse_status(const std::string& text) {
+  for (const StatusName& entry : kStatusNames)
+    if (text == entry.name) return entry.status;
+  std::vector<std::string> names;
+  for (const StatusName& entry : kStatusNames) names.emplace_back(entry.name);
+  throw_invalid(
+      fmt::format("unknown status '{}': expected one of {}", text, fmt::join(names, ", ")));
+}
+
+// ---- Database ----------------------------------------------------------------------------------
+
+// Every public member locks `mutex` for its whole body, so one Database may be shared by
+// threads (the tuner compiles and stores candidates in parallel).
+struct Database::Impl {
+  Impl(std::string path, sql::Connection db) : path(std::move(path)), db(std::move(db)) {}
+  std::string path;
+  std::mutex mutex;  // guards db: one statement or transaction at a time
+  sql::Connection db;
+};
+
+Database::Database(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Database::Database(Database&&) noexcept = default;
+Database& Database::operator=(Database&&) noexcept = default;
+Database::~Database() = default;
+
+Database Database::open(const std::string& path) {
+  if (path.empty()) throw_invalid("empty database path: pass --db PATH or set KERNTUNE_DB");
+  const bool in_memory = path == ":memory:";
+  if (!in_memory) create_parent_directories(path);
+  sql::Connection db = open_connection(path, sql::OpenMode::kReadWriteCreate);
+  db.exec(fmt::format("PRAGMA busy_timeout = {}", kBusyTimeoutMs));
+  db.exec("PRAGMA foreign_keys = ON");
+  schema::inspect(db, path);
+  if (!in_memory) {
+    // NOTE: WAL lets readers (the runtime) proceed while a tuner writes, and several processes
+    // share the file; it needs shared memory, which some network filesystems lack.
+    sql::Statement wal(db, "PRAGMA journal_mode = WAL");
+    const std::string mode = wal.step() ? wal.column_text(0) : "";
+    if (mode != "wal") {
+      logger().warn("database journal mode is not WAL path={} journal_mode={}", path, mode);
+    }
+    // NOTE: with WAL, synchronous=NORMAL cannot corrupt the file; a power loss may only drop
+    // the last transactions. The tuner commits once per compiled candidate, and FULL would
+    // fsync every one of them.
+    db.exec("PRAGMA synchronous = NORMAL");
+  }
+  const int before = schema::migrate(db, path);
+  logger().debug("database opened path={} schema_version={} created={}", path, kSchemaVersion,
+                 before == 0);
+  return Database(std::make_unique<Impl>(path, std::move(db)));
+}
+
+Database Database::open_readonly(const std::string& path) {
+  if (path.empty()) throw_invalid("empty database path: pass --db PATH or set KERNTUNE_DB");
+  if (path == ":memory:") {
+    throw_invalid("':memory:' cannot be opened read-only: it would always be empty");
+  }
+  sql::Connection db = open_existing_readonly(path);
+  db.exec("PRAGMA foreign_keys = ON");
+  logger().debug("database opened path={} schema_version={} read_only=true", path,
+                 kSchemaVersion);
+  return Database(std::make_unique<Impl>(path, std::move(db)));
+}
+
+const std::string& Database::path() const { return checked(impl_).path; }
+
+std::optional<CubinRecord> Database::find_cubin(const std::string& compile_key) const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  sql::Statement query(db, fmt::format("SELECT {} FROM cubins WHERE compile_key = ?",
+                                       kCubinColumns));
+  query.bind(1, compile_key);
+  if (!query.step()) return std::nullopt;
+  return read_cubin(query);
+}
+
+void Database::put_cubin(const CubinRecord& record) {
+  if (record.compile_key.empty()) throw_invalid("put_cubin: the compile key is empty");
+  check_names(record.name_expressions, "name_expressions", record.compile_key);
+  check_names(record.lowered_names, "lowered_names", record.compile_key);
+  if (record.name_expressions.size() != record.lowered_names.size()) {
+    throw_invalid(fmt::format("cubin {}: {} name expressions but {} lowered names",
+                              record.compile_key, record.name_expressions.size(),
+                              record.lowered_names.size()));
+  }
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
+  sql::Statement insert(
+      db, fmt::format("INSERT OR REPLACE INTO cubins ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                      "?, ?, ?)",
+                      kCubinColumns));
+  insert
+      .bind_all(record.compile_key, record.arch, record.source_name,
+                join_lines(record.name_expressions), join_lines(record.lowered_names),
+                record.cubin, record.registers, record.spill_bytes, record.smem_static_bytes,
+                record.log, record.nvrtc_version, record.compile_ms, now_unix())
+      .run();
+  transaction.commit();
+}
+
+void Database::delete_cubin(const std::string& compile_key) {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  sql::Statement erase(db, "DELETE FROM cubins WHERE compile_key = ?");
+  erase.bind(1, compile_key).run();
+}
+
+void Database::add_measurements(const std::vector<Measurement>& rows) {
+  if (rows.empty()) return;
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  const std::int64_t now = now_unix();
+  sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
+  sql::Statement insert(db, insert_measurement_sql());
+  for (Measurement row : rows) {
+    if (row.created_unix == 0) row.created_unix = now;
+    insert_measurement(db, insert, row);
+  }
+  transaction.commit();
+}
+
+std::vector<Measurement> Database::measurements(const TuningKey& key) const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  sql::Statement query(
+      db, fmt::format("SELECT {} FROM measurements WHERE problem_key = ? AND "
+                      "device_fingerprint = ? AND protocol_version = ? AND template_version = ? "
+                      "ORDER BY id",
+                      kMeasurementColumns));
+  query.bind_all(key.problem_key, key.device_fingerprint, key.protocol_version,
+                 key.template_version);
+  std::vector<Measurement> rows;
+  while (query.step()) rows.push_back(read_measurement(query, impl.path));
+  return rows;
+}
+
+std::vector<Measurement> Database::all_measurements() const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  sql::Statement query(db,
+                       fmt::format("SELECT {} FROM measurements ORDER BY id", kMeasurementColumns));
+  std::vector<Measurement> rows;
+  while (query.step()) rows.push_back(read_measurement(query, impl.path));
+  return rows;
+}
+
+void Database::set_winner(const Winner& winner) {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  Winner row = winner;
+  if (row.created_unix == 0) row.created_unix = now_unix();
+  sql::Statement upsert(db, upsert_winner_sql(kSetWinnerRule));
+  if (upsert_winner(db, upsert, row) == 0) {
+    logger().debug("winner kept: a prediction does not replace a measurement problem={} "
+                   "device=\"{}\" config={}",
+                   row.key.problem_key, row.key.device_fingerprint, row.config_key);
+  }
+}
+
+std::optional<Winner> Database::find_winner(const TuningKey& key) const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  sql::Statement query(
+      db, fmt::format("SELECT {} FROM winners WHERE problem_key = ? AND device_fingerprint = ? "
+                      "AND protocol_version = ? AND template_version = ?",
+                      kWinnerColumns));
+  query.bind_all(key.problem_key, key.device_fingerprint, key.protocol_version,
+                 key.template_version);
+  if (!query.step()) return std::nullopt;
+  return read_winner(query);
+}
+
+std::vector<Winner> Database::winners_with_prefix(const std::string& device_fingerprint,
+                                                  const std::string& problem_prefix,
+                                                  int protocol_version,
+                                                  int template_version) const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  const std::optional<std::string> upper = prefix_upper_bound(problem_prefix);
+  sql::Statement query(
+      db, fmt::format("SELECT {} FROM winners WHERE device_fingerprint = ? AND "
+                      "protocol_version = ? AND template_version = ? AND problem_key >= ? {} "
+                      "ORDER BY problem_key",
+                      kWinnerColumns, upper ? "AND problem_key < ?" : ""));
+  query.bind_all(device_fingerprint, protocol_version, template_version, problem_prefix);
+  if (upper) query.bind(5, *upper);
+  std::vector<Winner> rows;
+  while (query.step()) rows.push_back(read_winner(query));
+  return rows;
+}
+
+std::vector<Winner> Database::all_winners() const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  sql::Statement query(db, fmt::format("SELECT {} FROM winners ORDER BY problem_key, "
+                                       "device_fingerprint, protocol_version, template_version",
+                                       kWinnerColumns));
+  std::vector<Winner> rows;
+  while (query.step()) rows.push_back(read_winner(query));
+  return rows;
+}
+
+std::int64_t Database::merge_from(const std::string& other_path) {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  // Validate the source on a connection of its own, so that a bad file is reported as
+  // clearly as by open() and nothing is attached or written.
+  open_existing_readonly(other_path);
+  if (same_file(impl.path, other_path)) return 0;
+
+  const Attachment attachment(db, other_path);
+  sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
+  std::int64_t added = 0;
+  sql::Statement cubins(db, fmt::format("INSERT INTO main.cubins ({0}) SELECT {0} FROM {1}.cubins "
+                                        "WHERE true ON CONFLICT (compile_key) DO NOTHING",
+                                        kCubinColumns, kMergeSchema));
+  cubins.run();
+  added += db.changes();
+  sql::Statement measurements(
+      db, fmt::format("INSERT INTO main.measurements ({0}, row_sha256) SELECT {0}, row_sha256 "
+                      "FROM {1}.measurements WHERE true ORDER BY id "
+                      "ON CONFLICT (row_sha256) DO NOTHING",
+                      kMeasurementColumns, kMergeSchema));
+  measurements.run();
+  added += db.changes();
+  sql::Statement winners(
+      db, fmt::format("INSERT INTO main.winners ({0}) SELECT {0} FROM {1}.winners WHERE true "
+                      "ON CONFLICT ({2}) DO UPDATE SET {3} WHERE {4}",
+                      kWinnerColumns, kMergeSchema, kWinnerKey, kWinnerUpdate, kMergeWinnerRule));
+  winners.run();
+  added += db.changes();
+  transaction.commit();
+  logger().info("database merged path={} from={} rows_added={}", impl.path, other_path, added);
+  return added;
+}
+
+void Database::export_csv(const std::string& out_path) const {
+  std::string text;
+  csv::append_record(text, csv_columns());
+  {
+    Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+    sql::Transaction transaction(db, sql::Transaction::Kind::kRead);
+    sql::Statement measurements(
+        db, fmt::format("SELECT {} FROM measurements ORDER BY id", kMeasurementColumns));
+    while (measurements.step())
+      csv::append_record(text, csv_fields(read_measurement(measurements, impl.path)));
+    sql::Statement winners(db, fmt::format("SELECT {} FROM winners ORDER BY problem_key, "
+                                           "device_fingerprint, protocol_version, "
+                                           "template_version",
+                                           kWinnerColumns));
+    while (winners.step()) csv::append_record(text, csv_fields(read_winner(winners)));
+    transaction.commit();
+  }
+  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (out) out.flush();
+  if (!out) {
+    throw Error(ErrorKind::kInvalidArgument,
+                fmt::format("cannot write '{}': {}", out_path, std::strerror(errno)));
+  }
+}
+
+std::int64_t Database::import_csv(const std::string& in_path) {
+  // Parse everything first: a malformed file adds nothing.
+  const CsvContents contents = parse_export(read_whole_file(in_path), in_path);
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
+  std::int64_t added = 0;
+  sql::Statement insert(db, insert_measurement_sql());
+  for (const Measurement& m : contents.measurements) added += insert_measurement(db, insert, m);
+  sql::Statement upsert(db, upsert_winner_sql(kMergeWinnerRule));
+  for (const Winner& w : contents.winners) added += upsert_winner(db, upsert, w);
+  transaction.commit();
+  logger().info("database imported path={} from={} rows_added={}", impl.path, in_path, added);
+  return added;
+}
+
+Summary Database::summary() const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  sql::Transaction transaction(db, sql::Transaction::Kind::kRead);
+  Summary summary;
+  sql::Statement cubins(db, "SELECT count(*), coalesce(sum(length(cubin)), 0) FROM cubins");
+  if (cubins.step()) {
+    summary.num_cubins = cubins.column_int64(0);
+    summary.cubin_bytes = cubins.column_int64(1);
+  }
+  sql::Statement measurements(db, "SELECT count(*) FROM measurements");
+  if (measurements.step()) summary.num_measurements = measurements.column_int64(0);
+  sql::Statement winners(db, "SELECT count(*) FROM winners");
+  if (winners.step()) summary.num_winners = winners.column_int64(0);
+  sql::Statement version(db, "SELECT value FROM meta WHERE key = 'schema_version'");
+  if (version.step()) summary.schema_version = static_cast<int>(version.column_int64(0));
+  transaction.commit();
+  return summary;
+}
+
+std::string default_database_path() {
+  if (auto path = env::database_path()) return *path;
+  // NOTE: the XDG base directory spec says a relative XDG_CACHE_HOME is invalid and ignored.
+  if (auto cache = env::xdg_cache_home(); cache && fs::path(*cache).is_absolute()) {
+    return (fs::path(*cache) / "kerntune" / "kerntune.db").string();
+  }
+  if (auto home = env::home()) {
+    return (fs::path(*home) / ".cache" / "kerntune" / "kerntune.db").string();
+  }
+  throw Error(ErrorKind::kNotFound,
+              "no place for the tuning database: KERNTUNE_DB, XDG_CACHE_HOME and HOME are all "
+              "unset; pass --db PATH (or set KERNTUNE_DB)");
+}
+
+}  // namespace kt::cache

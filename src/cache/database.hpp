@@ -1,0 +1,154 @@
+// The tuning database: one SQLite file holding compiled cubins (content-addressed by compile
+// key) and tuning results (every measurement, and the winner per tuning key). The only code in
+// kerntune that includes sqlite3.h. WAL mode, busy timeout, schema version with migrations.
+// Every error is a kt::Error; a NaN time is stored (as NULL) and read back as NaN.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kt::cache {
+
+inline constexpr int kSchemaVersion = 1;
+
+// One compiled translation unit: a cubin with one or more kernels.
+struct CubinRecord {
+  std::string compile_key;   // hex SHA-256 of source, headers, options, NVRTC version, arch, codegen
+  std::string arch;          // "sm_90a", "sm_80", ...
+  std::string source_name;   // human-readable, e.g. the config key
+  std::vector<std::string> name_expressions;  // e.g. "kt::gemm_sm80<...>"
+  std::vector<std::string> lowered_names;     // same order: mangled names for cuModuleGetFunction
+  std::vector<char> cubin;
+  int registers = 0;         // of the first (main) kernel
+  int spill_bytes = 0;       // spill stores + spill loads, all kernels
+  int smem_static_bytes = 0;
+  std::string log;           // NVRTC/ptxas log
+  std::string nvrtc_version; // "13.0"
+  double compile_ms = 0;
+};
+
+enum class Status { kOk, kPredicted, kRejected, kCompileError, kLaunchError, kWrongResult };
+const char* to_string(Status status);
+Status parse_status(const std::string& text);  // throws kt::Error on unknown text
+
+// The tuning key: (problem, device, benchmark protocol version, template version).
+struct TuningKey {
+  std::string problem_key;          // e.g. "gemm:bf16:bf16:nt:4096x4096x4096"
+  std::string device_fingerprint;   // e.g. "NVIDIA H200/cc90/132sm"
+  int protocol_version = 0;
+  int template_version = 0;
+  bool operator==(const TuningKey&) const = default;
+};
+
+// One measured (or predicted, or failed) candidate.
+struct Measurement {
+  TuningKey key;
+  std::string config_key;
+  Status status = Status::kOk;
+  double median_us = 0;      // measured median; for kPredicted, the model's time
+  double spread_pct = 0;     // (p90 - p10) / median, in percent
+  int num_reps = 0;
+  double tflops = 0;
+  int sm_clock_mhz = 0;      // SM clock read while measuring, 0 if unknown
+  double predicted_us = 0;   // the model's time for this candidate
+  std::string detail;        // error text for failures, notes otherwise
+  std::string run_id;        // which tuning run wrote it
+  std::int64_t created_unix = 0;  // set by the database on insert when 0
+};
+
+struct Winner {
+  TuningKey key;
+  std::string config_key;
+  double median_us = 0;
+  bool predicted = false;    // true when chosen by the model without a GPU
+  std::string run_id;
+  std::int64_t created_unix = 0;
+};
+
+// Row counts, for `cache ls` and tests.
+struct Summary {
+  std::int64_t num_cubins = 0;
+  std::int64_t cubin_bytes = 0;
+  std::int64_t num_measurements = 0;
+  std::int64_t num_winners = 0;
+  int schema_version = 0;
+};
+
+class Database {
+ public:
+  // Opens (creating if absent, with parent directories) the file at `path`, or ":memory:".
+  // One Database may be used from several threads (calls are serialized inside); several
+  // processes may open the same file.
+  // Sets WAL mode and a busy timeout, creates or migrates the schema. Throws kt::Error
+  // (kDatabase) naming the path and the fix when the file is not a SQLite database, is
+  // corrupt, or has a newer schema than this build understands.
+  static Database open(const std::string& path);
+  // Opens an existing file read-only (the runtime's mode when it may not write). Throws
+  // kt::Error (kNotFound) when the file does not exist, (kDatabase) as open() does otherwise,
+  // and also for a file of an older schema (which only a read-write open can migrate).
+  static Database open_readonly(const std::string& path);
+
+  Database(Database&&) noexcept;
+  Database& operator=(Database&&) noexcept;
+  ~Database();
+
+  const std::string& path() const;
+
+  std::optional<CubinRecord> find_cubin(const std::string& compile_key) const;
+  // Insert or replace, one transaction. Throws kt::Error (kInvalidArgument) for an empty
+  // compile key, a name that is empty or holds a newline, or name lists of unequal length.
+  void put_cubin(const CubinRecord& record);
+  void delete_cubin(const std::string& compile_key);
+
+  // All rows in one transaction. A row equal in every field to a stored one is not stored
+  // again (that is what makes merge and import idempotent).
+  void add_measurements(const std::vector<Measurement>& rows);
+  // In insertion order.
+  std::vector<Measurement> measurements(const TuningKey& key) const;
+  std::vector<Measurement> all_measurements() const;
+
+  // Insert or replace for winner.key, except that a predicted winner never replaces a measured
+  // one. created_unix 0 is set to the current time.
+  void set_winner(const Winner& winner);
+  std::optional<Winner> find_winner(const TuningKey& key) const;
+  // Winners on one device whose problem key starts with `problem_prefix` (e.g. "gemm:bf16:bf16:nt:"),
+  // for the runtime's nearest-shape grade. Ordered by problem key (bytewise).
+  std::vector<Winner> winners_with_prefix(const std::string& device_fingerprint,
+                                          const std::string& problem_prefix, int protocol_version,
+                                          int template_version) const;
+  std::vector<Winner> all_winners() const;
+
+  // Copies every cubin, measurement and winner of `other_path` into this database. Idempotent:
+  // merging the same file twice adds nothing. Winners: the faster measured one wins; a
+  // measured winner always replaces a predicted one. Returns rows added (cubins and
+  // measurements inserted, winners inserted or replaced). `other_path` is opened read-only and
+  // checked as open() checks a file: a missing one is kt::Error (kNotFound), a corrupt,
+  // foreign or newer one kt::Error (kDatabase); either way this database is left unchanged.
+  std::int64_t merge_from(const std::string& other_path);
+
+  // CSV of measurements and winners (one row each, a `kind` column first), and back. Cubins
+  // are not exported: they are rebuilt from source on demand. RFC 4180 (fields holding a comma,
+  // quote or newline are quoted, quotes doubled), a header line, times in shortest round-trip
+  // form. Import is the inverse and idempotent: it takes winners by merge_from's rule and
+  // returns rows added; a malformed file is kt::Error (kInvalidArgument) "<path>:<line>: ...",
+  // and then nothing is added.
+  void export_csv(const std::string& out_path) const;
+  std::int64_t import_csv(const std::string& in_path);
+
+  Summary summary() const;
+
+ private:
+  struct Impl;
+  explicit Database(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Default location: $KERNTUNE_DB, else $XDG_CACHE_HOME/kerntune/kerntune.db (when absolute, as
+// the XDG spec requires), else ~/.cache/kerntune/kerntune.db. Throws kt::Error (kNotFound),
+// asking for --db, when none of these is set.
+std::string default_database_path();
+
+}  // namespace kt::cache

@@ -1,0 +1,262 @@
+// The tuning database's schema (version 1), its migration steps, and the checks that keep
+// kerntune from writing into a file that is not its own.
+#include "cache/schema.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <ctime>
+#include <iterator>
+#include <optional>
+#include <vector>
+
+#include "cache/database.hpp"
+#include "core/log.hpp"
+#include "core/text.hpp"
+
+namespace kt::cache::schema {
+
+namespace {
+
+// Version 1. REAL columns may hold NULL, which reads back as NaN (SQLite stores NaN as NULL).
+// measurements.row_sha256 is the identity of a measurement: SHA-256 over every other column
+// but id (see database.cpp, measurement_sha256). Its UNIQUE index is what makes merging and
+// CSV import idempotent without ever colliding two distinct measurements of one run.
+constexpr const char* kCreateVersion1 = R"sql(
+CREATE TABLE meta (
+  key   TEXT PRIMARY KEY NOT NULL,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE cubins (
+  compile_key       TEXT PRIMARY KEY NOT NULL,  -- hex SHA-256 of everything that shapes the cubin
+  arch              TEXT NOT NULL,              -- sm_90a, sm_80, ...
+  source_name       TEXT NOT NULL,
+  name_expressions  TEXT NOT NULL,              -- newline-joined
+  lowered_names     TEXT NOT NULL,              -- newline-joined, same order
+  cubin             BLOB NOT NULL,
+  registers         INTEGER NOT NULL,
+  spill_bytes       INTEGER NOT NULL,
+  smem_static_bytes INTEGER NOT NULL,
+  log               TEXT NOT NULL,
+  nvrtc_version     TEXT NOT NULL,
+  compile_ms        REAL,
+  created_unix      INTEGER NOT NULL
+);
+
+CREATE TABLE measurements (
+  id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+  problem_key        TEXT NOT NULL,
+  device_fingerprint TEXT NOT NULL,
+  protocol_version   INTEGER NOT NULL,
+  template_version   INTEGER NOT NULL,
+  config_key         TEXT NOT NULL,
+  status             TEXT NOT NULL,             -- to_string(Status)
+  median_us          REAL,
+  spread_pct         REAL,
+  num_reps           INTEGER NOT NULL,
+  tflops             REAL,
+  sm_clock_mhz       INTEGER NOT NULL,
+  predicted_us       REAL,
+  detail             TEXT NOT NULL,
+  run_id             TEXT NOT NULL,
+  created_unix       INTEGER NOT NULL,
+  row_sha256         TEXT NOT NULL
+);
+CREATE INDEX measurements_by_tuning_key
+  ON measurements (problem_key, device_fingerprint, protocol_version, template_version);
+CREATE UNIQUE INDEX measurements_by_content ON measurements (row_sha256);
+
+-- Keyed device first, so that the runtime's prefix search over problem keys of one device is
+-- a range scan of the primary key.
+CREATE TABLE winners (
+  problem_key        TEXT NOT NULL,
+  device_fingerprint TEXT NOT NULL,
+  protocol_version   INTEGER NOT NULL,
+  template_version   INTEGER NOT NULL,
+  config_key         TEXT NOT NULL,
+  median_us          REAL,
+  predicted          INTEGER NOT NULL,          -- 1: chosen by the model without a GPU
+  run_id             TEXT NOT NULL,
+  created_unix       INTEGER NOT NULL,
+  PRIMARY KEY (device_fingerprint, protocol_version, template_version, problem_key)
+) WITHOUT ROWID;
+)sql";
+
+// One step of the schema's history: SQL that turns version `from_version` into
+// `from_version + 1`. Step 0 creates the schema in an empty file.
+struct Migration {
+  int from_version;
+  const char* description;
+  const char* sql;
+};
+
+constexpr Migration kMigrations[] = {
+    {0, "create the version 1 schema", kCreateVersion1},
+};
+
+static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
+              "every schema version needs exactly one migration step");
+
+std::vector<std::string> table_names(sql::Connection& db) {
+  sql::Statement query(db,
+                       "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE "
+                       "'sqlite\\_%' ESCAPE '\\' ORDER BY name");
+  std::vector<std::string> names;
+  while (query.step()) names.push_back(query.column_text(0));
+  return names;
+}
+
+std::int64_t application_id(sql::Connection& db) {
+  sql::Statement query(db, "PRAGMA application_id");
+  return query.step() ? query.column_int64(0) : 0;
+}
+
+// The first problems PRAGMA quick_check reports, or "" when it says "ok".
+std::string quick_check_problems(sql::Connection& db) {
+  constexpr int kMaxProblems = 3;
+  sql::Statement query(db, "PRAGMA quick_check(3)");
+  std::vector<std::string> problems;
+  while (query.step()) {
+    std::string row = query.column_text(0);
+    if (row == "ok") continue;
+    if (static_cast<int>(problems.size()) < kMaxProblems) problems.push_back(std::move(row));
+  }
+  return fmt::format("{}", fmt::join(problems, "; "));
+}
+
+std::optional<std::string> meta_value(sql::Connection& db, const char* key) {
+  sql::Statement query(db, "SELECT value FROM meta WHERE key = ?");
+  query.bind(1, std::string_view(key));
+  if (!query.step()) return std::nullopt;
+  return query.column_text(0);
+}
+
+// The schema version recorded in a kerntune file's meta table; 0 when there is no meta table
+// (an empty file). Throws the reason as a string when the value is not a version.
+int recorded_version(sql::Connection& db, const std::string& path) {
+  bool has_meta = false;
+  for (const std::string& name : table_names(db)) has_meta = has_meta || name == "meta";
+  if (!has_meta) return 0;
+  const std::optional<std::string> text = meta_value(db, "schema_version");
+  std::int64_t version = -1;
+  if (text) {
+    try {
+      version = parse_int(*text, "schema_version");
+    } catch (const Error&) {
+      version = -1;
+    }
+  }
+  if (version < 1 || version > 1'000'000) {
+    throw Error(ErrorKind::kDatabase,
+                unusable_file_message(
+                    path, fmt::format("its meta table holds schema_version '{}', which is not a "
+                                      "schema version: the file is damaged",
+                                      text.value_or("(missing)"))));
+  }
+  return static_cast<int>(version);
+}
+
+void set_meta(sql::Connection& db, const char* key, const std::string& value) {
+  sql::Statement upsert(db,
+                        "INSERT INTO meta (key, value) VALUES (?, ?) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  upsert.bind_all(std::string_view(key), std::string_view(value)).run();
+}
+
+}  // namespace
+
+std::string unusable_file_message(const std::string& path, const std::string& reason) {
+  return fmt::format(
+      "'{}' is not a usable kerntune database: {}. Move it aside (e.g. `mv '{}' '{}.bad'`) or "
+      "pass --db PATH to use another file; `kerntune cache ls --db PATH` checks that a file "
+      "opens",
+      path, reason, path, path);
+}
+
+FileState inspect(sql::Connection& db, const std::string& path) {
+  std::vector<std::string> tables;
+  std::int64_t app_id = 0;
+  try {
+    // Reading the schema reads the header: a file that is not SQLite fails here.
+    tables = table_names(db);
+    app_id = application_id(db);
+    const std::string problems = quick_check_problems(db);
+    if (!problems.empty()) {
+      throw Error(ErrorKind::kDatabase,
+                  unusable_file_message(
+                      path, fmt::format("it is corrupt (PRAGMA quick_check: {})", problems)));
+    }
+  } catch (const sql::SqliteError& error) {
+    if (error.is_not_a_database()) {
+      throw Error(ErrorKind::kDatabase,
+                  unusable_file_message(
+                      path, "it is not a SQLite database, or it is truncated or corrupt"));
+    }
+    throw;
+  }
+
+  if (tables.empty() && app_id == 0) return FileState{.empty = true, .schema_version = 0};
+  if (app_id != kApplicationId) {
+    const std::string owner =
+        app_id == 0 ? std::string("it has no kerntune marker")
+                    : fmt::format("its application_id is {:#x}, kerntune's is {:#x}", app_id,
+                                  kApplicationId);
+    throw Error(ErrorKind::kDatabase,
+                unusable_file_message(
+                    path, fmt::format("it is a SQLite database of another application ({}; "
+                                      "tables: {})",
+                                      owner, tables.empty() ? "none" : fmt::format("{}", fmt::join(tables, ", ")))));
+  }
+  const int version = recorded_version(db, path);
+  if (version == 0 || meta_value(db, "application") != std::string(kApplicationMarker)) {
+    throw Error(ErrorKind::kDatabase,
+                unusable_file_message(path,
+                                      "it carries kerntune's application_id but not its meta "
+                                      "table: the file is damaged"));
+  }
+  if (version > kSchemaVersion) {
+    throw Error(ErrorKind::kDatabase,
+                fmt::format("'{}' has schema version {}, but this kerntune understands versions "
+                            "up to {}: it was written by a newer kerntune. Use that newer "
+                            "kerntune, or pass --db PATH to use another file; this one was left "
+                            "untouched",
+                            path, version, kSchemaVersion));
+  }
+  return FileState{.empty = false, .schema_version = version};
+}
+
+int migrate(sql::Connection& db, const std::string& path) {
+  sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
+  // Another process may have created or migrated the file since inspect().
+  const int before = recorded_version(db, path);
+  if (before > kSchemaVersion) {
+    throw Error(ErrorKind::kDatabase,
+                fmt::format("'{}' was upgraded to schema version {} by a newer kerntune while "
+                            "opening it; this kerntune understands versions up to {}",
+                            path, before, kSchemaVersion));
+  }
+  int version = before;
+  for (const Migration& step : kMigrations) {
+    if (step.from_version != version) continue;
+    logger().info("database migration path={} from={} to={} step=\"{}\"", path, version,
+                  version + 1, step.description);
+    db.exec(step.sql);
+    ++version;
+    set_meta(db, "schema_version", std::to_string(version));
+  }
+  if (version != kSchemaVersion) {
+    throw Error(ErrorKind::kInternal,
+                fmt::format("no migration path from schema version {} to {} for '{}'", before,
+                            kSchemaVersion, path));
+  }
+  if (before == 0) {
+    db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
+    set_meta(db, "application", kApplicationMarker);
+    set_meta(db, "created_unix", std::to_string(static_cast<std::int64_t>(std::time(nullptr))));
+  }
+  transaction.commit();
+  return before;
+}
+
+}  // namespace kt::cache::schema

@@ -1,0 +1,44 @@
+// What kerntune needs to know about a GPU: limits for validity and occupancy, rates for the
+// model, identity for the tuning key. Filled from the driver (runtime) or a built-in profile.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kt {
+
+struct DeviceDesc {
+  std::string name;                       // as the driver reports it, e.g. "NVIDIA H200"
+  int cc_major = 0;
+  int cc_minor = 0;
+  int num_sms = 0;
+  int max_smem_per_block_optin_bytes = 0;  // after raising the dynamic limit
+  int smem_per_sm_bytes = 0;
+  int regs_per_sm = 0;
+  int max_threads_per_sm = 0;
+  int max_ctas_per_sm = 0;
+  std::int64_t l2_bytes = 0;
+  std::int64_t memory_bytes = 0;
+  int sm_clock_mhz = 0;                  // boost clock
+  double dram_gbps = 0;                  // achievable device-memory bandwidth, read+write
+  double mma_sync_tflops = 0;            // dense bf16 through mma.sync (the sm80 family)
+  double wgmma_tflops = 0;               // dense bf16 through wgmma (0 before Hopper)
+  int driver_version = 0;                // 0 for a profile
+  bool from_profile = false;             // true when this describes no real, present device
+
+  // "sm_90a" for Hopper (wgmma and setmaxnreg need the 'a'), else "sm_<major><minor>".
+  std::string arch() const;
+  // Identity for tuning keys: name, compute capability and SM count, e.g.
+  // "NVIDIA H200/cc90/132sm". Driver and clocks are recorded beside it, not in it.
+  std::string fingerprint() const;
+  // Same cc and SM count: the "same class" grade of a lookup.
+  std::string class_key() const;
+};
+
+// Built-in profiles for prediction without a GPU: "a100", "h100-sxm", "h200".
+const DeviceDesc& device_profile(std::string_view name);  // throws kt::Error listing the names
+std::vector<std::string> device_profile_names();
+
+}  // namespace kt

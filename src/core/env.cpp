@@ -1,0 +1,28 @@
+// Every environment variable kerntune reads, in one place.
+#include "core/env.hpp"
+
+#include <cstdlib>
+
+namespace kt::env {
+
+namespace {
+std::optional<std::string> get(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(value);
+}
+}  // namespace
+
+std::optional<std::string> database_path() { return get("KERNTUNE_DB"); }
+std::optional<std::string> xdg_cache_home() { return get("XDG_CACHE_HOME"); }
+std::optional<std::string> home() { return get("HOME"); }
+std::optional<std::string> log_level() { return get("KERNTUNE_LOG_LEVEL"); }
+std::string cuda_home() {
+  if (auto v = get("CUDA_HOME")) return *v;
+  if (auto v = get("CUDA_PATH")) return *v;
+  return "/usr/local/cuda";
+}
+std::optional<std::string> nvrtc_library() { return get("KERNTUNE_NVRTC"); }
+std::optional<std::string> cuda_driver_library() { return get("KERNTUNE_CUDA_DRIVER"); }
+
+}  // namespace kt::env

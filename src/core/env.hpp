@@ -1,0 +1,24 @@
+// Every environment variable kerntune reads, in one place, each with its meaning.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace kt::env {
+
+// KERNTUNE_DB: path of the tuning database (overridden by --db).
+std::optional<std::string> database_path();
+// XDG_CACHE_HOME, then HOME: where the default database lives.
+std::optional<std::string> xdg_cache_home();
+std::optional<std::string> home();
+// KERNTUNE_LOG_LEVEL: trace, debug, info, warn, error or off (the CLI's default is info).
+std::optional<std::string> log_level();
+// CUDA_HOME / CUDA_PATH: toolkit root for NVRTC's headers and library (default /usr/local/cuda).
+std::string cuda_home();
+// KERNTUNE_NVRTC: explicit path of libnvrtc.so to dlopen.
+std::optional<std::string> nvrtc_library();
+// KERNTUNE_CUDA_DRIVER: explicit path of libcuda.so.1 to dlopen (tests use a bogus path to
+// simulate a machine without a driver).
+std::optional<std::string> cuda_driver_library();
+
+}  // namespace kt::env

@@ -1,0 +1,171 @@
+// The GEMM op declaration: config keys, validity, launch plan, template arguments, space.
+#include "core/gemm_config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace kt {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
+std::string_view dtype_type(DType dtype) {
+  switch (dtype) {
+    case DType::kBF16: return "kt::bf16";
+    case DType::kFP16: return "kt::fp16";
+    case DType::kFP32: return "float";
+  }
+  return "?";
+}
+
+constexpr int kMaxSplitK = 32;
+
+}  // namespace
+
+std::string to_key(const GemmConfig& c) {
+  return fmt::format("sm80.bm{}.bn{}.bk{}.wm{}.wn{}.s{}.g{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
+                     c.warp_m, c.warp_n, c.stages, c.raster_group, c.split_k);
+}
+
+GemmConfig parse_gemm_config_key(std::string_view key) {
+  const std::vector<std::string_view> parts = split(key, '.');
+  const char* hint = "expected e.g. sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1";
+  if (parts.size() != 9 || parts[0] != "sm80")
+    throw_invalid(fmt::format("'{}' is not a GEMM config key: {}", key, hint));
+  GemmConfig c;
+  struct Field { const char* prefix; int* value; };
+  const Field fields[] = {{"bm", &c.tile_m}, {"bn", &c.tile_n}, {"bk", &c.tile_k},
+                          {"wm", &c.warp_m}, {"wn", &c.warp_n}, {"s", &c.stages},
+                          {"g", &c.raster_group}, {"sk", &c.split_k}};
+  for (int i = 0; i < 8; ++i) {
+    const std::string_view part = parts[i + 1];
+    const std::string_view prefix = fields[i].prefix;
+    if (part.substr(0, prefix.size()) != prefix)
+      throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key,
+                                i + 1, prefix, hint));
+    const std::int64_t v = parse_int(part.substr(prefix.size()), fmt::format("config field '{}'", prefix));
+    if (v < 1 || v > 4096) throw_invalid(fmt::format("config field '{}' = {} is out of range", prefix, v));
+    *fields[i].value = int(v);
+  }
+  return c;
+}
+
+std::int64_t tiles_m(const GemmProblem& p, const GemmConfig& c) { return ceil_div(p.m, c.tile_m); }
+std::int64_t tiles_n(const GemmProblem& p, const GemmConfig& c) { return ceil_div(p.n, c.tile_n); }
+
+int smem_bytes(const GemmProblem& p, const GemmConfig& c) {
+  return c.stages * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
+}
+
+std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c) {
+  return ceil_div(ceil_div(p.k, c.split_k), c.tile_k) * c.tile_k;
+}
+
+std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c) {
+  return c.split_k > 1 ? std::int64_t(c.split_k) * p.m * p.n * 4 : 0;
+}
+
+int estimated_registers(const GemmConfig& c) {
+  const int accumulators = c.warp_m * c.warp_n / 32;
+  const int fragments = (c.warp_m / 16) * 4 + (c.warp_n / 8) * 2;
+  return std::min(255, accumulators + fragments + 48);
+}
+
+std::optional<std::string> validate(const GemmProblem& p, const GemmConfig& c,
+                                    const DeviceDesc& device) {
+  if (c.family != GemmFamily::kSm80) return "unknown template family";
+  if (device.cc_major < 8) return fmt::format("the sm80 family needs compute capability >= 8.0, device has {}.{}", device.cc_major, device.cc_minor);
+  if (!is_pow2(c.tile_m) || c.tile_m < 16 || c.tile_m > 256) return "tile_m must be a power of two in [16, 256]";
+  if (!is_pow2(c.tile_n) || c.tile_n < 16 || c.tile_n > 256) return "tile_n must be a power of two in [16, 256]";
+  if (c.tile_k != 32 && c.tile_k != 64) return "tile_k must be 32 or 64";
+  if (!is_pow2(c.warp_m) || c.warp_m < 16 || c.warp_m > 64 || c.tile_m % c.warp_m != 0)
+    return "warp_m must be 16, 32 or 64 and divide tile_m";
+  if (!is_pow2(c.warp_n) || c.warp_n < 16 || c.warp_n > 64 || c.tile_n % c.warp_n != 0)
+    return "warp_n must be 16, 32 or 64 and divide tile_n";
+  if (c.num_warps() > 8) return fmt::format("{} warps per CTA; at most 8", c.num_warps());
+  if (c.stages < 2 || c.stages > 8) return "stages must be in [2, 8]";
+  if (c.raster_group < 1 || c.raster_group > 64) return "raster_group must be in [1, 64]";
+  if (c.split_k < 1 || c.split_k > kMaxSplitK) return fmt::format("split_k must be in [1, {}]", kMaxSplitK);
+  // Every thread copies whole 16-byte chunks of both tiles in each stage.
+  const int chunks_a = c.tile_m * c.tile_k / 8, chunks_b = c.tile_n * c.tile_k / 8;
+  if (chunks_a % c.num_threads() != 0 || chunks_b % c.num_threads() != 0)
+    return fmt::format("{} threads do not divide the 16-byte chunks of a stage ({} of A, {} of B)",
+                       c.num_threads(), chunks_a, chunks_b);
+  if (p.layout == Layout::kNN && c.tile_n < 64)
+    return "the nn layout needs tile_n >= 64 (B rows of 128 bytes for the swizzle)";
+  const int smem = smem_bytes(p, c);
+  if (smem > device.max_smem_per_block_optin_bytes)
+    return fmt::format("needs {} B of shared memory; the device allows {} B per block", smem,
+                       device.max_smem_per_block_optin_bytes);
+  if (std::int64_t(estimated_registers(c)) * c.num_threads() > device.regs_per_sm)
+    return "register file too small for one CTA";
+  if (c.split_k > 1) {
+    const std::int64_t kps = k_per_split(p, c);
+    if ((c.split_k - 1) * kps >= p.k)
+      return fmt::format("split_k = {} leaves the last split empty for K = {}", c.split_k, p.k);
+  }
+  return std::nullopt;
+}
+
+GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c) {
+  GemmLaunch launch;
+  const std::int64_t tiles = tiles_m(p, c) * tiles_n(p, c);
+  launch.main.grid = {std::uint32_t(tiles), 1, std::uint32_t(c.split_k)};
+  launch.main.block = {std::uint32_t(c.num_threads()), 1, 1};
+  launch.main.smem_bytes = std::uint32_t(smem_bytes(p, c));
+  if (c.split_k > 1) {
+    constexpr std::uint32_t kReduceThreads = 256, kPairsPerThread = 2;
+    const std::int64_t pairs = ceil_div(p.m * p.n, 2);
+    LaunchPlan reduce;
+    reduce.grid = {std::uint32_t(ceil_div(pairs, kReduceThreads * kPairsPerThread)), 1, 1};
+    reduce.block = {kReduceThreads, 1, 1};
+    launch.reduce = reduce;
+    launch.workspace_bytes = workspace_bytes(p, c);
+  }
+  return launch;
+}
+
+std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
+  return fmt::format("kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+                     dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
+                     c.tile_k, c.warp_m, c.warp_n, c.stages,
+                     p.layout == Layout::kNT ? "true" : "false",
+                     p.vector_aligned() ? "true" : "false", c.split_k > 1 ? "true" : "false");
+}
+
+std::string gemm_reduce_expression(const GemmProblem& p) {
+  return fmt::format("kt::gemm_splitk_reduce<{}>", dtype_type(p.out_dtype));
+}
+
+std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const DeviceDesc& device,
+                                               const GemmDomains& d) {
+  std::vector<GemmConfig> out;
+  auto padded = [](std::int64_t v) { std::int64_t r = 16; while (r < v) r *= 2; return r; };
+  for (int bm : d.tile_m) {
+    if (bm > 2 * padded(p.m) && bm > 16) continue;
+    for (int bn : d.tile_n) {
+      if (bn > 2 * padded(p.n) && bn > 32) continue;
+      for (int bk : d.tile_k)
+        for (int wm : d.warp_m)
+          for (int wn : d.warp_n)
+            for (int s : d.stages)
+              for (int g : d.raster_group)
+                for (int sk : d.split_k) {
+                  GemmConfig c{GemmFamily::kSm80, bm, bn, bk, wm, wn, s, g, sk};
+                  if (sk > 1 && k_per_split(p, c) < 4 * bk) continue;
+                  if (validate(p, c, device)) continue;
+                  out.push_back(c);
+                }
+    }
+  }
+  return out;
+}
+
+}  // namespace kt

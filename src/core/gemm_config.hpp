@@ -1,0 +1,85 @@
+// One point of the GEMM search space, declared once: its fields and their domains, the cheap
+// validity predicate, the launch plan and the template arguments. The generator, tuner, cache
+// and runtime all use these; nothing re-derives grid sizes or shared memory elsewhere.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/device_desc.hpp"
+#include "core/gemm_problem.hpp"
+#include "core/launch_plan.hpp"
+
+namespace kt {
+
+// Template family. kSm80: mma.sync m16n8k16 + ldmatrix + cp.async multistage (runs on sm_80+).
+enum class GemmFamily : std::uint8_t { kSm80 };
+
+struct GemmConfig {
+  GemmFamily family = GemmFamily::kSm80;
+  int tile_m = 128;       // CTA tile, rows of C
+  int tile_n = 128;       // CTA tile, columns of C
+  int tile_k = 32;        // K depth of one pipeline stage
+  int warp_m = 64;        // warp tile rows
+  int warp_n = 64;        // warp tile columns
+  int stages = 4;         // shared-memory pipeline depth
+  int raster_group = 8;   // CTA rows per group of the grouped (L2-friendly) raster order
+  int split_k = 1;        // K slices; > 1 adds an FP32 workspace and a reduce kernel
+
+  int num_warps() const { return (tile_m / warp_m) * (tile_n / warp_n); }
+  int num_threads() const { return 32 * num_warps(); }
+  bool operator==(const GemmConfig&) const = default;
+};
+
+// The value domains the tuner enumerates (validate() is the authority on combinations).
+struct GemmDomains {
+  std::vector<int> tile_m{16, 32, 64, 128, 256};
+  std::vector<int> tile_n{32, 64, 128, 256};
+  std::vector<int> tile_k{32, 64};
+  std::vector<int> warp_m{16, 32, 64};
+  std::vector<int> warp_n{16, 32, 64};
+  std::vector<int> stages{2, 3, 4, 5};
+  std::vector<int> raster_group{1, 8};
+  std::vector<int> split_k{1, 2, 3, 4, 6, 8, 12, 16};
+};
+
+// Canonical key, e.g. "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1"; parse is its exact inverse.
+std::string to_key(const GemmConfig& config);
+GemmConfig parse_gemm_config_key(std::string_view key);  // throws kt::Error naming the field
+
+// Derived quantities (functions, never stored).
+std::int64_t tiles_m(const GemmProblem& p, const GemmConfig& c);
+std::int64_t tiles_n(const GemmProblem& p, const GemmConfig& c);
+int smem_bytes(const GemmProblem& p, const GemmConfig& c);
+// K range of one split, a multiple of tile_k: splits are [z*k_per_split, (z+1)*k_per_split).
+std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c);
+std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c);
+// Registers per thread before compiling: accumulators + fragments + addressing.
+int estimated_registers(const GemmConfig& c);
+
+// Why `config` cannot run `problem` on `device`, or nullopt when it can. Cheap: no compile.
+std::optional<std::string> validate(const GemmProblem& p, const GemmConfig& c,
+                                    const DeviceDesc& device);
+
+struct GemmLaunch {
+  LaunchPlan main;
+  std::optional<LaunchPlan> reduce;  // split-K only
+  std::int64_t workspace_bytes = 0;
+};
+GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c);
+
+// Name of the kernel template and its template arguments for this (problem, config), e.g.
+// "kt::gemm_sm80<kt::bf16, kt::bf16, 128, 128, 32, 64, 64, 4, true, true, false>".
+std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c);
+std::string gemm_reduce_expression(const GemmProblem& p);
+
+// Every config of `domains` that validate() accepts for (problem, device), in key order.
+// Dominated points are dropped: tiles more than twice the padded problem and split-K where
+// one split would be shallower than four k-tiles.
+std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const DeviceDesc& device,
+                                               const GemmDomains& domains = {});
+
+}  // namespace kt

@@ -1,0 +1,113 @@
+// The analytic GEMM model. Every constant here is a lead to be checked against measurements
+// (bench/NOTES.md keeps predictions beside the measured figures).
+#include "core/gemm_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kt {
+
+namespace {
+
+constexpr int kRegAllocUnit = 256;           // registers are allocated per warp in 256s
+constexpr int kSmemReservedPerCta = 1024;    // the driver's per-CTA shared-memory reserve
+constexpr double kSmemBytesPerClock = 128;   // shared-memory bandwidth per SM
+constexpr double kL2OverDram = 3.0;          // L2 bandwidth relative to DRAM
+constexpr double kLaunchUs = 2.5;            // launch and ramp of one kernel
+constexpr double kPipelineFillTiles = 1.0;   // k-tiles of latency before the first mma
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+Occupancy occupancy(int threads, int regs, int smem, const DeviceDesc& d) {
+  Occupancy o;
+  const int warps = (threads + 31) / 32;
+  const int regs_per_warp = ((std::max(regs, 1) * 32 + kRegAllocUnit - 1) / kRegAllocUnit) * kRegAllocUnit;
+  const int by_threads = d.max_threads_per_sm / std::max(threads, 1);
+  const int by_regs = d.regs_per_sm / (regs_per_warp * warps);
+  const int by_smem = d.smem_per_sm_bytes / (smem + kSmemReservedPerCta);
+  o.ctas_per_sm = d.max_ctas_per_sm;
+  o.limiter = "CTA slots";
+  if (by_threads < o.ctas_per_sm) { o.ctas_per_sm = by_threads; o.limiter = "threads"; }
+  if (by_regs < o.ctas_per_sm) { o.ctas_per_sm = by_regs; o.limiter = "registers"; }
+  if (by_smem < o.ctas_per_sm) { o.ctas_per_sm = by_smem; o.limiter = "shared memory"; }
+  return o;
+}
+
+WaveStats wave_stats(std::int64_t num_ctas, int num_sms, int ctas_per_sm) {
+  WaveStats w;
+  w.num_ctas = num_ctas;
+  w.slots = std::int64_t(num_sms) * std::max(ctas_per_sm, 1);
+  w.waves = ceil_div(num_ctas, w.slots);
+  w.last_wave_ctas = num_ctas - (w.waves - 1) * w.slots;
+  w.efficiency = w.waves > 0 ? double(num_ctas) / double(w.waves * w.slots) : 0.0;
+  return w;
+}
+
+GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d, int regs) {
+  GemmEstimate e;
+  e.tiles_m = tiles_m(p, c);
+  e.tiles_n = tiles_n(p, c);
+  e.num_ctas = e.tiles_m * e.tiles_n * c.split_k;
+  e.threads = c.num_threads();
+  e.regs_per_thread = regs > 0 ? regs : estimated_registers(c);
+  e.smem_bytes = smem_bytes(p, c);
+  e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
+  e.waves = wave_stats(e.num_ctas, d.num_sms, e.occupancy.ctas_per_sm);
+  e.tile_efficiency = double(p.m) * double(p.n) /
+                      (double(e.tiles_m * c.tile_m) * double(e.tiles_n * c.tile_n));
+
+  // mma rate the warp tile sustains: each k16 step reads (wm + wn) x 16 elements of shared
+  // memory per warp for wm x wn x 16 multiply-adds.
+  const double peak_flops = d.mma_sync_tflops * 1e12;
+  const double flops_per_clock_sm = peak_flops / (double(d.num_sms) * d.sm_clock_mhz * 1e6);
+  const double flops_per_smem_byte =
+      double(c.warp_m) * c.warp_n / (double(c.warp_m + c.warp_n) * size_bytes(p.in_dtype));
+  e.mma_efficiency = std::min(1.0, kSmemBytesPerClock * flops_per_smem_byte / flops_per_clock_sm);
+  // Too few warps per SM cannot hide the mma and ldmatrix latencies.
+  const int warps_per_sm = e.occupancy.ctas_per_sm * c.num_warps();
+  const double latency_hiding = std::min(1.0, 0.55 + 0.075 * warps_per_sm);
+  // A shallow pipeline exposes global-memory latency between k-tiles.
+  const double pipelining = c.stages >= 4 ? 1.0 : c.stages == 3 ? 0.95 : 0.85;
+
+  // Compute: each wave runs ctas_per_sm CTAs per SM side by side, so a wave lasts
+  // ctas_per_sm CTA-times; a CTA computes a padded tile over its K slice.
+  const std::int64_t k_slice = std::min<std::int64_t>(k_per_split(p, c), p.k);
+  const std::int64_t k_padded = ceil_div(k_slice, c.tile_k) * c.tile_k;
+  const double cta_flops = 2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
+  const double sm_flops_per_s = peak_flops / d.num_sms * e.mma_efficiency * latency_hiding * pipelining;
+  const double wave_s = e.occupancy.ctas_per_sm * cta_flops / sm_flops_per_s;
+  e.compute_us = double(e.waves.waves) * wave_s * 1e6;
+
+  // Memory: unique bytes at DRAM bandwidth, and every CTA's operand reads at L2 bandwidth;
+  // without a grouped raster, operands larger than L2 are partly re-read from DRAM.
+  const double in = size_bytes(p.in_dtype);
+  const double l2_reads = double(e.num_ctas) * double(c.tile_m + c.tile_n) * double(k_padded) * in;
+  double dram = p.min_bytes();
+  if (c.raster_group == 1 && (double(p.m) * p.k + double(p.k) * p.n) * in > 0.5 * d.l2_bytes)
+    dram += 0.5 * (double(p.m) * p.k + double(p.k) * p.n) * in;
+  const double dram_bw = d.dram_gbps * 1e9;
+  e.memory_us = std::max(dram / dram_bw, l2_reads / (kL2OverDram * dram_bw)) * 1e6;
+
+  if (c.split_k > 1) {
+    const double ws = double(workspace_bytes(p, c));
+    e.reduce_us = (2.0 * ws + double(p.m) * p.n * size_bytes(p.out_dtype)) / dram_bw * 1e6 + kLaunchUs;
+  }
+  e.predicted_us = std::max(e.compute_us, e.memory_us) + e.reduce_us + kLaunchUs;
+  e.predicted_tflops = p.flops() / (e.predicted_us * 1e-6) / 1e12;
+  return e;
+}
+
+std::vector<RankedConfig> rank_by_model(const GemmProblem& p, const std::vector<GemmConfig>& configs,
+                                        const DeviceDesc& d) {
+  std::vector<RankedConfig> ranked;
+  ranked.reserve(configs.size());
+  for (const auto& c : configs) ranked.push_back({c, estimate(p, c, d)});
+  std::stable_sort(ranked.begin(), ranked.end(), [](const RankedConfig& a, const RankedConfig& b) {
+    return a.estimate.predicted_us < b.estimate.predicted_us;
+  });
+  return ranked;
+}
+
+}  // namespace kt

@@ -1,0 +1,61 @@
+// The analytic model of a GEMM config on a device (the seeds' arithmetic, made executable):
+// tile quantization, occupancy, waves and wave efficiency, and a roofline time. The tuner
+// ranks with it before compiling; the runtime re-scores tuned configs for untuned shapes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/device_desc.hpp"
+#include "core/gemm_config.hpp"
+#include "core/gemm_problem.hpp"
+
+namespace kt {
+
+struct Occupancy {
+  int ctas_per_sm = 0;
+  std::string limiter;  // "threads", "registers", "shared memory" or "CTA slots"
+};
+
+// Resident CTAs per SM from threads, registers (allocated per warp in units of 256) and
+// shared memory (plus the 1 KB the driver reserves per CTA).
+Occupancy occupancy(int threads_per_cta, int regs_per_thread, int smem_bytes_per_cta,
+                    const DeviceDesc& device);
+
+struct WaveStats {
+  std::int64_t num_ctas = 0;
+  std::int64_t slots = 0;        // SMs x CTAs per SM: CTAs one wave can hold
+  std::int64_t waves = 0;
+  std::int64_t last_wave_ctas = 0;
+  double efficiency = 0;         // num_ctas / (waves x slots)
+};
+WaveStats wave_stats(std::int64_t num_ctas, int num_sms, int ctas_per_sm);
+
+struct GemmEstimate {
+  std::int64_t tiles_m = 0, tiles_n = 0, num_ctas = 0;
+  int threads = 0, regs_per_thread = 0, smem_bytes = 0;
+  Occupancy occupancy;
+  WaveStats waves;
+  double tile_efficiency = 0;    // useful MxN over the MxN the tiles cover
+  double mma_efficiency = 0;     // fraction of the mma rate the warp tile's smem reads allow
+  double compute_us = 0;         // padded tiles at the mma rate, stretched by waves
+  double memory_us = 0;          // operand traffic at DRAM/L2 bandwidth
+  double reduce_us = 0;          // split-K workspace round trip + second launch
+  double predicted_us = 0;
+  double predicted_tflops = 0;   // useful FLOPs over predicted_us
+};
+
+// regs_per_thread: from the compiled kernel when known, 0 to use estimated_registers().
+GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& device,
+                      int regs_per_thread = 0);
+
+struct RankedConfig {
+  GemmConfig config;
+  GemmEstimate estimate;
+};
+// Configs sorted by predicted time, fastest first.
+std::vector<RankedConfig> rank_by_model(const GemmProblem& p, const std::vector<GemmConfig>& configs,
+                                        const DeviceDesc& device);
+
+}  // namespace kt

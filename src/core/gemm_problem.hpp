@@ -1,0 +1,44 @@
+// The GEMM problem: C[M,N] = A[M,K] · B, with B either K×N (nn) or N×K (nt), row-major
+// everywhere, FP32 accumulation. A problem says what to compute, never how (that is GemmConfig).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/types.hpp"
+
+namespace kt {
+
+struct GemmProblem {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  DType in_dtype = DType::kBF16;   // A and B
+  DType out_dtype = DType::kBF16;  // C
+  Layout layout = Layout::kNT;
+
+  // Leading dimensions are dense: lda = K, ldb = N (nn) or K (nt), ldc = N.
+  double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+  // The fewest bytes any kernel must move: each operand read once, C written once.
+  double min_bytes() const;
+  // True when every row of A and B starts 16-byte aligned for dense operands (K % 8 == 0, and
+  // N % 8 == 0 for nn), so the vectorized load path applies. Pointers must then be 16-byte
+  // aligned too; the runtime checks that before launch.
+  bool vector_aligned() const;
+
+  bool operator==(const GemmProblem&) const = default;
+};
+
+// Throws kt::Error (invalid argument) naming the field when a dimension is < 1, too large for
+// 32-bit indexing of one operand, or the input dtype is fp32.
+void validate(const GemmProblem& problem);
+
+// Canonical key, e.g. "gemm:bf16:bf16:nt:4096x4096x4096" (op:in:out:layout:MxNxK).
+std::string to_key(const GemmProblem& problem);
+GemmProblem parse_gemm_key(std::string_view key);
+
+// Parses "MxNxK" (e.g. "4096x4096x4096") into problem.m/n/k; the error names what is wrong.
+void parse_gemm_shape(std::string_view shape, GemmProblem& problem);
+
+}  // namespace kt

@@ -1,0 +1,12 @@
+// Versions that are part of every tuning key: a result measured under another protocol or
+// against other templates is not silently reused.
+#pragma once
+
+namespace kt {
+
+// Bump when the measuring protocol changes what a median means (flush, clocks, repeats).
+inline constexpr int kBenchmarkProtocolVersion = 1;
+// Bump when a GEMM template changes its performance or its config semantics.
+inline constexpr int kGemmTemplateVersion = 1;
+
+}  // namespace kt

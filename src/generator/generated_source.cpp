@@ -1,0 +1,64 @@
+// Instantiation stubs and NVRTC options for each op.
+#include "generator/generated_source.hpp"
+
+#include <fmt/format.h>
+
+namespace kt::gen {
+
+namespace {
+
+std::vector<std::string> nvrtc_options(const std::string& arch) {
+  // NOTE: the templates include no CUDA headers (conversions are inline PTX), so no -I is
+  // needed and the toolkit's header version cannot skew against libnvrtc.
+  return {"--std=c++17", "--gpu-architecture=" + arch, "--ptxas-options=-v",
+          fmt::format("-DKT_CODEGEN_VERSION={}", kCodegenVersion)};
+}
+
+std::string_view device_type(DType dtype) {
+  switch (dtype) {
+    case DType::kBF16: return "kt::bf16";
+    case DType::kFP16: return "kt::fp16";
+    case DType::kFP32: return "float";
+  }
+  return "?";
+}
+
+}  // namespace
+
+GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& config,
+                              const std::string& arch) {
+  GeneratedSource s;
+  s.name = fmt::format("{}.{}.{}", to_key(config), to_string(problem.in_dtype),
+                       to_string(problem.out_dtype));
+  s.code = fmt::format(
+      "// kerntune generated: GEMM {} in={} out={} layout={} vector={}\n"
+      "#include \"kerntune/gemm/gemm_sm80.cuh\"\n",
+      to_key(config), to_string(problem.in_dtype), to_string(problem.out_dtype),
+      to_string(problem.layout), problem.vector_aligned());
+  s.name_expressions.push_back(gemm_kernel_expression(problem, config));
+  if (config.split_k > 1) s.name_expressions.push_back(gemm_reduce_expression(problem));
+  s.arch = arch;
+  s.options = nvrtc_options(arch);
+  return s;
+}
+
+GeneratedSource generate_gemm_check(const GemmProblem& problem, const std::string& arch) {
+  GeneratedSource s;
+  const auto in = device_type(problem.in_dtype), out = device_type(problem.out_dtype);
+  const bool nt = problem.layout == Layout::kNT;
+  s.name = fmt::format("gemm_check.{}.{}.{}", to_string(problem.in_dtype),
+                       to_string(problem.out_dtype), to_string(problem.layout));
+  s.code = "// kerntune generated: GEMM verification kernels\n"
+           "#include \"kerntune/gemm/gemm_check.cuh\"\n";
+  s.name_expressions = {
+      fmt::format("kt::fill_random<{}>", in),
+      fmt::format("kt::fill_poison<{}>", out),
+      fmt::format("kt::gemm_reference_samples<{}, {}>", in, nt ? "true" : "false"),
+      fmt::format("kt::gather_and_count_nonfinite<{}>", out),
+  };
+  s.arch = arch;
+  s.options = nvrtc_options(arch);
+  return s;
+}
+
+}  // namespace kt::gen

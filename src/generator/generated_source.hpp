@@ -1,0 +1,42 @@
+// (Problem, Config) -> GeneratedSource: a tiny instantiation stub over the embedded templates,
+// the name expressions of its kernels, and the NVRTC options. Pure text: no NVRTC, no driver.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/gemm_config.hpp"
+#include "core/gemm_problem.hpp"
+
+namespace kt::gen {
+
+// Bumped whenever generated code changes meaning without a template file changing (it is part
+// of every compile key).
+inline constexpr int kCodegenVersion = 1;
+
+struct GeneratedSource {
+  std::string name;                           // program name for logs, e.g. the config key
+  std::string code;                           // the stub NVRTC compiles
+  std::vector<std::string> name_expressions;  // kernels to instantiate, main kernel first
+  std::string arch;                           // "sm_90a", "sm_80", ...
+  std::vector<std::string> options;           // complete NVRTC option list
+};
+
+// The GEMM kernel (and, with split-K, its reduce kernel) for `arch`.
+GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& config,
+                              const std::string& arch);
+
+// The tuner's verification kernels for a problem's dtypes and layout: random fill, poison,
+// sampled float64 reference and the non-finite count (templates/gemm/gemm_check.cuh).
+GeneratedSource generate_gemm_check(const GemmProblem& problem, const std::string& arch);
+
+// Kernel indices within generate_gemm_check()'s name_expressions.
+enum GemmCheckKernel : int {
+  kFillRandomIn = 0,
+  kFillPoisonOut,
+  kReferenceSamples,
+  kGatherAndCount,
+  kNumGemmCheckKernels
+};
+
+}  // namespace kt::gen

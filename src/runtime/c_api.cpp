@@ -1,0 +1,95 @@
+// The C ABI over kt::Runtime: exceptions become kt_status codes plus a thread-local message.
+#include "kerntune/kerntune.h"
+
+#include <exception>
+#include <string>
+
+#include "kerntune/kerntune.hpp"
+
+struct kt_runtime {
+  std::unique_ptr<kt::Runtime> runtime;
+};
+
+namespace {
+
+thread_local std::string g_last_error;
+
+kt_status status_of(kt::ErrorKind kind) {
+  switch (kind) {
+    case kt::ErrorKind::kInvalidArgument: return KT_ERROR_INVALID_ARGUMENT;
+    case kt::ErrorKind::kUnsupported: return KT_ERROR_UNSUPPORTED;
+    case kt::ErrorKind::kCompile: return KT_ERROR_COMPILE;
+    case kt::ErrorKind::kCuda: return KT_ERROR_CUDA;
+    case kt::ErrorKind::kDatabase: return KT_ERROR_DATABASE;
+    case kt::ErrorKind::kNotFound: return KT_ERROR_NOT_FOUND;
+    case kt::ErrorKind::kInternal: return KT_ERROR_INTERNAL;
+  }
+  return KT_ERROR_INTERNAL;
+}
+
+template <typename Fn>
+kt_status guarded(Fn&& fn) {
+  try {
+    fn();
+    g_last_error.clear();
+    return KT_SUCCESS;
+  } catch (const kt::Error& e) {
+    g_last_error = e.what();
+    return status_of(e.kind());
+  } catch (const std::exception& e) {
+    g_last_error = e.what();
+    return KT_ERROR_INTERNAL;
+  }
+}
+
+kt::DType to_dtype(kt_dtype d) {
+  switch (d) {
+    case KT_DTYPE_BF16: return kt::DType::kBF16;
+    case KT_DTYPE_FP16: return kt::DType::kFP16;
+    case KT_DTYPE_FP32: return kt::DType::kFP32;
+  }
+  kt::throw_invalid("unknown kt_dtype value " + std::to_string(int(d)));
+}
+
+}  // namespace
+
+extern "C" {
+
+kt_status kt_runtime_open(const char* database_path, int read_only, kt_runtime** out) {
+  return guarded([&] {
+    if (out == nullptr) kt::throw_invalid("kt_runtime_open: out is NULL");
+    *out = nullptr;
+    kt::RuntimeOptions options;
+    if (database_path != nullptr) options.database_path = database_path;
+    options.read_only = read_only != 0;
+    auto handle = std::make_unique<kt_runtime>();
+    handle->runtime = kt::Runtime::open(options);
+    *out = handle.release();
+  });
+}
+
+void kt_runtime_close(kt_runtime* runtime) { delete runtime; }
+
+kt_status kt_gemm(kt_runtime* runtime, int64_t m, int64_t n, int64_t k, kt_dtype in_dtype,
+                  kt_dtype out_dtype, kt_layout layout, const void* a, const void* b, void* c,
+                  void* stream) {
+  return guarded([&] {
+    if (runtime == nullptr) kt::throw_invalid("kt_gemm: runtime is NULL (call kt_runtime_open)");
+    if (layout != KT_LAYOUT_NN && layout != KT_LAYOUT_NT)
+      kt::throw_invalid("kt_gemm: unknown kt_layout value " + std::to_string(int(layout)));
+    kt::GemmProblem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.in_dtype = to_dtype(in_dtype);
+    p.out_dtype = to_dtype(out_dtype);
+    p.layout = layout == KT_LAYOUT_NN ? kt::Layout::kNN : kt::Layout::kNT;
+    runtime->runtime->gemm(p, a, b, c, stream);
+  });
+}
+
+const char* kt_last_error(void) { return g_last_error.c_str(); }
+
+const char* kt_version(void) { return "0.1.0"; }
+
+}  // extern "C"

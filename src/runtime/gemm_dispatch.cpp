@@ -1,0 +1,87 @@
+// Dispatch grades: exact tuned shape -> nearest tuned shapes re-scored -> model default.
+#include "runtime/gemm_dispatch.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/gemm_model.hpp"
+#include "core/log.hpp"
+#include "core/versions.hpp"
+
+namespace kt::rt {
+
+namespace {
+
+constexpr std::size_t kNearestShapes = 8;
+
+double log_distance(const GemmProblem& a, const GemmProblem& b) {
+  auto d = [](std::int64_t x, std::int64_t y) { return std::log2(double(x)) - std::log2(double(y)); };
+  return std::hypot(d(a.m, b.m), d(a.n, b.n), d(a.k, b.k));
+}
+
+bool usable(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& device,
+            std::int64_t max_workspace) {
+  return !validate(p, c, device) && workspace_bytes(p, c) <= max_workspace;
+}
+
+}  // namespace
+
+const char* to_string(DispatchGrade grade) {
+  switch (grade) {
+    case DispatchGrade::kExact: return "exact";
+    case DispatchGrade::kNearestShape: return "nearest-shape";
+    case DispatchGrade::kModelDefault: return "model-default";
+  }
+  return "?";
+}
+
+GemmConfig model_default_config(const GemmProblem& p, const DeviceDesc& device,
+                                std::int64_t max_workspace) {
+  for (const auto& ranked : rank_by_model(p, enumerate_gemm_configs(p, device), device))
+    if (workspace_bytes(p, ranked.config) <= max_workspace) return ranked.config;
+  throw Error(ErrorKind::kUnsupported,
+              fmt::format("no GEMM config fits {} on {}", to_key(p), device.name));
+}
+
+GemmChoice choose_gemm_config(const cache::Database* db, const GemmProblem& p,
+                              const DeviceDesc& device, std::int64_t max_workspace) {
+  if (db != nullptr) {
+    const cache::TuningKey key{to_key(p), device.fingerprint(), kBenchmarkProtocolVersion,
+                               kGemmTemplateVersion};
+    if (auto winner = db->find_winner(key)) {
+      const GemmConfig c = parse_gemm_config_key(winner->config_key);
+      if (usable(p, c, device, max_workspace))
+        return {c, DispatchGrade::kExact, key.problem_key, winner->predicted};
+      logger().warn("tuned config {} for {} is not usable here; falling back", winner->config_key,
+                    key.problem_key);
+    }
+    const std::string prefix = fmt::format("gemm:{}:{}:{}:", to_string(p.in_dtype),
+                                           to_string(p.out_dtype), to_string(p.layout));
+    std::vector<cache::Winner> tuned = db->winners_with_prefix(
+        device.fingerprint(), prefix, kBenchmarkProtocolVersion, kGemmTemplateVersion);
+    std::vector<std::pair<double, const cache::Winner*>> by_distance;
+    for (const auto& w : tuned)
+      by_distance.emplace_back(log_distance(p, parse_gemm_key(w.key.problem_key)), &w);
+    std::sort(by_distance.begin(), by_distance.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (by_distance.size() > kNearestShapes) by_distance.resize(kNearestShapes);
+    std::optional<GemmChoice> best;
+    double best_us = 0;
+    for (const auto& [distance, w] : by_distance) {
+      const GemmConfig c = parse_gemm_config_key(w->config_key);
+      if (!usable(p, c, device, max_workspace)) continue;
+      const double us = estimate(p, c, device).predicted_us;
+      if (!best || us < best_us) {
+        best = GemmChoice{c, DispatchGrade::kNearestShape, w->key.problem_key, w->predicted};
+        best_us = us;
+      }
+    }
+    if (best) return *best;
+  }
+  return {model_default_config(p, device, max_workspace), DispatchGrade::kModelDefault, "", true};
+}
+
+}  // namespace kt::rt

@@ -1,0 +1,46 @@
+// A GEMM kernel ready to launch: the loaded functions plus everything launch needs, computed
+// once (launch plan, parameter block template). launch() allocates nothing.
+#pragma once
+
+#include <cuda.h>
+
+#include "core/gemm_config.hpp"
+#include "gemm/gemm_params.h"
+#include "core/gemm_problem.hpp"
+#include "runtime/module_cache.hpp"
+
+namespace kt::rt {
+
+class GemmKernel {
+ public:
+  GemmKernel() = default;
+  // `module` holds the main kernel first and, for split-K, the reduce kernel second. Raises
+  // the dynamic shared-memory limit when the plan needs more than 48 KB.
+  GemmKernel(const GemmProblem& problem, const GemmConfig& config, const LoadedModule& module);
+
+  // Enqueues C = A·B on `stream`. `workspace` must hold workspace_bytes() when that is > 0.
+  // Returns the first failing driver result (CUDA_SUCCESS when both launches were accepted).
+  CUresult launch(const void* a, const void* b, void* c, void* workspace, CUstream stream) const;
+
+  // The main kernel's parameter block for these operands.
+  GemmParams make_params(const void* a, const void* b, void* c, void* workspace) const;
+
+  // Throws kt::Error (invalid argument) naming the operand when a pointer is null or less
+  // aligned than this kernel's load path needs.
+  void check_pointers(const void* a, const void* b, const void* c) const;
+
+  const GemmProblem& problem() const { return problem_; }
+  const GemmConfig& config() const { return config_; }
+  const GemmLaunch& plan() const { return plan_; }
+  std::int64_t workspace_bytes() const { return plan_.workspace_bytes; }
+  CUfunction main_function() const { return main_; }
+
+ private:
+  GemmProblem problem_;
+  GemmConfig config_;
+  GemmLaunch plan_;
+  CUfunction main_ = nullptr;
+  CUfunction reduce_ = nullptr;
+};
+
+}  // namespace kt::rt

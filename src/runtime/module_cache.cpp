@@ -1,0 +1,40 @@
+// Loaded CUDA modules keyed by compile key.
+#include "runtime/module_cache.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "runtime/cuda_driver.hpp"
+
+namespace kt::rt {
+
+ModuleCache::~ModuleCache() {
+  for (auto& [key, module] : modules_)
+    if (module->module != nullptr) driver().module_unload(module->module);
+}
+
+const LoadedModule& ModuleCache::load(const cache::CubinRecord& record) {
+  std::lock_guard lock(mutex_);
+  auto it = modules_.find(record.compile_key);
+  if (it != modules_.end()) return *it->second;
+  const CudaDriver& d = driver();
+  auto loaded = std::make_unique<LoadedModule>();
+  const CUresult r = d.module_load_data(&loaded->module, record.cubin.data());
+  if (r != CUDA_SUCCESS) {
+    const char* name = "?";
+    d.get_error_name(r, &name);
+    throw Error(ErrorKind::kCuda,
+                fmt::format("cuModuleLoadData failed for {} ({}, arch {}): {}", record.source_name,
+                            record.compile_key.substr(0, 12), record.arch, name));
+  }
+  for (const auto& lowered : record.lowered_names) {
+    CUfunction f = nullptr;
+    check(d.module_get_function(&f, loaded->module, lowered.c_str()), "cuModuleGetFunction");
+    loaded->functions.push_back(f);
+  }
+  const LoadedModule& result = *loaded;
+  modules_.emplace(record.compile_key, std::move(loaded));
+  return result;
+}
+
+}  // namespace kt::rt

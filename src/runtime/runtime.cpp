@@ -1,0 +1,120 @@
+// kt::Runtime: the embeddable dispatcher. A hit is a shared-lock hash lookup and a launch.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <optional>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "core/log.hpp"
+#include "kerntune/kerntune.hpp"
+#include "runtime/context.hpp"
+#include "runtime/cubin_provider.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "runtime/device_query.hpp"
+#include "runtime/gemm_dispatch.hpp"
+#include "runtime/gemm_kernel.hpp"
+
+namespace kt {
+
+namespace {
+
+struct GemmProblemHash {
+  std::size_t operator()(const GemmProblem& p) const {
+    std::size_t h = std::hash<std::int64_t>()(p.m);
+    auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    mix(std::hash<std::int64_t>()(p.n));
+    mix(std::hash<std::int64_t>()(p.k));
+    mix(std::size_t(p.in_dtype) | (std::size_t(p.out_dtype) << 8) | (std::size_t(p.layout) << 16));
+    return h;
+  }
+};
+
+struct GemmEntry {
+  rt::GemmKernel kernel;
+  GemmDispatchInfo info;
+};
+
+}  // namespace
+
+struct Runtime::Impl {
+  RuntimeOptions options;
+  rt::BoundContext context;
+  DeviceDesc device;
+  std::optional<cache::Database> db;
+  rt::ModuleCache modules;
+  CUdeviceptr workspace = 0;
+  std::shared_mutex mutex;
+  std::unordered_map<GemmProblem, GemmEntry, GemmProblemHash> gemms;
+
+  explicit Impl(const RuntimeOptions& o) : options(o), context(o.device_ordinal) {
+    device = rt::query_device(context.device());
+    const std::string path =
+        options.database_path.empty() ? cache::default_database_path() : options.database_path;
+    if (options.read_only) {
+      if (std::filesystem::exists(path)) db = cache::Database::open_readonly(path);
+      else logger().warn("database {} does not exist; dispatching from the model", path);
+    } else {
+      db = cache::Database::open(path);
+    }
+    if (options.workspace_bytes > 0)
+      rt::check(rt::driver().mem_alloc(&workspace, options.workspace_bytes), "cuMemAlloc(workspace)");
+  }
+
+  ~Impl() {
+    if (workspace != 0) rt::driver().mem_free(workspace);
+  }
+
+  const GemmEntry& resolve(const GemmProblem& p) {
+    validate(p);
+    std::unique_lock lock(mutex);
+    if (auto it = gemms.find(p); it != gemms.end()) return it->second;
+    rt::ScopedCurrent current(context.context());
+    cache::Database* database = db ? &*db : nullptr;
+    const rt::GemmChoice choice = rt::choose_gemm_config(database, p, device,
+                                                         std::int64_t(options.workspace_bytes));
+    const gen::GeneratedSource source = gen::generate_gemm(p, choice.config, device.arch());
+    const rt::CubinResult cubin =
+        rt::get_or_compile(database, source, options.compile_on_miss, !options.read_only);
+    const rt::LoadedModule& module = modules.load(cubin.record);
+    GemmEntry entry{rt::GemmKernel(p, choice.config, module),
+                    GemmDispatchInfo{to_key(choice.config), rt::to_string(choice.grade),
+                                     choice.tuned_problem_key, cubin.compiled_now}};
+    logger().debug("dispatch {} -> {} grade={} compiled={}", to_key(p), entry.info.config_key,
+                   entry.info.grade, entry.info.compiled_now);
+    return gemms.emplace(p, std::move(entry)).first->second;
+  }
+
+  const GemmEntry& lookup(const GemmProblem& p) {
+    {
+      std::shared_lock lock(mutex);
+      if (auto it = gemms.find(p); it != gemms.end()) return it->second;
+    }
+    return resolve(p);
+  }
+};
+
+Runtime::Runtime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Runtime::~Runtime() = default;
+
+std::unique_ptr<Runtime> Runtime::open(const RuntimeOptions& options) {
+  return std::unique_ptr<Runtime>(new Runtime(std::make_unique<Impl>(options)));
+}
+
+void Runtime::gemm(const GemmProblem& problem, const void* a, const void* b, void* c,
+                   Stream stream) {
+  const GemmEntry& entry = impl_->lookup(problem);
+  entry.kernel.check_pointers(a, b, c);
+  rt::ScopedCurrent current(impl_->context.context());
+  rt::check(entry.kernel.launch(a, b, c, reinterpret_cast<void*>(impl_->workspace),
+                                static_cast<CUstream>(stream)),
+            "cuLaunchKernel(gemm)");
+}
+
+GemmDispatchInfo Runtime::prepare_gemm(const GemmProblem& problem) {
+  return impl_->lookup(problem).info;
+}
+
+std::string Runtime::device_fingerprint() const { return impl_->device.fingerprint(); }
+
+}  // namespace kt

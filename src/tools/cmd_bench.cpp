@@ -1,0 +1,107 @@
+// `kerntune bench`: the kernel the runtime dispatches from the database beside cuBLASLt, in one
+// process on the same inputs, with TFLOP/s and the ratio; --csv appends rows for bench/results.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "tools/cli_common.hpp"
+#include "tools/commands.hpp"
+#include "tuner/cublaslt_gemm.hpp"
+#include "tuner/gemm_bench.hpp"
+
+namespace kt::cli {
+
+namespace {
+
+struct BenchCliOptions {
+  ProblemOptions problem;
+  std::string db;
+  bool no_baseline = false;
+  int rounds = 5;
+  int reps = 10;
+  std::string csv;
+  bool dispatch_overhead = false;
+};
+
+void run(const BenchCliOptions& o) {
+  const std::vector<GemmProblem> problems = o.problem.gemm_problems();
+  std::string reason;
+  if (!rt::gpu_available(&reason))
+    throw Error(ErrorKind::kUnsupported,
+                fmt::format("bench measures on a GPU and there is none ({}); `kerntune explain` "
+                            "predicts instead", reason));
+  RuntimeOptions ro;
+  ro.database_path = resolve_database_path(o.db);
+  auto runtime = Runtime::open(ro);
+  if (o.dispatch_overhead) {
+    fmt::print("{:<34} {:<44} {:>12} {:>12} {:>12}\n", "problem", "config", "gemm() us",
+               "raw launch us", "overhead us");
+    for (const GemmProblem& p : problems) {
+      const auto d = tune::measure_dispatch_overhead(*runtime, p, ro.database_path);
+      fmt::print("{:<34} {:<44} {:>12.3f} {:>12.3f} {:>12.3f}\n", to_key(p), d.config_key,
+                 d.runtime_us, d.raw_launch_us, d.overhead_us());
+    }
+    return;
+  }
+  tune::GemmBenchOptions bo;
+  bo.rounds = o.rounds;
+  bo.reps_per_round = o.reps;
+  bo.baseline = !o.no_baseline;
+  std::ofstream csv;
+  if (!o.csv.empty()) {
+    const bool fresh = !std::filesystem::exists(o.csv);
+    csv.open(o.csv, std::ios::app);
+    if (!csv) throw Error(ErrorKind::kInvalidArgument, fmt::format("cannot write {}", o.csv));
+    if (fresh)
+      csv << ("problem,m,n,k,config,grade,kerntune_us,kerntune_spread_pct,kerntune_tflops,"
+                 "cublaslt_us,cublaslt_spread_pct,cublaslt_tflops,ratio,kerntune_rel_error,"
+                 "cublaslt_rel_error\n");
+  }
+  fmt::print("baseline: cuBLASLt {}\n", tune::CublasLtGemm::library_path());
+  fmt::print("{:<34} {:<44} {:<13} {:>9} {:>9} {:>7}  {}\n", "problem", "config", "grade",
+             "kt TF/s", "cuBLAS", "ratio", "check");
+  double log_sum = 0;
+  int counted = 0;
+  for (const GemmProblem& p : problems) {
+    const tune::GemmBenchRow r = tune::bench_gemm(*runtime, p, bo);
+    std::string check = r.kerntune_check.passed ? "ok" : "FAILED: " + r.kerntune_check.detail;
+    if (!r.baseline_error.empty()) check += "; baseline: " + r.baseline_error;
+    fmt::print("{:<34} {:<44} {:<13} {:>9.1f} {:>9.1f} {:>7.3f}  {}\n", to_key(p),
+               r.dispatch.config_key, r.dispatch.grade, r.kerntune_tflops(), r.baseline_tflops(),
+               r.ratio(), check);
+    if (r.ratio() > 0) {
+      log_sum += std::log(r.ratio());
+      ++counted;
+    }
+    if (csv.is_open())
+      csv << fmt::format("{},{},{},{},{},{},{:.3f},{:.2f},{:.1f},{:.3f},{:.2f},{:.1f},{:.4f},{:.3g},{:.3g}\n",
+                 to_key(p), p.m, p.n, p.k, r.dispatch.config_key, r.dispatch.grade,
+                 r.kerntune.median_us, r.kerntune.spread_pct(), r.kerntune_tflops(),
+                 r.baseline.median_us, r.baseline.spread_pct(), r.baseline_tflops(), r.ratio(),
+                 r.kerntune_check.relative_error, r.baseline_check.relative_error);
+  }
+  if (counted > 0) fmt::print("geometric mean ratio (cuBLASLt time / kerntune time): {:.3f}\n", std::exp(log_sum / counted));
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app) {
+  auto o = std::make_shared<BenchCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Time the dispatched kernel beside cuBLASLt in one process (needs a GPU)");
+  add_problem_options(*cmd, o->problem);
+  add_database_option(*cmd, o->db);
+  cmd->add_flag("--no-baseline", o->no_baseline, "Skip cuBLASLt");
+  cmd->add_option("--rounds", o->rounds, "Interleaved rounds")->capture_default_str()->check(CLI::Range(1, 1000));
+  cmd->add_option("--reps", o->reps, "Timed repetitions per round")->capture_default_str()->check(CLI::Range(1, 10000));
+  cmd->add_option("--csv", o->csv, "Append one CSV row per problem to this file");
+  cmd->add_flag("--dispatch-overhead", o->dispatch_overhead,
+                "Measure the host cost of Runtime::gemm on a hit versus a raw cuLaunchKernel");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace kt::cli

@@ -1,0 +1,99 @@
+// `kerntune cache ls|show|export|import|merge`: inspect and move tuning databases (a fleet
+// precomputes one per GPU model and merges or ships them).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "tools/cli_common.hpp"
+#include "tools/commands.hpp"
+
+namespace kt::cli {
+
+namespace {
+
+struct CacheOptions {
+  std::string db;
+  ProblemOptions problem;
+  std::string file;
+};
+
+void ls(const CacheOptions& o) {
+  cache::Database db = open_database(o.db);
+  const cache::Summary s = db.summary();
+  fmt::print("{} (schema {}): {} cubins ({:.1f} MiB), {} measurements, {} winners\n", db.path(),
+             s.schema_version, s.num_cubins, double(s.cubin_bytes) / (1 << 20), s.num_measurements,
+             s.num_winners);
+  auto winners = db.all_winners();
+  std::sort(winners.begin(), winners.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.key.device_fingerprint, a.key.problem_key) <
+           std::tie(b.key.device_fingerprint, b.key.problem_key);
+  });
+  if (!winners.empty())
+    fmt::print("{:<26} {:<36} {:<44} {:>10}  {}\n", "device", "problem", "winner", "us", "source");
+  for (const auto& w : winners)
+    fmt::print("{:<26} {:<36} {:<44} {:>10.1f}  {}\n", w.key.device_fingerprint, w.key.problem_key,
+               w.config_key, w.median_us, w.predicted ? "predicted" : "measured");
+}
+
+void show(const CacheOptions& o) {
+  cache::Database db = open_database(o.db);
+  const auto problems = o.problem.gemm_problems();
+  for (const auto& p : problems) {
+    std::vector<cache::Measurement> rows;
+    for (auto& m : db.all_measurements())
+      if (m.key.problem_key == to_key(p)) rows.push_back(std::move(m));
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.key.device_fingerprint, a.median_us) < std::tie(b.key.device_fingerprint, b.median_us);
+    });
+    fmt::print("{}: {} measurements\n", to_key(p), rows.size());
+    for (const auto& m : rows)
+      fmt::print("  {:<26} {:<44} {:<13} {:>10.1f} us {:>7.1f} TF/s  model {:>8.1f} us  {}\n",
+                 m.key.device_fingerprint, m.config_key, cache::to_string(m.status), m.median_us,
+                 m.tflops, m.predicted_us, m.detail.substr(0, m.detail.find('\n')));
+  }
+}
+
+}  // namespace
+
+void register_cache(CLI::App& app) {
+  auto o = std::make_shared<CacheOptions>();
+  CLI::App* cmd = app.add_subcommand("cache", "Inspect, export, import and merge tuning databases");
+  cmd->require_subcommand(1);
+  add_database_option(*cmd, o->db);
+
+  CLI::App* ls_cmd = cmd->add_subcommand("ls", "Summary and the winner of every tuned problem");
+  add_database_option(*ls_cmd, o->db);
+  ls_cmd->callback([o] { ls(*o); });
+
+  CLI::App* show_cmd = cmd->add_subcommand("show", "Every measurement of the given problem(s)");
+  add_database_option(*show_cmd, o->db);
+  add_problem_options(*show_cmd, o->problem);
+  show_cmd->callback([o] { show(*o); });
+
+  CLI::App* export_cmd = cmd->add_subcommand("export", "Write measurements and winners as CSV");
+  add_database_option(*export_cmd, o->db);
+  export_cmd->add_option("file", o->file, "CSV file to write")->required();
+  export_cmd->callback([o] {
+    open_database(o->db).export_csv(o->file);
+    fmt::print("exported to {}\n", o->file);
+  });
+
+  CLI::App* import_cmd = cmd->add_subcommand("import", "Read a CSV written by export (idempotent)");
+  add_database_option(*import_cmd, o->db);
+  import_cmd->add_option("file", o->file, "CSV file to read")->required()->check(CLI::ExistingFile);
+  import_cmd->callback([o] {
+    const auto added = open_database(o->db).import_csv(o->file);
+    fmt::print("imported {} new rows from {}\n", added, o->file);
+  });
+
+  CLI::App* merge_cmd = cmd->add_subcommand(
+      "merge", "Merge another database (cubins, measurements, winners) into this one (idempotent)");
+  add_database_option(*merge_cmd, o->db);
+  merge_cmd->add_option("other", o->file, "Database file to merge from")->required()->check(CLI::ExistingFile);
+  merge_cmd->callback([o] {
+    const auto added = open_database(o->db).merge_from(o->file);
+    fmt::print("merged {} new rows from {}\n", added, o->file);
+  });
+}
+
+}  // namespace kt::cli

@@ -1,0 +1,60 @@
+// `kerntune gen`: prints the generated source of a (problem, config), with its kernels and
+// NVRTC options; --templates also prints the embedded template headers it includes.
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/gemm_model.hpp"
+#include "generator/embedded_templates.hpp"
+#include "generator/generated_source.hpp"
+#include "runtime/gemm_dispatch.hpp"
+#include "tools/cli_common.hpp"
+#include "tools/commands.hpp"
+
+namespace kt::cli {
+
+namespace {
+
+struct GenOptions {
+  ProblemOptions problem;
+  std::string config;
+  std::string profile = "h200";
+  std::string arch;
+  bool templates = false;
+};
+
+void run(const GenOptions& o) {
+  const DeviceDesc& device = device_profile(o.profile);
+  const std::string arch = o.arch.empty() ? device.arch() : o.arch;
+  for (const GemmProblem& p : o.problem.gemm_problems()) {
+    const GemmConfig c = o.config.empty() ? rt::model_default_config(p, device, 64 << 20)
+                                          : parse_gemm_config_key(o.config);
+    if (auto why = validate(p, c, device))
+      throw_invalid(fmt::format("config {} cannot run {} on {}: {}", to_key(c), to_key(p),
+                                device.name, *why));
+    const gen::GeneratedSource s = gen::generate_gemm(p, c, arch);
+    fmt::print("// problem: {}\n// config:  {}{}\n// arch:    {}\n", to_key(p), to_key(c),
+               o.config.empty() ? fmt::format(" (the model's pick for {})", o.profile) : "", arch);
+    for (const auto& e : s.name_expressions) fmt::print("// kernel:  {}\n", e);
+    fmt::print("// nvrtc:   {}\n{}", fmt::join(s.options, " "), s.code);
+    if (o.templates)
+      for (const auto& f : gen::embedded_templates())
+        fmt::print("\n// ===== embedded header {} =====\n{}", f.name, f.contents);
+  }
+}
+
+}  // namespace
+
+void register_gen(CLI::App& app) {
+  auto o = std::make_shared<GenOptions>();
+  CLI::App* cmd = app.add_subcommand("gen", "Print the generated kernel source for a shape and config");
+  add_problem_options(*cmd, o->problem);
+  cmd->add_option("--config", o->config,
+                  "Config key, e.g. sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1 (default: the "
+                  "model's pick)");
+  add_profile_option(*cmd, o->profile);
+  cmd->add_option("--arch", o->arch, "Target arch (default: the profile's, e.g. sm_90a)");
+  cmd->add_flag("--templates", o->templates, "Also print the embedded template headers");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace kt::cli

@@ -1,0 +1,101 @@
+// `kerntune tune`: tunes each shape on the GPU (or, without one, predicts with a device
+// profile) and stores every candidate's result and the winner in the database.
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "tools/cli_common.hpp"
+#include "tools/commands.hpp"
+#include "tuner/gemm_tuner.hpp"
+
+namespace kt::cli {
+
+namespace {
+
+struct TuneCliOptions {
+  ProblemOptions problem;
+  std::string db;
+  std::string profile = "h200";
+  bool predict = false;
+  int candidates = 24;
+  int finalists = 3;
+  int device = 0;
+  std::vector<std::string> configs;
+  std::uint64_t seed = 0;
+};
+
+void print_report(const tune::TuneReport& r) {
+  int failed = 0;
+  for (const auto& c : r.candidates) failed += c.status != cache::Status::kOk;
+  fmt::print("{}: {} candidates ({} compiled, {} from cache, {} failed or rejected); compile "
+             "{:.1f}s, measure {:.1f}s\n",
+             to_key(r.problem), r.candidates.size(), r.num_compiled, r.num_cache_hits, failed,
+             r.compile_wall_s, r.measure_wall_s);
+  for (const auto& c : r.candidates)
+    if (c.status != cache::Status::kOk)
+      fmt::print("  {} {}: {}\n", to_key(c.config), cache::to_string(c.status),
+                 c.detail.substr(0, c.detail.find('\n')));
+  auto line = [&](const char* title, std::size_t i) {
+    const auto& c = r.candidates[i];
+    if (r.predicted)
+      fmt::print("  {:<10} {}  predicted {:.1f} us ({:.0f} TFLOP/s), {} regs\n", title,
+                 to_key(c.config), c.estimate.predicted_us, c.estimate.predicted_tflops, c.registers);
+    else
+      fmt::print("  {:<10} {}  {:.1f} us +-{:.1f}% ({:.0f} TFLOP/s; model said {:.1f} us)\n", title,
+                 to_key(c.config), c.timing.median_us, c.timing.spread_pct(),
+                 r.problem.flops() / c.timing.median_us / 1e6, c.estimate.predicted_us);
+  };
+  if (r.winner) line("winner", *r.winner);
+  if (r.runner_up) line("runner-up", *r.runner_up);
+  if (!r.winner) fmt::print("  no candidate succeeded: nothing stored as the winner\n");
+  if (r.winner_model_rank >= 0)
+    fmt::print("  the model ranked the winner #{} of the measured candidates\n", r.winner_model_rank + 1);
+}
+
+void run(const TuneCliOptions& o) {
+  const std::vector<GemmProblem> problems = o.problem.gemm_problems();
+  tune::TuneOptions options;
+  options.max_candidates = o.candidates;
+  options.finalists = o.finalists;
+  options.device_ordinal = o.device;
+  options.seed = o.seed;
+  options.progress = progress_printer();
+  for (const auto& key : o.configs) options.configs.push_back(parse_gemm_config_key(key));
+  std::string reason;
+  if (o.predict) {
+    options.predict_only = true;
+    fmt::print("Predicting (--predict): candidates are compiled and ranked by the model for "
+               "device profile {}; results are stored as predicted, not measured.\n", o.profile);
+  } else if (!rt::gpu_available(&reason)) {
+    options.predict_only = true;
+    fmt::print("No GPU found ({}): predicting for device profile {} instead; candidates are "
+               "compiled and ranked by the model, results stored as predicted, not measured.\n",
+               reason, o.profile);
+  }
+  options.device = device_profile(o.profile);
+  cache::Database db = open_database(o.db);
+  fmt::print("database: {}\n", db.path());
+  for (const GemmProblem& p : problems) print_report(tune::tune_gemm(p, db, options));
+}
+
+}  // namespace
+
+void register_tune(CLI::App& app) {
+  auto o = std::make_shared<TuneCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "tune", "Find the fastest config per shape on this GPU and store it (predicts without a GPU)");
+  add_problem_options(*cmd, o->problem);
+  add_database_option(*cmd, o->db);
+  add_profile_option(*cmd, o->profile);
+  cmd->add_flag("--predict", o->predict, "Rank by the model only, even with a GPU present");
+  cmd->add_option("--candidates", o->candidates, "Candidates to compile and measure (the model's top N)")
+      ->capture_default_str()->check(CLI::Range(1, 4096));
+  cmd->add_option("--finalists", o->finalists, "Candidates re-measured interleaved before the pick")
+      ->capture_default_str()->check(CLI::Range(1, 64));
+  cmd->add_option("--config", o->configs, "Explicit candidate config keys (repeatable)");
+  cmd->add_option("--device", o->device, "CUDA device ordinal")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the random inputs (default: fresh)");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace kt::cli

@@ -1,0 +1,65 @@
+// The measuring protocol. One event pair per repetition, synchronized each time: the flush
+// keeps repetitions independent, so there is no back-to-back launch overlap to preserve.
+#include "tuner/benchmark.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "runtime/cuda_driver.hpp"
+
+namespace kt::tune {
+
+Timing summarize(std::vector<double> samples) {
+  Timing t;
+  t.num_reps = int(samples.size());
+  if (samples.empty()) return t;
+  std::vector<double> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  auto quantile = [&sorted](double q) {
+    const double pos = q * double(sorted.size() - 1);
+    const std::size_t lo = std::size_t(std::floor(pos));
+    const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - double(lo));
+  };
+  t.median_us = quantile(0.5);
+  t.p10_us = quantile(0.1);
+  t.p90_us = quantile(0.9);
+  t.samples_us = std::move(samples);
+  return t;
+}
+
+Bench::Bench(CUstream stream, std::size_t flush_bytes) : stream_(stream), flush_buffer_(flush_bytes) {}
+
+void Bench::flush() {
+  if (flush_buffer_.bytes() > 0)
+    rt::check(rt::driver().memset_d8_async(flush_buffer_.get(), 0x5a, flush_buffer_.bytes(), stream_),
+              "cuMemsetD8Async(L2 flush)");
+}
+
+std::vector<double> Bench::sample(const std::function<CUresult(CUstream)>& launch, int reps) {
+  const rt::CudaDriver& d = rt::driver();
+  std::vector<double> out;
+  out.reserve(reps);
+  for (int i = 0; i < reps; ++i) {
+    flush();
+    rt::check(d.event_record(start_.get(), stream_), "cuEventRecord");
+    rt::check(launch(stream_), "cuLaunchKernel(candidate)");
+    rt::check(d.event_record(stop_.get(), stream_), "cuEventRecord");
+    rt::check(d.event_synchronize(stop_.get()), "cuEventSynchronize");
+    out.push_back(1000.0 * rt::elapsed_ms(start_, stop_));
+  }
+  return out;
+}
+
+Timing Bench::measure(const std::function<CUresult(CUstream)>& launch, const BenchmarkOptions& o) {
+  const rt::CudaDriver& d = rt::driver();
+  for (int i = 0; i < o.warmup; ++i) rt::check(launch(stream_), "cuLaunchKernel(warm-up)");
+  rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(warm-up)");
+  std::vector<double> probe = sample(launch, 3);
+  const double probe_us = *std::min_element(probe.begin(), probe.end());
+  const int reps = std::clamp(int(o.target_ms * 1000.0 / std::max(probe_us, 1.0)), o.min_reps, o.max_reps);
+  std::vector<double> samples = sample(launch, reps);
+  return summarize(std::move(samples));
+}
+
+}  // namespace kt::tune

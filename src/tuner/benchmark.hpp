@@ -1,0 +1,53 @@
+// The measuring protocol (kBenchmarkProtocolVersion): warm-up, an L2 flush outside the timed
+// region before every repetition, CUDA events around the kernel alone, median and spread.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "runtime/device_buffer.hpp"
+
+namespace kt::tune {
+
+struct Timing {
+  double median_us = 0;
+  double p10_us = 0;
+  double p90_us = 0;
+  int num_reps = 0;
+  std::vector<double> samples_us;
+  double spread_pct() const { return median_us > 0 ? 100.0 * (p90_us - p10_us) / median_us : 0; }
+};
+
+Timing summarize(std::vector<double> samples_us);
+
+struct BenchmarkOptions {
+  int warmup = 2;
+  int min_reps = 10;
+  int max_reps = 100;
+  double target_ms = 150;  // total kernel time to aim for
+};
+
+class Bench {
+ public:
+  // flush_bytes: size of the buffer overwritten before each repetition (2x L2 is plenty).
+  Bench(CUstream stream, std::size_t flush_bytes);
+
+  // Times `launch` (which enqueues one run on the stream and returns its CUresult).
+  // Throws CudaError if a launch or the stream fails.
+  Timing measure(const std::function<CUresult(CUstream)>& launch, const BenchmarkOptions& options);
+  // Exactly `reps` timed repetitions, no warm-up: for interleaved finalist rounds.
+  std::vector<double> sample(const std::function<CUresult(CUstream)>& launch, int reps);
+
+  CUstream stream() const { return stream_; }
+
+ private:
+  void flush();
+  CUstream stream_;
+  rt::DeviceBuffer flush_buffer_;
+  rt::Event start_, stop_;
+};
+
+}  // namespace kt::tune

@@ -1,0 +1,158 @@
+// Side-by-side GEMM benchmark and dispatch-overhead measurement.
+#include "tuner/gemm_bench.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.hpp"
+#include "core/versions.hpp"
+#include "generator/generated_source.hpp"
+#include "runtime/cubin_provider.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "runtime/device_query.hpp"
+#include "runtime/gemm_kernel.hpp"
+#include "tuner/cublaslt_gemm.hpp"
+
+namespace kt::tune {
+
+namespace {
+
+constexpr std::size_t kBaselineWorkspaceBytes = 32u << 20;
+
+struct OwnedStream {
+  CUstream stream = nullptr;
+  OwnedStream() { rt::check(rt::driver().stream_create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"); }
+  ~OwnedStream() { rt::driver().stream_destroy(stream); }
+};
+
+DeviceDesc current_device() {
+  CUdevice device = 0;
+  rt::check(rt::driver().ctx_get_device(&device), "cuCtxGetDevice");
+  return rt::query_device(device);
+}
+
+}  // namespace
+
+double GemmBenchRow::kerntune_tflops() const {
+  return kerntune.median_us > 0 ? problem.flops() / kerntune.median_us / 1e6 : 0;
+}
+double GemmBenchRow::baseline_tflops() const {
+  return baseline.median_us > 0 ? problem.flops() / baseline.median_us / 1e6 : 0;
+}
+double GemmBenchRow::ratio() const {
+  return kerntune.median_us > 0 && baseline.median_us > 0 ? baseline.median_us / kerntune.median_us : 0;
+}
+
+GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchOptions& o) {
+  GemmBenchRow row;
+  row.problem = p;
+  row.dispatch = runtime.prepare_gemm(p);
+  OwnedStream s;
+  const DeviceDesc device = current_device();
+  rt::ModuleCache modules;
+  const std::uint64_t seed =
+      o.seed != 0 ? o.seed : std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  GemmWorkload work(p, device, nullptr, modules, s.stream, seed, kBaselineWorkspaceBytes);
+  Bench bench(s.stream, std::size_t(2 * device.l2_bytes));
+
+  auto kt_launch = [&](CUstream stream) -> CUresult {
+    runtime.gemm(p, work.a(), work.b(), work.c(), stream);
+    return CUDA_SUCCESS;
+  };
+  work.poison_output();
+  kt_launch(s.stream);
+  row.kerntune_check = work.check_output();
+
+  std::unique_ptr<CublasLtGemm> lt;
+  if (o.baseline) {
+    try {
+      lt = std::make_unique<CublasLtGemm>(p, work.workspace(), work.workspace_bytes());
+      work.poison_output();
+      rt::check(lt->launch(work.a(), work.b(), work.c(), s.stream), "cublasLtMatmul");
+      row.baseline_check = work.check_output();
+    } catch (const Error& e) {
+      row.baseline_error = e.what();
+      lt.reset();
+    }
+  }
+  auto lt_launch = [&](CUstream stream) { return lt->launch(work.a(), work.b(), work.c(), stream); };
+
+  // Warm both, then interleave rounds so clock and thermal drift hit both alike.
+  for (int i = 0; i < 3; ++i) {
+    kt_launch(s.stream);
+    if (lt) rt::check(lt_launch(s.stream), "cublasLtMatmul(warm-up)");
+  }
+  std::vector<double> kt_samples, lt_samples;
+  for (int r = 0; r < o.rounds; ++r) {
+    auto a = bench.sample(kt_launch, o.reps_per_round);
+    kt_samples.insert(kt_samples.end(), a.begin(), a.end());
+    if (lt) {
+      auto b = bench.sample(lt_launch, o.reps_per_round);
+      lt_samples.insert(lt_samples.end(), b.begin(), b.end());
+    }
+  }
+  row.kerntune = summarize(std::move(kt_samples));
+  row.baseline = summarize(std::move(lt_samples));
+  return row;
+}
+
+DispatchOverhead measure_dispatch_overhead(Runtime& runtime, const GemmProblem& p,
+                                           const std::string& database_path) {
+  using Clock = std::chrono::steady_clock;
+  constexpr int kBatch = 200, kBatches = 30;
+  DispatchOverhead result;
+  result.config_key = runtime.prepare_gemm(p).config_key;
+  OwnedStream s;
+  const DeviceDesc device = current_device();
+  rt::ModuleCache modules;
+  GemmWorkload work(p, device, nullptr, modules, s.stream, 1, 0);
+
+  // The same kernel, launched raw: cubin from the database, parameters built once.
+  cache::Database db = cache::Database::open_readonly(database_path);
+  const GemmConfig config = parse_gemm_config_key(result.config_key);
+  const auto source = gen::generate_gemm(p, config, device.arch());
+  const auto cubin = rt::get_or_compile(&db, source, true, false);
+  const rt::GemmKernel kernel(p, config, modules.load(cubin.record));
+  if (kernel.plan().reduce)
+    throw Error(ErrorKind::kUnsupported, "dispatch overhead is measured on a single-kernel config");
+
+  const rt::CudaDriver& d = rt::driver();
+  auto time_batches = [&](auto&& call) {
+    std::vector<double> per_call;
+    for (int b = 0; b < kBatches; ++b) {
+      rt::check(d.stream_synchronize(s.stream), "cuStreamSynchronize");
+      const auto start = Clock::now();
+      for (int i = 0; i < kBatch; ++i) call();
+      per_call.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kBatch);
+    }
+    rt::check(d.stream_synchronize(s.stream), "cuStreamSynchronize");
+    std::sort(per_call.begin(), per_call.end());
+    return per_call[per_call.size() / 2];
+  };
+  void* a = const_cast<void*>(work.a());
+  void* b = const_cast<void*>(work.b());
+  void* c = work.c();
+  GemmParams raw_params = kernel.make_params(a, b, c, nullptr);
+  void* raw_args[] = {&raw_params};
+  const LaunchPlan& plan = kernel.plan().main;
+  // Alternate the two measurements so both see the same machine state.
+  std::vector<double> runtime_us, raw_us;
+  for (int rep = 0; rep < 5; ++rep) {
+    runtime_us.push_back(time_batches([&] { runtime.gemm(p, a, b, c, s.stream); }));
+    raw_us.push_back(time_batches([&] {
+      rt::check(d.launch_kernel(kernel.main_function(), plan.grid[0], plan.grid[1], plan.grid[2],
+                                plan.block[0], plan.block[1], plan.block[2], plan.smem_bytes,
+                                s.stream, raw_args, nullptr),
+                "cuLaunchKernel");
+    }));
+  }
+  std::sort(runtime_us.begin(), runtime_us.end());
+  std::sort(raw_us.begin(), raw_us.end());
+  result.runtime_us = runtime_us[runtime_us.size() / 2];
+  result.raw_launch_us = raw_us[raw_us.size() / 2];
+  return result;
+}
+
+}  // namespace kt::tune

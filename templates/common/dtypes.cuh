@@ -1,0 +1,100 @@
+// Element types of the kernel templates: 2-byte tags for bf16 and fp16 (NVRTC gets no CUDA
+// headers) and DTypeTraits, which converts to and from float with round-to-nearest-even, stores
+// one or two adjacent elements, and classifies bit patterns as finite or not.
+#pragma once
+
+namespace kt {
+
+struct bf16 {
+  unsigned short bits;
+};
+
+struct fp16 {
+  unsigned short bits;
+};
+
+template <typename T>
+struct DTypeTraits;
+
+template <>
+struct DTypeTraits<bf16> {
+  static constexpr bool kIsMmaOperand = true;
+  static constexpr bool kIsBf16 = true;
+  static __device__ __forceinline__ float to_float(bf16 v) {
+    // NOTE: bf16 is the upper half of an FP32 bit pattern, so widening is a shift.
+    return __uint_as_float(static_cast<unsigned int>(v.bits) << 16);
+  }
+  static __device__ __forceinline__ bf16 from_float(float v) {
+    bf16 out;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(out.bits) : "f"(v));
+    return out;
+  }
+  // Two values as one 32-bit word, `lo` at the lower address.
+  static __device__ __forceinline__ unsigned int pack2(float lo, float hi) {
+    unsigned int out;
+    // NOTE: cvt.*x2 puts its first source operand in the upper half.
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(out) : "f"(hi), "f"(lo));
+    return out;
+  }
+  static __device__ __forceinline__ bool is_finite(bf16 v) {
+    return (v.bits & 0x7F80u) != 0x7F80u;
+  }
+  static __device__ __forceinline__ bf16 nan() { return bf16{0xFFFFu}; }
+};
+
+template <>
+struct DTypeTraits<fp16> {
+  static constexpr bool kIsMmaOperand = true;
+  static constexpr bool kIsBf16 = false;
+  static __device__ __forceinline__ float to_float(fp16 v) {
+    float out;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(out) : "h"(v.bits));
+    return out;
+  }
+  static __device__ __forceinline__ fp16 from_float(float v) {
+    fp16 out;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(out.bits) : "f"(v));
+    return out;
+  }
+  static __device__ __forceinline__ unsigned int pack2(float lo, float hi) {
+    unsigned int out;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(out) : "f"(hi), "f"(lo));
+    return out;
+  }
+  static __device__ __forceinline__ bool is_finite(fp16 v) {
+    return (v.bits & 0x7C00u) != 0x7C00u;
+  }
+  static __device__ __forceinline__ fp16 nan() { return fp16{0xFFFFu}; }
+};
+
+template <>
+struct DTypeTraits<float> {
+  static constexpr bool kIsMmaOperand = false;
+  static __device__ __forceinline__ float to_float(float v) { return v; }
+  static __device__ __forceinline__ float from_float(float v) { return v; }
+  static __device__ __forceinline__ bool is_finite(float v) {
+    return (__float_as_uint(v) & 0x7F800000u) != 0x7F800000u;
+  }
+  static __device__ __forceinline__ float nan() { return __uint_as_float(0x7FFFFFFFu); }
+};
+
+// Stores `v` converted to T at `p`.
+template <typename T>
+__device__ __forceinline__ void store_one(T* p, float v) {
+  *p = DTypeTraits<T>::from_float(v);
+}
+
+// Stores `lo`, `hi` converted to T at p[0], p[1] in one access; p must be aligned to 2 * sizeof(T).
+template <typename T>
+__device__ __forceinline__ void store_two(T* p, float lo, float hi) {
+  if constexpr (sizeof(T) == 2) {
+    *reinterpret_cast<unsigned int*>(p) = DTypeTraits<T>::pack2(lo, hi);
+  } else {
+    struct alignas(8) Pair {
+      float lo, hi;
+    };
+    *reinterpret_cast<Pair*>(p) = Pair{lo, hi};
+  }
+}
+
+}  // namespace kt

@@ -1,0 +1,77 @@
+// Device primitives of the sm_80 kernel family as inline PTX: shared-window addresses, cp.async,
+// ldmatrix, mma.sync m16n8k16 and 16-byte shared stores. Valid on sm_80 and later (sm_90a too);
+// needs no CUDA header, so NVRTC compiles it with no include path.
+#pragma once
+
+#include "kerntune/common/dtypes.cuh"
+
+namespace kt {
+
+// Address of `p` in the shared window (what cp.async, ldmatrix and st.shared take).
+__device__ __forceinline__ unsigned int shared_address(const void* p) {
+  return static_cast<unsigned int>(__cvta_generic_to_shared(p));
+}
+
+// Copies 16 bytes from global `src` to shared `dst` asynchronously, bypassing L1. Only the first
+// `src_bytes` (0 or 16) are read; the rest of the 16 bytes are zero-filled, so src_bytes = 0
+// writes zeros without touching global memory. Both addresses must be 16-byte aligned.
+__device__ __forceinline__ void cp_async_16(unsigned int dst, const void* src,
+                                            unsigned int src_bytes) {
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes));
+}
+
+// Closes the cp.async operations issued so far by this thread into one group.
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most kPending of this thread's committed groups are still in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Loads four 8x8 matrices of 16-bit elements; lane i gives the row address of matrix i / 8,
+// row i % 8. Each lane receives, per matrix, the pair at row lane / 4, columns 2 * (lane % 4).
+__device__ __forceinline__ void ldmatrix_x4(unsigned int (&r)[4], unsigned int addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// As ldmatrix_x4, but each lane receives the pair at column lane / 4, rows 2 * (lane % 4).
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned int (&r)[4], unsigned int addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// d += a * b for one 16x8x16 tile with FP32 accumulators; a is the row-major 16x16 A fragment,
+// b the column-major 16x8 B fragment, both of element type T (kt::bf16 or kt::fp16).
+template <typename T>
+__device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const unsigned int (&a)[4],
+                                             const unsigned int (&b)[2]) {
+  if constexpr (DTypeTraits<T>::kIsBf16) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+        "{%8, %9}, {%0, %1, %2, %3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+}
+
+// Stores 16 bytes to shared address `addr` (16-byte aligned).
+__device__ __forceinline__ void st_shared_16(unsigned int addr, const unsigned int (&v)[4]) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v[0]), "r"(v[1]),
+               "r"(v[2]), "r"(v[3])
+               : "memory");
+}
+
+}  // namespace kt

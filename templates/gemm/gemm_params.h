@@ -1,0 +1,35 @@
+// Kernel parameter blocks of the GEMM templates. Shared verbatim by the host (C++) and the
+// device (NVRTC), so it uses plain types only; the host static_asserts the layout.
+#pragma once
+
+namespace kt {
+
+struct GemmParams {
+  const void* a;        // M x K, row-major, leading dimension lda
+  const void* b;        // K x N (nn) or N x K (nt), row-major, leading dimension ldb
+  void* c;              // M x N, row-major, leading dimension ldc; unused with split-K
+  float* workspace;     // split-K only: split_k slices of M x N FP32, slice stride m * n
+  long long lda;        // in elements
+  long long ldb;
+  long long ldc;
+  int m;
+  int n;
+  int k;
+  int k_per_split;      // K range of blockIdx.z: [z * k_per_split, (z + 1) * k_per_split)
+  int raster_group;     // CTA rows per group of the grouped raster order
+  int tiles_m;          // ceil(m / tile_m)
+  int tiles_n;          // ceil(n / tile_n)
+  int reserved;
+};
+
+struct SplitKReduceParams {
+  const float* workspace;  // splits x m x n FP32 partial sums
+  void* c;                 // M x N output, leading dimension ldc
+  long long ldc;
+  int m;
+  int n;
+  int splits;
+  int reserved;
+};
+
+}  // namespace kt

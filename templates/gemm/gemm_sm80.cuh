@@ -1,0 +1,429 @@
+// The sm_80 GEMM family: C = A·B with FP32 accumulation on mma.sync m16n8k16, fed by a
+// kStages-deep cp.async pipeline through XOR-swizzled shared memory, plus the split-K reduce.
+// Instantiated by NVRTC name expressions (kt::gemm_sm80<...>); runs on sm_80 and later.
+#pragma once
+
+#include "kerntune/common/dtypes.cuh"
+#include "kerntune/common/ptx_sm80.cuh"
+#include "kerntune/gemm/gemm_params.h"
+
+namespace kt {
+namespace sm80 {
+
+// A kRows x kCols tile of 16-bit elements in shared memory, rows contiguous, each row made of
+// 16-byte chunks permuted by an XOR swizzle. The swizzle makes both access patterns hit eight
+// distinct 16-byte bank groups: the eight rows of one ldmatrix 8x8 matrix (same logical chunk,
+// rows r..r+7 with r % 8 == 0) and the eight chunks of one quarter-warp of copies (a row's
+// chunks 8c..8c+7 for rows of >= 128 bytes; two consecutive rows for rows of 64 bytes).
+template <int kRows, int kCols>
+struct SwizzledTile {
+  static constexpr int kChunksPerRow = kCols / 8;
+  static constexpr int kRowBytes = kCols * 2;
+  static constexpr int kBytes = kRows * kRowBytes;
+  static_assert(kChunksPerRow == 4 || kChunksPerRow % 8 == 0,
+                "rows must be 64 bytes or a multiple of 128 bytes");
+  static_assert(kRows % 16 == 0, "rows come in whole 16-row fragments");
+
+  // Byte offset of logical chunk `chunk` of row `row`. The permutation depends on row % 8 only.
+  static __device__ __forceinline__ int offset(int row, int chunk) {
+    if constexpr (kChunksPerRow == 4) {
+      // NOTE: a 128-byte bank line holds two 64-byte rows, so rows 2i and 2i+1 share the XOR
+      // value i % 4 and differ in the line half.
+      return row * kRowBytes + ((chunk ^ ((row >> 1) & 3)) << 4);
+    } else {
+      return row * kRowBytes + ((chunk ^ (row & 7)) << 4);
+    }
+  }
+};
+
+// Moves one k-tile of a row-major global operand (16-bit elements, leading dimension ld) into a
+// SwizzledTile<kRows, kCols>, each of kThreads threads copying kIters chunks of 16 bytes. The
+// k-loop advances along columns (kAdvanceRows false: A, and B stored N x K) or along rows
+// (B stored K x N). Elements outside [0, row_limit) x [0, col_limit) are stored as zero.
+// kVectorLoads: cp.async of whole chunks, which needs 16-byte aligned rows and col_limit % 8 == 0;
+// otherwise bounds-checked 2-byte loads and 16-byte shared stores (synchronous, any alignment).
+template <int kRows, int kCols, int kThreads, bool kAdvanceRows, bool kVectorLoads>
+struct TileLoader {
+  using Tile = SwizzledTile<kRows, kCols>;
+  static constexpr int kChunks = kRows * Tile::kChunksPerRow;
+  static constexpr int kIters = kChunks / kThreads;
+  static constexpr int kRowsPerIter = kThreads / Tile::kChunksPerRow;
+  static_assert(kChunks % kThreads == 0, "the threads must divide the chunks of a tile");
+  static_assert(kThreads % Tile::kChunksPerRow == 0, "a thread keeps one chunk column");
+
+  const unsigned short* base;  // operand base: the (valid) source address of zero-filled chunks
+  const unsigned short* src;   // this thread's first chunk in the current k-tile
+  long long ld;                // leading dimension, in elements
+  int row, col;                // global coordinates of src
+  int row_limit, col_limit;
+  int smem_row, smem_chunk;    // tile coordinates of this thread's first chunk
+
+  __device__ __forceinline__ TileLoader(const void* operand, long long ld_, int first_row,
+                                        int first_col, int row_limit_, int col_limit_,
+                                        int thread) {
+    base = static_cast<const unsigned short*>(operand);
+    smem_row = thread / Tile::kChunksPerRow;
+    smem_chunk = thread % Tile::kChunksPerRow;
+    row = first_row + smem_row;
+    col = first_col + smem_chunk * 8;
+    ld = ld_;
+    src = base + row * ld + col;
+    row_limit = row_limit_;
+    col_limit = col_limit_;
+  }
+
+  // Copies iteration `iter` (0 <= iter < kIters) of the current k-tile into the tile at shared
+  // address `tile_addr`.
+  __device__ __forceinline__ void copy(int iter, unsigned int tile_addr) const {
+    const int r = row + iter * kRowsPerIter;
+    const unsigned int dst =
+        tile_addr + Tile::offset(smem_row + iter * kRowsPerIter, smem_chunk);
+    const unsigned short* p = src + iter * kRowsPerIter * ld;
+    if constexpr (kVectorLoads) {
+      const bool in_bounds = r < row_limit && col < col_limit;
+      cp_async_16(dst, in_bounds ? p : base, in_bounds ? 16u : 0u);
+    } else {
+      unsigned int words[4];
+#pragma unroll
+      for (int w = 0; w < 4; ++w) {
+        const bool row_ok = r < row_limit;
+        const unsigned int lo = row_ok && col + 2 * w < col_limit ? p[2 * w] : 0u;
+        const unsigned int hi = row_ok && col + 2 * w + 1 < col_limit ? p[2 * w + 1] : 0u;
+        words[w] = lo | (hi << 16);
+      }
+      st_shared_16(dst, words);
+    }
+  }
+
+  // Moves to the next k-tile, kTileK elements further along K.
+  template <int kTileK>
+  __device__ __forceinline__ void advance() {
+    if constexpr (kAdvanceRows) {
+      src += kTileK * ld;
+      row += kTileK;
+    } else {
+      src += kTileK;
+      col += kTileK;
+    }
+  }
+};
+
+// Maps a linear CTA id to a (tile row, tile column) in grouped order: groups of `group` tile rows,
+// and within a group consecutive ids walk down the rows first, then across the columns, so CTAs
+// running together share A rows and B columns in L2.
+__device__ __forceinline__ void grouped_tile(int id, int tiles_m, int tiles_n, int group,
+                                             int& tile_m, int& tile_n) {
+  group = group < 1 ? 1 : group;
+  const int group_tiles = group * tiles_n;
+  const int first_m = (id / group_tiles) * group;
+  const int rows = tiles_m - first_m < group ? tiles_m - first_m : group;
+  const int in_group = id % group_tiles;
+  tile_m = first_m + in_group % rows;
+  tile_n = in_group / rows;
+}
+
+// Writes the warp's kMI x kNI accumulator fragments (rows row0 + 16 mi + {0, 8}, columns
+// col0 + 8 ni + {0, 1}, already offset by the lane) to c with bounds checks against m x n.
+// Adjacent pairs go out as one access when c, ldc allow it.
+template <typename T, int kMI, int kNI>
+__device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, int n, int row0,
+                                                   int col0, const float (&acc)[kMI][kNI][4]) {
+  const bool pairs_aligned =
+      ldc % 2 == 0 && reinterpret_cast<unsigned long long>(c) % (2 * sizeof(T)) == 0;
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = row0 + mi * 16 + half * 8;
+      if (row >= m) continue;
+      T* c_row = c + row * ldc;
+#pragma unroll
+      for (int ni = 0; ni < kNI; ++ni) {
+        const int col = col0 + ni * 8;
+        const float lo = acc[mi][ni][2 * half];
+        const float hi = acc[mi][ni][2 * half + 1];
+        if (pairs_aligned && col + 1 < n) {
+          store_two(c_row + col, lo, hi);
+        } else {
+          if (col < n) store_one(c_row + col, lo);
+          if (col + 1 < n) store_one(c_row + col + 1, hi);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace sm80
+
+// C[m, n] = A[m, k] · B with FP32 accumulation (see GemmParams for the operand layouts).
+// One CTA computes a kTileM x kTileN tile of C with (kTileM / kWarpM) x (kTileN / kWarpN) warps,
+// each owning a kWarpM x kWarpN sub-tile. kBIsNxK: B is N x K row-major ("nt"); otherwise
+// K x N row-major ("nn"). kVectorLoads: the host guarantees K % 8 == 0 (and N % 8 == 0 for nn)
+// and 16-byte aligned operands. kSplitK: blockIdx.z sums K range [z * k_per_split,
+// min(k, (z + 1) * k_per_split)) into FP32 slice z of params.workspace (row stride n), writing
+// every element of its tile, and never touches C. Launch: grid (tiles_m * tiles_n, 1, splits),
+// 32 * warps threads, kStages * (kTileM + kTileN) * kTileK * 2 bytes of dynamic shared memory.
+template <typename TIn, typename TOut, int kTileM, int kTileN, int kTileK, int kWarpM, int kWarpN,
+          int kStages, bool kBIsNxK, bool kVectorLoads, bool kSplitK>
+__global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
+    gemm_sm80(const GemmParams params) {
+  static_assert(DTypeTraits<TIn>::kIsMmaOperand, "TIn must be kt::bf16 or kt::fp16");
+  static_assert(sizeof(TOut) == 2 || sizeof(TOut) == 4, "TOut must be kt::bf16, kt::fp16 or float");
+  static_assert(kTileM == 16 || kTileM == 32 || kTileM == 64 || kTileM == 128 || kTileM == 256,
+                "kTileM must be one of 16, 32, 64, 128, 256");
+  static_assert(kTileN == 16 || kTileN == 32 || kTileN == 64 || kTileN == 128 || kTileN == 256,
+                "kTileN must be one of 16, 32, 64, 128, 256");
+  static_assert(kTileK == 32 || kTileK == 64, "kTileK must be 32 or 64");
+  static_assert(kWarpM == 16 || kWarpM == 32 || kWarpM == 64, "kWarpM must be 16, 32 or 64");
+  static_assert(kWarpN == 16 || kWarpN == 32 || kWarpN == 64, "kWarpN must be 16, 32 or 64");
+  static_assert(kTileM % kWarpM == 0 && kTileN % kWarpN == 0, "warp tiles must divide the tile");
+  static_assert(kStages >= 2 && kStages <= 8, "kStages must be in [2, 8]");
+  static_assert(kBIsNxK || kTileN >= 64, "the nn layout needs kTileN >= 64 (128-byte B rows)");
+
+  constexpr int kWarpsM = kTileM / kWarpM;
+  constexpr int kWarpsN = kTileN / kWarpN;
+  constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+  static_assert(kThreads <= 256, "at most 8 warps");
+  static_assert((kTileM * kTileK / 8) % kThreads == 0 && (kTileN * kTileK / 8) % kThreads == 0,
+                "the threads must divide the 16-byte chunks of each operand tile");
+  constexpr int kMI = kWarpM / 16;  // m16 fragments per warp
+  constexpr int kNI = kWarpN / 8;   // n8 fragments per warp
+  constexpr int kKSteps = kTileK / 16;
+
+  using TileA = sm80::SwizzledTile<kTileM, kTileK>;
+  using TileB = sm80::SwizzledTile<kBIsNxK ? kTileN : kTileK, kBIsNxK ? kTileK : kTileN>;
+  using LoaderA = sm80::TileLoader<kTileM, kTileK, kThreads, false, kVectorLoads>;
+  using LoaderB = sm80::TileLoader<kBIsNxK ? kTileN : kTileK, kBIsNxK ? kTileK : kTileN, kThreads,
+                                   !kBIsNxK, kVectorLoads>;
+  // Load iterations are spread over the first kKSteps - 1 k16 steps of the previous k-tile.
+  constexpr int kCopySteps = kKSteps - 1;
+  // NOTE: the element-wise path keeps one chunk's loads in flight per thread; unrolling it lets
+  // ptxas hoist every chunk's loads at once and spill.
+  constexpr int kCopyUnroll = kVectorLoads ? 16 : 1;
+
+  extern __shared__ __align__(128) unsigned char smem[];
+  const unsigned int smem_a = shared_address(smem);
+  const unsigned int smem_b = smem_a + kStages * TileA::kBytes;
+
+  const int thread = threadIdx.x;
+  const int lane = thread % 32;
+  const int warp = thread / 32;
+  const int warp_m = warp / kWarpsN;
+  const int warp_n = warp % kWarpsN;
+
+  int tile_m, tile_n;
+  sm80::grouped_tile(blockIdx.x, params.tiles_m, params.tiles_n, params.raster_group, tile_m,
+                     tile_n);
+  const int m0 = tile_m * kTileM;
+  const int n0 = tile_n * kTileN;
+
+  long long k_begin = 0, k_end = params.k;
+  if constexpr (kSplitK) {
+    k_begin = static_cast<long long>(blockIdx.z) * params.k_per_split;
+    const long long split_end = k_begin + params.k_per_split;
+    k_end = split_end < params.k ? split_end : params.k;
+  }
+  const int num_k_tiles =
+      k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileK - 1) / kTileK) : 0;
+
+  LoaderA load_a(params.a, params.lda, m0, static_cast<int>(k_begin), params.m,
+                 static_cast<int>(k_end), thread);
+  LoaderB load_b = kBIsNxK ? LoaderB(params.b, params.ldb, n0, static_cast<int>(k_begin), params.n,
+                                     static_cast<int>(k_end), thread)
+                           : LoaderB(params.b, params.ldb, static_cast<int>(k_begin), n0,
+                                     static_cast<int>(k_end), params.n, thread);
+
+  // Prologue: k-tiles 0 .. kStages - 2, one commit group each (empty past the last k-tile).
+#pragma unroll
+  for (int stage = 0; stage < kStages - 1; ++stage) {
+    if (stage < num_k_tiles) {
+#pragma unroll kCopyUnroll
+      for (int i = 0; i < LoaderA::kIters; ++i) load_a.copy(i, smem_a + stage * TileA::kBytes);
+#pragma unroll kCopyUnroll
+      for (int i = 0; i < LoaderB::kIters; ++i) load_b.copy(i, smem_b + stage * TileB::kBytes);
+    }
+    cp_async_commit();
+    load_a.template advance<kTileK>();
+    load_b.template advance<kTileK>();
+  }
+
+  // Per-lane ldmatrix offsets inside one stage. A (and B when N x K): lanes 0-15 address rows
+  // 0-15 at k chunk 0, lanes 16-31 the same rows at chunk 1, giving a0..a3 (B: lanes 0-7 n 0-7
+  // chunk 0, 8-15 n 0-7 chunk 1, 16-23 n 8-15 chunk 0, 24-31 n 8-15 chunk 1, giving {b0, b1}
+  // of two n8 fragments). Step ks reads chunks 2 ks + {0, 1}: as the swizzle keeps bits 4-6
+  // of the offset XOR-linear, that is the step-0 offset XOR 32 ks; +16 rows adds 16 rows' bytes.
+  // B when K x N: lanes 0-7 k 0-7, 8-15 k 8-15 at n chunk 0, 16-23 / 24-31 likewise at n chunk 1,
+  // through ldmatrix.trans; n fragment pair p is the pair-0 offset XOR 32 p (warp_n * kWarpN / 8
+  // is a multiple of kWarpN / 8 > 2 p + 1, so adding 2 p never carries), step ks adds 16 rows.
+  unsigned int a_offsets[kKSteps];
+  {
+    const int a0 = TileA::offset(warp_m * kWarpM + lane % 16, lane / 16);
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) a_offsets[ks] = a0 ^ (ks * 32);
+  }
+  constexpr int kBOffsets = kBIsNxK ? kKSteps : kNI / 2;
+  unsigned int b_offsets[kBOffsets];
+  if constexpr (kBIsNxK) {
+    const int b0 = TileB::offset(warp_n * kWarpN + lane % 8 + (lane / 16) * 8, (lane / 8) % 2);
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) b_offsets[ks] = b0 ^ (ks * 32);
+  } else {
+    const int b0 = TileB::offset(lane % 8 + ((lane / 8) % 2) * 8, warp_n * kWarpN / 8 + lane / 16);
+#pragma unroll
+    for (int p = 0; p < kNI / 2; ++p) b_offsets[p] = b0 ^ (p * 32);
+  }
+
+  float acc[kMI][kNI][4];
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int ni = 0; ni < kNI; ++ni)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
+
+  // Fragments of two k16 steps: the next step's are loaded while the current step's mma run.
+  unsigned int a_frag[2][kMI][4];
+  unsigned int b_frag[2][kNI][2];
+  auto load_fragments = [&](int buf, int stage, int ks) {
+    const unsigned int a_stage = smem_a + stage * TileA::kBytes + a_offsets[ks];
+#pragma unroll
+    for (int mi = 0; mi < kMI; ++mi)
+      ldmatrix_x4(a_frag[buf][mi], a_stage + mi * 16 * TileA::kRowBytes);
+#pragma unroll
+    for (int p = 0; p < kNI / 2; ++p) {
+      unsigned int r[4];
+      if constexpr (kBIsNxK) {
+        ldmatrix_x4(r, smem_b + stage * TileB::kBytes + b_offsets[ks] + p * 16 * TileB::kRowBytes);
+      } else {
+        ldmatrix_x4_trans(r, smem_b + stage * TileB::kBytes + ks * 16 * TileB::kRowBytes +
+                                 b_offsets[p]);
+      }
+      b_frag[buf][2 * p][0] = r[0];
+      b_frag[buf][2 * p][1] = r[1];
+      b_frag[buf][2 * p + 1][0] = r[2];
+      b_frag[buf][2 * p + 1][1] = r[3];
+    }
+  };
+
+  cp_async_wait<kStages - 2>();
+  __syncthreads();
+  int read_stage = 0;
+  int write_stage = kStages - 1;
+  load_fragments(0, 0, 0);
+
+  for (int kt = 0; kt < num_k_tiles; ++kt) {
+    const bool copy_next = kt + kStages - 1 < num_k_tiles;
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) {
+      if (ks == kKSteps - 1) {
+        // k-tile kt + 1 has landed (its group is kStages - 2 groups old) and every warp is
+        // done reading the stage that the next k-tile's copies overwrite.
+        cp_async_wait<kStages - 2>();
+        __syncthreads();
+        read_stage = read_stage == kStages - 1 ? 0 : read_stage + 1;
+      }
+      load_fragments((ks + 1) % 2, read_stage, (ks + 1) % kKSteps);
+
+      if (ks < kCopySteps) {
+        // k-tile kt + kStages - 1 into the stage that k-tile kt - 1 used.
+        if (copy_next) {
+#pragma unroll kCopyUnroll
+          for (int i = ks; i < LoaderA::kIters; i += kCopySteps)
+            load_a.copy(i, smem_a + write_stage * TileA::kBytes);
+#pragma unroll kCopyUnroll
+          for (int i = ks; i < LoaderB::kIters; i += kCopySteps)
+            load_b.copy(i, smem_b + write_stage * TileB::kBytes);
+        }
+        if (ks == kCopySteps - 1) {
+          cp_async_commit();
+          load_a.template advance<kTileK>();
+          load_b.template advance<kTileK>();
+          write_stage = write_stage == kStages - 1 ? 0 : write_stage + 1;
+        }
+      }
+
+#pragma unroll
+      for (int mi = 0; mi < kMI; ++mi) {
+#pragma unroll
+        for (int j = 0; j < kNI; ++j) {
+          // Serpentine order: consecutive mma share an A or a B fragment.
+          const int ni = mi % 2 == 0 ? j : kNI - 1 - j;
+          mma_m16n8k16<TIn>(acc[mi][ni], a_frag[ks % 2][mi], b_frag[ks % 2][ni]);
+        }
+      }
+    }
+  }
+  cp_async_wait<0>();
+
+  const int row0 = m0 + warp_m * kWarpM + lane / 4;
+  const int col0 = n0 + warp_n * kWarpN + (lane % 4) * 2;
+  if constexpr (kSplitK) {
+    float* slice = params.workspace + static_cast<long long>(blockIdx.z) * params.m * params.n;
+    sm80::store_accumulators(slice, params.n, params.m, params.n, row0, col0, acc);
+  } else {
+    sm80::store_accumulators(static_cast<TOut*>(params.c), params.ldc, params.m, params.n, row0,
+                             col0, acc);
+  }
+}
+
+// C = sum over `splits` FP32 slices of the workspace (slice stride m * n, row stride n),
+// converted to TOut (leading dimension ldc). Element i of a slice is C[i / n, i % n].
+// Launch: ceil(ceil(m * n / 2) / 512) blocks of 256 threads; each thread sums 2 pairs of
+// adjacent elements (a grid-stride loop covers any smaller grid).
+template <typename TOut>
+__global__ void __launch_bounds__(256) gemm_splitk_reduce(const SplitKReduceParams params) {
+  constexpr int kThreads = 256;
+  constexpr int kPairsPerThread = 2;
+  const long long count = static_cast<long long>(params.m) * params.n;
+  const long long num_pairs = (count + 1) / 2;
+  const float* ws = params.workspace;
+  TOut* c = static_cast<TOut*>(params.c);
+  const long long n = params.n;
+  // Whole pairs load as 8 bytes when every slice starts 8-byte aligned.
+  const bool vector_in = count % 2 == 0 && reinterpret_cast<unsigned long long>(ws) % 8 == 0;
+  const bool pairs_aligned =
+      params.ldc % 2 == 0 && reinterpret_cast<unsigned long long>(c) % (2 * sizeof(TOut)) == 0;
+  struct alignas(8) Pair {
+    float lo, hi;
+  };
+
+  for (long long first = static_cast<long long>(blockIdx.x) * kThreads * kPairsPerThread;
+       first < num_pairs; first += static_cast<long long>(gridDim.x) * kThreads * kPairsPerThread) {
+#pragma unroll
+    for (int j = 0; j < kPairsPerThread; ++j) {
+      const long long pair = first + j * kThreads + threadIdx.x;
+      if (pair >= num_pairs) break;
+      const long long i = 2 * pair;
+      const bool has_hi = i + 1 < count;
+      float lo = 0.0f, hi = 0.0f;
+      if (vector_in) {
+#pragma unroll 4
+        for (int z = 0; z < params.splits; ++z) {
+          const Pair v = *reinterpret_cast<const Pair*>(ws + z * count + i);
+          lo += v.lo;
+          hi += v.hi;
+        }
+      } else {
+#pragma unroll 4
+        for (int z = 0; z < params.splits; ++z) {
+          lo += ws[z * count + i];
+          if (has_hi) hi += ws[z * count + i + 1];
+        }
+      }
+      const long long row = i / n;
+      const long long col = i - row * n;
+      if (has_hi && col + 1 < n && pairs_aligned) {
+        store_two(c + row * params.ldc + col, lo, hi);
+      } else {
+        store_one(c + row * params.ldc + col, lo);
+        if (has_hi) {
+          const long long row_hi = col + 1 < n ? row : row + 1;
+          const long long col_hi = col + 1 < n ? col + 1 : 0;
+          store_one(c + row_hi * params.ldc + col_hi, hi);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace kt
