@@ -69,8 +69,9 @@ std::vector<Record> parse(std::string_view text, const std::string& source_name)
         ++pos;
         while (true) {
           if (pos >= size) {
-            fail(opened_on, "a quoted field opened on this line is not closed before the end of "
-                            "the file");
+            fail(opened_on,
+                 "a quoted field opened on this line is not closed before the end of "
+                 "the file");
           }
           const char c = text[pos];
           if (c == '"') {

@@ -5,20 +5,16 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <limits>
-#include <map>
 #include <mutex>
-#include <sstream>
 
 #include "cache/csv.hpp"
+#include "cache/export_format.hpp"
 #include "cache/schema.hpp"
 #include "cache/sql.hpp"
 #include "core/env.hpp"
@@ -51,14 +47,6 @@ constexpr StatusName kStatusNames[] = {
 };
 
 std::int64_t now_unix() { return static_cast<std::int64_t>(std::time(nullptr)); }
-
-// A double as text that reads back to the same value: the shortest round-trip form, with
-// every NaN as "nan" and -0 as "0" (SQLite stores NaN as NULL and may store -0.0 as 0).
-std::string canonical_real(double value) {
-  if (std::isnan(value)) return "nan";
-  if (value == 0) return "0";
-  return fmt::format("{}", value);
-}
 
 // The identity of a measurement (measurements.row_sha256): every field, length-prefixed.
 // Part of schema version 1: changing it needs a migration that recomputes the column.
@@ -233,8 +221,7 @@ Winner read_winner(const sql::Statement& row) {
 
 // Inserts `m` (created_unix already set) unless an identical measurement exists; returns 1
 // when a row was added.
-std::int64_t insert_measurement(sql::Connection& db, sql::Statement& insert,
-                                const Measurement& m) {
+std::int64_t insert_measurement(sql::Connection& db, sql::Statement& insert, const Measurement& m) {
   insert.reset();
   insert
       .bind_all(m.key.problem_key, m.key.device_fingerprint, m.key.protocol_version,
@@ -256,218 +243,6 @@ std::int64_t upsert_winner(sql::Connection& db, sql::Statement& insert, const Wi
                 w.created_unix)
       .run();
   return db.changes();
-}
-
-// ---- CSV -------------------------------------------------------------------------------------
-
-// Columns of the CSV export, in order. `kind` is "measurement" or "winner"; each kind leaves the
-// columns it does not use empty.
-const std::vector<std::string>& csv_columns() {
-  static const std::vector<std::string> columns = {
-      "kind",         "problem_key", "device_fingerprint", "protocol_version", "template_version",
-      "config_key",   "status",      "median_us",          "spread_pct",       "num_reps",
-      "tflops",       "sm_clock_mhz", "predicted_us",      "predicted",        "detail",
-      "run_id",       "created_unix"};
-  return columns;
-}
-
-constexpr const char* kMeasurementKind = "measurement";
-constexpr const char* kWinnerKind = "winner";
-
-std::vector<std::string> csv_fields(const Measurement& m) {
-  return {kMeasurementKind,
-          m.key.problem_key,
-          m.key.device_fingerprint,
-          std::to_string(m.key.protocol_version),
-          std::to_string(m.key.template_version),
-          m.config_key,
-          to_string(m.status),
-          canonical_real(m.median_us),
-          canonical_real(m.spread_pct),
-          std::to_string(m.num_reps),
-          canonical_real(m.tflops),
-          std::to_string(m.sm_clock_mhz),
-          canonical_real(m.predicted_us),
-          "",
-          m.detail,
-          m.run_id,
-          std::to_string(m.created_unix)};
-}
-
-std::vector<std::string> csv_fields(const Winner& w) {
-  return {kWinnerKind,
-          w.key.problem_key,
-          w.key.device_fingerprint,
-          std::to_string(w.key.protocol_version),
-          std::to_string(w.key.template_version),
-          w.config_key,
-          "",
-          canonical_real(w.median_us),
-          "",
-          "",
-          "",
-          "",
-          "",
-          w.predicted ? "1" : "0",
-          "",
-          w.run_id,
-          std::to_string(w.created_unix)};
-}
-
-// One data row of an imported CSV, addressed by column name. Every accessor marks its column
-// used; check_unused() then rejects values in columns the row's kind does not have.
-class CsvRow {
- public:
-  CsvRow(const std::map<std::string, std::size_t>& index, const csv::Record& record)
-      : index_(index), record_(record), used_(record.fields.size(), false) {}
-
-  const std::string& text(const std::string& column) {
-    const std::size_t at = index_.at(column);
-    used_[at] = true;
-    return record_.fields[at];
-  }
-
-  int integer(const std::string& column) {
-    const std::int64_t value = int64(column);
-    if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max())
-      throw_invalid(fmt::format("{} = {} is out of range", column, value));
-    return static_cast<int>(value);
-  }
-
-  std::int64_t int64(const std::string& column) { return parse_int(text(column), column); }
-
-  double real(const std::string& column) {
-    const std::string& value = text(column);
-    double parsed = 0;
-    const char* last = value.data() + value.size();
-    const auto [ptr, ec] = std::from_chars(value.data(), last, parsed);
-    if (value.empty()) throw_invalid(fmt::format("{} is empty: expected a number", column));
-    if (ec != std::errc() || ptr != last)
-      throw_invalid(fmt::format("{} = '{}' is not a number", column, value));
-    return parsed;
-  }
-
-  void check_unused(const std::string& kind) const {
-    for (const auto& [name, at] : index_) {
-      if (!used_[at] && !record_.fields[at].empty()) {
-        throw_invalid(fmt::format("column {} holds '{}', but {} rows leave it empty", name,
-                                  record_.fields[at], kind));
-      }
-    }
-  }
-
- private:
-  const std::map<std::string, std::size_t>& index_;
-  const csv::Record& record_;
-  std::vector<bool> used_;
-};
-
-TuningKey read_key(CsvRow& row) {
-  TuningKey key;
-  key.problem_key = row.text("problem_key");
-  key.device_fingerprint = row.text("device_fingerprint");
-  key.protocol_version = row.integer("protocol_version");
-  key.template_version = row.integer("template_version");
-  return key;
-}
-
-struct CsvContents {
-  std::vector<Measurement> measurements;
-  std::vector<Winner> winners;
-};
-
-CsvContents parse_export(const std::string& text, const std::string& path) {
-  const std::vector<csv::Record> records = csv::parse(text, path);
-  if (records.empty()) {
-    throw_invalid(fmt::format("{}:1: the file is empty; expected a header line starting with "
-                              "'kind,' (as written by `kerntune cache export`)",
-                              path));
-  }
-  const csv::Record& header = records.front();
-  std::map<std::string, std::size_t> index;
-  for (std::size_t i = 0; i < header.fields.size(); ++i) {
-    const std::string& name = header.fields[i];
-    const auto& known = csv_columns();
-    if (std::find(known.begin(), known.end(), name) == known.end()) {
-      throw_invalid(fmt::format("{}:{}: unknown column '{}' in the header; expected {}", path,
-                                header.line, name, fmt::join(known, ",")));
-    }
-    if (!index.emplace(name, i).second) {
-      throw_invalid(fmt::format("{}:{}: column '{}' appears twice in the header", path,
-                                header.line, name));
-    }
-  }
-  for (const std::string& name : csv_columns()) {
-    if (!index.contains(name)) {
-      throw_invalid(fmt::format("{}:{}: the header lacks column '{}'; expected {}", path,
-                                header.line, name, fmt::join(csv_columns(), ",")));
-    }
-  }
-
-  CsvContents contents;
-  for (std::size_t r = 1; r < records.size(); ++r) {
-    const csv::Record& record = records[r];
-    try {
-      if (record.fields.size() != header.fields.size()) {
-        throw_invalid(fmt::format("{} fields, but the header has {}", record.fields.size(),
-                                  header.fields.size()));
-      }
-      CsvRow row(index, record);
-      const std::string& kind = row.text("kind");
-      if (kind == kMeasurementKind) {
-        Measurement m;
-        m.key = read_key(row);
-        m.config_key = row.text("config_key");
-        m.status = parse_status(row.text("status"));
-        m.median_us = row.real("median_us");
-        m.spread_pct = row.real("spread_pct");
-        m.num_reps = row.integer("num_reps");
-        m.tflops = row.real("tflops");
-        m.sm_clock_mhz = row.integer("sm_clock_mhz");
-        m.predicted_us = row.real("predicted_us");
-        m.detail = row.text("detail");
-        m.run_id = row.text("run_id");
-        m.created_unix = row.int64("created_unix");
-        row.check_unused(kind);
-        contents.measurements.push_back(std::move(m));
-      } else if (kind == kWinnerKind) {
-        Winner w;
-        w.key = read_key(row);
-        w.config_key = row.text("config_key");
-        w.median_us = row.real("median_us");
-        const std::string& predicted = row.text("predicted");
-        if (predicted != "0" && predicted != "1")
-          throw_invalid(fmt::format("predicted = '{}': expected 0 or 1", predicted));
-        w.predicted = predicted == "1";
-        w.run_id = row.text("run_id");
-        w.created_unix = row.int64("created_unix");
-        row.check_unused(kind);
-        contents.winners.push_back(std::move(w));
-      } else {
-        throw_invalid(fmt::format("kind = '{}': expected {} or {}", kind, kMeasurementKind,
-                                  kWinnerKind));
-      }
-    } catch (const Error& error) {
-      throw Error(ErrorKind::kInvalidArgument,
-                  fmt::format("{}:{}: {}", path, record.line, error.what()));
-    }
-  }
-  return contents;
-}
-
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(ErrorKind::kNotFound,
-                fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    throw Error(ErrorKind::kInvalidArgument,
-                fmt::format("error reading '{}': {}", path, std::strerror(errno)));
-  }
-  return std::move(text).str();
 }
 
 // ---- opening -----------------------------------------------------------------------------------
@@ -497,11 +272,11 @@ sql::Connection open_connection(const std::string& path, sql::OpenMode mode) {
     return sql::Connection::open(path, mode);
   } catch (const sql::SqliteError& failure) {
     if (!failure.is_cant_open()) throw;
-    throw Error(ErrorKind::kDatabase,
-                fmt::format("{} (check that it is a file you may {}, in a directory that exists); "
-                            "pass --db PATH to use another file",
-                            failure.what(),
-                            mode == sql::OpenMode::kReadOnly ? "read" : "read and write"));
+    throw Error(
+        ErrorKind::kDatabase,
+        fmt::format("{} (check that it is a file you may {}, in a directory that exists); "
+                    "pass --db PATH to use another file",
+                    failure.what(), mode == sql::OpenMode::kReadOnly ? "read" : "read and write"));
   }
 }
 
@@ -509,9 +284,9 @@ sql::Connection open_connection(const std::string& path, sql::OpenMode mode) {
 sql::Connection open_existing_readonly(const std::string& path) {
   std::error_code error;
   if (!fs::exists(path, error)) {
-    throw Error(ErrorKind::kNotFound,
-                fmt::format("no kerntune database at '{}': check the path, or pass --db PATH",
-                            path));
+    throw Error(
+        ErrorKind::kNotFound,
+        fmt::format("no kerntune database at '{}': check the path, or pass --db PATH", path));
   }
   sql::Connection db = open_connection(path, sql::OpenMode::kReadOnly);
   db.exec(fmt::format("PRAGMA busy_timeout = {}", kBusyTimeoutMs));
@@ -606,7 +381,7 @@ Database Database::open(const std::string& path) {
   sql::Connection db = open_connection(path, sql::OpenMode::kReadWriteCreate);
   db.exec(fmt::format("PRAGMA busy_timeout = {}", kBusyTimeoutMs));
   db.exec("PRAGMA foreign_keys = ON");
-  schema::inspect(db, path);
+  const schema::FileState state = schema::inspect(db, path);
   if (!in_memory) {
     // NOTE: WAL lets readers (the runtime) proceed while a tuner writes, and several processes
     // share the file; it needs shared memory, which some network filesystems lack.
@@ -620,9 +395,12 @@ Database Database::open(const std::string& path) {
     // fsync every one of them.
     db.exec("PRAGMA synchronous = NORMAL");
   }
-  const int before = schema::migrate(db, path);
-  logger().debug("database opened path={} schema_version={} created={}", path, kSchemaVersion,
-                 before == 0);
+  // Only a new or older file takes the write lock; migrate() re-reads the version under it, as
+  // another process may have created or migrated the file meanwhile.
+  int before = state.schema_version;
+  if (state.empty || state.schema_version < kSchemaVersion) before = schema::migrate(db, path);
+  logger().debug("database opened path={} schema_version={} previous_schema_version={}", path,
+                 kSchemaVersion, before);
   return Database(std::make_unique<Impl>(path, std::move(db)));
 }
 
@@ -633,8 +411,7 @@ Database Database::open_readonly(const std::string& path) {
   }
   sql::Connection db = open_existing_readonly(path);
   db.exec("PRAGMA foreign_keys = ON");
-  logger().debug("database opened path={} schema_version={} read_only=true", path,
-                 kSchemaVersion);
+  logger().debug("database opened path={} schema_version={} read_only=true", path, kSchemaVersion);
   return Database(std::make_unique<Impl>(path, std::move(db)));
 }
 
@@ -644,8 +421,8 @@ std::optional<CubinRecord> Database::find_cubin(const std::string& compile_key) 
   Impl& impl = checked(impl_);
   const std::lock_guard<std::mutex> lock(impl.mutex);
   sql::Connection& db = impl.db;
-  sql::Statement query(db, fmt::format("SELECT {} FROM cubins WHERE compile_key = ?",
-                                       kCubinColumns));
+  sql::Statement query(db,
+                       fmt::format("SELECT {} FROM cubins WHERE compile_key = ?", kCubinColumns));
   query.bind(1, compile_key);
   if (!query.step()) return std::nullopt;
   return read_cubin(query);
@@ -670,9 +447,9 @@ void Database::put_cubin(const CubinRecord& record) {
                       kCubinColumns));
   insert
       .bind_all(record.compile_key, record.arch, record.source_name,
-                join_lines(record.name_expressions), join_lines(record.lowered_names),
-                record.cubin, record.registers, record.spill_bytes, record.smem_static_bytes,
-                record.log, record.nvrtc_version, record.compile_ms, now_unix())
+                join_lines(record.name_expressions), join_lines(record.lowered_names), record.cubin,
+                record.registers, record.spill_bytes, record.smem_static_bytes, record.log,
+                record.nvrtc_version, record.compile_ms, now_unix())
       .run();
   transaction.commit();
 }
@@ -735,9 +512,10 @@ void Database::set_winner(const Winner& winner) {
   if (row.created_unix == 0) row.created_unix = now_unix();
   sql::Statement upsert(db, upsert_winner_sql(kSetWinnerRule));
   if (upsert_winner(db, upsert, row) == 0) {
-    logger().debug("winner kept: a prediction does not replace a measurement problem={} "
-                   "device=\"{}\" config={}",
-                   row.key.problem_key, row.key.device_fingerprint, row.config_key);
+    logger().debug(
+        "winner kept: a prediction does not replace a measurement problem={} "
+        "device=\"{}\" config={}",
+        row.key.problem_key, row.key.device_fingerprint, row.config_key);
   }
 }
 
@@ -824,21 +602,21 @@ std::int64_t Database::merge_from(const std::string& other_path) {
 
 void Database::export_csv(const std::string& out_path) const {
   std::string text;
-  csv::append_record(text, csv_columns());
+  csv::append_record(text, export_columns());
   {
     Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+    const std::lock_guard<std::mutex> lock(impl.mutex);
+    sql::Connection& db = impl.db;
     sql::Transaction transaction(db, sql::Transaction::Kind::kRead);
     sql::Statement measurements(
         db, fmt::format("SELECT {} FROM measurements ORDER BY id", kMeasurementColumns));
     while (measurements.step())
-      csv::append_record(text, csv_fields(read_measurement(measurements, impl.path)));
+      csv::append_record(text, export_fields(read_measurement(measurements, impl.path)));
     sql::Statement winners(db, fmt::format("SELECT {} FROM winners ORDER BY problem_key, "
                                            "device_fingerprint, protocol_version, "
                                            "template_version",
                                            kWinnerColumns));
-    while (winners.step()) csv::append_record(text, csv_fields(read_winner(winners)));
+    while (winners.step()) csv::append_record(text, export_fields(read_winner(winners)));
     transaction.commit();
   }
   std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
@@ -852,7 +630,7 @@ void Database::export_csv(const std::string& out_path) const {
 
 std::int64_t Database::import_csv(const std::string& in_path) {
   // Parse everything first: a malformed file adds nothing.
-  const CsvContents contents = parse_export(read_whole_file(in_path), in_path);
+  const ExportContents contents = read_export(in_path);
   Impl& impl = checked(impl_);
   const std::lock_guard<std::mutex> lock(impl.mutex);
   sql::Connection& db = impl.db;

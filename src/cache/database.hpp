@@ -16,17 +16,17 @@ inline constexpr int kSchemaVersion = 1;
 
 // One compiled translation unit: a cubin with one or more kernels.
 struct CubinRecord {
-  std::string compile_key;   // hex SHA-256 of source, headers, options, NVRTC version, arch, codegen
-  std::string arch;          // "sm_90a", "sm_80", ...
-  std::string source_name;   // human-readable, e.g. the config key
+  std::string compile_key;  // hex SHA-256 of source, headers, options, NVRTC version, arch, codegen
+  std::string arch;         // "sm_90a", "sm_80", ...
+  std::string source_name;  // human-readable, e.g. the config key
   std::vector<std::string> name_expressions;  // e.g. "kt::gemm_sm80<...>"
   std::vector<std::string> lowered_names;     // same order: mangled names for cuModuleGetFunction
   std::vector<char> cubin;
-  int registers = 0;         // of the first (main) kernel
-  int spill_bytes = 0;       // spill stores + spill loads, all kernels
+  int registers = 0;    // of the first (main) kernel
+  int spill_bytes = 0;  // spill stores + spill loads, all kernels
   int smem_static_bytes = 0;
-  std::string log;           // NVRTC/ptxas log
-  std::string nvrtc_version; // "13.0"
+  std::string log;            // NVRTC/ptxas log
+  std::string nvrtc_version;  // "13.0"
   double compile_ms = 0;
 };
 
@@ -36,8 +36,8 @@ Status parse_status(const std::string& text);  // throws kt::Error on unknown te
 
 // The tuning key: (problem, device, benchmark protocol version, template version).
 struct TuningKey {
-  std::string problem_key;          // e.g. "gemm:bf16:bf16:nt:4096x4096x4096"
-  std::string device_fingerprint;   // e.g. "NVIDIA H200/cc90/132sm"
+  std::string problem_key;         // e.g. "gemm:bf16:bf16:nt:4096x4096x4096"
+  std::string device_fingerprint;  // e.g. "NVIDIA H200/cc90/132sm"
   int protocol_version = 0;
   int template_version = 0;
   bool operator==(const TuningKey&) const = default;
@@ -48,14 +48,14 @@ struct Measurement {
   TuningKey key;
   std::string config_key;
   Status status = Status::kOk;
-  double median_us = 0;      // measured median; for kPredicted, the model's time
-  double spread_pct = 0;     // (p90 - p10) / median, in percent
+  double median_us = 0;   // measured median; for kPredicted, the model's time
+  double spread_pct = 0;  // (p90 - p10) / median, in percent
   int num_reps = 0;
   double tflops = 0;
-  int sm_clock_mhz = 0;      // SM clock read while measuring, 0 if unknown
-  double predicted_us = 0;   // the model's time for this candidate
-  std::string detail;        // error text for failures, notes otherwise
-  std::string run_id;        // which tuning run wrote it
+  int sm_clock_mhz = 0;           // SM clock read while measuring, 0 if unknown
+  double predicted_us = 0;        // the model's time for this candidate
+  std::string detail;             // error text for failures, notes otherwise
+  std::string run_id;             // which tuning run wrote it
   std::int64_t created_unix = 0;  // set by the database on insert when 0
 };
 
@@ -63,7 +63,7 @@ struct Winner {
   TuningKey key;
   std::string config_key;
   double median_us = 0;
-  bool predicted = false;    // true when chosen by the model without a GPU
+  bool predicted = false;  // true when chosen by the model without a GPU
   std::string run_id;
   std::int64_t created_unix = 0;
 };
@@ -80,11 +80,11 @@ struct Summary {
 class Database {
  public:
   // Opens (creating if absent, with parent directories) the file at `path`, or ":memory:".
-  // One Database may be used from several threads (calls are serialized inside); several
-  // processes may open the same file.
   // Sets WAL mode and a busy timeout, creates or migrates the schema. Throws kt::Error
   // (kDatabase) naming the path and the fix when the file is not a SQLite database, is
   // corrupt, or has a newer schema than this build understands.
+  // One Database may be used from several threads (calls are serialized inside); several
+  // processes may open the same file.
   static Database open(const std::string& path);
   // Opens an existing file read-only (the runtime's mode when it may not write). Throws
   // kt::Error (kNotFound) when the file does not exist, (kDatabase) as open() does otherwise,
@@ -114,8 +114,9 @@ class Database {
   // one. created_unix 0 is set to the current time.
   void set_winner(const Winner& winner);
   std::optional<Winner> find_winner(const TuningKey& key) const;
-  // Winners on one device whose problem key starts with `problem_prefix` (e.g. "gemm:bf16:bf16:nt:"),
-  // for the runtime's nearest-shape grade. Ordered by problem key (bytewise).
+  // Winners on one device whose problem key starts with `problem_prefix` (e.g.
+  // "gemm:bf16:bf16:nt:"), for the runtime's nearest-shape grade. Ordered by problem key
+  // (bytewise).
   std::vector<Winner> winners_with_prefix(const std::string& device_fingerprint,
                                           const std::string& problem_prefix, int protocol_version,
                                           int template_version) const;

@@ -198,15 +198,18 @@ FileState inspect(sql::Connection& db, const std::string& path) {
 
   if (tables.empty() && app_id == 0) return FileState{.empty = true, .schema_version = 0};
   if (app_id != kApplicationId) {
-    const std::string owner =
-        app_id == 0 ? std::string("it has no kerntune marker")
-                    : fmt::format("its application_id is {:#x}, kerntune's is {:#x}", app_id,
-                                  kApplicationId);
-    throw Error(ErrorKind::kDatabase,
-                unusable_file_message(
-                    path, fmt::format("it is a SQLite database of another application ({}; "
-                                      "tables: {})",
-                                      owner, tables.empty() ? "none" : fmt::format("{}", fmt::join(tables, ", ")))));
+    const std::string owner = app_id == 0
+                                  ? std::string("it has no kerntune marker")
+                                  : fmt::format("its application_id is {:#x}, kerntune's is {:#x}",
+                                                app_id, kApplicationId);
+    throw Error(
+        ErrorKind::kDatabase,
+        unusable_file_message(
+            path,
+            fmt::format("it is a SQLite database of another application ({}; "
+                        "tables: {})",
+                        owner,
+                        tables.empty() ? "none" : fmt::format("{}", fmt::join(tables, ", ")))));
   }
   const int version = recorded_version(db, path);
   if (version == 0 || meta_value(db, "application") != std::string(kApplicationMarker)) {

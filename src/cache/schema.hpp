@@ -21,7 +21,7 @@ struct FileState {
   int schema_version = 0;  // of a kerntune file, in [1, kSchemaVersion]; 0 when empty
 };
 
-// Reads the schema of database `schema_name` ("main", or an attached name) on `db`, runs
+// Reads the schema of the main database of `db` (whose file is `path`, for messages), runs
 // PRAGMA quick_check, and classifies the file. Writes nothing. Throws kt::Error (kDatabase)
 // naming `path` and a fix when the file is not a SQLite database, is corrupt, belongs to
 // another application, or has a schema newer than kSchemaVersion.

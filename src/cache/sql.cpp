@@ -155,9 +155,9 @@ void Connection::fail(int code, std::string_view what) const {
   std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(code);
   std::string text = fmt::format("database '{}': {} (while running: {})", path_, message, what);
   if (is_busy(code)) {
-    text += fmt::format(
-        "; another process held the database for more than {} s: retry when it is done",
-        kBusyDeadline.count() / 1000);
+    text +=
+        fmt::format("; another process held the database for more than {} s: retry when it is done",
+                    kBusyDeadline.count() / 1000);
   }
   throw SqliteError(code, text);
 }
@@ -195,17 +195,17 @@ Statement& Statement::bind(int index, double value) {
 Statement& Statement::bind(int index, std::string_view text) {
   // NOTE: a null data pointer would bind NULL; an empty string_view may have one.
   const char* data = text.empty() ? "" : text.data();
-  const int rc = sqlite3_bind_text64(stmt_, index, data, text.size(), SQLITE_TRANSIENT,
-                                     SQLITE_UTF8);
+  const int rc =
+      sqlite3_bind_text64(stmt_, index, data, text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
   if (rc != SQLITE_OK) db_->fail(rc, fmt::format("bind parameter {}", index));
   return *this;
 }
 
 Statement& Statement::bind(int index, const std::vector<char>& blob) {
   // NOTE: sqlite3_bind_blob with zero bytes binds NULL; a zero-length blob needs zeroblob.
-  const int rc = blob.empty() ? sqlite3_bind_zeroblob(stmt_, index, 0)
-                              : sqlite3_bind_blob64(stmt_, index, blob.data(), blob.size(),
-                                                    SQLITE_TRANSIENT);
+  const int rc =
+      blob.empty() ? sqlite3_bind_zeroblob(stmt_, index, 0)
+                   : sqlite3_bind_blob64(stmt_, index, blob.data(), blob.size(), SQLITE_TRANSIENT);
   if (rc != SQLITE_OK) db_->fail(rc, fmt::format("bind parameter {}", index));
   return *this;
 }

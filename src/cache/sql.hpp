@@ -19,7 +19,8 @@ namespace kt::cache::sql {
 // code, so that callers can tell "not a database" and "corrupt" from other failures.
 class SqliteError : public Error {
  public:
-  SqliteError(int code, const std::string& message) : Error(ErrorKind::kDatabase, message), code_(code) {}
+  SqliteError(int code, const std::string& message)
+      : Error(ErrorKind::kDatabase, message), code_(code) {}
   int code() const { return code_; }
   // The primary result code (SQLITE_CORRUPT for SQLITE_CORRUPT_VTAB, ...).
   int primary_code() const { return code_ & 0xff; }
@@ -84,7 +85,7 @@ class Statement {
   Statement& bind(int index, int value) { return bind(index, std::int64_t{value}); }
   Statement& bind(int index, std::int64_t value);
   Statement& bind(int index, double value);
-  Statement& bind(int index, std::string_view text);  // never NULL: "" binds an empty text
+  Statement& bind(int index, std::string_view text);          // never NULL: "" binds an empty text
   Statement& bind(int index, const std::vector<char>& blob);  // never NULL: {} binds x''
   // Binds values to parameters 1, 2, ... in order.
   template <typename... Values>

@@ -25,4 +25,6 @@ std::string cuda_home() {
 std::optional<std::string> nvrtc_library() { return get("KERNTUNE_NVRTC"); }
 std::optional<std::string> cuda_driver_library() { return get("KERNTUNE_CUDA_DRIVER"); }
 
+std::optional<std::string> cublaslt_library() { return get("KERNTUNE_CUBLASLT"); }
+
 }  // namespace kt::env

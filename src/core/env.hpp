@@ -21,4 +21,7 @@ std::optional<std::string> nvrtc_library();
 // simulate a machine without a driver).
 std::optional<std::string> cuda_driver_library();
 
+// KERNTUNE_CUBLASLT: explicit path of libcublasLt.so for `kerntune bench`'s baseline.
+std::optional<std::string> cublaslt_library();
+
 }  // namespace kt::env

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <mutex>
+#include <vector>
 
 #include "core/env.hpp"
 #include "core/error.hpp"
@@ -42,8 +43,9 @@ const LtLibrary& library() {
   static std::once_flag once;
   static LtLibrary lib;
   std::call_once(once, [] {
-    const std::string candidates[] = {env::cuda_home() + "/lib64/libcublasLt.so.13",
-                                      "libcublasLt.so.13", "libcublasLt.so"};
+    std::vector<std::string> candidates = {env::cuda_home() + "/lib64/libcublasLt.so.13",
+                                           "libcublasLt.so.13", "libcublasLt.so"};
+    if (auto explicit_path = env::cublaslt_library()) candidates.insert(candidates.begin(), *explicit_path);
     for (const auto& path : candidates) {
       void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (h == nullptr) {

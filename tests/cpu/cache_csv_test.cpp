@@ -152,7 +152,8 @@ void expect_error(Action action, const std::vector<std::string>& needles) {
   }
 }
 
-// ---- the codec -----------------------------------------------------------------------------------
+// ---- the codec
+// -----------------------------------------------------------------------------------
 
 TEST(CacheCsv, FieldsAreQuotedOnlyWhenTheyNeedIt) {
   EXPECT_EQ(csv::quote_field("plain text"), "plain text");
@@ -293,10 +294,14 @@ TEST(CacheCsv, ImportedWinnerFollowsTheMergeRule) {
                         "winner,gemm:x:1,dev,1,1,predicted-fast,,1,,,,,,1,,r,100\n"
                         "winner,gemm:x:2,dev,1,1,measured-slow,,50,,,,,,0,,r,100\n");
   Database db = Database::open(":memory:");
-  const TuningKey key1{.problem_key = "gemm:x:1", .device_fingerprint = "dev",
-                       .protocol_version = 1, .template_version = 1};
-  const TuningKey key2{.problem_key = "gemm:x:2", .device_fingerprint = "dev",
-                       .protocol_version = 1, .template_version = 1};
+  const TuningKey key1{.problem_key = "gemm:x:1",
+                       .device_fingerprint = "dev",
+                       .protocol_version = 1,
+                       .template_version = 1};
+  const TuningKey key2{.problem_key = "gemm:x:2",
+                       .device_fingerprint = "dev",
+                       .protocol_version = 1,
+                       .template_version = 1};
   db.set_winner(Winner{.key = key1, .config_key = "measured", .median_us = 10});
   db.set_winner(Winner{.key = key2, .config_key = "measured-fast", .median_us = 10});
   EXPECT_EQ(db.import_csv(path), 0);
@@ -327,28 +332,34 @@ TEST(CacheCsv, MalformedFilesAreErrorsNamingTheLineAndAddNothing) {
   const std::string good_row =
       "measurement,gemm:x,dev,1,1,cfg,ok,1.5,0.5,10,100,1500,1.4,,note,r,100\n";
   const std::vector<MalformedCase> cases = {
-      {"bad number", kHeader + good_row + good_row +
-                         "measurement,gemm:x,dev,1,1,cfg,ok,fast,0.5,10,100,1500,1.4,,n,r,100\n",
+      {"bad number",
+       kHeader + good_row + good_row +
+           "measurement,gemm:x,dev,1,1,cfg,ok,fast,0.5,10,100,1500,1.4,,n,r,100\n",
        {":4:", "median_us", "fast"}},
-      {"bad status", kHeader + good_row +
-                         "measurement,gemm:x,dev,1,1,cfg,great,1,0.5,10,100,1500,1.4,,n,r,100\n",
+      {"bad status",
+       kHeader + good_row + "measurement,gemm:x,dev,1,1,cfg,great,1,0.5,10,100,1500,1.4,,n,r,100\n",
        {":3:", "great"}},
       {"short row", kHeader + good_row + "measurement,gemm:x,dev\n", {":3:", "3 fields"}},
-      {"bad kind", kHeader + "record,gemm:x,dev,1,1,cfg,ok,1,0.5,10,100,1500,1.4,,n,r,100\n",
+      {"bad kind",
+       kHeader + "record,gemm:x,dev,1,1,cfg,ok,1,0.5,10,100,1500,1.4,,n,r,100\n",
        {":2:", "record"}},
-      {"winner with a status", kHeader + "winner,gemm:x,dev,1,1,cfg,ok,1,,,,,,0,,r,100\n",
+      {"winner with a status",
+       kHeader + "winner,gemm:x,dev,1,1,cfg,ok,1,,,,,,0,,r,100\n",
        {":2:", "status"}},
-      {"bad predicted flag", kHeader + "winner,gemm:x,dev,1,1,cfg,,1,,,,,,yes,,r,100\n",
+      {"bad predicted flag",
+       kHeader + "winner,gemm:x,dev,1,1,cfg,,1,,,,,,yes,,r,100\n",
        {":2:", "predicted"}},
-      {"integer overflow", kHeader + good_row +
-                               "measurement,gemm:x,dev,99999999999,1,cfg,ok,1,0.5,10,100,1500,"
-                               "1.4,,n,r,100\n",
+      {"integer overflow",
+       kHeader + good_row +
+           "measurement,gemm:x,dev,99999999999,1,cfg,ok,1,0.5,10,100,1500,"
+           "1.4,,n,r,100\n",
        {":3:", "protocol_version"}},
       {"unknown column", "kind,problem_key,colour\n", {":1:", "colour"}},
       {"missing column", "kind,problem_key\n", {":1:", "device_fingerprint"}},
       {"stray quote", kHeader + good_row + "measurement,gemm:\"x\",dev\n", {":3:", "quote"}},
-      {"unclosed quote", kHeader + good_row + good_row +
-                             "measurement,gemm:x,dev,1,1,cfg,ok,1,0.5,10,100,1500,1.4,,\"n,r,100\n",
+      {"unclosed quote",
+       kHeader + good_row + good_row +
+           "measurement,gemm:x,dev,1,1,cfg,ok,1,0.5,10,100,1500,1.4,,\"n,r,100\n",
        {":4:", "closed"}},
       {"empty file", "", {":1:", "empty"}},
   };

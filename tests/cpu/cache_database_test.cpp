@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -51,9 +52,10 @@ CubinRecord sample_cubin(const std::string& compile_key) {
   r.compile_key = compile_key;
   r.arch = "sm_90a";
   r.source_name = "gemm sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1";
-  r.name_expressions = {"kt::gemm_sm80<kt::bf16, kt::bf16, 128, 128, 32, 64, 64, 4, true, true, "
-                        "false>",
-                        "kt::gemm_splitk_reduce<kt::bf16>"};
+  r.name_expressions = {
+      "kt::gemm_sm80<kt::bf16, kt::bf16, 128, 128, 32, 64, 64, 4, true, true, "
+      "false>",
+      "kt::gemm_splitk_reduce<kt::bf16>"};
   r.lowered_names = {"_ZN2kt9gemm_sm80ILi128EEEvv", "_ZN2kt21gemm_splitk_reduceEv"};
   for (int i = 0; i < 3000; ++i) r.cubin.push_back(static_cast<char>(i * 7 % 256));
   r.cubin[0] = '\0';
@@ -439,12 +441,26 @@ TEST(CacheDatabase, TwoConnectionsToOneFileSeeEachOthersWrites) {
   Database first = Database::open(dir.file("shared.db"));
   Database second = Database::open(dir.file("shared.db"));
   std::thread writer([&first] {
-    for (int i = 0; i < 50; ++i) first.add_measurements({sample_measurement(fmt::format("a{}", i))});
+    for (int i = 0; i < 50; ++i)
+      first.add_measurements({sample_measurement(fmt::format("a{}", i))});
   });
   for (int i = 0; i < 50; ++i) second.add_measurements({sample_measurement(fmt::format("b{}", i))});
   writer.join();
   EXPECT_EQ(first.summary().num_measurements, 100);
   EXPECT_EQ(second.summary().num_measurements, 100);
+}
+
+TEST(CacheDatabase, OpeningAndReadingDoNotWaitForAWriter) {
+  ScratchDir dir;
+  const std::string path = dir.file("busy.db");
+  Database::open(path).set_winner(sample_winner(sample_key(), "a", 5, false));
+  sql::Connection writer = sql::Connection::open(path, sql::OpenMode::kReadWriteCreate);
+  writer.exec("BEGIN IMMEDIATE");
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Database::open(path).find_winner(sample_key())->config_key, "a");
+  EXPECT_EQ(Database::open_readonly(path).summary().num_winners, 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  writer.exec("ROLLBACK");
 }
 
 TEST(CacheDatabase, MovedFromDatabaseThrowsInsteadOfCrashing) {

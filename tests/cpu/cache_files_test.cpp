@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -168,8 +169,9 @@ TEST(CacheFiles, SqliteFileOfAnotherApplicationIsRefused) {
   const std::string path = dir.file("other-app.db");
   {
     sql::Connection raw = sql::Connection::open(path, sql::OpenMode::kReadWriteCreate);
-    raw.exec("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); "
-             "INSERT INTO users (name) VALUES ('ada')");
+    raw.exec(
+        "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); "
+        "INSERT INTO users (name) VALUES ('ada')");
   }
   const std::string bytes = read_bytes(path);
   expect_error([&] { Database::open(path); }, ErrorKind::kDatabase,
@@ -247,7 +249,40 @@ TEST(CacheFiles, PathWithUriCharactersOpens) {
   EXPECT_EQ(other.merge_from(path), 1);
 }
 
-// ---- merge ---------------------------------------------------------------------------------------
+TEST(CacheFiles, TwoProcessesCreatingAndWritingOneFileLoseNothing) {
+  ScratchDir dir;
+  const std::string path = dir.file("shared-by-processes.db");
+  constexpr int kRowsEach = 60;
+  const auto write_rows = [&path](const std::string& who) {
+    Database db = Database::open(path);
+    for (int i = 0; i < kRowsEach; ++i) {
+      db.add_measurements({measurement("1x1x1", fmt::format("{}-{}", who, i), i)});
+      db.put_cubin(cubin(fmt::format("{}-{}", who, i)));
+    }
+  };
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int code = 0;
+    try {
+      write_rows("child");
+    } catch (...) {
+      code = 1;
+    }
+    ::_exit(code);
+  }
+  write_rows("parent");
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const Summary summary = Database::open(path).summary();
+  EXPECT_EQ(summary.num_measurements, 2 * kRowsEach);
+  EXPECT_EQ(summary.num_cubins, 2 * kRowsEach);
+}
+
+// ---- merge
+// ---------------------------------------------------------------------------------------
 
 TEST(CacheMerge, MergeCopiesEveryKindOfRow) {
   ScratchDir dir;
@@ -348,8 +383,7 @@ TEST(CacheMerge, BadSourcesAreClearErrorsAndLeaveTheDatabaseUntouched) {
   expect_error([&] { db.merge_from(garbage); }, ErrorKind::kDatabase, {garbage});
   expect_error([&] { db.merge_from(foreign); }, ErrorKind::kDatabase, {foreign, "another"});
   expect_error([&] { db.merge_from(newer); }, ErrorKind::kDatabase, {newer, "newer"});
-  expect_error([&] { db.merge_from(dir.file("absent.db")); }, ErrorKind::kNotFound,
-               {"absent.db"});
+  expect_error([&] { db.merge_from(dir.file("absent.db")); }, ErrorKind::kNotFound, {"absent.db"});
   EXPECT_FALSE(fs::exists(dir.file("absent.db")));
   const Summary summary = db.summary();
   EXPECT_EQ(summary.num_winners, 1);

@@ -1,0 +1,97 @@
+// GEMM correctness on the GPU: every dtype pair, both B layouts, ragged shapes, split-K, on fresh
+// random data with the output poisoned first, against a float64 reference (gemm_workload.hpp).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "generator/generated_source.hpp"
+#include "gpu/gpu_fixture.hpp"
+#include "runtime/cubin_provider.hpp"
+#include "runtime/gemm_dispatch.hpp"
+#include "runtime/gemm_kernel.hpp"
+#include "tuner/gemm_workload.hpp"
+
+namespace kt {
+namespace {
+
+struct Case {
+  const char* shape;
+  DType in, out;
+  Layout layout;
+  const char* config;  // empty: the model's default for the shape
+};
+
+std::uint64_t fresh_seed() {
+  return std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
+class GemmCorrectness : public testing::GpuTest {
+ protected:
+  // One cubin cache for the whole tier, so a config compiles once across shapes.
+  static cache::Database& cubin_cache() {
+    static cache::Database db = cache::Database::open(
+        (std::filesystem::temp_directory_path() / ("kt_gpu_cubins_" + std::to_string(::getpid()) + ".db"))
+            .string());
+    return db;
+  }
+
+  void check(const Case& c) {
+    GemmProblem p;
+    p.in_dtype = c.in;
+    p.out_dtype = c.out;
+    p.layout = c.layout;
+    parse_gemm_shape(c.shape, p);
+    const GemmConfig config = *c.config ? parse_gemm_config_key(c.config)
+                                        : rt::model_default_config(p, device_, 64 << 20);
+    const std::string label = fmt::format("{} with {}", to_key(p), to_key(config));
+    ASSERT_FALSE(validate(p, config, device_)) << label << ": " << *validate(p, config, device_);
+    rt::ModuleCache modules;
+    CUstream stream = nullptr;
+    ASSERT_EQ(rt::driver().stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    {
+      tune::GemmWorkload work(p, device_, nullptr, modules, stream, fresh_seed(),
+                              std::size_t(workspace_bytes(p, config)));
+      const auto cubin = rt::get_or_compile(&cubin_cache(), gen::generate_gemm(p, config, device_.arch()),
+                                            true, true);
+      const rt::GemmKernel kernel(p, config, modules.load(cubin.record));
+      work.poison_output();
+      ASSERT_EQ(kernel.launch(work.a(), work.b(), work.c(), work.workspace(), stream), CUDA_SUCCESS)
+          << label;
+      const tune::OutputCheck result = work.check_output();
+      EXPECT_TRUE(result.passed) << label << ": " << result.detail;
+      EXPECT_EQ(result.nonfinite, 0u) << label;
+      EXPECT_LT(result.relative_error, result.tolerance) << label;
+    }
+    rt::driver().stream_destroy(stream);
+  }
+};
+
+TEST_F(GemmCorrectness, RaggedShapesEveryDtypeBothLayoutsModelDefault) {
+  const char* shapes[] = {"127x129x65", "1x4096x4096", "4100x4096x4096", "64x64x64", "1x1x1",
+                          "33x200x1000"};
+  const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16},
+                            {DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32},
+                            {DType::kBF16, DType::kFP16}};
+  for (const char* shape : shapes)
+    for (const auto& pair : pairs)
+      for (Layout layout : {Layout::kNT, Layout::kNN}) check({shape, pair[0], pair[1], layout, ""});
+}
+
+TEST_F(GemmCorrectness, HandPickedTilesIncludingSplitKOnRaggedShapes) {
+  const char* configs[] = {
+      "sm80.bm128.bn256.bk32.wm64.wn64.s3.g8.sk1", "sm80.bm256.bn128.bk32.wm64.wn64.s3.g8.sk1",
+      "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1", "sm80.bm128.bn128.bk64.wm64.wn64.s3.g1.sk1",
+      "sm80.bm64.bn128.bk32.wm32.wn64.s4.g8.sk1",  "sm80.bm64.bn64.bk64.wm32.wn32.s4.g8.sk1",
+      "sm80.bm16.bn128.bk64.wm16.wn32.s4.g8.sk1",  "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk4",
+      "sm80.bm64.bn128.bk32.wm64.wn64.s5.g1.sk12", "sm80.bm16.bn64.bk64.wm16.wn16.s6.g8.sk3"};
+  const char* shapes[] = {"127x129x1000", "300x520x4104", "1000x1000x777"};
+  for (const char* config : configs)
+    for (const char* shape : shapes)
+      for (Layout layout : {Layout::kNT, Layout::kNN})
+        check({shape, DType::kBF16, DType::kBF16, layout, config});
+}
+
+}  // namespace
+}  // namespace kt
