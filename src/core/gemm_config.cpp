@@ -54,6 +54,8 @@ GemmConfig parse_gemm_config_key(std::string_view key) {
     if (v < 1 || v > 4096) throw_invalid(fmt::format("config field '{}' = {} is out of range", prefix, v));
     *fields[i].value = int(v);
   }
+  if (to_key(c) != key)
+    throw_invalid(fmt::format("config key '{}' is not canonical: write it as '{}'", key, to_key(c)));
   return c;
 }
 
@@ -73,9 +75,11 @@ std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c) {
 }
 
 int estimated_registers(const GemmConfig& c) {
+  // Accumulators, two k16 steps of A and B fragments (double-buffered), and addressing; ptxas
+  // lands at 244-255 for a 64x64 warp tile.
   const int accumulators = c.warp_m * c.warp_n / 32;
   const int fragments = (c.warp_m / 16) * 4 + (c.warp_n / 8) * 2;
-  return std::min(255, accumulators + fragments + 48);
+  return std::min(255, accumulators + 2 * fragments + 56);
 }
 
 std::optional<std::string> validate(const GemmProblem& p, const GemmConfig& c,
@@ -148,10 +152,12 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
                                                const GemmDomains& d) {
   std::vector<GemmConfig> out;
   auto padded = [](std::int64_t v) { std::int64_t r = 16; while (r < v) r *= 2; return r; };
+  // The nn layout's B rows need tile_n >= 64 whatever N is.
+  const std::int64_t min_tile_n = p.layout == Layout::kNN ? 64 : 32;
   for (int bm : d.tile_m) {
     if (bm > 2 * padded(p.m) && bm > 16) continue;
     for (int bn : d.tile_n) {
-      if (bn > 2 * padded(p.n) && bn > 32) continue;
+      if (bn > 2 * padded(p.n) && bn > min_tile_n) continue;
       for (int bk : d.tile_k)
         for (int wm : d.warp_m)
           for (int wn : d.warp_n)

@@ -40,7 +40,7 @@ WaveStats wave_stats(std::int64_t num_ctas, int num_sms, int ctas_per_sm) {
   w.num_ctas = num_ctas;
   w.slots = std::int64_t(num_sms) * std::max(ctas_per_sm, 1);
   w.waves = ceil_div(num_ctas, w.slots);
-  w.last_wave_ctas = num_ctas - (w.waves - 1) * w.slots;
+  w.last_wave_ctas = w.waves > 0 ? num_ctas - (w.waves - 1) * w.slots : 0;
   w.efficiency = w.waves > 0 ? double(num_ctas) / double(w.waves * w.slots) : 0.0;
   return w;
 }

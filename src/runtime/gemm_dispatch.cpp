@@ -38,12 +38,23 @@ const char* to_string(DispatchGrade grade) {
   return "?";
 }
 
+std::vector<GemmConfig> model_ranked_configs(const GemmProblem& p, const DeviceDesc& device,
+                                             std::int64_t max_workspace, std::size_t count) {
+  std::vector<GemmConfig> out;
+  for (const auto& ranked : rank_by_model(p, enumerate_gemm_configs(p, device), device)) {
+    if (workspace_bytes(p, ranked.config) > max_workspace) continue;
+    out.push_back(ranked.config);
+    if (out.size() >= count) break;
+  }
+  if (out.empty())
+    throw Error(ErrorKind::kUnsupported,
+                fmt::format("no GEMM config fits {} on {}", to_key(p), device.name));
+  return out;
+}
+
 GemmConfig model_default_config(const GemmProblem& p, const DeviceDesc& device,
                                 std::int64_t max_workspace) {
-  for (const auto& ranked : rank_by_model(p, enumerate_gemm_configs(p, device), device))
-    if (workspace_bytes(p, ranked.config) <= max_workspace) return ranked.config;
-  throw Error(ErrorKind::kUnsupported,
-              fmt::format("no GEMM config fits {} on {}", to_key(p), device.name));
+  return model_ranked_configs(p, device, max_workspace, 1).front();
 }
 
 GemmChoice choose_gemm_config(const cache::Database* db, const GemmProblem& p,

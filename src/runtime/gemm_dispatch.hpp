@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cache/database.hpp"
 #include "core/device_desc.hpp"
@@ -28,5 +29,9 @@ GemmChoice choose_gemm_config(const cache::Database* db, const GemmProblem& prob
 // The model's best valid config for `problem` (the last grade).
 GemmConfig model_default_config(const GemmProblem& problem, const DeviceDesc& device,
                                 std::int64_t max_workspace_bytes);
+
+// The model's configs for `problem` in rank order (the candidates of the last grade).
+std::vector<GemmConfig> model_ranked_configs(const GemmProblem& problem, const DeviceDesc& device,
+                                             std::int64_t max_workspace_bytes, std::size_t count);
 
 }  // namespace kt::rt

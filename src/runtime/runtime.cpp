@@ -30,6 +30,8 @@ struct GemmProblemHash {
   }
 };
 
+constexpr std::size_t kModelDefaultTries = 4;
+
 struct GemmEntry {
   rt::GemmKernel kernel;
   GemmDispatchInfo info;
@@ -73,16 +75,32 @@ struct Runtime::Impl {
     cache::Database* database = db ? &*db : nullptr;
     const rt::GemmChoice choice = rt::choose_gemm_config(database, p, device,
                                                          std::int64_t(options.workspace_bytes));
-    const gen::GeneratedSource source = gen::generate_gemm(p, choice.config, device.arch());
-    const rt::CubinResult cubin =
-        rt::get_or_compile(database, source, options.compile_on_miss, !options.read_only);
+    GemmConfig config = choice.config;
+    rt::CubinResult cubin = compile(database, p, config);
+    if (choice.grade == rt::DispatchGrade::kModelDefault && cubin.record.spill_bytes > 0) {
+      // The model cannot see register spills: take the next of its picks that compiles clean.
+      for (const GemmConfig& next : rt::model_ranked_configs(
+               p, device, std::int64_t(options.workspace_bytes), kModelDefaultTries)) {
+        rt::CubinResult other = compile(database, p, next);
+        if (other.record.spill_bytes == 0) {
+          config = next;
+          cubin = std::move(other);
+          break;
+        }
+      }
+    }
     const rt::LoadedModule& module = modules.load(cubin.record);
-    GemmEntry entry{rt::GemmKernel(p, choice.config, module),
-                    GemmDispatchInfo{to_key(choice.config), rt::to_string(choice.grade),
+    GemmEntry entry{rt::GemmKernel(p, config, module),
+                    GemmDispatchInfo{to_key(config), rt::to_string(choice.grade),
                                      choice.tuned_problem_key, cubin.compiled_now}};
     logger().debug("dispatch {} -> {} grade={} compiled={}", to_key(p), entry.info.config_key,
                    entry.info.grade, entry.info.compiled_now);
     return gemms.emplace(p, std::move(entry)).first->second;
+  }
+
+  rt::CubinResult compile(cache::Database* database, const GemmProblem& p, const GemmConfig& c) {
+    return rt::get_or_compile(database, gen::generate_gemm(p, c, device.arch()),
+                              options.compile_on_miss, !options.read_only);
   }
 
   const GemmEntry& lookup(const GemmProblem& p) {

@@ -36,9 +36,7 @@ struct DTypeTraits<bf16> {
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(out) : "f"(hi), "f"(lo));
     return out;
   }
-  static __device__ __forceinline__ bool is_finite(bf16 v) {
-    return (v.bits & 0x7F80u) != 0x7F80u;
-  }
+  static __device__ __forceinline__ bool is_finite(bf16 v) { return (v.bits & 0x7F80u) != 0x7F80u; }
   static __device__ __forceinline__ bf16 nan() { return bf16{0xFFFFu}; }
 };
 
@@ -61,9 +59,7 @@ struct DTypeTraits<fp16> {
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(out) : "f"(hi), "f"(lo));
     return out;
   }
-  static __device__ __forceinline__ bool is_finite(fp16 v) {
-    return (v.bits & 0x7C00u) != 0x7C00u;
-  }
+  static __device__ __forceinline__ bool is_finite(fp16 v) { return (v.bits & 0x7C00u) != 0x7C00u; }
   static __device__ __forceinline__ fp16 nan() { return fp16{0xFFFFu}; }
 };
 

@@ -78,8 +78,7 @@ __global__ void gemm_reference_samples(const TIn* a, const TIn* b, long long lda
 template <typename TOut>
 __global__ void gather_and_count_nonfinite(const TOut* c, long long ldc, int m, int n,
                                            const int* rows, const int* cols, int num_samples,
-                                           double* gathered,
-                                           unsigned long long* nonfinite_count) {
+                                           double* gathered, unsigned long long* nonfinite_count) {
   __shared__ unsigned long long block_count;
   if (threadIdx.x == 0) block_count = 0;
   __syncthreads();
@@ -95,8 +94,8 @@ __global__ void gather_and_count_nonfinite(const TOut* c, long long ldc, int m, 
   if (threadIdx.x == 0 && block_count != 0) atomicAdd(nonfinite_count, block_count);
 
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  for (long long s = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-       s < num_samples; s += stride) {
+  for (long long s = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; s < num_samples;
+       s += stride) {
     gathered[s] = static_cast<double>(DTypeTraits<TOut>::to_float(c[rows[s] * ldc + cols[s]]));
   }
 }

@@ -56,11 +56,10 @@ struct TileLoader {
   long long ld;                // leading dimension, in elements
   int row, col;                // global coordinates of src
   int row_limit, col_limit;
-  int smem_row, smem_chunk;    // tile coordinates of this thread's first chunk
+  int smem_row, smem_chunk;  // tile coordinates of this thread's first chunk
 
   __device__ __forceinline__ TileLoader(const void* operand, long long ld_, int first_row,
-                                        int first_col, int row_limit_, int col_limit_,
-                                        int thread) {
+                                        int first_col, int row_limit_, int col_limit_, int thread) {
     base = static_cast<const unsigned short*>(operand);
     smem_row = thread / Tile::kChunksPerRow;
     smem_chunk = thread % Tile::kChunksPerRow;
@@ -76,8 +75,7 @@ struct TileLoader {
   // address `tile_addr`.
   __device__ __forceinline__ void copy(int iter, unsigned int tile_addr) const {
     const int r = row + iter * kRowsPerIter;
-    const unsigned int dst =
-        tile_addr + Tile::offset(smem_row + iter * kRowsPerIter, smem_chunk);
+    const unsigned int dst = tile_addr + Tile::offset(smem_row + iter * kRowsPerIter, smem_chunk);
     const unsigned short* p = src + iter * kRowsPerIter * ld;
     if constexpr (kVectorLoads) {
       const bool in_bounds = r < row_limit && col < col_limit;
@@ -92,6 +90,22 @@ struct TileLoader {
         words[w] = lo | (hi << 16);
       }
       st_shared_16(dst, words);
+    }
+  }
+
+  // Copies the iterations i % kSlices == slice of the current k-tile (slice is a constant after
+  // unrolling) into the tile at shared address `tile_addr`.
+  template <int kSlices>
+  __device__ __forceinline__ void copy_slice(int slice, unsigned int tile_addr) const {
+    if constexpr (kVectorLoads) {
+#pragma unroll
+      for (int iter = 0; iter < kIters; ++iter)
+        if (iter % kSlices == slice) copy(iter, tile_addr);
+    } else {
+      // NOTE: rolled, so one chunk's loads are in flight per thread: unrolled, ptxas hoists the
+      // loads of every chunk at once and spills.
+#pragma unroll 1
+      for (int iter = slice; iter < kIters; iter += kSlices) copy(iter, tile_addr);
     }
   }
 
@@ -113,7 +127,8 @@ struct TileLoader {
 // running together share A rows and B columns in L2.
 __device__ __forceinline__ void grouped_tile(int id, int tiles_m, int tiles_n, int group,
                                              int& tile_m, int& tile_n) {
-  group = group < 1 ? 1 : group;
+  // Clamped to [1, tiles_m], so group * tiles_n <= the CTA count fits an int.
+  group = group < 1 ? 1 : (group > tiles_m ? tiles_m : group);
   const int group_tiles = group * tiles_n;
   const int first_m = (id / group_tiles) * group;
   const int rows = tiles_m - first_m < group ? tiles_m - first_m : group;
@@ -197,9 +212,6 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
                                    !kBIsNxK, kVectorLoads>;
   // Load iterations are spread over the first kKSteps - 1 k16 steps of the previous k-tile.
   constexpr int kCopySteps = kKSteps - 1;
-  // NOTE: the element-wise path keeps one chunk's loads in flight per thread; unrolling it lets
-  // ptxas hoist every chunk's loads at once and spill.
-  constexpr int kCopyUnroll = kVectorLoads ? 16 : 1;
 
   extern __shared__ __align__(128) unsigned char smem[];
   const unsigned int smem_a = shared_address(smem);
@@ -226,35 +238,32 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
   const int num_k_tiles =
       k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileK - 1) / kTileK) : 0;
 
-  LoaderA load_a(params.a, params.lda, m0, static_cast<int>(k_begin), params.m,
-                 static_cast<int>(k_end), thread);
-  LoaderB load_b = kBIsNxK ? LoaderB(params.b, params.ldb, n0, static_cast<int>(k_begin), params.n,
-                                     static_cast<int>(k_end), thread)
-                           : LoaderB(params.b, params.ldb, static_cast<int>(k_begin), n0,
-                                     static_cast<int>(k_end), params.n, thread);
+  const int k0 = static_cast<int>(k_begin);
+  const int k1 = static_cast<int>(k_end);
+  LoaderA load_a(params.a, params.lda, m0, k0, params.m, k1, thread);
+  LoaderB load_b(params.b, params.ldb, kBIsNxK ? n0 : k0, kBIsNxK ? k0 : n0,
+                 kBIsNxK ? params.n : k1, kBIsNxK ? k1 : params.n, thread);
 
   // Prologue: k-tiles 0 .. kStages - 2, one commit group each (empty past the last k-tile).
 #pragma unroll
   for (int stage = 0; stage < kStages - 1; ++stage) {
     if (stage < num_k_tiles) {
-#pragma unroll kCopyUnroll
-      for (int i = 0; i < LoaderA::kIters; ++i) load_a.copy(i, smem_a + stage * TileA::kBytes);
-#pragma unroll kCopyUnroll
-      for (int i = 0; i < LoaderB::kIters; ++i) load_b.copy(i, smem_b + stage * TileB::kBytes);
+      load_a.template copy_slice<1>(0, smem_a + stage * TileA::kBytes);
+      load_b.template copy_slice<1>(0, smem_b + stage * TileB::kBytes);
     }
     cp_async_commit();
     load_a.template advance<kTileK>();
     load_b.template advance<kTileK>();
   }
 
-  // Per-lane ldmatrix offsets inside one stage. A (and B when N x K): lanes 0-15 address rows
-  // 0-15 at k chunk 0, lanes 16-31 the same rows at chunk 1, giving a0..a3 (B: lanes 0-7 n 0-7
-  // chunk 0, 8-15 n 0-7 chunk 1, 16-23 n 8-15 chunk 0, 24-31 n 8-15 chunk 1, giving {b0, b1}
-  // of two n8 fragments). Step ks reads chunks 2 ks + {0, 1}: as the swizzle keeps bits 4-6
-  // of the offset XOR-linear, that is the step-0 offset XOR 32 ks; +16 rows adds 16 rows' bytes.
-  // B when K x N: lanes 0-7 k 0-7, 8-15 k 8-15 at n chunk 0, 16-23 / 24-31 likewise at n chunk 1,
-  // through ldmatrix.trans; n fragment pair p is the pair-0 offset XOR 32 p (warp_n * kWarpN / 8
-  // is a multiple of kWarpN / 8 > 2 p + 1, so adding 2 p never carries), step ks adds 16 rows.
+  // Per-lane ldmatrix offsets inside one stage (lane l addresses row l % 8 of matrix l / 8).
+  // A: matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15)
+  // are a0..a3 of the m16k16 fragment. B when N x K: (n 0-7, k 0-7), (n 0-7, k 8-15),
+  // (n 8-15, k 0-7), (n 8-15, k 8-15) are {b0, b1} of two n8 fragments. B when K x N, through
+  // ldmatrix.trans: (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15), the same.
+  // The swizzle depends on row % 8 only, so +16 rows adds 16 row lengths; and it XORs the chunk
+  // index, so chunk c ^ 2j (k step j for A and N x K B, n pair j for K x N B, whose chunk
+  // warp_n * kWarpN / 8 + lane / 16 + 2 j never carries into the warp's base) is offset ^ 32 j.
   unsigned int a_offsets[kKSteps];
   {
     const int a0 = TileA::offset(warp_m * kWarpM + lane % 16, lane / 16);
@@ -295,8 +304,8 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
       if constexpr (kBIsNxK) {
         ldmatrix_x4(r, smem_b + stage * TileB::kBytes + b_offsets[ks] + p * 16 * TileB::kRowBytes);
       } else {
-        ldmatrix_x4_trans(r, smem_b + stage * TileB::kBytes + ks * 16 * TileB::kRowBytes +
-                                 b_offsets[p]);
+        ldmatrix_x4_trans(
+            r, smem_b + stage * TileB::kBytes + ks * 16 * TileB::kRowBytes + b_offsets[p]);
       }
       b_frag[buf][2 * p][0] = r[0];
       b_frag[buf][2 * p][1] = r[1];
@@ -327,12 +336,8 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
       if (ks < kCopySteps) {
         // k-tile kt + kStages - 1 into the stage that k-tile kt - 1 used.
         if (copy_next) {
-#pragma unroll kCopyUnroll
-          for (int i = ks; i < LoaderA::kIters; i += kCopySteps)
-            load_a.copy(i, smem_a + write_stage * TileA::kBytes);
-#pragma unroll kCopyUnroll
-          for (int i = ks; i < LoaderB::kIters; i += kCopySteps)
-            load_b.copy(i, smem_b + write_stage * TileB::kBytes);
+          load_a.template copy_slice<kCopySteps>(ks, smem_a + write_stage * TileA::kBytes);
+          load_b.template copy_slice<kCopySteps>(ks, smem_b + write_stage * TileB::kBytes);
         }
         if (ks == kCopySteps - 1) {
           cp_async_commit();
@@ -353,6 +358,7 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
       }
     }
   }
+  // Only empty groups can remain; drain them so no copy is in flight when the CTA exits.
   cp_async_wait<0>();
 
   const int row0 = m0 + warp_m * kWarpM + lane / 4;

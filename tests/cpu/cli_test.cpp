@@ -1,0 +1,219 @@
+// The kerntune CLI as a user meets it: the built binary run as a subprocess with a fresh
+// database and no CUDA driver (so it behaves the same on a GPU machine): help text, the model's
+// explanation, generated source, and one clear error line for each kind of bad input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/gemm_config.hpp"
+#include "core/gemm_problem.hpp"
+#include "generator/embedded_templates.hpp"
+
+namespace {
+
+struct Result {
+  int status = -1;     // exit status of the CLI
+  std::string output;  // stdout and stderr interleaved
+};
+
+// A database path of its own per test, removed afterwards.
+class TempDatabase {
+ public:
+  TempDatabase() {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            ("kt_cli_test_" + std::to_string(getpid()) + "_" + std::to_string(counter++) + ".db");
+    std::filesystem::remove(path_);
+  }
+  ~TempDatabase() {
+    std::error_code ignored;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+      std::filesystem::remove(path_.string() + suffix, ignored);
+  }
+  std::string path() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// Runs `kerntune <args>` with the database at `db` and no CUDA driver.
+Result run_cli(const std::string& args, const std::string& db) {
+  const std::string command = "KERNTUNE_DB=" + quote(db) +
+                              " KERNTUNE_CUDA_DRIVER=/nonexistent/libcuda.so.1"
+                              " KERNTUNE_LOG_LEVEL=info " +
+                              quote(KT_BINARY_DIR "/src/tools/kerntune") + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(std::filesystem::exists(KT_BINARY_DIR "/src/tools/kerntune"))
+        << "build the kerntune target first";
+  }
+  Result run(const std::string& args) { return run_cli(args, db_.path()); }
+  // A failing run: non-zero exit, and the output contains every needle.
+  void expect_error(const std::string& args, const std::vector<std::string>& needles) {
+    SCOPED_TRACE("kerntune " + args);
+    const Result r = run(args);
+    EXPECT_NE(r.status, 0) << r.output;
+    for (const auto& needle : needles)
+      EXPECT_TRUE(contains(r.output, needle)) << "no '" << needle << "' in:\n" << r.output;
+  }
+
+  TempDatabase db_;
+};
+
+}  // namespace
+
+TEST_F(Cli, HelpListsEverySubcommand) {
+  const Result r = run("--help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* sub : {"info", "gen", "compile", "explain", "tune", "bench", "cache"}) {
+    // Each subcommand is listed at the start of a line of the Subcommands section.
+    EXPECT_TRUE(contains(r.output, std::string("\n  ") + sub + " "))
+        << "no subcommand '" << sub << "' in:\n"
+        << r.output;
+  }
+}
+
+TEST_F(Cli, MissingOrUnknownSubcommandIsAnError) {
+  const Result r = run("");
+  EXPECT_NE(r.status, 0) << r.output;
+  expect_error("frobnicate", {"subcommand"});
+}
+
+TEST_F(Cli, TuneHelpDescribesShape) {
+  const Result r = run("tune --help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "--shape")) << r.output;
+  EXPECT_TRUE(contains(r.output, "MxNxK")) << r.output;
+}
+
+TEST_F(Cli, ExplainPrintsWavesAndEfficiencies) {
+  const Result r = run("explain --shape 4096x4096x4096");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "gemm:bf16:bf16:nt:4096x4096x4096")) << r.output;
+  EXPECT_TRUE(contains(r.output, "waves")) << r.output;
+  EXPECT_TRUE(contains(r.output, "wave efficiency")) << r.output;
+  EXPECT_TRUE(contains(r.output, "tile eff")) << r.output;
+  EXPECT_TRUE(contains(r.output, "predicted")) << r.output;
+}
+
+TEST_F(Cli, ExplainOfAGivenConfigShowsItsTileCount) {
+  // 4096 / 128 = 32 tiles in each of M and N.
+  const Result r =
+      run("explain --shape 4096x4096x4096 --config sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "32 x 32 = 1024 tiles of 128x128")) << r.output;
+  EXPECT_TRUE(contains(r.output, "wave efficiency")) << r.output;
+}
+
+TEST_F(Cli, RejectsAZeroDimensionNamingM) { expect_error("explain --shape 0x1x1", {"M = 0"}); }
+
+TEST_F(Cli, RejectsAShapeOfTwoDimensionsNamingTheForm) {
+  expect_error("explain --shape 12x34", {"12x34", "MxNxK"});
+}
+
+TEST_F(Cli, RejectsAnUnknownDTypeListingTheAccepted) {
+  expect_error("explain --shape 64x64x64 --dtype int8", {"int8", "bf16", "fp16"});
+}
+
+TEST_F(Cli, RejectsAnUnknownLayout) {
+  expect_error("explain --shape 64x64x64 --layout tn", {"tn", "nn", "nt"});
+}
+
+TEST_F(Cli, AttentionIsNotAvailableYet) {
+  expect_error("explain --shape 64x64x64 --op attention", {"attention", "not available"});
+}
+
+TEST_F(Cli, RejectsAnUnknownOp) {
+  expect_error("explain --shape 64x64x64 --op foo", {"'foo'", "gemm"});
+}
+
+TEST_F(Cli, ErrorsAreOneLineWithoutATrace) {
+  const Result r = run("explain --shape 0x1x1");
+  EXPECT_NE(r.status, 0);
+  // Only log lines ("[hh:mm:ss] [level] ...") may accompany the one error line.
+  std::size_t error_lines = 0;
+  std::size_t start = 0;
+  while (start < r.output.size()) {
+    std::size_t end = r.output.find('\n', start);
+    if (end == std::string::npos) end = r.output.size();
+    const std::string line = r.output.substr(start, end - start);
+    if (!line.empty() && line[0] != '[') {
+      ++error_lines;
+      EXPECT_EQ(line.rfind("kerntune: ", 0), 0u) << line;
+    }
+    start = end + 1;
+  }
+  EXPECT_EQ(error_lines, 1u) << r.output;
+}
+
+TEST_F(Cli, GenPrintsTheTemplateIncludeAndKernelExpression) {
+  const std::string key = "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1";
+  const Result r = run("gen --shape 256x256x256 --config " + key);
+  ASSERT_EQ(r.status, 0) << r.output;
+  // The stub includes the GEMM template, and that header is one NVRTC is given.
+  const std::string header = "kerntune/gemm/gemm_sm80.cuh";
+  EXPECT_TRUE(contains(r.output, "#include \"" + header + "\"")) << r.output;
+  const auto& embedded = kt::gen::embedded_templates();
+  EXPECT_TRUE(std::any_of(embedded.begin(), embedded.end(),
+                          [&](const kt::gen::EmbeddedFile& f) { return f.name == header; }));
+  kt::GemmProblem p;
+  p.m = p.n = p.k = 256;
+  EXPECT_TRUE(contains(r.output, kt::gemm_kernel_expression(p, kt::parse_gemm_config_key(key))))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, key)) << r.output;
+}
+
+TEST_F(Cli, GenRejectsAMalformedConfig) {
+  expect_error("gen --shape 256x256x256 --config garbage", {"garbage", "config key"});
+}
+
+TEST_F(Cli, BenchWithoutAGpuFailsSayingSo) {
+  const Result r = run("bench --shape 64x64x64");
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "no GPU") || contains(r.output, "GPU and there is none"))
+      << r.output;
+}
+
+TEST_F(Cli, InfoReportsNoGpu) {
+  const Result r = run("info");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "no GPU")) << r.output;
+  EXPECT_TRUE(contains(r.output, db_.path())) << r.output;
+}
+
+TEST_F(Cli, CacheLsOnAFreshDatabaseShowsNothingTuned) {
+  const Result r = run("cache ls");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "0 winners")) << r.output;
+  EXPECT_TRUE(std::filesystem::exists(db_.path()));
+}

@@ -1,0 +1,226 @@
+// The analytic GEMM model against textbook figures worked by hand: wave quantization on 132 SMs,
+// tile quantization, occupancy limited by each resource in turn, and the sanity properties any
+// time estimate must have (positive, finite, never beyond peak, split-K multiplies the CTAs).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/device_desc.hpp"
+#include "core/gemm_config.hpp"
+#include "core/gemm_model.hpp"
+#include "core/gemm_problem.hpp"
+
+namespace {
+
+kt::GemmProblem problem(std::int64_t m, std::int64_t n, std::int64_t k,
+                        kt::Layout layout = kt::Layout::kNT) {
+  kt::GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.layout = layout;
+  return p;
+}
+
+kt::GemmConfig config(int bm, int bn, int bk, int wm, int wn, int stages, int split_k = 1) {
+  return kt::GemmConfig{kt::GemmFamily::kSm80, bm, bn, bk, wm, wn, stages, 8, split_k};
+}
+
+const kt::GemmConfig kTile128 = config(128, 128, 32, 64, 64, 4);
+
+// The H200 profile: 132 SMs, 228 KiB of shared memory, 64K registers and 2048 threads per SM.
+kt::DeviceDesc h200() { return kt::device_profile("h200"); }
+
+}  // namespace
+
+TEST(WaveStats, SquareGemmWithOneCtaPerSmTakesEightWaves) {
+  const kt::GemmProblem p = problem(4096, 4096, 4096);
+  EXPECT_EQ(kt::tiles_m(p, kTile128), 32);
+  EXPECT_EQ(kt::tiles_n(p, kTile128), 32);
+  const std::int64_t ctas = kt::tiles_m(p, kTile128) * kt::tiles_n(p, kTile128);
+  ASSERT_EQ(ctas, 1024);
+  const kt::WaveStats w = kt::wave_stats(ctas, 132, 1);
+  // 7 full waves hold 924 CTAs; the 8th holds the remaining 100 of 132 slots.
+  EXPECT_EQ(w.slots, 132);
+  EXPECT_EQ(w.waves, 8);
+  EXPECT_EQ(w.last_wave_ctas, 100);
+  EXPECT_NEAR(w.efficiency, 1024.0 / 1056.0, 1e-12);
+  EXPECT_NEAR(w.efficiency, 0.97, 0.005);
+}
+
+TEST(WaveStats, TwoWavesNearlyFullOrNearlyEmpty) {
+  const kt::WaveStats full = kt::wave_stats(256, 132, 1);
+  EXPECT_EQ(full.waves, 2);
+  EXPECT_EQ(full.last_wave_ctas, 124);
+  EXPECT_NEAR(full.efficiency, 256.0 / 264.0, 1e-12);  // ~0.97
+
+  // 8 CTAs past one full wave cost a whole second wave.
+  const kt::WaveStats ragged = kt::wave_stats(140, 132, 1);
+  EXPECT_EQ(ragged.waves, 2);
+  EXPECT_EQ(ragged.last_wave_ctas, 8);
+  EXPECT_NEAR(ragged.efficiency, 140.0 / 264.0, 1e-12);  // ~0.53
+}
+
+TEST(WaveStats, SeveralCtasPerSmWidenTheWave) {
+  // Two CTAs per SM: 264 slots; 1024 CTAs fill 3 waves (792) and 232 of a 4th.
+  const kt::WaveStats w = kt::wave_stats(1024, 132, 2);
+  EXPECT_EQ(w.slots, 264);
+  EXPECT_EQ(w.waves, 4);
+  EXPECT_EQ(w.last_wave_ctas, 232);
+  EXPECT_NEAR(w.efficiency, 1024.0 / 1056.0, 1e-12);
+  // Exactly full waves are 100% efficient.
+  const kt::WaveStats exact = kt::wave_stats(132 * 3, 132, 1);
+  EXPECT_EQ(exact.waves, 3);
+  EXPECT_EQ(exact.last_wave_ctas, 132);
+  EXPECT_DOUBLE_EQ(exact.efficiency, 1.0);
+}
+
+TEST(WaveStats, EmptyGridHasNoWaves) {
+  const kt::WaveStats w = kt::wave_stats(0, 132, 1);
+  EXPECT_EQ(w.waves, 0);
+  EXPECT_EQ(w.efficiency, 0.0);
+  EXPECT_EQ(w.last_wave_ctas, 0);
+}
+
+TEST(TileQuantization, RaggedMWastesAboutThreePercent) {
+  // M = 4100 needs ceil(4100 / 128) = 33 row tiles covering 4224 rows; 124 are padding.
+  const kt::GemmProblem p = problem(4100, 4096, 4096);
+  EXPECT_EQ(kt::tiles_m(p, kTile128), 33);
+  EXPECT_EQ(kt::tiles_n(p, kTile128), 32);
+  const double useful_fraction = 4100.0 / (33 * 128);
+  EXPECT_NEAR(1 - useful_fraction, 0.03, 0.002);
+  const kt::GemmEstimate e = kt::estimate(p, kTile128, h200());
+  EXPECT_NEAR(e.tile_efficiency, useful_fraction, 1e-12);
+  EXPECT_EQ(e.num_ctas, 33 * 32);
+  // An exactly divisible shape wastes nothing.
+  EXPECT_DOUBLE_EQ(kt::estimate(problem(4096, 4096, 4096), kTile128, h200()).tile_efficiency, 1.0);
+}
+
+TEST(Occupancy, LimitedByRegisters) {
+  // 256 threads x 128 registers = 32768 registers per CTA: two fit in 65536.
+  const kt::Occupancy o = kt::occupancy(256, 128, 16 * 1024, h200());
+  EXPECT_EQ(o.ctas_per_sm, 2);
+  EXPECT_EQ(o.limiter, "registers");
+}
+
+TEST(Occupancy, RegistersAreAllocatedPerWarpIn256s) {
+  // 33 registers x 32 lanes = 1056 per warp, allocated as 1280; 8 warps take 10240 of 65536,
+  // so 6 CTAs fit (unrounded, 8448 per CTA would let 7 fit).
+  const kt::Occupancy o = kt::occupancy(256, 33, 0, h200());
+  EXPECT_EQ(o.ctas_per_sm, 6);
+  EXPECT_EQ(o.limiter, "registers");
+}
+
+TEST(Occupancy, LimitedBySharedMemoryIncludingTheReserve) {
+  const kt::DeviceDesc d = h200();
+  ASSERT_EQ(d.smem_per_sm_bytes, 228 * 1024);
+  // 100 KB + 1 KB reserve per CTA: two fit in 228 KB, three do not.
+  const kt::Occupancy o = kt::occupancy(128, 64, 100 * 1024, d);
+  EXPECT_EQ(o.ctas_per_sm, 2);
+  EXPECT_EQ(o.limiter, "shared memory");
+  // 113 KB + 1 KB = 114 KB: exactly two. 114 KB + 1 KB: one, though 2 x 114 KB would fit
+  // without the reserve.
+  EXPECT_EQ(kt::occupancy(128, 64, 113 * 1024, d).ctas_per_sm, 2);
+  EXPECT_EQ(kt::occupancy(128, 64, 114 * 1024, d).ctas_per_sm, 1);
+}
+
+TEST(Occupancy, LimitedByThreads) {
+  // 1024 threads: 2048 / 1024 = 2 CTAs; 16 registers (16384 per CTA) would allow 4.
+  const kt::Occupancy o = kt::occupancy(1024, 16, 0, h200());
+  EXPECT_EQ(o.ctas_per_sm, 2);
+  EXPECT_EQ(o.limiter, "threads");
+}
+
+TEST(Occupancy, LimitedByCtaSlots) {
+  // One warp of 16 registers and no shared memory: threads allow 64, registers 128.
+  const kt::DeviceDesc d = h200();
+  const kt::Occupancy o = kt::occupancy(32, 16, 0, d);
+  EXPECT_EQ(o.ctas_per_sm, d.max_ctas_per_sm);
+  EXPECT_EQ(o.limiter, "CTA slots");
+}
+
+TEST(Estimate, PaddedTilesCostMoreTimePerUsefulFlop) {
+  // M = 4097 and M = 4224 both need 33 row tiles of 128, so the GPU does the same padded work;
+  // the ragged shape gets fewer useful FLOPs out of it.
+  const kt::DeviceDesc d = h200();
+  const kt::GemmEstimate ragged = kt::estimate(problem(4097, 4096, 4096), kTile128, d);
+  const kt::GemmEstimate exact = kt::estimate(problem(4224, 4096, 4096), kTile128, d);
+  ASSERT_EQ(ragged.num_ctas, exact.num_ctas);
+  EXPECT_LT(ragged.tile_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(exact.tile_efficiency, 1.0);
+  EXPECT_GT(ragged.predicted_us / problem(4097, 4096, 4096).flops(),
+            exact.predicted_us / problem(4224, 4096, 4096).flops());
+  EXPECT_LT(ragged.predicted_tflops, exact.predicted_tflops);
+}
+
+TEST(Estimate, MoreRowsNeverPredictLessTime) {
+  const kt::DeviceDesc d = h200();
+  double previous_us = 0;
+  for (std::int64_t m = 3968; m <= 4352; ++m) {
+    const double us = kt::estimate(problem(m, 4096, 4096), kTile128, d).predicted_us;
+    EXPECT_GE(us, previous_us) << "M = " << m;
+    previous_us = us;
+  }
+}
+
+TEST(Estimate, SplitKMultipliesTheCtasByItsFactor) {
+  const kt::DeviceDesc d = h200();
+  const kt::GemmProblem p = problem(512, 512, 32768);
+  const kt::GemmEstimate one = kt::estimate(p, config(128, 128, 32, 64, 64, 4, 1), d);
+  EXPECT_EQ(one.reduce_us, 0.0);
+  for (int split : {2, 4, 8, 16}) {
+    const kt::GemmConfig c = config(128, 128, 32, 64, 64, 4, split);
+    const kt::GemmEstimate e = kt::estimate(p, c, d);
+    EXPECT_EQ(e.num_ctas, split * one.num_ctas) << split;
+    EXPECT_GT(e.reduce_us, 0.0) << split;
+    const kt::GemmLaunch launch = kt::plan_launch(p, c);
+    EXPECT_EQ(launch.main.num_ctas(), e.num_ctas);
+    EXPECT_EQ(launch.main.grid[2], std::uint32_t(split));
+    ASSERT_TRUE(launch.reduce.has_value());
+    // One FP32 M x N slice per split.
+    EXPECT_EQ(launch.workspace_bytes, std::int64_t(split) * 512 * 512 * 4);
+  }
+  EXPECT_FALSE(kt::plan_launch(p, config(128, 128, 32, 64, 64, 4, 1)).reduce.has_value());
+}
+
+TEST(Estimate, PositiveFiniteAndWithinPeakForEveryEnumeratedConfig) {
+  const std::int64_t shapes[][3] = {{1, 1, 1},          {127, 129, 65},     {4096, 4096, 4096},
+                                    {16, 4096, 4096},   {4100, 4096, 4096}, {512, 512, 32768},
+                                    {8192, 28672, 4096}};
+  for (const std::string& name : kt::device_profile_names()) {
+    const kt::DeviceDesc& d = kt::device_profile(name);
+    for (const auto& s : shapes) {
+      const kt::GemmProblem p = problem(s[0], s[1], s[2]);
+      const auto configs = kt::enumerate_gemm_configs(p, d);
+      ASSERT_FALSE(configs.empty()) << kt::to_key(p);
+      for (const kt::GemmConfig& c : configs) {
+        const kt::GemmEstimate e = kt::estimate(p, c, d);
+        SCOPED_TRACE(kt::to_key(p) + " " + kt::to_key(c) + " on " + name);
+        ASSERT_TRUE(std::isfinite(e.predicted_us));
+        ASSERT_GT(e.predicted_us, 0.0);
+        ASSERT_GE(e.occupancy.ctas_per_sm, 1);
+        // No kernel beats the mma rate or moves its operands faster than DRAM bandwidth.
+        ASSERT_LE(e.predicted_tflops, d.mma_sync_tflops * (1 + 1e-9));
+        ASSERT_GE(e.predicted_us, p.min_bytes() / (d.dram_gbps * 1e3) * (1 - 1e-9));
+      }
+    }
+  }
+}
+
+TEST(RankByModel, SortsFastestFirstAndKeepsEveryConfig) {
+  const kt::DeviceDesc d = h200();
+  for (const kt::GemmProblem& p : {problem(4096, 4096, 4096), problem(16, 4096, 4096),
+                                   problem(127, 129, 65, kt::Layout::kNN)}) {
+    const auto configs = kt::enumerate_gemm_configs(p, d);
+    const auto ranked = kt::rank_by_model(p, configs, d);
+    ASSERT_EQ(ranked.size(), configs.size()) << kt::to_key(p);
+    for (std::size_t i = 1; i < ranked.size(); ++i)
+      EXPECT_LE(ranked[i - 1].estimate.predicted_us, ranked[i].estimate.predicted_us)
+          << kt::to_key(p) << " at " << i;
+    for (const auto& r : ranked)
+      EXPECT_DOUBLE_EQ(r.estimate.predicted_us, kt::estimate(p, r.config, d).predicted_us);
+  }
+}

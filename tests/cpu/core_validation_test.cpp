@@ -1,0 +1,281 @@
+// Input validation of the core vocabulary: shape parsing, validate(problem, config, device)
+// against the device limits, enumerate_gemm_configs' agreement with validate(), the vector
+// alignment predicate, and SHA-256 against the FIPS 180-4 test vectors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/device_desc.hpp"
+#include "core/error.hpp"
+#include "core/gemm_config.hpp"
+#include "core/gemm_problem.hpp"
+#include "core/sha256.hpp"
+
+namespace {
+
+// parse_gemm_shape must throw kt::Error (kInvalidArgument) whose message contains every needle.
+void expect_bad_shape(const std::string& shape, const std::vector<std::string>& needles) {
+  SCOPED_TRACE("shape '" + shape + "'");
+  kt::GemmProblem p;
+  try {
+    kt::parse_gemm_shape(shape, p);
+    ADD_FAILURE() << "accepted";
+  } catch (const kt::Error& e) {
+    EXPECT_EQ(e.kind(), kt::ErrorKind::kInvalidArgument) << e.what();
+    const std::string message = e.what();
+    for (const auto& needle : needles)
+      EXPECT_NE(message.find(needle), std::string::npos)
+          << "message '" << message << "' does not mention '" << needle << "'";
+  }
+}
+
+kt::GemmProblem problem(std::int64_t m, std::int64_t n, std::int64_t k,
+                        kt::Layout layout = kt::Layout::kNT) {
+  kt::GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.layout = layout;
+  return p;
+}
+
+kt::GemmConfig config(int bm, int bn, int bk, int wm, int wn, int stages, int split_k = 1) {
+  return kt::GemmConfig{kt::GemmFamily::kSm80, bm, bn, bk, wm, wn, stages, 8, split_k};
+}
+
+// validate() must reject with a reason containing `needle`.
+void expect_rejected(const kt::GemmProblem& p, const kt::GemmConfig& c, const kt::DeviceDesc& d,
+                     const std::string& needle) {
+  const std::optional<std::string> why = kt::validate(p, c, d);
+  ASSERT_TRUE(why.has_value()) << kt::to_key(c) << " accepted for " << kt::to_key(p);
+  EXPECT_NE(why->find(needle), std::string::npos)
+      << kt::to_key(c) << ": reason '" << *why << "' does not mention '" << needle << "'";
+}
+
+}  // namespace
+
+TEST(ParseGemmShape, AcceptsMxNxK) {
+  kt::GemmProblem p;
+  kt::parse_gemm_shape("4100x4096x127", p);
+  EXPECT_EQ(p.m, 4100);
+  EXPECT_EQ(p.n, 4096);
+  EXPECT_EQ(p.k, 127);
+}
+
+TEST(ParseGemmShape, RejectsBadShapesNamingTheBadPart) {
+  expect_bad_shape("0x4096x4096", {"M", "0"});
+  expect_bad_shape("4096x0x4096", {"N", "0"});
+  expect_bad_shape("-1x2x3", {"M", "-1"});
+  expect_bad_shape("4096x4096", {"MxNxK", "4096x4096"});
+  expect_bad_shape("axbxc", {"M", "'a'"});
+  expect_bad_shape("1x2xc", {"K", "'c'"});
+  expect_bad_shape("1x2x3x4", {"MxNxK"});
+  expect_bad_shape("", {"MxNxK"});
+  expect_bad_shape("99999999999x1x1", {"M", "99999999999"});
+  // Beyond int64 itself.
+  expect_bad_shape("1x99999999999999999999x1", {"N", "out of range"});
+}
+
+TEST(ParseGemmShape, RejectsOperandsBeyond32BitIndexing) {
+  // 2^31-1 is prime, so the largest single operand is a vector; 46341^2 = 2147488281 is the
+  // smallest square beyond it and 46340^2 = 2147395600 the largest within.
+  kt::GemmProblem p;
+  EXPECT_NO_THROW(kt::parse_gemm_shape("2147483647x1x1", p));
+  EXPECT_NO_THROW(kt::parse_gemm_shape("46340x1x46340", p));
+  expect_bad_shape("2147483648x1x1", {"M"});
+  expect_bad_shape("46341x1x46341", {"A"});  // A is M x K
+  expect_bad_shape("1x46341x46341", {"B"});  // B holds K x N elements in either layout
+  expect_bad_shape("46341x46341x1", {"C"});  // C is M x N
+}
+
+TEST(ValidateConfig, AcceptsTheStandardConfigOnEveryProfile) {
+  const kt::GemmConfig c = config(128, 128, 32, 64, 64, 4);
+  for (const std::string& name : kt::device_profile_names())
+    for (kt::Layout layout : {kt::Layout::kNN, kt::Layout::kNT}) {
+      const auto why = kt::validate(problem(4096, 4096, 4096, layout), c, kt::device_profile(name));
+      EXPECT_FALSE(why.has_value()) << name << ": " << why.value_or("");
+    }
+}
+
+TEST(ValidateConfig, RejectsSharedMemoryBeyondTheDeviceOptInLimit) {
+  const kt::DeviceDesc& a100 = kt::device_profile("a100");
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmProblem p = problem(4096, 4096, 4096);
+  // stages x (BM + BN) x BK x 2 bytes of bf16 operand tiles.
+  const kt::GemmConfig fits_h200_only = config(256, 128, 64, 64, 64, 4);
+  const int bytes = 4 * (256 + 128) * 64 * 2;  // 196608
+  EXPECT_EQ(kt::smem_bytes(p, fits_h200_only), bytes);
+  ASSERT_GT(bytes, a100.max_smem_per_block_optin_bytes);
+  ASSERT_LE(bytes, h200.max_smem_per_block_optin_bytes);
+  expect_rejected(p, fits_h200_only, a100, "shared memory");
+  EXPECT_FALSE(kt::validate(p, fits_h200_only, h200).has_value());
+
+  const kt::GemmConfig fits_neither = config(256, 128, 64, 64, 64, 5);
+  ASSERT_GT(5 * (256 + 128) * 64 * 2, h200.max_smem_per_block_optin_bytes);
+  expect_rejected(p, fits_neither, h200, "shared memory");
+  expect_rejected(p, fits_neither, a100, "shared memory");
+}
+
+TEST(ValidateConfig, RejectsWarpTilesThatDoNotDivideTheTile) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmProblem p = problem(4096, 4096, 4096);
+  expect_rejected(p, config(32, 128, 32, 64, 32, 4), h200, "warp_m");
+  expect_rejected(p, config(128, 32, 32, 32, 64, 4), h200, "warp_n");
+  expect_rejected(p, config(128, 128, 32, 48, 64, 4), h200, "warp_m");
+}
+
+TEST(ValidateConfig, RejectsMoreThanEightWarps) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmProblem p = problem(4096, 4096, 4096);
+  // (128/32) x (128/32) = 16 warps; (256/64) x (256/64) = 16 warps.
+  expect_rejected(p, config(128, 128, 32, 32, 32, 4), h200, "16 warps");
+  expect_rejected(p, config(256, 256, 32, 64, 64, 3), h200, "16 warps");
+  // Exactly 8 warps is allowed: (256/64) x (128/64).
+  EXPECT_FALSE(kt::validate(p, config(256, 128, 32, 64, 64, 3), h200).has_value());
+}
+
+TEST(ValidateConfig, RejectsTileKOtherThan32Or64) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmProblem p = problem(4096, 4096, 4096);
+  for (int bk : {0, 16, 48, 128})
+    expect_rejected(p, config(128, 128, bk, 64, 64, 3), h200, "tile_k");
+}
+
+TEST(ValidateConfig, RejectsSplitKThatLeavesTheLastSplitEmpty) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  // Splits are whole k-tiles: K = 96 in 4 splits of ceil(24 / 32) = 1 tile of 32 gives splits
+  // starting at 0, 32, 64 and 96; the last starts at K and is empty.
+  expect_rejected(problem(4096, 4096, 96), config(128, 128, 32, 64, 64, 4, 4), h200, "split_k");
+  // 3 splits of 32 cover 96 exactly: every split has work.
+  EXPECT_FALSE(kt::validate(problem(4096, 4096, 96), config(128, 128, 32, 64, 64, 4, 3), h200));
+  // K = 100 in 5 splits of one 32-deep tile: the fifth would start at 128 > 100.
+  expect_rejected(problem(64, 64, 100), config(64, 64, 32, 32, 32, 4, 5), h200, "split_k");
+  // K = 100 in 4 splits: starts 0, 32, 64, 96 < 100, so the last split holds 4 of K.
+  EXPECT_FALSE(kt::validate(problem(64, 64, 100), config(64, 64, 32, 32, 32, 4, 4), h200));
+}
+
+TEST(ValidateConfig, RejectsNarrowTilesForTheNnLayoutOnly) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmConfig narrow = config(64, 32, 32, 32, 32, 4);
+  expect_rejected(problem(4096, 4096, 4096, kt::Layout::kNN), narrow, h200, "nn");
+  EXPECT_FALSE(kt::validate(problem(4096, 4096, 4096, kt::Layout::kNT), narrow, h200));
+  EXPECT_FALSE(kt::validate(problem(4096, 4096, 4096, kt::Layout::kNN),
+                            config(64, 64, 32, 32, 32, 4), h200));
+}
+
+TEST(ValidateConfig, RejectsDevicesOlderThanAmpere) {
+  kt::DeviceDesc volta = kt::device_profile("a100");
+  volta.cc_major = 7;
+  volta.cc_minor = 0;
+  expect_rejected(problem(4096, 4096, 4096), config(128, 128, 32, 64, 64, 4), volta, "8.0");
+}
+
+TEST(EnumerateGemmConfigs, ReturnsOnlyConfigsValidateAccepts) {
+  const kt::GemmDomains domains;
+  auto in = [](const std::vector<int>& domain, int v) {
+    return std::find(domain.begin(), domain.end(), v) != domain.end();
+  };
+  const std::int64_t shapes[][3] = {
+      {1, 1, 1}, {127, 129, 65}, {4096, 4096, 4096}, {16, 4096, 4096}};
+  for (const std::string& name : {std::string("a100"), std::string("h200")}) {
+    const kt::DeviceDesc& device = kt::device_profile(name);
+    for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN})
+      for (const auto& s : shapes) {
+        const kt::GemmProblem p = problem(s[0], s[1], s[2], layout);
+        SCOPED_TRACE(kt::to_key(p) + " on " + name);
+        const std::vector<kt::GemmConfig> configs = kt::enumerate_gemm_configs(p, device);
+        std::set<std::string> keys;
+        for (const kt::GemmConfig& c : configs) {
+          const auto why = kt::validate(p, c, device);
+          EXPECT_FALSE(why.has_value()) << kt::to_key(c) << ": " << why.value_or("");
+          EXPECT_TRUE(in(domains.tile_m, c.tile_m) && in(domains.tile_n, c.tile_n) &&
+                      in(domains.tile_k, c.tile_k) && in(domains.warp_m, c.warp_m) &&
+                      in(domains.warp_n, c.warp_n) && in(domains.stages, c.stages) &&
+                      in(domains.raster_group, c.raster_group) && in(domains.split_k, c.split_k))
+              << kt::to_key(c) << " is outside GemmDomains";
+          keys.insert(kt::to_key(c));
+        }
+        EXPECT_EQ(keys.size(), configs.size()) << "duplicate configs";
+      }
+  }
+}
+
+TEST(EnumerateGemmConfigs, NonEmptyForEveryValidProblem) {
+  const std::int64_t shapes[][3] = {
+      {1, 1, 1}, {127, 129, 65}, {4096, 4096, 4096}, {16, 4096, 4096}};
+  for (const std::string& name : {std::string("a100"), std::string("h200")})
+    for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN})
+      for (const auto& s : shapes) {
+        const kt::GemmProblem p = problem(s[0], s[1], s[2], layout);
+        // nn needs tile_n >= 64 however small N is; pruning must not drop those tiles.
+        EXPECT_FALSE(kt::enumerate_gemm_configs(p, kt::device_profile(name)).empty())
+            << kt::to_key(p) << " on " << name;
+      }
+}
+
+TEST(EnumerateGemmConfigs, HonoursNarrowedDomains) {
+  kt::GemmDomains only;
+  only.tile_m = {128};
+  only.tile_n = {128};
+  only.tile_k = {32};
+  only.warp_m = {64};
+  only.warp_n = {64};
+  only.stages = {4};
+  only.raster_group = {8};
+  only.split_k = {1};
+  const auto configs =
+      kt::enumerate_gemm_configs(problem(4096, 4096, 4096), kt::device_profile("h200"), only);
+  ASSERT_EQ(configs.size(), 1u);
+  EXPECT_EQ(kt::to_key(configs[0]), "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1");
+}
+
+TEST(GemmProblem, VectorAlignedWhenEveryOperandRowIs16ByteAligned) {
+  // A row of A is K elements of 2 bytes; of B, K (nt) or N (nn) elements. Rows start 16-byte
+  // aligned exactly when those row lengths are multiples of 16 bytes.
+  const std::int64_t dims[] = {1, 8, 12, 16, 4095, 4096, 4100, 4104};
+  for (std::int64_t n : dims)
+    for (std::int64_t k : dims)
+      for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN}) {
+        const kt::GemmProblem p = problem(64, n, k, layout);
+        const std::int64_t b_row_elems = layout == kt::Layout::kNT ? k : n;
+        const bool expected = (k * 2) % 16 == 0 && (b_row_elems * 2) % 16 == 0;
+        EXPECT_EQ(p.vector_aligned(), expected) << kt::to_key(p);
+      }
+}
+
+TEST(Sha256, MatchesFipsTestVectors) {
+  EXPECT_EQ(kt::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(kt::sha256_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // 448 bits: the padding no longer fits the first block.
+  EXPECT_EQ(kt::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+  EXPECT_EQ(kt::sha256_hex(std::string(1000000, 'a')),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, IncrementalUpdatesEqualOneShot) {
+  // One million 'a' fed in uneven pieces that straddle the 64-byte block boundary.
+  kt::Sha256 h;
+  std::size_t fed = 0;
+  for (std::size_t size = 1; fed < 1000000; size = size % 131 + 7) {
+    const std::size_t take = std::min(size, 1000000 - fed);
+    h.update(std::string(take, 'a'));
+    fed += take;
+  }
+  EXPECT_EQ(h.hex_digest(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, FieldsAreLengthPrefixedSoBoundariesMatter) {
+  kt::Sha256 ab_c, a_bc;
+  ab_c.update_field("ab");
+  ab_c.update_field("c");
+  a_bc.update_field("a");
+  a_bc.update_field("bc");
+  EXPECT_NE(ab_c.hex_digest(), a_bc.hex_digest());
+}

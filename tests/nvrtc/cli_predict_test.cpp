@@ -1,0 +1,85 @@
+// `kerntune tune` on a machine without a GPU: it says so first, predicts with a device profile
+// (compiling the candidates with NVRTC), succeeds, and stores a winner marked as predicted.
+// The binary runs as a subprocess with a fresh database and a bogus CUDA driver path.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <string>
+
+#include "core/device_desc.hpp"
+#include "core/gemm_config.hpp"
+#include "core/gemm_problem.hpp"
+
+namespace {
+
+struct Result {
+  int status = -1;     // exit status of the CLI
+  std::string output;  // stdout and stderr interleaved
+};
+
+std::string quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// Runs `kerntune <args>` with the database at `db` and no CUDA driver.
+Result run_cli(const std::string& args, const std::string& db) {
+  const std::string command = "KERNTUNE_DB=" + quote(db) +
+                              " KERNTUNE_CUDA_DRIVER=/nonexistent/libcuda.so.1"
+                              " KERNTUNE_LOG_LEVEL=info " +
+                              quote(KT_BINARY_DIR "/src/tools/kerntune") + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace
+
+TEST(CliPredict, TuneWithoutAGpuPredictsAndStoresAPredictedWinner) {
+  const std::string binary = KT_BINARY_DIR "/src/tools/kerntune";
+  ASSERT_TRUE(std::filesystem::exists(binary)) << "build the kerntune target first";
+  const std::filesystem::path db = std::filesystem::temp_directory_path() /
+                                   ("kt_cli_predict_test_" + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(db);
+
+  const Result tune = run_cli("tune --shape 64x64x64 --candidates 2", db.string());
+  EXPECT_EQ(tune.status, 0) << tune.output;
+  const std::string first_line = tune.output.substr(0, tune.output.find('\n'));
+  EXPECT_NE(first_line.find("No GPU found"), std::string::npos) << tune.output;
+
+  const Result ls = run_cli("cache ls", db.string());
+  EXPECT_EQ(ls.status, 0) << ls.output;
+  // The row of the tuned problem: device, problem, winner config, time, source.
+  const std::string problem_key = "gemm:bf16:bf16:nt:64x64x64";
+  std::istringstream lines(ls.output);
+  std::string line;
+  bool found = false;
+  while (std::getline(lines, line)) {
+    if (line.find(problem_key) == std::string::npos) continue;
+    found = true;
+    EXPECT_NE(line.find("predicted"), std::string::npos) << line;
+    std::istringstream fields(line.substr(line.find(problem_key) + problem_key.size()));
+    std::string config_key;
+    fields >> config_key;
+    // The stored winner is a config that can run the problem on the predicted-for profile.
+    const kt::GemmConfig c = kt::parse_gemm_config_key(config_key);
+    const auto why = kt::validate(kt::parse_gemm_key(problem_key), c, kt::device_profile("h200"));
+    EXPECT_FALSE(why.has_value()) << config_key << ": " << why.value_or("");
+  }
+  EXPECT_TRUE(found) << "no winner for " << problem_key << " in:\n" << ls.output;
+
+  std::error_code ignored;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    std::filesystem::remove(db.string() + suffix, ignored);
+}

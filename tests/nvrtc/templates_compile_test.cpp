@@ -1,0 +1,377 @@
+// The embedded kernel templates compile with NVRTC (no GPU) for a sample of the search space:
+// hand-picked and model-chosen configs, both layouts, every dtype pair, aligned and unaligned
+// shapes, split-K, sm_90a and sm_80; plus the compile key, CompileError and ptxas report parsing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <future>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/device_desc.hpp"
+#include "core/error.hpp"
+#include "core/gemm_config.hpp"
+#include "core/gemm_model.hpp"
+#include "core/gemm_problem.hpp"
+#include "generator/generated_source.hpp"
+#include "generator/nvrtc_compiler.hpp"
+#include "runtime/gemm_dispatch.hpp"
+#include "generator/ptxas_report.hpp"
+
+namespace {
+
+namespace gen = kt::gen;
+
+kt::GemmProblem problem(std::int64_t m, std::int64_t n, std::int64_t k,
+                        kt::Layout layout = kt::Layout::kNT, kt::DType in = kt::DType::kBF16,
+                        kt::DType out = kt::DType::kBF16) {
+  kt::GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.layout = layout;
+  p.in_dtype = in;
+  p.out_dtype = out;
+  return p;
+}
+
+kt::GemmConfig config(int bm, int bn, int bk, int wm, int wn, int stages, int split_k = 1) {
+  return kt::GemmConfig{kt::GemmFamily::kSm80, bm, bn, bk, wm, wn, stages, 8, split_k};
+}
+
+// The configs we ship as known-good starting points; they must compile cleanly everywhere.
+const std::vector<kt::GemmConfig>& hand_picked() {
+  static const std::vector<kt::GemmConfig> all = {
+      config(128, 256, 32, 64, 64, 3), config(256, 128, 32, 64, 64, 3),
+      config(128, 128, 32, 64, 64, 4), config(128, 128, 64, 64, 64, 3),
+      config(64, 128, 32, 32, 64, 4),  config(64, 64, 64, 32, 32, 4),
+      config(16, 128, 64, 16, 32, 4)};
+  return all;
+}
+
+struct Case {
+  kt::GemmProblem problem;
+  kt::GemmConfig config;
+  std::string arch;
+  bool clean = true;  // zero spills and no ptxas performance warnings required
+
+  std::string label() const { return kt::to_key(problem) + " " + kt::to_key(config) + " " + arch; }
+};
+
+// The profile whose arch a case targets.
+const kt::DeviceDesc& profile_for(const std::string& arch) {
+  return kt::device_profile(arch == "sm_80" ? "a100" : "h200");
+}
+
+struct Outcome {
+  std::optional<gen::CompiledKernel> kernel;
+  std::string error;
+};
+
+// Compiles every source, as many at a time as there are cores (NVRTC programs are independent).
+std::vector<Outcome> compile_all(const std::vector<gen::GeneratedSource>& sources) {
+  std::vector<Outcome> outcomes(sources.size());
+  std::atomic<std::size_t> next{0};
+  const std::size_t workers =
+      std::min<std::size_t>(std::max(2u, std::thread::hardware_concurrency()), sources.size());
+  std::vector<std::future<void>> pool;
+  for (std::size_t w = 0; w < workers; ++w)
+    pool.push_back(std::async(std::launch::async, [&] {
+      for (std::size_t i = next++; i < sources.size(); i = next++) {
+        try {
+          outcomes[i].kernel = gen::compile(sources[i]);
+        } catch (const kt::CompileError& e) {
+          outcomes[i].error = e.log();
+        } catch (const std::exception& e) {
+          outcomes[i].error = e.what();
+        }
+      }
+    }));
+  for (auto& f : pool) f.get();
+  return outcomes;
+}
+
+// What every successful GEMM compile must deliver.
+void check_compiled(const Case& c, const gen::GeneratedSource& source, const Outcome& outcome) {
+  SCOPED_TRACE(c.label());
+  ASSERT_TRUE(outcome.kernel.has_value()) << outcome.error.substr(0, 4000);
+  const gen::CompiledKernel& k = *outcome.kernel;
+  // A cubin is an ELF image.
+  ASSERT_GE(k.cubin.size(), 4u);
+  EXPECT_EQ(std::string(k.cubin.data(), 4),
+            "\x7f"
+            "ELF");
+  EXPECT_EQ(k.arch, c.arch);
+  EXPECT_EQ(k.compile_key, gen::compile_key(source));
+  ASSERT_EQ(k.lowered_names.size(), source.name_expressions.size());
+  for (const std::string& lowered : k.lowered_names)
+    EXPECT_EQ(lowered.rfind("_Z", 0), 0u) << "not a mangled name: '" << lowered << "'";
+  // ptxas reported the main kernel under its lowered name.
+  const gen::KernelResources main = k.resources(0);
+  EXPECT_GT(main.registers, 0) << k.log;
+  EXPECT_LE(main.registers, 255);
+  if (c.clean) {
+    EXPECT_EQ(k.report.total_spill_bytes(), 0) << k.log;
+    EXPECT_TRUE(k.report.performance_warnings.empty()) << k.log;
+  }
+  // The model sees registers only through occupancy: its estimate must give the same CTAs per
+  // SM as the registers ptxas actually allocated.
+  const kt::DeviceDesc& device = profile_for(c.arch);
+  EXPECT_EQ(kt::estimate(c.problem, c.config, device).occupancy.ctas_per_sm,
+            kt::estimate(c.problem, c.config, device, main.registers).occupancy.ctas_per_sm)
+      << "estimated " << kt::estimated_registers(c.config) << " registers, ptxas used "
+      << main.registers;
+}
+
+// Validates, generates, compiles in parallel and checks every case.
+void compile_and_check(const std::vector<Case>& cases) {
+  std::vector<gen::GeneratedSource> sources;
+  for (const Case& c : cases) {
+    const auto why = kt::validate(c.problem, c.config, profile_for(c.arch));
+    ASSERT_FALSE(why.has_value()) << c.label() << ": " << *why;
+    sources.push_back(gen::generate_gemm(c.problem, c.config, c.arch));
+  }
+  const std::vector<Outcome> outcomes = compile_all(sources);
+  for (std::size_t i = 0; i < cases.size(); ++i) check_compiled(cases[i], sources[i], outcomes[i]);
+}
+
+}  // namespace
+
+TEST(TemplatesCompile, HandPickedConfigsCompileCleanlyForBothLayouts) {
+  std::vector<Case> cases;
+  for (const kt::GemmConfig& c : hand_picked())
+    for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN})
+      cases.push_back({problem(4096, 4096, 4096, layout), c, "sm_90a"});
+  compile_and_check(cases);
+}
+
+TEST(TemplatesCompile, EveryDTypePairCompilesForBothLayouts) {
+  std::vector<Case> cases;
+  for (kt::DType in : {kt::DType::kBF16, kt::DType::kFP16})
+    for (kt::DType out : {kt::DType::kBF16, kt::DType::kFP16, kt::DType::kFP32})
+      for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN})
+        cases.push_back({problem(2048, 2048, 2048, layout, in, out),
+                         config(128, 128, 32, 64, 64, 4), "sm_90a"});
+  compile_and_check(cases);
+}
+
+TEST(TemplatesCompile, UnalignedShapesCompileTheScalarLoadPath) {
+  // K = 4100 breaks 16-byte rows of A (and of B for nt); N = 4100 breaks B's rows for nn.
+  const kt::GemmProblem shapes[] = {problem(4096, 4096, 4100, kt::Layout::kNT),
+                                    problem(4096, 4100, 4096, kt::Layout::kNN),
+                                    problem(127, 129, 65, kt::Layout::kNN)};
+  std::vector<Case> cases;
+  for (const kt::GemmProblem& p : shapes) {
+    ASSERT_FALSE(p.vector_aligned()) << kt::to_key(p);
+    for (const kt::GemmConfig& c : {config(128, 128, 32, 64, 64, 4), config(64, 64, 64, 32, 32, 4),
+                                    config(16, 128, 64, 16, 32, 4)})
+      cases.push_back({p, c, "sm_90a"});
+  }
+  compile_and_check(cases);
+}
+
+TEST(TemplatesCompile, SplitKAddsTheReduceKernel) {
+  std::vector<Case> cases;
+  for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN})
+    for (kt::DType out : {kt::DType::kFP32, kt::DType::kBF16})
+      cases.push_back({problem(512, 512, 32768, layout, kt::DType::kBF16, out),
+                       config(128, 128, 32, 64, 64, 4, layout == kt::Layout::kNT ? 4 : 8),
+                       "sm_90a"});
+  // Unaligned K with split-K.
+  cases.push_back({problem(500, 500, 30001, kt::Layout::kNT, kt::DType::kFP16, kt::DType::kFP16),
+                   config(64, 64, 64, 32, 32, 4, 6), "sm_90a"});
+  compile_and_check(cases);
+  for (const Case& c : cases) {
+    const gen::GeneratedSource s = gen::generate_gemm(c.problem, c.config, c.arch);
+    ASSERT_EQ(s.name_expressions.size(), 2u) << c.label();
+    EXPECT_EQ(s.name_expressions[1], kt::gemm_reduce_expression(c.problem));
+  }
+  // Without split-K there is only the main kernel.
+  EXPECT_EQ(gen::generate_gemm(problem(512, 512, 32768), config(128, 128, 32, 64, 64, 4), "sm_90a")
+                .name_expressions.size(),
+            1u);
+}
+
+TEST(TemplatesCompile, ModelTopConfigsCompileAndTheServedOneIsSpillFree) {
+  // For an untuned shape the runtime serves the first of the model's top picks whose kernel
+  // does not spill (the model cannot see spills; ptxas can): every pick must compile, and one of
+  // the first kModelDefaultTries must be spill-free.
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmProblem shapes[] = {problem(4096, 4096, 4096),
+                                    problem(16, 4096, 4096),
+                                    problem(127, 129, 65),
+                                    problem(512, 512, 32768),
+                                    problem(8192, 28672, 4096),
+                                    problem(4100, 4096, 4096),
+                                    problem(2048, 2048, 2048, kt::Layout::kNN)};
+  constexpr std::size_t kModelDefaultTries = 4;
+  for (const kt::GemmProblem& p : shapes) {
+    std::vector<gen::GeneratedSource> sources;
+    for (const kt::GemmConfig& c : kt::rt::model_ranked_configs(p, h200, 64 << 20, kModelDefaultTries))
+      sources.push_back(gen::generate_gemm(p, c, "sm_90a"));
+    const std::vector<Outcome> outcomes = compile_all(sources);
+    bool spill_free = false;
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+      ASSERT_TRUE(outcomes[i].kernel.has_value()) << sources[i].name << ": " << outcomes[i].error;
+      spill_free = spill_free || outcomes[i].kernel->report.total_spill_bytes() == 0;
+    }
+    EXPECT_TRUE(spill_free) << kt::to_key(p) << ": all of the model's first picks spill";
+  }
+}
+
+TEST(TemplatesCompile, HandPickedConfigsCompileForSm80) {
+  std::vector<Case> cases;
+  for (const kt::GemmConfig& c : hand_picked())
+    cases.push_back({problem(4096, 4096, 4096), c, "sm_80"});
+  cases.push_back({problem(4096, 4100, 4096, kt::Layout::kNN, kt::DType::kFP16, kt::DType::kFP32),
+                   config(128, 128, 32, 64, 64, 4), "sm_80"});
+  compile_and_check(cases);
+}
+
+TEST(TemplatesCompile, EdgeConfigsThatValidateAcceptsCompile) {
+  // validate() is the authority on combinations: extremes it accepts must compile too.
+  std::vector<Case> cases = {
+      {problem(64, 64, 64), config(16, 16, 32, 16, 16, 2), "sm_90a", false},  // one warp
+      {problem(4096, 4096, 4096), config(256, 32, 64, 64, 32, 4), "sm_90a", false},
+      {problem(4096, 4096, 4096, kt::Layout::kNN), config(32, 256, 32, 32, 64, 3), "sm_90a", false},
+      {problem(4096, 4096, 4096, kt::Layout::kNN), config(128, 256, 64, 64, 64, 3), "sm_90a",
+       false},
+      {problem(4096, 4096, 4096), config(64, 64, 32, 64, 64, 8), "sm_90a", false},  // 8 stages
+  };
+  compile_and_check(cases);
+}
+
+TEST(CheckKernels, CompileForEveryDTypePairAndLayout) {
+  std::vector<gen::GeneratedSource> sources;
+  std::vector<std::string> labels;
+  for (kt::DType in : {kt::DType::kBF16, kt::DType::kFP16})
+    for (kt::DType out : {kt::DType::kBF16, kt::DType::kFP16, kt::DType::kFP32})
+      for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN}) {
+        const kt::GemmProblem p = problem(256, 256, 256, layout, in, out);
+        sources.push_back(gen::generate_gemm_check(p, "sm_90a"));
+        labels.push_back(kt::to_key(p));
+      }
+  // One on sm_80 as well.
+  sources.push_back(gen::generate_gemm_check(problem(256, 256, 256), "sm_80"));
+  labels.push_back("sm_80");
+  const std::vector<Outcome> outcomes = compile_all(sources);
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    SCOPED_TRACE(labels[i]);
+    ASSERT_EQ(sources[i].name_expressions.size(), std::size_t(gen::kNumGemmCheckKernels));
+    ASSERT_TRUE(outcomes[i].kernel.has_value()) << outcomes[i].error.substr(0, 4000);
+    const gen::CompiledKernel& k = *outcomes[i].kernel;
+    EXPECT_FALSE(k.cubin.empty());
+    ASSERT_EQ(k.lowered_names.size(), std::size_t(gen::kNumGemmCheckKernels));
+    for (const std::string& lowered : k.lowered_names) EXPECT_FALSE(lowered.empty());
+    EXPECT_EQ(k.report.total_spill_bytes(), 0) << k.log;
+  }
+}
+
+TEST(Ptx, TheSm80FamilyUsesMmaSyncLdmatrixAndCpAsync) {
+  const std::string ptx = gen::compile_to_ptx(
+      gen::generate_gemm(problem(4096, 4096, 4096), config(128, 128, 32, 64, 64, 4), "sm_90a"));
+  EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
+  EXPECT_NE(ptx.find("ldmatrix.sync"), std::string::npos);
+  EXPECT_NE(ptx.find("cp.async"), std::string::npos);
+  EXPECT_NE(ptx.find(".entry"), std::string::npos);
+}
+
+TEST(CompileKey, StableForIdenticalInputAndSensitiveToEveryPart) {
+  const kt::GemmProblem p = problem(4096, 4096, 4096);
+  const kt::GemmConfig c = config(128, 128, 32, 64, 64, 4);
+  const gen::GeneratedSource base = gen::generate_gemm(p, c, "sm_90a");
+  const std::string key = gen::compile_key(base);
+  EXPECT_EQ(key.size(), 64u);
+  EXPECT_EQ(key.find_first_not_of("0123456789abcdef"), std::string::npos) << key;
+  // Identical input: regenerated, the same key.
+  EXPECT_EQ(gen::compile_key(gen::generate_gemm(p, c, "sm_90a")), key);
+
+  EXPECT_NE(gen::compile_key(gen::generate_gemm(p, c, "sm_80")), key);
+  EXPECT_NE(gen::compile_key(gen::generate_gemm(p, config(128, 128, 32, 64, 64, 3), "sm_90a")),
+            key);
+  EXPECT_NE(gen::compile_key(gen::generate_gemm(p, config(128, 128, 64, 64, 64, 4), "sm_90a")),
+            key);
+  EXPECT_NE(gen::compile_key(gen::generate_gemm(
+                problem(4096, 4096, 4096, kt::Layout::kNT, kt::DType::kBF16, kt::DType::kFP32), c,
+                "sm_90a")),
+            key);
+  EXPECT_NE(
+      gen::compile_key(gen::generate_gemm(problem(4096, 4096, 4096, kt::Layout::kNN), c, "sm_90a")),
+      key);
+  // Each part of the source on its own.
+  gen::GeneratedSource changed = base;
+  changed.code += "\n";
+  EXPECT_NE(gen::compile_key(changed), key);
+  changed = base;
+  changed.options.push_back("-lineinfo");
+  EXPECT_NE(gen::compile_key(changed), key);
+  changed = base;
+  changed.name_expressions[0] += " ";
+  EXPECT_NE(gen::compile_key(changed), key);
+}
+
+TEST(CompileError, CarriesTheLogTheOptionsAndTheSourceName) {
+  gen::GeneratedSource broken =
+      gen::generate_gemm(problem(256, 256, 256), config(128, 128, 32, 64, 64, 4), "sm_90a");
+  broken.name = "broken_program";
+  broken.code = "this is not C++";
+  broken.name_expressions.clear();
+  try {
+    gen::compile(broken);
+    FAIL() << "NVRTC accepted 'this is not C++'";
+  } catch (const kt::CompileError& e) {
+    EXPECT_EQ(e.kind(), kt::ErrorKind::kCompile);
+    EXPECT_FALSE(e.log().empty());
+    EXPECT_EQ(e.source_name(), "broken_program");
+    const auto& options = e.options();
+    EXPECT_NE(std::find(options.begin(), options.end(), "--gpu-architecture=sm_90a"), options.end())
+        << "options do not name the arch";
+    EXPECT_NE(std::string(e.what()).find("broken_program"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PtxasReport, ParsesResourcesAndFlagsSerializationWarnings) {
+  const std::string log =
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function '_ZN2kt9gemm_mainEv' for 'sm_90a'\n"
+      "ptxas info    : Function properties for _ZN2kt9gemm_mainEv\n"
+      "    8 bytes stack frame, 12 bytes spill stores, 16 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 1 barriers, 384 bytes smem, 400 bytes cmem[0]\n"
+      "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are "
+      "serialized due to insufficient register resources for the wgmma pipeline in the function "
+      "'_ZN2kt9gemm_mainEv'\n"
+      "ptxas info    : Compiling entry function '_ZN2kt6reduceEv' for 'sm_90a'\n"
+      "ptxas info    : Function properties for _ZN2kt6reduceEv\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 32 registers, used 0 barriers, 400 bytes cmem[0]\n";
+  const gen::PtxasReport report = gen::parse_ptxas_report(log);
+  ASSERT_EQ(report.kernels.size(), 2u);
+  const gen::KernelResources* main = report.find("_ZN2kt9gemm_mainEv");
+  ASSERT_NE(main, nullptr);
+  EXPECT_EQ(main->registers, 168);
+  EXPECT_EQ(main->stack_frame_bytes, 8);
+  EXPECT_EQ(main->spill_store_bytes, 12);
+  EXPECT_EQ(main->spill_load_bytes, 16);
+  EXPECT_EQ(main->smem_static_bytes, 384);
+  const gen::KernelResources* reduce = report.find("_ZN2kt6reduceEv");
+  ASSERT_NE(reduce, nullptr);
+  EXPECT_EQ(reduce->registers, 32);
+  EXPECT_EQ(reduce->smem_static_bytes, 0);
+  EXPECT_EQ(reduce->spill_store_bytes + reduce->spill_load_bytes, 0);
+  EXPECT_EQ(report.total_spill_bytes(), 12 + 16);
+  EXPECT_EQ(report.find("_Z7missingv"), nullptr);
+  ASSERT_EQ(report.performance_warnings.size(), 1u);
+  EXPECT_NE(report.performance_warnings[0].find("C7515"), std::string::npos);
+}
+
+TEST(PtxasReport, EmptyLogHasNoKernelsAndNoWarnings) {
+  const gen::PtxasReport report = gen::parse_ptxas_report("");
+  EXPECT_TRUE(report.kernels.empty());
+  EXPECT_TRUE(report.performance_warnings.empty());
+  EXPECT_EQ(report.total_spill_bytes(), 0);
+}
