@@ -26,7 +26,13 @@ BoundContext::BoundContext(int ordinal) {
 }
 
 BoundContext::~BoundContext() {
-  if (retained_primary_) driver().primary_ctx_release(device_);
+  if (!retained_primary_) return;
+  // NOTE: a released primary context stays "current" on this thread as a stale handle; clear it
+  // so the next BoundContext retains afresh instead of binding to an inactive context.
+  CUcontext current = nullptr;
+  if (driver().ctx_get_current(&current) == CUDA_SUCCESS && current == context_)
+    driver().ctx_set_current(nullptr);
+  driver().primary_ctx_release(device_);
 }
 
 ScopedCurrent::ScopedCurrent(CUcontext context) {

@@ -13,21 +13,21 @@ namespace kt::rt {
 
 namespace {
 
-using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
-                                    CUdriverProcAddressQueryResult*);
+// NOTE: entry points are bound by the exact symbol that cuda.h's macros name (cuMemAlloc ->
+// cuMemAlloc_v2, ...), as the linker would. cuGetProcAddress with the header's CUDA version is
+// not equivalent: for CUDA 13 it returns cuCtxGetDevice_v2, whose signature differs from the
+// cuCtxGetDevice prototype of the same header.
+#define KT_SYMBOL_NAME(fn) KT_SYMBOL_NAME_EXPANDED(fn)
+#define KT_SYMBOL_NAME_EXPANDED(fn) #fn
 
 template <typename Fn>
-void resolve(GetProcAddress get, const char* symbol, Fn& fn) {
-  void* pointer = nullptr;
-  CUdriverProcAddressQueryResult status{};
-  const CUresult r = get(symbol, &pointer, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
-  if (r != CUDA_SUCCESS || pointer == nullptr)
+void resolve(void* handle, const char* symbol, Fn& fn, const std::string& path) {
+  fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
+  if (fn == nullptr)
     throw Error(ErrorKind::kNotFound,
-                fmt::format("the CUDA driver has no {} for CUDA {}.{}: update the driver (this "
-                            "build needs one that supports CUDA {}.{})",
-                            symbol, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10,
-                            CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10));
-  fn = reinterpret_cast<Fn>(pointer);
+                fmt::format("the CUDA driver {} has no {}: update the driver (this build needs one "
+                            "that supports CUDA {}.{})",
+                            path, symbol, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10));
 }
 
 CudaDriver load() {
@@ -36,55 +36,53 @@ CudaDriver load() {
   if (handle == nullptr)
     throw Error(ErrorKind::kNotFound,
                 fmt::format("no CUDA driver: cannot load {} ({})", path, dlerror()));
-  auto get = reinterpret_cast<GetProcAddress>(dlsym(handle, "cuGetProcAddress_v2"));
-  if (get == nullptr)
-    throw Error(ErrorKind::kNotFound,
-                fmt::format("{} has no cuGetProcAddress_v2: the driver is older than CUDA 12", path));
   CudaDriver d;
   d.path = path;
-  resolve(get, "cuInit", d.init);
-  resolve(get, "cuDriverGetVersion", d.driver_get_version);
-  resolve(get, "cuGetErrorName", d.get_error_name);
-  resolve(get, "cuGetErrorString", d.get_error_string);
-  resolve(get, "cuDeviceGetCount", d.device_get_count);
-  resolve(get, "cuDeviceGet", d.device_get);
-  resolve(get, "cuDeviceGetName", d.device_get_name);
-  resolve(get, "cuDeviceGetAttribute", d.device_get_attribute);
-  resolve(get, "cuDeviceTotalMem", d.device_total_mem);
-  resolve(get, "cuDevicePrimaryCtxRetain", d.primary_ctx_retain);
-  resolve(get, "cuDevicePrimaryCtxRelease", d.primary_ctx_release);
-  resolve(get, "cuCtxGetCurrent", d.ctx_get_current);
-  resolve(get, "cuCtxSetCurrent", d.ctx_set_current);
-  resolve(get, "cuCtxPushCurrent", d.ctx_push_current);
-  resolve(get, "cuCtxPopCurrent", d.ctx_pop_current);
-  resolve(get, "cuCtxGetDevice", d.ctx_get_device);
-  resolve(get, "cuCtxSynchronize", d.ctx_synchronize);
-  resolve(get, "cuModuleLoadData", d.module_load_data);
-  resolve(get, "cuModuleUnload", d.module_unload);
-  resolve(get, "cuModuleGetFunction", d.module_get_function);
-  resolve(get, "cuFuncSetAttribute", d.func_set_attribute);
-  resolve(get, "cuFuncGetAttribute", d.func_get_attribute);
-  resolve(get, "cuLaunchKernel", d.launch_kernel);
-  resolve(get, "cuMemAlloc", d.mem_alloc);
-  resolve(get, "cuMemFree", d.mem_free);
-  resolve(get, "cuMemGetInfo", d.mem_get_info);
-  resolve(get, "cuMemcpyHtoD", d.memcpy_htod);
-  resolve(get, "cuMemcpyDtoH", d.memcpy_dtoh);
-  resolve(get, "cuMemsetD8Async", d.memset_d8_async);
-  resolve(get, "cuStreamCreate", d.stream_create);
-  resolve(get, "cuStreamDestroy", d.stream_destroy);
-  resolve(get, "cuStreamSynchronize", d.stream_synchronize);
-  resolve(get, "cuStreamBeginCapture", d.stream_begin_capture);
-  resolve(get, "cuStreamEndCapture", d.stream_end_capture);
-  resolve(get, "cuGraphInstantiateWithFlags", d.graph_instantiate);
-  resolve(get, "cuGraphLaunch", d.graph_launch);
-  resolve(get, "cuGraphExecDestroy", d.graph_exec_destroy);
-  resolve(get, "cuGraphDestroy", d.graph_destroy);
-  resolve(get, "cuEventCreate", d.event_create);
-  resolve(get, "cuEventDestroy", d.event_destroy);
-  resolve(get, "cuEventRecord", d.event_record);
-  resolve(get, "cuEventSynchronize", d.event_synchronize);
-  resolve(get, "cuEventElapsedTime", d.event_elapsed_time);
+#define KT_RESOLVE(fn, member) resolve(handle, KT_SYMBOL_NAME(fn), member, path)
+  KT_RESOLVE(cuInit, d.init);
+  KT_RESOLVE(cuDriverGetVersion, d.driver_get_version);
+  KT_RESOLVE(cuGetErrorName, d.get_error_name);
+  KT_RESOLVE(cuGetErrorString, d.get_error_string);
+  KT_RESOLVE(cuDeviceGetCount, d.device_get_count);
+  KT_RESOLVE(cuDeviceGet, d.device_get);
+  KT_RESOLVE(cuDeviceGetName, d.device_get_name);
+  KT_RESOLVE(cuDeviceGetAttribute, d.device_get_attribute);
+  KT_RESOLVE(cuDeviceTotalMem, d.device_total_mem);
+  KT_RESOLVE(cuDevicePrimaryCtxRetain, d.primary_ctx_retain);
+  KT_RESOLVE(cuDevicePrimaryCtxRelease, d.primary_ctx_release);
+  KT_RESOLVE(cuCtxGetCurrent, d.ctx_get_current);
+  KT_RESOLVE(cuCtxSetCurrent, d.ctx_set_current);
+  KT_RESOLVE(cuCtxPushCurrent, d.ctx_push_current);
+  KT_RESOLVE(cuCtxPopCurrent, d.ctx_pop_current);
+  KT_RESOLVE(cuCtxGetDevice, d.ctx_get_device);
+  KT_RESOLVE(cuCtxSynchronize, d.ctx_synchronize);
+  KT_RESOLVE(cuModuleLoadData, d.module_load_data);
+  KT_RESOLVE(cuModuleUnload, d.module_unload);
+  KT_RESOLVE(cuModuleGetFunction, d.module_get_function);
+  KT_RESOLVE(cuFuncSetAttribute, d.func_set_attribute);
+  KT_RESOLVE(cuFuncGetAttribute, d.func_get_attribute);
+  KT_RESOLVE(cuLaunchKernel, d.launch_kernel);
+  KT_RESOLVE(cuMemAlloc, d.mem_alloc);
+  KT_RESOLVE(cuMemFree, d.mem_free);
+  KT_RESOLVE(cuMemGetInfo, d.mem_get_info);
+  KT_RESOLVE(cuMemcpyHtoD, d.memcpy_htod);
+  KT_RESOLVE(cuMemcpyDtoH, d.memcpy_dtoh);
+  KT_RESOLVE(cuMemsetD8Async, d.memset_d8_async);
+  KT_RESOLVE(cuStreamCreate, d.stream_create);
+  KT_RESOLVE(cuStreamDestroy, d.stream_destroy);
+  KT_RESOLVE(cuStreamSynchronize, d.stream_synchronize);
+  KT_RESOLVE(cuStreamBeginCapture, d.stream_begin_capture);
+  KT_RESOLVE(cuStreamEndCapture, d.stream_end_capture);
+  KT_RESOLVE(cuGraphInstantiateWithFlags, d.graph_instantiate);
+  KT_RESOLVE(cuGraphLaunch, d.graph_launch);
+  KT_RESOLVE(cuGraphExecDestroy, d.graph_exec_destroy);
+  KT_RESOLVE(cuGraphDestroy, d.graph_destroy);
+  KT_RESOLVE(cuEventCreate, d.event_create);
+  KT_RESOLVE(cuEventDestroy, d.event_destroy);
+  KT_RESOLVE(cuEventRecord, d.event_record);
+  KT_RESOLVE(cuEventSynchronize, d.event_synchronize);
+  KT_RESOLVE(cuEventElapsedTime, d.event_elapsed_time);
+#undef KT_RESOLVE
   const CUresult r = d.init(0);
   if (r != CUDA_SUCCESS) {
     const char* name = "?";
