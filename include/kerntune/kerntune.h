@@ -37,6 +37,27 @@ kt_status kt_gemm(kt_runtime* runtime, int64_t m, int64_t n, int64_t k, kt_dtype
                   kt_dtype out_dtype, kt_layout layout, const void* a, const void* b, void* c,
                   void* stream);
 
+/* One attention-forward call. Strides are in elements: batch, row (sequence position), head;
+ * head_dim is contiguous. lse may be NULL; softmax_scale 0 means 1/sqrt(head_dim). */
+typedef struct kt_attention_args {
+  int64_t batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim;
+  kt_dtype dtype;
+  int causal;
+  const void* q;
+  const void* k;
+  const void* v;
+  void* o;
+  float* lse;
+  int64_t q_strides[3];
+  int64_t k_strides[3];
+  int64_t v_strides[3];
+  int64_t o_strides[3];
+  float softmax_scale;
+} kt_attention_args;
+
+/* O = softmax(scale * Q K^T [causal]) V on stream; GQA/MQA when heads_kv < heads_q. */
+kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* args, void* stream);
+
 /* The last error message of the calling thread ("" when none); valid until the next call. */
 const char* kt_last_error(void);
 const char* kt_version(void);

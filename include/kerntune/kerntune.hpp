@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "core/attention_problem.hpp"
 #include "core/error.hpp"
 #include "core/gemm_problem.hpp"
 
@@ -22,11 +23,33 @@ struct RuntimeOptions {
   std::size_t workspace_bytes = 64u << 20;  // split-K scratch, allocated once at open
 };
 
-struct GemmDispatchInfo {
+struct DispatchInfo {
   std::string config_key;              // e.g. "sm80.bm128.bn256.bk32.wm64.wn64.s3.g8.sk1"
   std::string grade;                   // "exact", "nearest-shape" or "model-default"
   std::string tuned_problem_key;       // the tuned shape the config came from, if any
   bool compiled_now = false;           // NVRTC ran (the DB had no cubin)
+};
+
+// Device pointers and element strides of one attention call. Each tensor is addressed as
+// base + b * batch_stride + i * row_stride + h * head_stride + d (head_dim contiguous), so both
+// (B, N, H, d) and (B, H, N, d) layouts work without copies. Strides must be multiples of 8
+// elements and pointers 16-byte aligned.
+struct AttentionTensors {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* o = nullptr;
+  float* lse = nullptr;        // optional: [batch, heads_q, seqlen_q] FP32 logsumexp (natural log)
+  std::int64_t q_strides[3]{};  // batch, row (sequence position), head
+  std::int64_t k_strides[3]{};
+  std::int64_t v_strides[3]{};
+  std::int64_t o_strides[3]{};
+  float softmax_scale = 0;     // 0: 1 / sqrt(head_dim)
+
+  // Dense (B, N, H, d) strides for every tensor (the FlashAttention layout).
+  void set_bnhd_strides(const AttentionProblem& problem);
+  // Dense (B, H, N, d) strides for every tensor (PyTorch SDPA's layout).
+  void set_bhnd_strides(const AttentionProblem& problem);
 };
 
 class Runtime {
@@ -47,7 +70,14 @@ class Runtime {
             Stream stream = nullptr);
 
   // Resolves and loads the kernel for `problem` without launching, and says where it came from.
-  GemmDispatchInfo prepare_gemm(const GemmProblem& problem);
+  DispatchInfo prepare_gemm(const GemmProblem& problem);
+
+  // O = softmax(scale · Q·Kᵀ [causal mask]) · V for every (batch, query head), GQA/MQA by
+  // head_kv = head_q / (heads_q / heads_kv); writes the row logsumexp when tensors.lse is set.
+  // Dispatch and threading as gemm(). Throws kt::Error naming the bad argument.
+  void attention_forward(const AttentionProblem& problem, const AttentionTensors& tensors,
+                         Stream stream = nullptr);
+  DispatchInfo prepare_attention(const AttentionProblem& problem, bool write_lse = false);
 
   // "NVIDIA H200/cc90/132sm": the device part of every tuning key.
   std::string device_fingerprint() const;

@@ -10,27 +10,9 @@
 #include "core/device_desc.hpp"
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
+#include "core/occupancy.hpp"
 
 namespace kt {
-
-struct Occupancy {
-  int ctas_per_sm = 0;
-  std::string limiter;  // "threads", "registers", "shared memory" or "CTA slots"
-};
-
-// Resident CTAs per SM from threads, registers (allocated per warp in units of 256) and
-// shared memory (plus the 1 KB the driver reserves per CTA).
-Occupancy occupancy(int threads_per_cta, int regs_per_thread, int smem_bytes_per_cta,
-                    const DeviceDesc& device);
-
-struct WaveStats {
-  std::int64_t num_ctas = 0;
-  std::int64_t slots = 0;        // SMs x CTAs per SM: CTAs one wave can hold
-  std::int64_t waves = 0;
-  std::int64_t last_wave_ctas = 0;
-  double efficiency = 0;         // num_ctas / (waves x slots)
-};
-WaveStats wave_stats(std::int64_t num_ctas, int num_sms, int ctas_per_sm);
 
 struct GemmEstimate {
   std::int64_t tiles_m = 0, tiles_n = 0, num_ctas = 0;

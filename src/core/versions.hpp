@@ -8,5 +8,7 @@ namespace kt {
 inline constexpr int kBenchmarkProtocolVersion = 1;
 // Bump when a GEMM template changes its performance or its config semantics.
 inline constexpr int kGemmTemplateVersion = 1;
+// Bump when an attention template changes its performance or its config semantics.
+inline constexpr int kAttentionTemplateVersion = 1;
 
 }  // namespace kt

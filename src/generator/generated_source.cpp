@@ -61,4 +61,37 @@ GeneratedSource generate_gemm_check(const GemmProblem& problem, const std::strin
   return s;
 }
 
+GeneratedSource generate_attention(const AttentionProblem& problem, const AttentionConfig& config,
+                                   bool write_lse, const std::string& arch) {
+  GeneratedSource s;
+  s.name = fmt::format("{}.d{}.{}.{}{}", to_key(config), problem.head_dim,
+                       to_string(problem.dtype), problem.causal ? "causal" : "full",
+                       write_lse ? ".lse" : "");
+  s.code =
+      "// kerntune generated: attention forward instantiation\n"
+      "#include \"kerntune/attention/attention_fwd_sm80.cuh\"\n";
+  s.name_expressions.push_back(attention_kernel_expression(problem, config, write_lse));
+  s.arch = arch;
+  s.options = nvrtc_options(arch);
+  return s;
+}
+
+GeneratedSource generate_attention_check(const AttentionProblem& problem, const std::string& arch) {
+  GeneratedSource s;
+  const auto type = device_type(problem.dtype);
+  s.name = fmt::format("attention_check.{}", to_string(problem.dtype));
+  s.code =
+      "// kerntune generated: attention verification kernels\n"
+      "#include \"kerntune/attention/attention_check.cuh\"\n";
+  s.name_expressions = {
+      fmt::format("kt::fill_random<{}>", type),
+      fmt::format("kt::fill_poison<{}>", type),
+      fmt::format("kt::attention_reference_rows<{}>", type),
+      fmt::format("kt::gather_rows<{}>", type),
+  };
+  s.arch = arch;
+  s.options = nvrtc_options(arch);
+  return s;
+}
+
 }  // namespace kt::gen

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/attention_config.hpp"
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
 
@@ -29,6 +30,22 @@ GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& conf
 // The tuner's verification kernels for a problem's dtypes and layout: random fill, poison,
 // sampled float64 reference and the non-finite count (templates/gemm/gemm_check.cuh).
 GeneratedSource generate_gemm_check(const GemmProblem& problem, const std::string& arch);
+
+// The attention forward kernel; write_lse selects the variant that stores the row logsumexp.
+GeneratedSource generate_attention(const AttentionProblem& problem, const AttentionConfig& config,
+                                   bool write_lse, const std::string& arch);
+
+// The attention verification kernels (templates/attention/attention_check.cuh): random fill,
+// poison, FP32 reference rows and the gather/non-finite count.
+GeneratedSource generate_attention_check(const AttentionProblem& problem, const std::string& arch);
+
+enum AttentionCheckKernel : int {
+  kAttentionFillRandom = 0,
+  kAttentionFillPoison,
+  kAttentionReferenceRows,
+  kAttentionGatherRows,
+  kNumAttentionCheckKernels
+};
 
 // Kernel indices within generate_gemm_check()'s name_expressions.
 enum GemmCheckKernel : int {

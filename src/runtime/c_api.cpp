@@ -88,6 +88,37 @@ kt_status kt_gemm(kt_runtime* runtime, int64_t m, int64_t n, int64_t k, kt_dtype
   });
 }
 
+kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* args,
+                               void* stream) {
+  return guarded([&] {
+    if (runtime == nullptr) kt::throw_invalid("kt_attention_forward: runtime is NULL");
+    if (args == nullptr) kt::throw_invalid("kt_attention_forward: args is NULL");
+    kt::AttentionProblem p;
+    p.batch = args->batch;
+    p.heads_q = args->heads_q;
+    p.heads_kv = args->heads_kv;
+    p.seqlen_q = args->seqlen_q;
+    p.seqlen_k = args->seqlen_k;
+    p.head_dim = args->head_dim;
+    p.dtype = to_dtype(args->dtype);
+    p.causal = args->causal != 0;
+    kt::AttentionTensors t;
+    t.q = args->q;
+    t.k = args->k;
+    t.v = args->v;
+    t.o = args->o;
+    t.lse = args->lse;
+    for (int i = 0; i < 3; ++i) {
+      t.q_strides[i] = args->q_strides[i];
+      t.k_strides[i] = args->k_strides[i];
+      t.v_strides[i] = args->v_strides[i];
+      t.o_strides[i] = args->o_strides[i];
+    }
+    t.softmax_scale = args->softmax_scale;
+    runtime->runtime->attention_forward(p, t, stream);
+  });
+}
+
 const char* kt_last_error(void) { return g_last_error.c_str(); }
 
 const char* kt_version(void) { return "0.1.0"; }

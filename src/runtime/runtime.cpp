@@ -8,6 +8,8 @@
 
 #include "core/log.hpp"
 #include "kerntune/kerntune.hpp"
+#include "runtime/attention_dispatch.hpp"
+#include "runtime/attention_kernel.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -34,7 +36,29 @@ constexpr std::size_t kModelDefaultTries = 4;
 
 struct GemmEntry {
   rt::GemmKernel kernel;
-  GemmDispatchInfo info;
+  DispatchInfo info;
+};
+
+struct AttentionKey {
+  AttentionProblem problem;
+  bool write_lse = false;
+  bool operator==(const AttentionKey&) const = default;
+};
+
+struct AttentionKeyHash {
+  std::size_t operator()(const AttentionKey& k) const {
+    const AttentionProblem& p = k.problem;
+    std::size_t h = std::hash<std::int64_t>()(p.seqlen_q);
+    auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    for (std::int64_t v : {p.batch, p.heads_q, p.heads_kv, p.seqlen_k, p.head_dim}) mix(std::size_t(v));
+    mix(std::size_t(p.dtype) | (std::size_t(p.causal) << 8) | (std::size_t(k.write_lse) << 9));
+    return h;
+  }
+};
+
+struct AttentionEntry {
+  rt::AttentionKernel kernel;
+  DispatchInfo info;
 };
 
 }  // namespace
@@ -48,6 +72,7 @@ struct Runtime::Impl {
   CUdeviceptr workspace = 0;
   std::shared_mutex mutex;
   std::unordered_map<GemmProblem, GemmEntry, GemmProblemHash> gemms;
+  std::unordered_map<AttentionKey, AttentionEntry, AttentionKeyHash> attentions;
 
   explicit Impl(const RuntimeOptions& o) : options(o), context(o.device_ordinal) {
     device = rt::query_device(context.device());
@@ -91,11 +116,49 @@ struct Runtime::Impl {
     }
     const rt::LoadedModule& module = modules.load(cubin.record);
     GemmEntry entry{rt::GemmKernel(p, config, module),
-                    GemmDispatchInfo{to_key(config), rt::to_string(choice.grade),
+                    DispatchInfo{to_key(config), rt::to_string(choice.grade),
                                      choice.tuned_problem_key, cubin.compiled_now}};
     logger().debug("dispatch {} -> {} grade={} compiled={}", to_key(p), entry.info.config_key,
                    entry.info.grade, entry.info.compiled_now);
     return gemms.emplace(p, std::move(entry)).first->second;
+  }
+
+  const AttentionEntry& resolve_attention(const AttentionKey& key) {
+    validate(key.problem);
+    std::unique_lock lock(mutex);
+    if (auto it = attentions.find(key); it != attentions.end()) return it->second;
+    rt::ScopedCurrent current(context.context());
+    cache::Database* database = db ? &*db : nullptr;
+    const rt::AttentionChoice choice = rt::choose_attention_config(database, key.problem, device);
+    AttentionConfig config = choice.config;
+    auto compile_attention = [&](const AttentionConfig& c) {
+      return rt::get_or_compile(database, gen::generate_attention(key.problem, c, key.write_lse, device.arch()),
+                                options.compile_on_miss, !options.read_only);
+    };
+    rt::CubinResult cubin = compile_attention(config);
+    if (choice.grade == rt::DispatchGrade::kModelDefault && cubin.record.spill_bytes > 0) {
+      for (const AttentionConfig& next :
+           rt::model_ranked_attention_configs(key.problem, device, kModelDefaultTries)) {
+        rt::CubinResult other = compile_attention(next);
+        if (other.record.spill_bytes == 0) {
+          config = next;
+          cubin = std::move(other);
+          break;
+        }
+      }
+    }
+    AttentionEntry entry{rt::AttentionKernel(key.problem, config, modules.load(cubin.record)),
+                         DispatchInfo{to_key(config), rt::to_string(choice.grade),
+                                      choice.tuned_problem_key, cubin.compiled_now}};
+    return attentions.emplace(key, std::move(entry)).first->second;
+  }
+
+  const AttentionEntry& lookup_attention(const AttentionKey& key) {
+    {
+      std::shared_lock lock(mutex);
+      if (auto it = attentions.find(key); it != attentions.end()) return it->second;
+    }
+    return resolve_attention(key);
   }
 
   rt::CubinResult compile(cache::Database* database, const GemmProblem& p, const GemmConfig& c) {
@@ -129,8 +192,21 @@ void Runtime::gemm(const GemmProblem& problem, const void* a, const void* b, voi
             "cuLaunchKernel(gemm)");
 }
 
-GemmDispatchInfo Runtime::prepare_gemm(const GemmProblem& problem) {
+DispatchInfo Runtime::prepare_gemm(const GemmProblem& problem) {
   return impl_->lookup(problem).info;
+}
+
+void Runtime::attention_forward(const AttentionProblem& problem, const AttentionTensors& tensors,
+                                Stream stream) {
+  const AttentionEntry& entry = impl_->lookup_attention({problem, tensors.lse != nullptr});
+  entry.kernel.check_tensors(tensors);
+  rt::ScopedCurrent current(impl_->context.context());
+  rt::check(entry.kernel.launch(tensors, static_cast<CUstream>(stream)),
+            "cuLaunchKernel(attention_forward)");
+}
+
+DispatchInfo Runtime::prepare_attention(const AttentionProblem& problem, bool write_lse) {
+  return impl_->lookup_attention({problem, write_lse}).info;
 }
 
 std::string Runtime::device_fingerprint() const { return impl_->device.fingerprint(); }

@@ -20,7 +20,7 @@ struct GemmBenchOptions {
 
 struct GemmBenchRow {
   GemmProblem problem;
-  GemmDispatchInfo dispatch;
+  DispatchInfo dispatch;
   Timing kerntune;
   Timing baseline;           // num_reps == 0 when no baseline ran
   OutputCheck kerntune_check;

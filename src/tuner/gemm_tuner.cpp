@@ -4,11 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <mutex>
 #include <random>
-#include <thread>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -46,33 +43,6 @@ std::string make_run_id() {
   return fmt::format("{:x}-{:04x}", std::chrono::duration_cast<std::chrono::seconds>(now).count(),
                      rd() & 0xffff);
 }
-
-class ProgressTracker {
- public:
-  ProgressTracker(const ProgressFn& fn, std::string phase, int total)
-      : fn_(fn), phase_(std::move(phase)), total_(total), start_(Clock::now()) {}
-  void step(const std::string& message) {
-    std::lock_guard lock(mutex_);
-    ++done_;
-    if (!fn_) return;
-    Progress p;
-    p.phase = phase_;
-    p.done = done_;
-    p.total = total_;
-    p.elapsed_s = seconds_since(start_);
-    p.eta_s = done_ > 0 ? p.elapsed_s / done_ * (total_ - done_) : 0;
-    p.message = message;
-    fn_(p);
-  }
-
- private:
-  const ProgressFn& fn_;
-  std::string phase_;
-  int total_;
-  int done_ = 0;
-  Clock::time_point start_;
-  std::mutex mutex_;
-};
 
 bool same_shape(const GemmConfig& a, const GemmConfig& b) {
   return a.tile_m == b.tile_m && a.tile_n == b.tile_n && a.warp_m == b.warp_m &&
@@ -148,56 +118,35 @@ void compile_range(const GemmProblem& p, std::vector<CandidateResult>& cands, st
                    const DeviceDesc& device, const TuneOptions& o) {
   cubins.resize(cands.size());
   ProgressTracker tracker(o.progress, "compile", int(cands.size() - begin));
-  std::atomic<std::size_t> next{begin};
-  auto worker = [&] {
-    for (std::size_t i = next++; i < cands.size(); i = next++) {
-      CandidateResult& c = cands[i];
-      if (c.status != cache::Status::kOk) {
-        tracker.step(fmt::format("{} rejected: {}", to_key(c.config), c.detail));
-        continue;
-      }
-      try {
-        const gen::GeneratedSource source = gen::generate_gemm(p, c.config, device.arch());
-        rt::CubinResult result = rt::get_or_compile(&db, source, true, true);
-        c.compile_ms = result.record.compile_ms;
-        c.compiled_from_cache = !result.compiled_now;
-        c.registers = result.record.registers;
-        c.spill_bytes = result.record.spill_bytes;
-        c.estimate = estimate(p, c.config, device, c.registers);
-        cubins[i] = std::move(result.record);
-        tracker.step(fmt::format("{} {} regs={} spills={}", to_key(c.config),
-                                 c.compiled_from_cache ? "cached" : "compiled", c.registers,
-                                 c.spill_bytes));
-      } catch (const CompileError& e) {
-        c.status = cache::Status::kCompileError;
-        c.detail = first_lines(e.log(), 20);
-        tracker.step(fmt::format("{} failed to compile", to_key(c.config)));
-      } catch (const Error& e) {
-        if (e.kind() == ErrorKind::kNotFound) throw;  // no NVRTC at all: not a candidate's fault
-        c.status = cache::Status::kCompileError;
-        c.detail = e.what();
-        tracker.step(fmt::format("{} failed to compile", to_key(c.config)));
-      }
+  parallel_for(begin, cands.size(), o.compile_threads, [&](std::size_t i) {
+    CandidateResult& c = cands[i];
+    if (c.status != cache::Status::kOk) {
+      tracker.step(fmt::format("{} rejected: {}", to_key(c.config), c.detail));
+      return;
     }
-  };
-  const int hardware = int(std::max(1u, std::thread::hardware_concurrency()));
-  const int threads = std::max(1, std::min<int>(o.compile_threads > 0 ? o.compile_threads : hardware,
-                                                int(cands.size() - begin)));
-  std::vector<std::thread> pool;
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&] {
-      try {
-        worker();
-      } catch (...) {
-        std::lock_guard lock(failure_mutex);
-        failure = std::current_exception();
-        next = cands.size();
-      }
-    });
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+    try {
+      const gen::GeneratedSource source = gen::generate_gemm(p, c.config, device.arch());
+      rt::CubinResult result = rt::get_or_compile(&db, source, true, true);
+      c.compile_ms = result.record.compile_ms;
+      c.compiled_from_cache = !result.compiled_now;
+      c.registers = result.record.registers;
+      c.spill_bytes = result.record.spill_bytes;
+      c.estimate = estimate(p, c.config, device, c.registers);
+      cubins[i] = std::move(result.record);
+      tracker.step(fmt::format("{} {} regs={} spills={}", to_key(c.config),
+                               c.compiled_from_cache ? "cached" : "compiled", c.registers,
+                               c.spill_bytes));
+    } catch (const CompileError& e) {
+      c.status = cache::Status::kCompileError;
+      c.detail = first_lines(e.log(), 20);
+      tracker.step(fmt::format("{} failed to compile", to_key(c.config)));
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kNotFound) throw;  // no NVRTC at all: not a candidate's fault
+      c.status = cache::Status::kCompileError;
+      c.detail = e.what();
+      tracker.step(fmt::format("{} failed to compile", to_key(c.config)));
+    }
+  });
 }
 
 // The GPU side of a tuning run: inputs, reference, timing harness and loaded kernels.

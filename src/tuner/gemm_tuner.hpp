@@ -14,18 +14,9 @@
 #include "core/gemm_config.hpp"
 #include "core/gemm_model.hpp"
 #include "tuner/benchmark.hpp"
+#include "tuner/progress.hpp"
 
 namespace kt::tune {
-
-struct Progress {
-  std::string phase;        // "compile", "measure", "finalists"
-  int done = 0;
-  int total = 0;
-  double elapsed_s = 0;
-  double eta_s = 0;         // remaining time at the current rate
-  std::string message;      // the candidate just finished and its outcome
-};
-using ProgressFn = std::function<void(const Progress&)>;
 
 struct TuneOptions {
   // Round 1 measures the model's best config of each of this many distinct tile shapes

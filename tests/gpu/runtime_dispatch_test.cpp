@@ -47,7 +47,7 @@ TEST_F(RuntimeDispatch, TwoCandidateTuneRoundTripsThroughDatabaseAndRuntime) {
   ro.database_path = path;
   ro.compile_on_miss = false;  // the winner's cubin must come from the database
   auto runtime = Runtime::open(ro);
-  const GemmDispatchInfo info = runtime->prepare_gemm(p);
+  const DispatchInfo info = runtime->prepare_gemm(p);
   EXPECT_EQ(info.grade, "exact");
   EXPECT_EQ(info.config_key, winner);
   EXPECT_FALSE(info.compiled_now);
@@ -82,7 +82,7 @@ TEST_F(RuntimeDispatch, TwoCandidateTuneRoundTripsThroughDatabaseAndRuntime) {
     // An untuned shape still dispatches (nearest tuned shape re-scored, or the model).
     GemmProblem other = p;
     other.m = 999;
-    const GemmDispatchInfo other_info = runtime->prepare_gemm(other);
+    const DispatchInfo other_info = runtime->prepare_gemm(other);
     EXPECT_NE(other_info.grade, "exact");
   }
   rt::driver().stream_destroy(stream);

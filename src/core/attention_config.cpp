@@ -1,0 +1,173 @@
+// The attention-forward op declaration and its model. Model constants are leads: FA2-style
+// mma.sync kernels reach ~300-370 TFLOP/s on Hopper (../shared/notes/hopper-kernels.md).
+#include "core/attention_config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace kt {
+
+namespace {
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Fraction of the mma rate an FA2-style kernel sustains: softmax, rescaling and the exp unit
+// take the rest.
+constexpr double kAttentionMmaEfficiency = 0.58;
+constexpr double kLaunchUs = 3.0;
+
+int estimated_registers(const AttentionProblem& p, const AttentionConfig& c) {
+  const int d = int(p.head_dim);
+  // O accumulators (16 x d per warp), S (16 x block_n), P and the Q fragments, addressing.
+  return std::min(255, d / 2 + c.block_n / 2 + c.block_n / 4 + d / 4 + 40);
+}
+
+// Key blocks a CTA of query block `qb` visits, and the visible pairs they cover.
+std::int64_t visited_key_blocks(const AttentionProblem& p, const AttentionConfig& c, std::int64_t qb) {
+  const std::int64_t key_blocks = ceil_div(p.seqlen_k, c.block_n);
+  if (!p.causal) return key_blocks;
+  const std::int64_t last_row = std::min(p.seqlen_q, (qb + 1) * c.block_m) - 1;
+  const std::int64_t last_key = last_row + (p.seqlen_k - p.seqlen_q);
+  if (last_key < 0) return 0;
+  return std::min(key_blocks, last_key / c.block_n + 1);
+}
+
+}  // namespace
+
+std::string to_key(const AttentionConfig& c) {
+  return fmt::format("fa2.bm{}.bn{}.w{}.s{}", c.block_m, c.block_n, c.warps, c.stages);
+}
+
+AttentionConfig parse_attention_config_key(std::string_view key) {
+  const auto parts = split(key, '.');
+  const char* hint = "expected e.g. fa2.bm128.bn64.w8.s2";
+  if (parts.size() != 5 || parts[0] != "fa2")
+    throw_invalid(fmt::format("'{}' is not an attention config key: {}", key, hint));
+  AttentionConfig c;
+  struct Field { const char* prefix; int* value; };
+  const Field fields[] = {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}};
+  for (int i = 0; i < 4; ++i) {
+    const std::string_view prefix = fields[i].prefix;
+    if (parts[i + 1].substr(0, prefix.size()) != prefix)
+      throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key, i + 1, prefix, hint));
+    const std::int64_t v = parse_int(parts[i + 1].substr(prefix.size()), fmt::format("config field '{}'", prefix));
+    if (v < 1 || v > 4096) throw_invalid(fmt::format("config field '{}' = {} is out of range", prefix, v));
+    *fields[i].value = int(v);
+  }
+  if (to_key(c) != key)
+    throw_invalid(fmt::format("config key '{}' is not canonical: write it as '{}'", key, to_key(c)));
+  return c;
+}
+
+int smem_bytes(const AttentionProblem& p, const AttentionConfig& c) {
+  const int e = size_bytes(p.dtype);
+  return int(c.block_m * p.head_dim * e + c.stages * 2 * c.block_n * p.head_dim * e);
+}
+
+std::int64_t num_ctas(const AttentionProblem& p, const AttentionConfig& c) {
+  return ceil_div(p.seqlen_q, c.block_m) * p.heads_q * p.batch;
+}
+
+std::optional<std::string> validate(const AttentionProblem& p, const AttentionConfig& c,
+                                    const DeviceDesc& device) {
+  if (device.cc_major < 8) return "the fa2 family needs compute capability >= 8.0";
+  if (c.warps != 4 && c.warps != 8) return "warps must be 4 or 8";
+  if (c.block_m != 16 * c.warps) return "block_m must be 16 x warps (each warp owns 16 query rows)";
+  if (c.block_n != 32 && c.block_n != 64 && c.block_n != 128) return "block_n must be 32, 64 or 128";
+  if (c.stages != 1 && c.stages != 2) return "stages must be 1 or 2";
+  if (p.head_dim != 64 && p.head_dim != 96 && p.head_dim != 128 && p.head_dim != 256)
+    return "head_dim must be 64, 96, 128 or 256";
+  const int smem = smem_bytes(p, c);
+  if (smem > device.max_smem_per_block_optin_bytes)
+    return fmt::format("needs {} B of shared memory; the device allows {} B per block", smem,
+                       device.max_smem_per_block_optin_bytes);
+  if (p.head_dim == 256 && c.block_n > 64) return "head_dim 256 needs block_n <= 64 (registers)";
+  if (num_ctas(p, c) > std::int64_t(65535) * 65535 || p.heads_q > 65535 || p.batch > 65535)
+    return "grid too large (heads_q and batch must be <= 65535)";
+  return std::nullopt;
+}
+
+LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c) {
+  LaunchPlan plan;
+  plan.grid = {std::uint32_t(ceil_div(p.seqlen_q, c.block_m)), std::uint32_t(p.heads_q),
+               std::uint32_t(p.batch)};
+  plan.block = {std::uint32_t(32 * c.warps), 1, 1};
+  plan.smem_bytes = std::uint32_t(smem_bytes(p, c));
+  return plan;
+}
+
+std::string attention_kernel_expression(const AttentionProblem& p, const AttentionConfig& c,
+                                        bool write_lse) {
+  return fmt::format("kt::attention_fwd_sm80<{}, {}, {}, {}, {}, {}, {}, {}>",
+                     p.dtype == DType::kBF16 ? "kt::bf16" : "kt::fp16", p.head_dim, c.block_m,
+                     c.block_n, c.warps, c.stages, p.causal ? "true" : "false",
+                     write_lse ? "true" : "false");
+}
+
+std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem& p,
+                                                         const DeviceDesc& device,
+                                                         const AttentionDomains& d) {
+  std::vector<AttentionConfig> out;
+  for (int bm : d.block_m)
+    for (int bn : d.block_n)
+      for (int s : d.stages) {
+        const AttentionConfig c{bm, bn, bm / 16, s};
+        if (!validate(p, c, device)) out.push_back(c);
+      }
+  return out;
+}
+
+AttentionEstimate estimate(const AttentionProblem& p, const AttentionConfig& c,
+                           const DeviceDesc& d, int regs) {
+  AttentionEstimate e;
+  e.num_ctas = num_ctas(p, c);
+  e.threads = 32 * c.warps;
+  e.regs_per_thread = regs > 0 ? regs : estimated_registers(p, c);
+  e.smem_bytes = smem_bytes(p, c);
+  e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
+  e.waves = wave_stats(e.num_ctas, d.num_sms, e.occupancy.ctas_per_sm);
+
+  // Work the visited blocks cover (masked blocks still cost a full block).
+  const std::int64_t query_blocks = ceil_div(p.seqlen_q, c.block_m);
+  double covered_pairs = 0, max_cta_blocks = 0;
+  for (std::int64_t qb = 0; qb < query_blocks; ++qb) {
+    const std::int64_t blocks = visited_key_blocks(p, c, qb);
+    covered_pairs += double(blocks) * c.block_n * c.block_m;
+    max_cta_blocks = std::max(max_cta_blocks, double(blocks));
+  }
+  covered_pairs *= double(p.batch) * double(p.heads_q);
+  e.block_efficiency = covered_pairs > 0 ? p.visible_pairs() / covered_pairs : 0;
+
+  const double sm_rate = d.mma_sync_tflops * 1e12 / d.num_sms * kAttentionMmaEfficiency *
+                         std::min(1.0, 0.5 + 0.0625 * e.occupancy.ctas_per_sm * c.warps);
+  const double block_s = 4.0 * c.block_m * c.block_n * double(p.head_dim) / sm_rate;
+  const double covered_blocks = covered_pairs / (double(c.block_m) * c.block_n);
+  // Balanced over the SMs and stretched by wave quantization, but never shorter than the
+  // longest CTA, which shares its SM with ctas_per_sm - 1 others.
+  const double balanced_s = covered_blocks * block_s / d.num_sms / std::max(e.waves.efficiency, 0.01);
+  const double longest_s = max_cta_blocks * block_s * std::max(1, e.occupancy.ctas_per_sm);
+  e.compute_us = std::max(balanced_s, longest_s) * 1e6;
+  // K/V are re-read by every query block of a head: from L2 mostly; count DRAM once.
+  e.memory_us = p.min_bytes() / (d.dram_gbps * 1e9) * 1e6;
+  e.predicted_us = std::max(e.compute_us, e.memory_us) + kLaunchUs;
+  e.predicted_tflops = p.flops() / (e.predicted_us * 1e-6) / 1e12;
+  return e;
+}
+
+std::vector<RankedAttentionConfig> rank_by_model(const AttentionProblem& p,
+                                                 const std::vector<AttentionConfig>& configs,
+                                                 const DeviceDesc& d) {
+  std::vector<RankedAttentionConfig> ranked;
+  for (const auto& c : configs) ranked.push_back({c, estimate(p, c, d)});
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.estimate.predicted_us < b.estimate.predicted_us;
+  });
+  return ranked;
+}
+
+}  // namespace kt

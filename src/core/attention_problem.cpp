@@ -1,0 +1,115 @@
+// AttentionProblem: validation, keys and shape parsing.
+#include "core/attention_problem.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace kt {
+
+double AttentionProblem::visible_pairs() const {
+  double per_head = double(seqlen_q) * double(seqlen_k);
+  if (causal) {
+    // Row i sees keys j <= i + (seqlen_k - seqlen_q): clamp(i + offset + 1, 0, seqlen_k).
+    const std::int64_t offset = seqlen_k - seqlen_q;
+    per_head = 0;
+    for (std::int64_t i = 0; i < seqlen_q; ++i)
+      per_head += double(std::clamp<std::int64_t>(i + offset + 1, 0, seqlen_k));
+  }
+  return per_head * double(batch) * double(heads_q);
+}
+
+double AttentionProblem::min_bytes() const {
+  const double e = size_bytes(dtype);
+  return e * double(batch) * double(head_dim) *
+         (2.0 * double(heads_q) * double(seqlen_q) + 2.0 * double(heads_kv) * double(seqlen_k));
+}
+
+void validate(const AttentionProblem& p) {
+  const struct { const char* name; std::int64_t value; } sizes[] = {
+      {"batch (b)", p.batch}, {"heads_q (hq)", p.heads_q}, {"heads_kv (hkv)", p.heads_kv},
+      {"seqlen_q (sq)", p.seqlen_q}, {"seqlen_k (sk)", p.seqlen_k}, {"head_dim (d)", p.head_dim}};
+  for (const auto& s : sizes) {
+    if (s.value < 1) throw_invalid(fmt::format("attention {} = {}: must be >= 1", s.name, s.value));
+    if (s.value > std::numeric_limits<std::int32_t>::max())
+      throw_invalid(fmt::format("attention {} = {} exceeds 2^31-1", s.name, s.value));
+  }
+  if (p.heads_q % p.heads_kv != 0)
+    throw_invalid(fmt::format("attention heads_q = {} is not a multiple of heads_kv = {} (GQA "
+                              "needs an equal number of query heads per key/value head)",
+                              p.heads_q, p.heads_kv));
+  if (p.head_dim != 64 && p.head_dim != 96 && p.head_dim != 128 && p.head_dim != 256)
+    throw_invalid(fmt::format("attention head_dim = {} is not supported: expected 64, 96, 128 or 256",
+                              p.head_dim));
+  if (!is_16bit(p.dtype)) throw_invalid("attention dtype must be bf16 or fp16");
+  const double elems_q = double(p.batch) * p.heads_q * p.seqlen_q * p.head_dim;
+  const double elems_k = double(p.batch) * p.heads_kv * p.seqlen_k * p.head_dim;
+  constexpr double kMax = 9.2e18;
+  if (elems_q > kMax || elems_k > kMax) throw_invalid("attention tensors are too large to index");
+}
+
+std::string to_key(const AttentionProblem& p) {
+  return fmt::format("attn:{}:b{}.hq{}.hkv{}.sq{}.sk{}.d{}.{}", to_string(p.dtype), p.batch,
+                     p.heads_q, p.heads_kv, p.seqlen_q, p.seqlen_k, p.head_dim,
+                     p.causal ? "causal" : "full");
+}
+
+AttentionProblem parse_attention_key(std::string_view key) {
+  const auto parts = split(key, ':');
+  const char* hint = "expected attn:DTYPE:bB.hqH.hkvH.sqS.skS.dD.causal|full";
+  if (parts.size() != 3 || parts[0] != "attn")
+    throw_invalid(fmt::format("'{}' is not an attention problem key: {}", key, hint));
+  AttentionProblem p;
+  p.dtype = parse_dtype(parts[1]);
+  const auto fields = split(parts[2], '.');
+  if (fields.size() != 7) throw_invalid(fmt::format("'{}': {}", key, hint));
+  struct Field { const char* prefix; std::int64_t* value; };
+  const Field named[] = {{"b", &p.batch}, {"hq", &p.heads_q}, {"hkv", &p.heads_kv},
+                         {"sq", &p.seqlen_q}, {"sk", &p.seqlen_k}, {"d", &p.head_dim}};
+  for (int i = 0; i < 6; ++i) {
+    const std::string_view prefix = named[i].prefix;
+    if (fields[i].substr(0, prefix.size()) != prefix)
+      throw_invalid(fmt::format("'{}': field {} should start with '{}'; {}", key, i + 1, prefix, hint));
+    *named[i].value = parse_int(fields[i].substr(prefix.size()), fmt::format("attention key field '{}'", prefix));
+  }
+  if (fields[6] != "causal" && fields[6] != "full")
+    throw_invalid(fmt::format("'{}': the mask must be 'causal' or 'full'", key));
+  p.causal = fields[6] == "causal";
+  validate(p);
+  if (to_key(p) != key)
+    throw_invalid(fmt::format("attention key '{}' is not canonical: write it as '{}'", key, to_key(p)));
+  return p;
+}
+
+void parse_attention_shape(std::string_view shape, AttentionProblem& p) {
+  const char* hint = "expected e.g. b=4,hq=32,hkv=8,sq=4096,sk=4096,d=128";
+  bool has_hkv = false, has_sk = false, has_sq = false, has_hq = false;
+  for (std::string_view item : split(shape, ',')) {
+    const auto eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw_invalid(fmt::format("attention shape item '{}' is not NAME=VALUE; {}", item, hint));
+    const std::string_view name = item.substr(0, eq);
+    const std::int64_t value = parse_int(item.substr(eq + 1), fmt::format("attention shape field '{}'", name));
+    if (name == "b") p.batch = value;
+    else if (name == "hq") { p.heads_q = value; has_hq = true; }
+    else if (name == "hkv") { p.heads_kv = value; has_hkv = true; }
+    else if (name == "h") { p.heads_q = p.heads_kv = value; has_hq = has_hkv = true; }
+    else if (name == "sq") { p.seqlen_q = value; has_sq = true; }
+    else if (name == "sk") { p.seqlen_k = value; has_sk = true; }
+    else if (name == "s") { p.seqlen_q = p.seqlen_k = value; has_sq = has_sk = true; }
+    else if (name == "d") p.head_dim = value;
+    else throw_invalid(fmt::format("unknown attention shape field '{}': use b, hq, hkv, h, sq, sk, s, d; {}", name, hint));
+  }
+  if (!has_hq) throw_invalid(fmt::format("attention shape '{}' lacks the head count hq (or h); {}", shape, hint));
+  if (!has_sq) throw_invalid(fmt::format("attention shape '{}' lacks the query length sq (or s); {}", shape, hint));
+  if (!has_hkv) p.heads_kv = p.heads_q;
+  if (!has_sk) p.seqlen_k = p.seqlen_q;
+  validate(p);
+}
+
+}  // namespace kt

@@ -1,0 +1,115 @@
+// Launching an attention-forward kernel through the driver.
+#include "runtime/attention_kernel.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/error.hpp"
+#include "runtime/cuda_driver.hpp"
+
+namespace kt::rt {
+
+static_assert(sizeof(AttentionParams) == 5 * 8 + 12 * 8 + 8 * 4, "AttentionParams layout changed");
+
+namespace {
+constexpr std::uint32_t kDefaultDynamicSmemLimit = 48 * 1024;
+constexpr double kLog2e = 1.4426950408889634;
+}  // namespace
+
+AttentionKernel::AttentionKernel(const AttentionProblem& problem, const AttentionConfig& config,
+                                 const LoadedModule& module)
+    : problem_(problem), config_(config), plan_(plan_launch(problem, config)) {
+  if (module.functions.empty())
+    throw Error(ErrorKind::kInternal, fmt::format("module for {} has no kernel", to_key(config)));
+  function_ = module.functions[0];
+  if (plan_.smem_bytes > kDefaultDynamicSmemLimit)
+    check(driver().func_set_attribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                      int(plan_.smem_bytes)),
+          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+}
+
+void AttentionKernel::check_tensors(const AttentionTensors& t) const {
+  const struct { const char* name; const void* pointer; const std::int64_t* strides; } tensors[] = {
+      {"Q", t.q, t.q_strides}, {"K", t.k, t.k_strides}, {"V", t.v, t.v_strides}, {"O", t.o, t.o_strides}};
+  const char* stride_names[] = {"batch", "row", "head"};
+  for (const auto& x : tensors) {
+    if (x.pointer == nullptr) throw_invalid(fmt::format("attention tensor {} is a null pointer", x.name));
+    if (reinterpret_cast<std::uintptr_t>(x.pointer) % 16 != 0)
+      throw_invalid(fmt::format("attention tensor {} at {} is not 16-byte aligned", x.name, x.pointer));
+    for (int i = 0; i < 3; ++i)
+      if (x.strides[i] < 0 || x.strides[i] % 8 != 0)
+        throw_invalid(fmt::format("attention tensor {} has {} stride {}: strides must be >= 0 and "
+                                  "multiples of 8 elements (head_dim must be contiguous)",
+                                  x.name, stride_names[i], x.strides[i]));
+  }
+  if (t.lse != nullptr && reinterpret_cast<std::uintptr_t>(t.lse) % 4 != 0)
+    throw_invalid("attention lse buffer is not 4-byte aligned");
+  if (!(t.softmax_scale >= 0) || std::isinf(t.softmax_scale))
+    throw_invalid(fmt::format("attention softmax_scale = {} must be finite and >= 0 (0 means "
+                              "1/sqrt(head_dim))", t.softmax_scale));
+}
+
+AttentionParams AttentionKernel::make_params(const AttentionTensors& t) const {
+  AttentionParams p{};
+  p.q = t.q;
+  p.k = t.k;
+  p.v = t.v;
+  p.o = t.o;
+  p.lse = t.lse;
+  p.q_batch_stride = t.q_strides[0];
+  p.q_row_stride = t.q_strides[1];
+  p.q_head_stride = t.q_strides[2];
+  p.k_batch_stride = t.k_strides[0];
+  p.k_row_stride = t.k_strides[1];
+  p.k_head_stride = t.k_strides[2];
+  p.v_batch_stride = t.v_strides[0];
+  p.v_row_stride = t.v_strides[1];
+  p.v_head_stride = t.v_strides[2];
+  p.o_batch_stride = t.o_strides[0];
+  p.o_row_stride = t.o_strides[1];
+  p.o_head_stride = t.o_strides[2];
+  p.batch = int(problem_.batch);
+  p.heads_q = int(problem_.heads_q);
+  p.heads_kv = int(problem_.heads_kv);
+  p.seqlen_q = int(problem_.seqlen_q);
+  p.seqlen_k = int(problem_.seqlen_k);
+  p.softmax_scale = t.softmax_scale > 0 ? t.softmax_scale : float(1.0 / std::sqrt(double(problem_.head_dim)));
+  p.scale_log2 = float(double(p.softmax_scale) * kLog2e);
+  return p;
+}
+
+CUresult AttentionKernel::launch(const AttentionTensors& t, CUstream stream) const {
+  AttentionParams params = make_params(t);
+  void* args[] = {&params};
+  return driver().launch_kernel(function_, plan_.grid[0], plan_.grid[1], plan_.grid[2],
+                                plan_.block[0], plan_.block[1], plan_.block[2], plan_.smem_bytes,
+                                stream, args, nullptr);
+}
+
+}  // namespace kt::rt
+
+namespace kt {
+
+void AttentionTensors::set_bnhd_strides(const AttentionProblem& p) {
+  const std::int64_t d = p.head_dim;
+  const std::int64_t q[3] = {p.seqlen_q * p.heads_q * d, p.heads_q * d, d};
+  const std::int64_t kv[3] = {p.seqlen_k * p.heads_kv * d, p.heads_kv * d, d};
+  for (int i = 0; i < 3; ++i) {
+    q_strides[i] = o_strides[i] = q[i];
+    k_strides[i] = v_strides[i] = kv[i];
+  }
+}
+
+void AttentionTensors::set_bhnd_strides(const AttentionProblem& p) {
+  const std::int64_t d = p.head_dim;
+  const std::int64_t q[3] = {p.heads_q * p.seqlen_q * d, d, p.seqlen_q * d};
+  const std::int64_t kv[3] = {p.heads_kv * p.seqlen_k * d, d, p.seqlen_k * d};
+  for (int i = 0; i < 3; ++i) {
+    q_strides[i] = o_strides[i] = q[i];
+    k_strides[i] = v_strides[i] = kv[i];
+  }
+}
+
+}  // namespace kt

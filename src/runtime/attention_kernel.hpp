@@ -1,0 +1,37 @@
+// An attention-forward kernel ready to launch: loaded function, launch plan, and the checks of
+// the caller's tensors. launch() allocates nothing.
+#pragma once
+
+#include <cuda.h>
+
+#include "attention/attention_params.h"
+#include "core/attention_config.hpp"
+#include "kerntune/kerntune.hpp"
+#include "runtime/module_cache.hpp"
+
+namespace kt::rt {
+
+class AttentionKernel {
+ public:
+  AttentionKernel() = default;
+  AttentionKernel(const AttentionProblem& problem, const AttentionConfig& config,
+                  const LoadedModule& module);
+
+  // Throws kt::Error (invalid argument) naming the tensor: null pointer, misaligned base,
+  // stride not a multiple of 8 elements, or a missing lse buffer when `needs_lse`.
+  void check_tensors(const AttentionTensors& t) const;
+  AttentionParams make_params(const AttentionTensors& t) const;
+  CUresult launch(const AttentionTensors& t, CUstream stream) const;
+
+  const AttentionProblem& problem() const { return problem_; }
+  const AttentionConfig& config() const { return config_; }
+  const LaunchPlan& plan() const { return plan_; }
+
+ private:
+  AttentionProblem problem_;
+  AttentionConfig config_;
+  LaunchPlan plan_;
+  CUfunction function_ = nullptr;
+};
+
+}  // namespace kt::rt

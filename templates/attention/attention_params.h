@@ -1,0 +1,39 @@
+// Kernel parameter block of the attention templates. Shared verbatim by the host (C++) and the
+// device (NVRTC), so it uses plain types only; the host static_asserts the layout.
+#pragma once
+
+namespace kt {
+
+// Q is [batch, seqlen_q, heads_q, head_dim] or [batch, heads_q, seqlen_q, head_dim] (or any
+// other strided layout), expressed by the three strides of each tensor; head_dim is always
+// contiguous (stride 1). K and V have heads_kv heads (heads_q % heads_kv == 0: GQA/MQA; query
+// head h reads key/value head h / (heads_q / heads_kv)). O has Q's shape.
+struct AttentionParams {
+  const void* q;
+  const void* k;
+  const void* v;
+  void* o;
+  float* lse;                 // [batch, heads_q, seqlen_q] contiguous FP32, or null (not written)
+  long long q_batch_stride;   // all strides in elements
+  long long q_row_stride;
+  long long q_head_stride;
+  long long k_batch_stride;
+  long long k_row_stride;
+  long long k_head_stride;
+  long long v_batch_stride;
+  long long v_row_stride;
+  long long v_head_stride;
+  long long o_batch_stride;
+  long long o_row_stride;
+  long long o_head_stride;
+  int batch;
+  int heads_q;
+  int heads_kv;
+  int seqlen_q;
+  int seqlen_k;
+  float softmax_scale;        // usually 1 / sqrt(head_dim)
+  float scale_log2;           // softmax_scale * log2(e), for exp2-based softmax
+  int reserved;
+};
+
+}  // namespace kt
