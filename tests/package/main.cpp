@@ -21,7 +21,7 @@ int main() {
     options.read_only = true;  // never create or write a database from a test
     const std::unique_ptr<kt::Runtime> runtime = kt::Runtime::open(options);
     std::printf("runtime on %s\n", runtime->device_fingerprint().c_str());
-    const kt::GemmDispatchInfo info = runtime->prepare_gemm(problem);
+    const kt::DispatchInfo info = runtime->prepare_gemm(problem);
     std::printf("dispatch %s grade=%s compiled_now=%d\n", info.config_key.c_str(),
                 info.grade.c_str(), int(info.compiled_now));
   } catch (const kt::Error& e) {

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs, on Debian 12 (or Ubuntu), the packages that building and testing kerntune need and
+# that are missing: nothing at all when everything is present, else one `apt-get update` and one
+# `apt-get install`. Uses sudo only when not root. The CUDA toolkit is not installed here: it is
+# expected at $CUDA_HOME (default /usr/local/cuda), and this script fails early if it is not.
+set -euo pipefail
+
+packages=(build-essential cmake ninja-build libfmt-dev libspdlog-dev libsqlite3-dev libcli11-dev
+          libgtest-dev)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]} > 0)); then
+  if [[ $(id -u) -eq 0 ]]; then
+    as_root=()
+  elif command -v sudo >/dev/null; then
+    as_root=(sudo)
+  else
+    echo "install_deps: missing ${missing[*]}, and this is not root and there is no sudo" >&2
+    exit 1
+  fi
+  echo "install_deps: installing ${missing[*]}"
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+    --no-install-recommends "${missing[@]}"
+fi
+
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+for file in include/cuda.h include/nvrtc.h; do
+  if [[ ! -e $cuda_home/$file ]]; then
+    echo "install_deps: no CUDA toolkit at $cuda_home ($file is missing): install the CUDA 13" \
+         "toolkit there, or set CUDA_HOME to where it is" >&2
+    exit 1
+  fi
+done

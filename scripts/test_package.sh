@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The package test: `test_package.sh [BUILD_DIR]` (default build) installs that build into a
+# scratch prefix, checks that the installed binaries carry no dependency the GPU machine lacks,
+# runs the installed CLI, then configures, builds and runs tests/package (find_package(kerntune)
+# from C++ and C) against the prefix. Needs no GPU. CTest runs it as package.find_package_consumer.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build_dir=$(cd "${1:-$repo/build}" && pwd)
+cmake=${KT_CMAKE:-cmake}
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/kerntune-package.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+prefix=$scratch/prefix
+
+step() { echo "== test_package: $*"; }
+fail() { echo "test_package: FAILED: $*" >&2; exit 1; }
+
+step "build and install $build_dir into $prefix"
+"$cmake" --build "$build_dir" --target kerntune_runtime kerntune
+"$cmake" --install "$build_dir" --prefix "$prefix" >/dev/null
+libdir=$(dirname "$(find "$prefix" -name libkerntune.so -print -quit)")
+[[ -f $libdir/libkerntune.so ]] || fail "no libkerntune.so under $prefix"
+for file in bin/kerntune include/kerntune/kerntune.h include/kerntune/kerntune.hpp \
+            include/kerntune/core/error.hpp include/kerntune/core/gemm_problem.hpp \
+            include/kerntune/core/types.hpp; do
+  [[ -e $prefix/$file ]] || fail "$file was not installed"
+done
+
+step "installed binaries need only the C/C++ runtime (the GPU machine has nothing else)"
+for binary in "$prefix/bin/kerntune" "$libdir/libkerntune.so"; do
+  needed=$(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+  echo "   $(basename "$binary"): $needed"
+  for library in $needed; do
+    case $library in
+      libstdc++.so.* | libm.so.* | libgcc_s.so.* | libc.so.* | libdl.so.* | libpthread.so.* | \
+        ld-linux*) ;;
+      *) fail "$(basename "$binary") needs $library, which the GPU machine does not have" ;;
+    esac
+  done
+done
+if nm -D --defined-only "$libdir/libkerntune.so" | grep -q ' sqlite3_'; then
+  fail "libkerntune.so exports SQLite symbols (they must stay private)"
+fi
+for symbol in kt_version kt_runtime_open kt_runtime_close kt_gemm kt_last_error; do
+  nm -D --defined-only "$libdir/libkerntune.so" | grep -q " T $symbol\$" ||
+    fail "libkerntune.so does not export $symbol"
+done
+
+step "the installed CLI runs"
+"$prefix/bin/kerntune" --help >/dev/null
+"$prefix/bin/kerntune" explain --shape 4100x4096x4096 --db "$scratch/explain.db"
+
+step "configure, build and run tests/package against the prefix"
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+"$cmake" -S "$repo/tests/package" -B "$scratch/consumer" "${generator[@]}" \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+"$cmake" --build "$scratch/consumer"
+# Isolated from the user's database: the runtime opens read-only and the default path is here.
+export HOME=$scratch XDG_CACHE_HOME=$scratch/cache
+unset KERNTUNE_DB
+cpp_out=$("$scratch/consumer/kt_consumer_cpp")
+echo "$cpp_out"
+c_out=$("$scratch/consumer/kt_consumer_c")
+echo "$c_out"
+version=$(sed -n 's/^kerntune \([0-9][0-9.]*\)$/\1/p' <<<"$cpp_out")
+[[ -n $version ]] || fail "kt_consumer_cpp printed no version"
+grep -q "^problem gemm:bf16:bf16:nt:4096x4096x4096 " <<<"$cpp_out" || fail "wrong problem key"
+
+if command -v python3 >/dev/null; then
+  step "ctypes loads libkerntune.so"
+  python3 - "$libdir/libkerntune.so" "$version" <<'PY'
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+lib.kt_version.restype = ctypes.c_char_p
+version = lib.kt_version().decode()
+print(f"   ctypes: kt_version() = {version}")
+sys.exit(0 if version == sys.argv[2] else 1)
+PY
+fi
+step "passed (kerntune $version)"

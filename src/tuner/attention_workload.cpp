@@ -1,0 +1,197 @@
+// Attention tuning workload: random inputs, poison, sampled FP32 reference rows.
+#include "tuner/attention_workload.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "attention/attention_params.h"
+#include "generator/generated_source.hpp"
+#include "runtime/attention_kernel.hpp"
+#include "runtime/cubin_provider.hpp"
+#include "runtime/cuda_driver.hpp"
+
+namespace kt::tune {
+
+namespace {
+
+constexpr std::int64_t kMaxRows = 192;
+constexpr double kLseTolerance = 2e-2;  // natural-log units, with bf16 scores
+
+std::uint32_t blocks_for(std::int64_t items, std::uint32_t threads, std::uint32_t cap) {
+  return std::uint32_t(std::clamp<std::int64_t>((items + threads - 1) / threads, 1, cap));
+}
+
+}  // namespace
+
+double attention_tolerance(DType dtype) { return dtype == DType::kBF16 ? 2e-2 : 5e-3; }
+
+AttentionWorkload::AttentionWorkload(const AttentionProblem& p, const DeviceDesc& device,
+                                     cache::Database* db, rt::ModuleCache& modules,
+                                     CUstream stream, std::uint64_t seed, AttentionLayout layout,
+                                     float softmax_scale)
+    : problem_(p),
+      stream_(stream),
+      q_(std::size_t(p.batch * p.seqlen_q * p.heads_q * p.head_dim) * 2),
+      k_(std::size_t(p.batch * p.seqlen_k * p.heads_kv * p.head_dim) * 2),
+      v_(std::size_t(p.batch * p.seqlen_k * p.heads_kv * p.head_dim) * 2),
+      o_(std::size_t(p.batch * p.seqlen_q * p.heads_q * p.head_dim) * 2),
+      lse_(std::size_t(p.batch * p.heads_q * p.seqlen_q) * 4) {
+  if (layout == AttentionLayout::kBNHD) tensors_.set_bnhd_strides(p);
+  else tensors_.set_bhnd_strides(p);
+  tensors_.q = q_.data();
+  tensors_.k = k_.data();
+  tensors_.v = v_.data();
+  tensors_.o = o_.data();
+  tensors_.lse = static_cast<float*>(lse_.data());
+  tensors_.softmax_scale = softmax_scale;
+  module_ = &modules.load(rt::get_or_compile(db, gen::generate_attention_check(p, device.arch()),
+                                             true, db != nullptr).record);
+
+  // Sampled rows r = (b * heads_q + h) * seqlen_q + i: first and last rows, rows around
+  // 64-row block edges, and uniform ones.
+  std::mt19937_64 rng(seed ^ 0x617474656e74ULL);
+  auto pick = [&rng](std::int64_t n) { return std::uniform_int_distribution<std::int64_t>(0, n - 1)(rng); };
+  const std::int64_t total = p.batch * p.heads_q * p.seqlen_q;
+  for (std::int64_t x = 0; x < std::min(total, kMaxRows); ++x) {
+    const std::int64_t bh = pick(p.batch * p.heads_q);
+    std::int64_t i = pick(p.seqlen_q);
+    if (x % 4 == 0) i = 0;
+    if (x % 4 == 1) i = p.seqlen_q - 1;
+    if (x % 4 == 2) i = std::min(p.seqlen_q - 1, (pick(p.seqlen_q) / 64) * 64 + 63);
+    rows_.push_back(int(bh * p.seqlen_q + i));
+  }
+  if (total <= kMaxRows) {
+    rows_.clear();
+    for (std::int64_t r = 0; r < total; ++r) rows_.push_back(int(r));
+  }
+  const std::size_t n = rows_.size();
+  const std::size_t values = n * std::size_t(p.head_dim);
+  rows_device_ = rt::DeviceBuffer(n * sizeof(int));
+  reference_device_ = rt::DeviceBuffer(values * sizeof(float));
+  reference_lse_device_ = rt::DeviceBuffer(n * sizeof(float));
+  gathered_device_ = rt::DeviceBuffer(values * sizeof(float));
+  count_device_ = rt::DeviceBuffer(sizeof(unsigned long long));
+  const rt::CudaDriver& d = rt::driver();
+  rt::check(d.memcpy_htod(rows_device_.get(), rows_.data(), n * sizeof(int)), "cuMemcpyHtoD(rows)");
+
+  float scale = 1.0f;
+  const struct { const rt::DeviceBuffer* buffer; std::uint64_t salt; } inputs[] = {
+      {&q_, 1}, {&k_, 2}, {&v_, 3}};
+  for (const auto& in : inputs) {
+    CUdeviceptr ptr = in.buffer->get();
+    long long count = (long long)(in.buffer->bytes() / 2);
+    unsigned long long s = seed * 4 + in.salt;
+    void* args[] = {&ptr, &count, &s, &scale};
+    launch(gen::kAttentionFillRandom, blocks_for(count, 256, 65535), args);
+  }
+  AttentionParams prm = params();
+  int head_dim = int(p.head_dim), causal = p.causal ? 1 : 0, num = int(n);
+  CUdeviceptr rows_ptr = rows_device_.get(), ref_ptr = reference_device_.get(),
+              ref_lse_ptr = reference_lse_device_.get();
+  void* ref_args[] = {&prm, &head_dim, &causal, &rows_ptr, &num, &ref_ptr, &ref_lse_ptr};
+  launch(gen::kAttentionReferenceRows, std::uint32_t(std::min<std::size_t>(n, 65535)), ref_args, 128);
+  rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(reference)");
+  reference_.resize(values);
+  reference_lse_.resize(n);
+  rt::check(d.memcpy_dtoh(reference_.data(), ref_ptr, values * sizeof(float)), "cuMemcpyDtoH(reference)");
+  rt::check(d.memcpy_dtoh(reference_lse_.data(), ref_lse_ptr, n * sizeof(float)), "cuMemcpyDtoH(reference lse)");
+}
+
+AttentionParams AttentionWorkload::params() const {
+  // The same parameter block the kernel gets (strides, scale) for the check kernels.
+  AttentionParams prm{};
+  prm.q = tensors_.q;
+  prm.k = tensors_.k;
+  prm.v = tensors_.v;
+  prm.o = tensors_.o;
+  prm.lse = tensors_.lse;
+  const std::int64_t* strides[] = {tensors_.q_strides, tensors_.k_strides, tensors_.v_strides, tensors_.o_strides};
+  long long* fields[][3] = {{&prm.q_batch_stride, &prm.q_row_stride, &prm.q_head_stride},
+                            {&prm.k_batch_stride, &prm.k_row_stride, &prm.k_head_stride},
+                            {&prm.v_batch_stride, &prm.v_row_stride, &prm.v_head_stride},
+                            {&prm.o_batch_stride, &prm.o_row_stride, &prm.o_head_stride}};
+  for (int t = 0; t < 4; ++t)
+    for (int i = 0; i < 3; ++i) *fields[t][i] = strides[t][i];
+  prm.batch = int(problem_.batch);
+  prm.heads_q = int(problem_.heads_q);
+  prm.heads_kv = int(problem_.heads_kv);
+  prm.seqlen_q = int(problem_.seqlen_q);
+  prm.seqlen_k = int(problem_.seqlen_k);
+  prm.softmax_scale = tensors_.softmax_scale > 0 ? tensors_.softmax_scale
+                                                 : float(1.0 / std::sqrt(double(problem_.head_dim)));
+  prm.scale_log2 = float(prm.softmax_scale * 1.4426950408889634);
+  return prm;
+}
+
+AttentionTensors AttentionWorkload::tensors(bool with_lse) const {
+  AttentionTensors t = tensors_;
+  if (!with_lse) t.lse = nullptr;
+  return t;
+}
+
+void AttentionWorkload::launch(int kernel, std::uint32_t blocks, void** args, std::uint32_t threads) {
+  rt::check(rt::driver().launch_kernel(module_->functions[kernel], blocks, 1, 1, threads, 1, 1, 0,
+                                       stream_, args, nullptr),
+            "cuLaunchKernel(attention check kernel)");
+}
+
+void AttentionWorkload::poison_output() {
+  CUdeviceptr o = o_.get();
+  long long count = (long long)(o_.bytes() / 2);
+  void* args[] = {&o, &count};
+  launch(gen::kAttentionFillPoison, blocks_for(count, 256, 65535), args);
+  rt::check(rt::driver().memset_d8_async(lse_.get(), 0xff, lse_.bytes(), stream_), "cuMemsetD8Async(lse)");
+}
+
+OutputCheck AttentionWorkload::check_output(bool check_lse) {
+  const rt::CudaDriver& d = rt::driver();
+  rt::check(d.memset_d8_async(count_device_.get(), 0, sizeof(unsigned long long), stream_), "cuMemsetD8Async");
+  AttentionParams prm = params();
+  int head_dim = int(problem_.head_dim), num = int(rows_.size());
+  CUdeviceptr rows_ptr = rows_device_.get(), gathered = gathered_device_.get(), count = count_device_.get();
+  void* args[] = {&prm, &head_dim, &rows_ptr, &num, &gathered, &count};
+  launch(gen::kAttentionGatherRows, 132 * 8, args);
+  rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(check)");
+  std::vector<float> got(reference_.size());
+  unsigned long long nonfinite = 0;
+  rt::check(d.memcpy_dtoh(got.data(), gathered, got.size() * sizeof(float)), "cuMemcpyDtoH(gathered)");
+  rt::check(d.memcpy_dtoh(&nonfinite, count, sizeof(nonfinite)), "cuMemcpyDtoH(count)");
+
+  OutputCheck check;
+  check.nonfinite = nonfinite;
+  check.tolerance = attention_tolerance(problem_.dtype);
+  double diff2 = 0, ref2 = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double delta = double(got[i]) - reference_[i];
+    diff2 += delta * delta;
+    ref2 += double(reference_[i]) * reference_[i];
+  }
+  check.relative_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  if (nonfinite > 0) {
+    check.detail = fmt::format("{} values of O are NaN/Inf (unwritten or overflowed)", nonfinite);
+    return check;
+  }
+  if (!(check.relative_error <= check.tolerance)) {
+    check.detail = fmt::format("O relative error {:.3g} > tolerance {:.3g}", check.relative_error, check.tolerance);
+    return check;
+  }
+  if (check_lse) {
+    std::vector<float> lse(lse_.bytes() / 4);
+    rt::check(d.memcpy_dtoh(lse.data(), lse_.get(), lse_.bytes()), "cuMemcpyDtoH(lse)");
+    for (std::size_t x = 0; x < rows_.size(); ++x) {
+      const float want = reference_lse_[x], have = lse[std::size_t(rows_[x])];
+      const bool both_empty = std::isinf(want) && want < 0 && std::isinf(have) && have < 0;
+      if (!both_empty && !(std::fabs(double(have) - want) <= kLseTolerance * std::max(1.0, std::fabs(double(want))))) {
+        check.detail = fmt::format("lse of row {} is {}, expected {}", rows_[x], have, want);
+        return check;
+      }
+    }
+  }
+  check.passed = true;
+  return check;
+}
+
+}  // namespace kt::tune

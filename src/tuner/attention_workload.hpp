@@ -1,0 +1,53 @@
+// An attention problem instantiated on the GPU for tuning and tests: fresh random Q, K, V in a
+// chosen layout, O and LSE poisoned before every run, an FP32 reference on sampled query rows
+// (first, last and random rows of random heads), and a count of non-finite values over all of O.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cache/database.hpp"
+#include "attention/attention_params.h"
+#include "core/attention_problem.hpp"
+#include "core/device_desc.hpp"
+#include "kerntune/kerntune.hpp"
+#include "runtime/device_buffer.hpp"
+#include "runtime/module_cache.hpp"
+#include "tuner/gemm_workload.hpp"
+
+namespace kt::tune {
+
+enum class AttentionLayout { kBNHD, kBHND };
+
+double attention_tolerance(DType dtype);
+
+class AttentionWorkload {
+ public:
+  AttentionWorkload(const AttentionProblem& problem, const DeviceDesc& device, cache::Database* db,
+                    rt::ModuleCache& modules, CUstream stream, std::uint64_t seed,
+                    AttentionLayout layout = AttentionLayout::kBNHD, float softmax_scale = 0);
+
+  // The tensors of this workload; lse set when with_lse.
+  AttentionTensors tensors(bool with_lse) const;
+  void poison_output();                        // O and LSE = NaN (enqueued)
+  OutputCheck check_output(bool check_lse);    // synchronizes, compares with the reference
+
+ private:
+  void launch(int kernel, std::uint32_t blocks, void** args, std::uint32_t threads = 256);
+  AttentionParams params() const;
+
+  AttentionProblem problem_;
+  CUstream stream_;
+  AttentionTensors tensors_;
+  const rt::LoadedModule* module_ = nullptr;
+  rt::DeviceBuffer q_, k_, v_, o_, lse_;
+  rt::DeviceBuffer rows_device_, reference_device_, reference_lse_device_, gathered_device_,
+      count_device_;
+  std::vector<int> rows_;
+  std::vector<float> reference_, reference_lse_;
+};
+
+}  // namespace kt::tune
