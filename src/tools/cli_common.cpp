@@ -26,6 +26,15 @@ const std::vector<Suite>& suites() {
         "512x512x32768", "64x14336x4096", "16x4096x4096"}},
       {"square", "square shapes", {"2048x2048x2048", "4096x4096x4096", "8192x8192x8192"}},
       {"ragged", "tails in every dimension", {"127x129x65", "1x4096x4096", "4100x4096x4096"}},
+      // FlashAttention's benchmark: batch x seqlen = 16k tokens, hidden 2048 (heads = 2048 / d).
+      {"attention-d128", "16k tokens, hidden 2048, d = 128, seqlen 512..16k",
+       {"b=32,h=16,s=512,d=128", "b=16,h=16,s=1024,d=128", "b=8,h=16,s=2048,d=128",
+        "b=4,h=16,s=4096,d=128", "b=2,h=16,s=8192,d=128", "b=1,h=16,s=16384,d=128"}},
+      {"attention-d64", "16k tokens, hidden 2048, d = 64, seqlen 512..16k",
+       {"b=32,h=32,s=512,d=64", "b=16,h=32,s=1024,d=64", "b=8,h=32,s=2048,d=64",
+        "b=4,h=32,s=4096,d=64", "b=2,h=32,s=8192,d=64", "b=1,h=32,s=16384,d=64"}},
+      {"attention-extra", "GQA 32/8 at 8k and d = 256",
+       {"b=1,hq=32,hkv=8,s=8192,d=128", "b=2,h=8,s=4096,d=256"}},
   };
   return all;
 }
@@ -45,12 +54,31 @@ std::vector<std::string> suite_shapes(const std::string& name) {
                                                 fmt::join(suite_names(), ", ")));
 }
 
+bool ProblemOptions::is_attention() const {
+  if (op == "attention") return true;
+  if (op == "gemm") return false;
+  throw_invalid(fmt::format("unknown --op '{}': expected gemm or attention", op));
+}
+
+std::vector<AttentionProblem> ProblemOptions::attention_problems() const {
+  std::vector<std::string> all = shapes;
+  if (!suite.empty())
+    for (auto& s : suite_shapes(suite)) all.push_back(s);
+  if (all.empty() && shape_required)
+    throw_invalid("no problem given: pass --shape b=4,hq=32,hkv=8,sq=4096,sk=4096,d=128 or --suite");
+  std::vector<AttentionProblem> problems;
+  for (const auto& shape : all) {
+    AttentionProblem p;
+    p.dtype = parse_dtype(dtype);
+    p.causal = causal;
+    parse_attention_shape(shape, p);
+    problems.push_back(p);
+  }
+  return problems;
+}
+
 std::vector<GemmProblem> ProblemOptions::gemm_problems() const {
-  if (op == "attention")
-    throw Error(ErrorKind::kUnsupported,
-                "--op attention is not available in this build yet; use --op gemm");
-  if (op != "gemm")
-    throw_invalid(fmt::format("unknown --op '{}': expected gemm (attention is coming)", op));
+  if (is_attention()) throw_invalid("this subcommand needs --op gemm here");
   std::vector<std::string> all = shapes;
   if (!suite.empty())
     for (auto& s : suite_shapes(suite)) all.push_back(s);
@@ -69,9 +97,12 @@ std::vector<GemmProblem> ProblemOptions::gemm_problems() const {
 }
 
 void add_problem_options(CLI::App& cmd, ProblemOptions& o) {
-  cmd.add_option("--op", o.op, "Operation: gemm")->capture_default_str();
+  cmd.add_option("--op", o.op, "Operation: gemm or attention")->capture_default_str();
   cmd.add_option("--shape", o.shapes,
-                 "Problem shape, MxNxK for gemm: C[M,N] = A[M,K] B (repeatable)");
+                 "Problem shape (repeatable): MxNxK for gemm (C[M,N] = A[M,K] B); for attention "
+                 "b=4,hq=32,hkv=8,sq=4096,sk=4096,d=128 (h= and s= set both; hkv, sk default "
+                 "to hq, sq)");
+  cmd.add_flag("--causal", o.causal, "Attention: causal mask (bottom-right aligned)");
   cmd.add_option("--suite", o.suite,
                  fmt::format("A named list of shapes: {}", fmt::join(suite_names(), ", ")));
   cmd.add_option("--dtype", o.dtype, "Input dtype: bf16 or fp16")->capture_default_str();

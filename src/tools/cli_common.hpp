@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cache/database.hpp"
+#include "core/attention_problem.hpp"
 #include "core/device_desc.hpp"
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
@@ -22,11 +23,14 @@ struct ProblemOptions {
   std::string dtype = "bf16";
   std::string out_dtype;       // empty: same as dtype
   std::string layout = "nt";
+  bool causal = false;
   bool shape_required = true;
 
+  bool is_attention() const;  // throws on an unknown --op
   // The problems these options name (every --shape, then the suite's). Throws kt::Error
   // naming the bad value.
   std::vector<GemmProblem> gemm_problems() const;
+  std::vector<AttentionProblem> attention_problems() const;
 };
 
 void add_problem_options(CLI::App& cmd, ProblemOptions& options);

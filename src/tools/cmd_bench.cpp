@@ -10,6 +10,7 @@
 #include "runtime/cuda_driver.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
+#include "tuner/attention_bench.hpp"
 #include "tuner/cublaslt_gemm.hpp"
 #include "tuner/gemm_bench.hpp"
 
@@ -27,8 +28,21 @@ struct BenchCliOptions {
   bool dispatch_overhead = false;
 };
 
+void run_attention(Runtime& runtime, const BenchCliOptions& o) {
+  fmt::print("(library baselines for attention run beside kerntune from Python: "
+             "python3 python/bench_attention.py)\n");
+  fmt::print("{:<46} {:<22} {:<13} {:>10} {:>9}  {}\n", "problem", "config", "grade", "us",
+             "TFLOP/s", "check");
+  for (const AttentionProblem& p : o.problem.attention_problems()) {
+    const tune::AttentionBenchRow r = tune::bench_attention(runtime, p, o.reps);
+    fmt::print("{:<46} {:<22} {:<13} {:>10.1f} {:>9.1f}  {}\n", to_key(p), r.dispatch.config_key,
+               r.dispatch.grade, r.timing.median_us, r.tflops(),
+               r.check.passed ? "ok" : "FAILED: " + r.check.detail);
+  }
+}
+
 void run(const BenchCliOptions& o) {
-  const std::vector<GemmProblem> problems = o.problem.gemm_problems();
+  const bool attention = o.problem.is_attention();
   std::string reason;
   if (!rt::gpu_available(&reason))
     throw Error(ErrorKind::kUnsupported,
@@ -37,6 +51,8 @@ void run(const BenchCliOptions& o) {
   RuntimeOptions ro;
   ro.database_path = resolve_database_path(o.db);
   auto runtime = Runtime::open(ro);
+  if (attention) return run_attention(*runtime, o);
+  const std::vector<GemmProblem> problems = o.problem.gemm_problems();
   if (o.dispatch_overhead) {
     fmt::print("{:<34} {:<44} {:>12} {:>12} {:>12}\n", "problem", "config", "gemm() us",
                "raw launch us", "overhead us");

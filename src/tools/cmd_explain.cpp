@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/attention_config.hpp"
 #include "core/gemm_model.hpp"
 #include "core/versions.hpp"
 #include "tools/cli_common.hpp"
@@ -44,8 +45,43 @@ void print_estimate(const std::string& title, const GemmProblem& p, const GemmCo
              e.predicted_tflops, measured);
 }
 
+void print_attention_estimate(const std::string& title, const AttentionProblem& p,
+                              const AttentionConfig& c, const DeviceDesc& d) {
+  const AttentionEstimate e = estimate(p, c, d);
+  fmt::print("{}: {}\n", title, to_key(c));
+  fmt::print("  CTAs         B x Hq x ceil(Nq / Br) = {} x {} x {} = {}\n", p.batch, p.heads_q,
+             (p.seqlen_q + c.block_m - 1) / c.block_m, e.num_ctas);
+  fmt::print("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
+             e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
+             e.occupancy.limiter);
+  fmt::print("  waves        {} on {} SMs (last wave {} of {} slots), wave efficiency {:.1f}%\n",
+             e.waves.waves, d.num_sms, e.waves.last_wave_ctas, e.waves.slots, 100 * e.waves.efficiency);
+  fmt::print("  blocks       {:.1f}% of the visited (q, k) block area is visible{}\n",
+             100 * e.block_efficiency, p.causal ? " (causal: diagonal blocks are masked)" : "");
+  fmt::print("  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}) + launch -> {:.0f} TFLOP/s\n",
+             e.predicted_us, e.compute_us, e.memory_us, e.predicted_tflops);
+}
+
+void run_attention(const ExplainOptions& o, const DeviceDesc& device) {
+  for (const AttentionProblem& p : o.problem.attention_problems()) {
+    fmt::print("{} on {} ({:.3g} GFLOP, {:.1f} MB minimum traffic)\n", to_key(p), o.profile,
+               p.flops() / 1e9, p.min_bytes() / 1e6);
+    if (!o.config.empty()) {
+      const AttentionConfig c = parse_attention_config_key(o.config);
+      if (auto why = validate(p, c, device)) throw_invalid(fmt::format("{}: {}", to_key(c), *why));
+      print_attention_estimate("config", p, c, device);
+      continue;
+    }
+    const auto ranked = rank_by_model(p, enumerate_attention_configs(p, device), device);
+    const char* titles[] = {"model's pick", "runner-up"};
+    for (std::size_t i = 0; i < std::min<std::size_t>(2, ranked.size()); ++i)
+      print_attention_estimate(titles[i], p, ranked[i].config, device);
+  }
+}
+
 void run(const ExplainOptions& o) {
   const DeviceDesc& device = device_profile(o.profile);
+  if (o.problem.is_attention()) return run_attention(o, device);
   for (const GemmProblem& p : o.problem.gemm_problems()) {
     fmt::print("{} on {} ({:.3g} GFLOP, {:.1f} MB minimum traffic, intensity {:.0f} FLOP/B)\n",
                to_key(p), o.profile, p.flops() / 1e9, p.min_bytes() / 1e6, p.flops() / p.min_bytes());

@@ -22,23 +22,38 @@ struct GenOptions {
   bool templates = false;
 };
 
+void print_source(const gen::GeneratedSource& s, const std::string& problem_key,
+                  const std::string& config_key, bool model_pick, const GenOptions& o,
+                  const std::string& arch) {
+  fmt::print("// problem: {}\n// config:  {}{}\n// arch:    {}\n", problem_key, config_key,
+             model_pick ? fmt::format(" (the model's pick for {})", o.profile) : "", arch);
+  for (const auto& e : s.name_expressions) fmt::print("// kernel:  {}\n", e);
+  fmt::print("// nvrtc:   {}\n{}", fmt::join(s.options, " "), s.code);
+  if (o.templates)
+    for (const auto& f : gen::embedded_templates())
+      fmt::print("\n// ===== embedded header {} =====\n{}", f.name, f.contents);
+}
+
 void run(const GenOptions& o) {
   const DeviceDesc& device = device_profile(o.profile);
   const std::string arch = o.arch.empty() ? device.arch() : o.arch;
+  if (o.problem.is_attention()) {
+    for (const AttentionProblem& p : o.problem.attention_problems()) {
+      const AttentionConfig c = o.config.empty()
+                                    ? rank_by_model(p, enumerate_attention_configs(p, device), device).at(0).config
+                                    : parse_attention_config_key(o.config);
+      if (auto why = validate(p, c, device)) throw_invalid(fmt::format("{}: {}", to_key(c), *why));
+      print_source(gen::generate_attention(p, c, false, arch), to_key(p), to_key(c), o.config.empty(), o, arch);
+    }
+    return;
+  }
   for (const GemmProblem& p : o.problem.gemm_problems()) {
     const GemmConfig c = o.config.empty() ? rt::model_default_config(p, device, 64 << 20)
                                           : parse_gemm_config_key(o.config);
     if (auto why = validate(p, c, device))
       throw_invalid(fmt::format("config {} cannot run {} on {}: {}", to_key(c), to_key(p),
                                 device.name, *why));
-    const gen::GeneratedSource s = gen::generate_gemm(p, c, arch);
-    fmt::print("// problem: {}\n// config:  {}{}\n// arch:    {}\n", to_key(p), to_key(c),
-               o.config.empty() ? fmt::format(" (the model's pick for {})", o.profile) : "", arch);
-    for (const auto& e : s.name_expressions) fmt::print("// kernel:  {}\n", e);
-    fmt::print("// nvrtc:   {}\n{}", fmt::join(s.options, " "), s.code);
-    if (o.templates)
-      for (const auto& f : gen::embedded_templates())
-        fmt::print("\n// ===== embedded header {} =====\n{}", f.name, f.contents);
+    print_source(gen::generate_gemm(p, c, arch), to_key(p), to_key(c), o.config.empty(), o, arch);
   }
 }
 

@@ -6,6 +6,7 @@
 #include "runtime/cuda_driver.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
+#include "tuner/attention_tuner.hpp"
 #include "tuner/gemm_tuner.hpp"
 
 namespace kt::cli {
@@ -52,7 +53,61 @@ void print_report(const tune::TuneReport& r) {
     fmt::print("  the model ranked the winner #{} of the measured candidates\n", r.winner_model_rank + 1);
 }
 
+void print_attention_report(const tune::AttentionTuneReport& r) {
+  int failed = 0;
+  for (const auto& c : r.candidates) failed += c.status != cache::Status::kOk;
+  fmt::print("{}: {} candidates ({} compiled, {} from cache, {} failed or rejected); compile "
+             "{:.1f}s, measure {:.1f}s\n",
+             to_key(r.problem), r.candidates.size(), r.num_compiled, r.num_cache_hits, failed,
+             r.compile_wall_s, r.measure_wall_s);
+  for (const auto& c : r.candidates)
+    if (c.status != cache::Status::kOk)
+      fmt::print("  {} {}: {}\n", to_key(c.config), cache::to_string(c.status),
+                 c.detail.substr(0, c.detail.find('\n')));
+  auto line = [&](const char* title, std::size_t i) {
+    const auto& c = r.candidates[i];
+    if (r.predicted)
+      fmt::print("  {:<10} {}  predicted {:.1f} us ({:.0f} TFLOP/s), {} regs\n", title,
+                 to_key(c.config), c.estimate.predicted_us, c.estimate.predicted_tflops, c.registers);
+    else
+      fmt::print("  {:<10} {}  {:.1f} us +-{:.1f}% ({:.0f} TFLOP/s; model said {:.1f} us)\n", title,
+                 to_key(c.config), c.timing.median_us, c.timing.spread_pct(),
+                 r.problem.flops() / c.timing.median_us / 1e6, c.estimate.predicted_us);
+  };
+  if (r.winner) line("winner", *r.winner);
+  if (r.runner_up) line("runner-up", *r.runner_up);
+  if (!r.winner) fmt::print("  no candidate succeeded: nothing stored as the winner\n");
+}
+
+void run_attention(const TuneCliOptions& o, bool predict) {
+  const std::vector<AttentionProblem> problems = o.problem.attention_problems();
+  tune::AttentionTuneOptions options;
+  options.finalists = o.finalists;
+  options.device_ordinal = o.device;
+  options.seed = o.seed;
+  options.progress = progress_printer();
+  options.predict_only = predict;
+  options.device = device_profile(o.profile);
+  for (const auto& key : o.configs) options.configs.push_back(parse_attention_config_key(key));
+  cache::Database db = open_database(o.db);
+  fmt::print("database: {}\n", db.path());
+  for (const AttentionProblem& p : problems) print_attention_report(tune::tune_attention(p, db, options));
+}
+
 void run(const TuneCliOptions& o) {
+  const bool attention = o.problem.is_attention();
+  std::string reason;
+  bool predict = o.predict;
+  if (o.predict) {
+    fmt::print("Predicting (--predict): candidates are compiled and ranked by the model for "
+               "device profile {}; results are stored as predicted, not measured.\n", o.profile);
+  } else if (!rt::gpu_available(&reason)) {
+    predict = true;
+    fmt::print("No GPU found ({}): predicting for device profile {} instead; candidates are "
+               "compiled and ranked by the model, results stored as predicted, not measured.\n",
+               reason, o.profile);
+  }
+  if (attention) return run_attention(o, predict);
   const std::vector<GemmProblem> problems = o.problem.gemm_problems();
   tune::TuneOptions options;
   options.max_candidates = o.candidates;
@@ -61,17 +116,7 @@ void run(const TuneCliOptions& o) {
   options.seed = o.seed;
   options.progress = progress_printer();
   for (const auto& key : o.configs) options.configs.push_back(parse_gemm_config_key(key));
-  std::string reason;
-  if (o.predict) {
-    options.predict_only = true;
-    fmt::print("Predicting (--predict): candidates are compiled and ranked by the model for "
-               "device profile {}; results are stored as predicted, not measured.\n", o.profile);
-  } else if (!rt::gpu_available(&reason)) {
-    options.predict_only = true;
-    fmt::print("No GPU found ({}): predicting for device profile {} instead; candidates are "
-               "compiled and ranked by the model, results stored as predicted, not measured.\n",
-               reason, o.profile);
-  }
+  options.predict_only = predict;
   options.device = device_profile(o.profile);
   cache::Database db = open_database(o.db);
   fmt::print("database: {}\n", db.path());

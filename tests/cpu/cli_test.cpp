@@ -126,6 +126,16 @@ TEST_F(Cli, ExplainPrintsWavesAndEfficiencies) {
   EXPECT_TRUE(contains(r.output, "predicted")) << r.output;
 }
 
+TEST_F(Cli, ExplainAttentionCountsCtasAsBatchTimesHeadsTimesQueryBlocks) {
+  // 2 x 8 x ceil(1000 / 128) = 2 x 8 x 8 = 128 CTAs for 128-row query blocks.
+  const Result r = run("explain --op attention --shape b=2,hq=8,hkv=2,s=1000,d=128 --causal "
+                       "--config fa2.bm128.bn64.w8.s2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "attn:bf16:b2.hq8.hkv2.sq1000.sk1000.d128.causal")) << r.output;
+  EXPECT_TRUE(contains(r.output, "= 2 x 8 x 8 = 128")) << r.output;
+  EXPECT_TRUE(contains(r.output, "wave efficiency")) << r.output;
+}
+
 TEST_F(Cli, ExplainOfAGivenConfigShowsItsTileCount) {
   // 4096 / 128 = 32 tiles in each of M and N.
   const Result r =
@@ -149,8 +159,11 @@ TEST_F(Cli, RejectsAnUnknownLayout) {
   expect_error("explain --shape 64x64x64 --layout tn", {"tn", "nn", "nt"});
 }
 
-TEST_F(Cli, AttentionIsNotAvailableYet) {
-  expect_error("explain --shape 64x64x64 --op attention", {"attention", "not available"});
+TEST_F(Cli, AttentionShapeErrorsNameTheFieldAndTheForm) {
+  expect_error("explain --shape 64x64x64 --op attention", {"64x64x64", "NAME=VALUE"});
+  expect_error("explain --op attention --shape b=1,hq=6,hkv=4,s=128,d=64", {"heads_q", "multiple"});
+  expect_error("explain --op attention --shape b=1,h=2,s=128,d=80", {"head_dim", "80"});
+  expect_error("explain --op attention --shape b=1,h=2,d=64", {"sq"});
 }
 
 TEST_F(Cli, RejectsAnUnknownOp) {

@@ -1,0 +1,70 @@
+"""kerntune attention forward beside PyTorch SDPA's FlashAttention-2 and cuDNN backends, in one
+process on the same tensors, timed the same way (triton.testing.do_bench medians, which flush
+L2). Run on the GPU machine after `kerntune tune --op attention ...` filled the database:
+    KERNTUNE_DB=... python3 python/bench_attention.py [--csv OUT.csv]"""
+import argparse
+import csv
+import math
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from triton.testing import do_bench
+
+sys.path.insert(0, os.path.dirname(__file__))
+import kerntune  # noqa: E402
+
+CASES = [(16384 // n, 2048 // d, 2048 // d, n, d, c) for d in (64, 128)
+         for n in (512, 1024, 2048, 4096, 8192, 16384) for c in (False, True)]
+CASES += [(1, 32, 8, 8192, 128, True), (2, 8, 8, 4096, 256, False)]
+
+
+def flops(b, h, n, d, causal):
+    pairs = n * (n + 1) / 2 if causal else n * n
+    return 4 * b * h * pairs * d
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--csv")
+    args = ap.parse_args()
+    rt = kerntune.Runtime()
+    rows = []
+    print(f"{'B':>3} {'Hq':>3} {'Hkv':>3} {'N':>6} {'d':>4} {'causal':>6} | {'kerntune':>8} {'FA2':>8} {'cuDNN':>8} | {'vs FA2':>6} {'vs cuDNN':>8}  err")
+    for (b, hq, hkv, n, d, causal) in CASES:
+        q = torch.randn(b, hq, n, d, device="cuda", dtype=torch.bfloat16)
+        k = torch.randn(b, hkv, n, d, device="cuda", dtype=torch.bfloat16)
+        v = torch.randn(b, hkv, n, d, device="cuda", dtype=torch.bfloat16)
+        fl = flops(b, hq, n, d, causal)
+        o = rt.attention(q, k, v, causal=causal)
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=hq != hkv)
+        err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
+        res = {"B": b, "Hq": hq, "Hkv": hkv, "N": n, "d": d, "causal": causal, "rel_err": err}
+        res["kerntune"] = fl / do_bench(lambda: rt.attention(q, k, v, causal=causal), warmup=25, rep=100, return_mode="median") / 1e9
+        for name, be in (("fa2", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+            try:
+                with sdpa_kernel([be]):
+                    fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=hq != hkv)
+                    fn()
+                    res[name] = fl / do_bench(fn, warmup=25, rep=100, return_mode="median") / 1e9
+            except Exception as e:  # a backend that refuses the case
+                res[name] = float("nan")
+                print(f"  {name} failed: {str(e)[:100]}")
+        rows.append(res)
+        print(f"{b:>3} {hq:>3} {hkv:>3} {n:>6} {d:>4} {str(causal):>6} | {res['kerntune']:8.1f} {res['fa2']:8.1f} {res['cudnn']:8.1f} | "
+              f"{res['kerntune'] / res['fa2']:6.3f} {res['kerntune'] / res['cudnn']:8.3f}  {err:.1e}", flush=True)
+        del q, k, v
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+    ratios = [r["kerntune"] / r["fa2"] for r in rows if r["fa2"] == r["fa2"]]
+    print(f"min ratio vs FA2 {min(ratios):.3f}; geomean {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""ctypes declarations of include/kerntune/kerntune.h and the search for libkerntune.so."""
+import ctypes
+import os
+from pathlib import Path
+
+KT_DTYPES = {"bfloat16": 0, "float16": 1, "float32": 2}
+KT_LAYOUT_NN, KT_LAYOUT_NT = 0, 1
+
+
+class KerntuneError(RuntimeError):
+    """A kerntune call failed; the message is the library's, naming the problem."""
+
+    def __init__(self, status, message):
+        super().__init__(f"kerntune error {status}: {message}")
+        self.status = status
+
+
+class AttentionArgs(ctypes.Structure):
+    _fields_ = [
+        ("batch", ctypes.c_int64), ("heads_q", ctypes.c_int64), ("heads_kv", ctypes.c_int64),
+        ("seqlen_q", ctypes.c_int64), ("seqlen_k", ctypes.c_int64), ("head_dim", ctypes.c_int64),
+        ("dtype", ctypes.c_int), ("causal", ctypes.c_int),
+        ("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p),
+        ("o", ctypes.c_void_p), ("lse", ctypes.c_void_p),
+        ("q_strides", ctypes.c_int64 * 3), ("k_strides", ctypes.c_int64 * 3),
+        ("v_strides", ctypes.c_int64 * 3), ("o_strides", ctypes.c_int64 * 3),
+        ("softmax_scale", ctypes.c_float),
+    ]
+
+
+def _candidates():
+    if os.environ.get("KERNTUNE_LIB"):
+        yield Path(os.environ["KERNTUNE_LIB"])
+    here = Path(__file__).resolve().parent
+    for up in (here.parent.parent, here.parent):  # repository root, or <prefix>/lib/python
+        yield up / "dist" / "lib" / "libkerntune.so"
+        yield up / "build" / "libkerntune.so"
+        yield up / "lib" / "libkerntune.so"
+    yield Path("libkerntune.so")
+
+
+_lib = None
+
+
+def library():
+    """The loaded libkerntune.so ($KERNTUNE_LIB, else dist/lib or build/ of this checkout)."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    tried = []
+    for path in _candidates():
+        try:
+            lib = ctypes.CDLL(str(path))
+            break
+        except OSError as e:
+            tried.append(f"{path}: {e}")
+    else:
+        raise KerntuneError(6, "cannot load libkerntune.so; build it (cmake --build build) or set "
+                               "KERNTUNE_LIB. Tried:\n  " + "\n  ".join(tried))
+    lib.kt_runtime_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]
+    lib.kt_runtime_open.restype = ctypes.c_int
+    lib.kt_runtime_close.argtypes = [ctypes.c_void_p]
+    lib.kt_runtime_close.restype = None
+    lib.kt_gemm.argtypes = [ctypes.c_void_p] + [ctypes.c_int64] * 3 + [ctypes.c_int] * 3 + \
+        [ctypes.c_void_p] * 4
+    lib.kt_gemm.restype = ctypes.c_int
+    lib.kt_attention_forward.argtypes = [ctypes.c_void_p, ctypes.POINTER(AttentionArgs), ctypes.c_void_p]
+    lib.kt_attention_forward.restype = ctypes.c_int
+    lib.kt_last_error.restype = ctypes.c_char_p
+    lib.kt_version.restype = ctypes.c_char_p
+    _lib = lib
+    return lib
+
+
+def check(status):
+    if status != 0:
+        raise KerntuneError(status, library().kt_last_error().decode())
+
+
+def version():
+    return library().kt_version().decode()

@@ -1,0 +1,27 @@
+"""What the Python package can check without a GPU (the CI tier): the library loads through
+ctypes, reports its version, and opening a runtime without a driver is a clear error."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from kerntune import _ffi  # noqa: E402
+
+
+def main():
+    lib = _ffi.library()
+    assert _ffi.version().count(".") == 2, _ffi.version()
+    import ctypes
+    handle = ctypes.c_void_p()
+    status = lib.kt_runtime_open(b"/tmp/kt_py_ffi.db", 0, ctypes.byref(handle))
+    if os.environ.get("KERNTUNE_CUDA_DRIVER", "").startswith("/nonexistent"):
+        assert status == 6, status  # KT_ERROR_NOT_FOUND: no driver
+        assert b"driver" in lib.kt_last_error(), lib.kt_last_error()
+    args = _ffi.AttentionArgs()
+    assert ctypes.sizeof(args) == 6 * 8 + 2 * 4 + 5 * 8 + 12 * 8 + 8, ctypes.sizeof(args)
+    status = lib.kt_attention_forward(None, ctypes.byref(args), None)
+    assert status == 1 and b"runtime is NULL" in lib.kt_last_error(), lib.kt_last_error()
+    print("python ffi: 1 passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main()

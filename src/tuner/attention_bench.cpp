@@ -1,0 +1,46 @@
+// Attention benchmark through the runtime.
+#include "tuner/attention_bench.hpp"
+
+#include <chrono>
+
+#include "runtime/cuda_driver.hpp"
+#include "runtime/device_query.hpp"
+
+namespace kt::tune {
+
+double AttentionBenchRow::tflops() const {
+  return timing.median_us > 0 ? problem.flops() / timing.median_us / 1e6 : 0;
+}
+
+AttentionBenchRow bench_attention(Runtime& runtime, const AttentionProblem& p, int reps) {
+  AttentionBenchRow row;
+  row.problem = p;
+  row.dispatch = runtime.prepare_attention(p, true);
+  const rt::CudaDriver& d = rt::driver();
+  CUstream stream = nullptr;
+  rt::check(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  struct StreamGuard {
+    CUstream s;
+    ~StreamGuard() { rt::driver().stream_destroy(s); }
+  } guard{stream};
+  CUdevice device = 0;
+  rt::check(d.ctx_get_device(&device), "cuCtxGetDevice");
+  const DeviceDesc desc = rt::query_device(device);
+  rt::ModuleCache modules;
+  AttentionWorkload work(p, desc, nullptr, modules, stream,
+                         std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()));
+  const AttentionTensors tensors = work.tensors(true);
+  work.poison_output();
+  runtime.attention_forward(p, tensors, stream);
+  row.check = work.check_output(true);
+  Bench bench(stream, std::size_t(2 * desc.l2_bytes));
+  BenchmarkOptions o;
+  o.min_reps = reps;
+  row.timing = bench.measure([&](CUstream s) {
+    runtime.attention_forward(p, tensors, s);
+    return CUDA_SUCCESS;
+  }, o);
+  return row;
+}
+
+}  // namespace kt::tune

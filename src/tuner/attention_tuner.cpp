@@ -1,0 +1,217 @@
+// The attention tuning loop.
+#include "tuner/attention_tuner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "core/error.hpp"
+#include "core/versions.hpp"
+#include "generator/generated_source.hpp"
+#include "runtime/attention_kernel.hpp"
+#include "runtime/context.hpp"
+#include "runtime/cubin_provider.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "runtime/device_query.hpp"
+#include "tuner/attention_workload.hpp"
+
+namespace kt::tune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string make_run_id() {
+  std::random_device rd;
+  return fmt::format("{:x}-{:04x}", std::chrono::duration_cast<std::chrono::seconds>(
+                                        std::chrono::system_clock::now().time_since_epoch()).count(),
+                     rd() & 0xffff);
+}
+
+void measure(const AttentionProblem& p, std::vector<AttentionCandidate>& cands,
+             const std::vector<std::optional<cache::CubinRecord>>& cubins, cache::Database& db,
+             const DeviceDesc& device, const AttentionTuneOptions& o, std::uint64_t seed) {
+  const rt::CudaDriver& d = rt::driver();
+  CUstream stream = nullptr;
+  rt::check(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  struct StreamGuard {
+    CUstream s;
+    ~StreamGuard() { rt::driver().stream_destroy(s); }
+  } guard{stream};
+  rt::ModuleCache modules;
+  AttentionWorkload work(p, device, &db, modules, stream, seed);
+  Bench bench(stream, std::size_t(2 * device.l2_bytes));
+  std::vector<rt::AttentionKernel> kernels(cands.size());
+  const AttentionTensors tensors = work.tensors(false);
+  ProgressTracker tracker(o.progress, "measure", int(cands.size()));
+  bool context_lost = false;
+  for (std::size_t i = 0; i < cands.size(); ++i) {
+    AttentionCandidate& c = cands[i];
+    if (c.status != cache::Status::kOk || !cubins[i] || context_lost) {
+      if (context_lost && c.status == cache::Status::kOk) {
+        c.status = cache::Status::kLaunchError;
+        c.detail = "not measured: an earlier candidate broke the CUDA context";
+      }
+      tracker.step(fmt::format("{} skipped ({})", to_key(c.config), cache::to_string(c.status)));
+      continue;
+    }
+    try {
+      kernels[i] = rt::AttentionKernel(p, c.config, modules.load(*cubins[i]));
+      work.poison_output();
+      rt::check(kernels[i].launch(tensors, stream), "cuLaunchKernel(attention)");
+      const OutputCheck check = work.check_output(false);
+      if (!check.passed) {
+        c.status = cache::Status::kWrongResult;
+        c.detail = check.detail;
+        tracker.step(fmt::format("{} WRONG: {}", to_key(c.config), check.detail));
+        continue;
+      }
+      c.timing = bench.measure([&](CUstream s) { return kernels[i].launch(tensors, s); }, o.bench);
+      tracker.step(fmt::format("{} {:.1f} us ({:.0f} TFLOP/s, model {:.1f} us)", to_key(c.config),
+                               c.timing.median_us, p.flops() / c.timing.median_us / 1e6,
+                               c.estimate.predicted_us));
+    } catch (const Error& e) {
+      c.status = cache::Status::kLaunchError;
+      c.detail = e.what();
+      context_lost = d.ctx_synchronize() != CUDA_SUCCESS;
+      tracker.step(fmt::format("{} failed: {}", to_key(c.config), e.what()));
+    }
+  }
+  std::vector<std::size_t> ok;
+  for (std::size_t i = 0; i < cands.size(); ++i)
+    if (cands[i].status == cache::Status::kOk && cands[i].timing.num_reps > 0) ok.push_back(i);
+  std::sort(ok.begin(), ok.end(), [&](auto a, auto b) { return cands[a].timing.median_us < cands[b].timing.median_us; });
+  if (ok.size() > std::size_t(o.finalists)) ok.resize(o.finalists);
+  if (ok.size() < 2 || context_lost) return;
+  std::vector<std::vector<double>> samples(ok.size());
+  for (int round = 0; round < o.finalist_rounds; ++round)
+    for (std::size_t f = 0; f < ok.size(); ++f) {
+      const int reps = std::max(3, cands[ok[f]].timing.num_reps / o.finalist_rounds);
+      auto more = bench.sample([&](CUstream s) { return kernels[ok[f]].launch(tensors, s); }, reps);
+      samples[f].insert(samples[f].end(), more.begin(), more.end());
+    }
+  for (std::size_t f = 0; f < ok.size(); ++f) cands[ok[f]].timing = summarize(std::move(samples[f]));
+}
+
+}  // namespace
+
+AttentionTuneReport tune_attention(const AttentionProblem& p, cache::Database& db,
+                                   const AttentionTuneOptions& o) {
+  validate(p);
+  AttentionTuneReport report;
+  report.problem = p;
+  report.run_id = o.run_id.empty() ? make_run_id() : o.run_id;
+  report.predicted = o.predict_only;
+  std::optional<rt::BoundContext> context;
+  DeviceDesc device = o.device;
+  if (!o.predict_only) {
+    context.emplace(o.device_ordinal);
+    device = rt::query_device(context->device());
+  }
+  report.device_fingerprint = device.fingerprint();
+  const std::uint64_t seed = o.seed != 0 ? o.seed : std::uint64_t(Clock::now().time_since_epoch().count());
+
+  const std::vector<AttentionConfig> space =
+      o.configs.empty() ? enumerate_attention_configs(p, device) : o.configs;
+  for (const auto& r : rank_by_model(p, space, device)) {
+    AttentionCandidate c;
+    c.config = r.config;
+    c.estimate = r.estimate;
+    if (auto why = validate(p, r.config, device)) {
+      c.status = cache::Status::kRejected;
+      c.detail = *why;
+    }
+    report.candidates.push_back(c);
+  }
+  if (report.candidates.empty())
+    throw Error(ErrorKind::kUnsupported, fmt::format("no valid attention config for {}", to_key(p)));
+
+  std::vector<std::optional<cache::CubinRecord>> cubins(report.candidates.size());
+  const auto compile_start = Clock::now();
+  ProgressTracker tracker(o.progress, "compile", int(report.candidates.size()));
+  parallel_for(0, report.candidates.size(), o.compile_threads, [&](std::size_t i) {
+    AttentionCandidate& c = report.candidates[i];
+    if (c.status != cache::Status::kOk) {
+      tracker.step(fmt::format("{} rejected: {}", to_key(c.config), c.detail));
+      return;
+    }
+    try {
+      rt::CubinResult r = rt::get_or_compile(&db, gen::generate_attention(p, c.config, false, device.arch()), true, true);
+      c.compile_ms = r.record.compile_ms;
+      c.compiled_from_cache = !r.compiled_now;
+      c.registers = r.record.registers;
+      c.spill_bytes = r.record.spill_bytes;
+      c.estimate = estimate(p, c.config, device, c.registers);
+      cubins[i] = std::move(r.record);
+      tracker.step(fmt::format("{} {} regs={} spills={}", to_key(c.config),
+                               c.compiled_from_cache ? "cached" : "compiled", c.registers, c.spill_bytes));
+    } catch (const CompileError& e) {
+      c.status = cache::Status::kCompileError;
+      c.detail = e.log().substr(0, 2000);
+      tracker.step(fmt::format("{} failed to compile", to_key(c.config)));
+    }
+  });
+  report.compile_wall_s = seconds_since(compile_start);
+  for (const auto& c : report.candidates) {
+    if (c.status != cache::Status::kOk) continue;
+    if (c.compiled_from_cache) ++report.num_cache_hits;
+    else ++report.num_compiled;
+  }
+  const auto measure_start = Clock::now();
+  if (!o.predict_only) measure(p, report.candidates, cubins, db, device, o, seed);
+  report.measure_wall_s = seconds_since(measure_start);
+
+  auto score = [&](const AttentionCandidate& c) -> std::optional<double> {
+    if (c.status != cache::Status::kOk) return std::nullopt;
+    if (o.predict_only) return c.spill_bytes > 0 ? std::nullopt : std::optional<double>(c.estimate.predicted_us);
+    if (c.timing.num_reps == 0) return std::nullopt;
+    return c.timing.median_us;
+  };
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < report.candidates.size(); ++i)
+    if (score(report.candidates[i])) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
+    return *score(report.candidates[a]) < *score(report.candidates[b]);
+  });
+  if (!order.empty()) report.winner = order[0];
+  if (order.size() > 1) report.runner_up = order[1];
+
+  const cache::TuningKey key{to_key(p), report.device_fingerprint, kBenchmarkProtocolVersion,
+                             kAttentionTemplateVersion};
+  std::vector<cache::Measurement> rows;
+  for (const auto& c : report.candidates) {
+    cache::Measurement m;
+    m.key = key;
+    m.config_key = to_key(c.config);
+    m.status = o.predict_only && c.status == cache::Status::kOk ? cache::Status::kPredicted : c.status;
+    m.predicted_us = c.estimate.predicted_us;
+    m.median_us = o.predict_only ? c.estimate.predicted_us : c.timing.median_us;
+    m.spread_pct = c.timing.spread_pct();
+    m.num_reps = c.timing.num_reps;
+    m.tflops = m.median_us > 0 ? p.flops() / m.median_us / 1e6 : 0;
+    m.detail = c.detail;
+    if (c.spill_bytes > 0) m.detail += fmt::format("{}spills {} bytes", m.detail.empty() ? "" : "; ", c.spill_bytes);
+    m.run_id = report.run_id;
+    rows.push_back(std::move(m));
+  }
+  db.add_measurements(rows);
+  if (report.winner) {
+    const AttentionCandidate& w = report.candidates[*report.winner];
+    cache::Winner winner;
+    winner.key = key;
+    winner.config_key = to_key(w.config);
+    winner.median_us = o.predict_only ? w.estimate.predicted_us : w.timing.median_us;
+    winner.predicted = o.predict_only;
+    winner.run_id = report.run_id;
+    db.set_winner(winner);
+  }
+  return report;
+}
+
+}  // namespace kt::tune
