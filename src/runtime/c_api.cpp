@@ -121,6 +121,6 @@ kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* arg
 
 const char* kt_last_error(void) { return g_last_error.c_str(); }
 
-const char* kt_version(void) { return "0.1.0"; }
+const char* kt_version(void) { return KT_VERSION; }
 
 }  // extern "C"

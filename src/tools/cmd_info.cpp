@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "generator/nvrtc_library.hpp"
+#include "kerntune/kerntune.h"
 #include "runtime/context.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/device_query.hpp"
@@ -28,7 +29,7 @@ void print_device(const DeviceDesc& d) {
 }
 
 void run(const InfoOptions& o) {
-  fmt::print("kerntune 0.1.0\n");
+  fmt::print("kerntune {}\n", kt_version());
   try {
     const auto& nvrtc = gen::nvrtc();
     fmt::print("NVRTC:       {} ({})\n", nvrtc.version_string, nvrtc.path);
