@@ -1,6 +1,6 @@
 // Device primitives of the sm_80 kernel family as inline PTX: shared-window addresses, cp.async,
-// ldmatrix, mma.sync m16n8k16 and 16-byte shared stores. Valid on sm_80 and later (sm_90a too);
-// needs no CUDA header, so NVRTC compiles it with no include path.
+// ldmatrix, mma.sync m16n8k16, shared and global vector moves, and ex2. Valid on sm_80 and later
+// (sm_90a too); needs no CUDA header, so NVRTC compiles it with no include path.
 #pragma once
 
 #include "kerntune/common/dtypes.cuh"
@@ -72,6 +72,34 @@ __device__ __forceinline__ void st_shared_16(unsigned int addr, const unsigned i
   asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v[0]), "r"(v[1]),
                "r"(v[2]), "r"(v[3])
                : "memory");
+}
+
+// Stores the 32-bit word `v` to shared address `addr` (4-byte aligned).
+__device__ __forceinline__ void st_shared_4(unsigned int addr, unsigned int v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+
+// Loads 16 bytes from shared address `addr` (16-byte aligned).
+__device__ __forceinline__ void ld_shared_16(unsigned int (&v)[4], unsigned int addr) {
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+               : "r"(addr)
+               : "memory");
+}
+
+// Stores 16 bytes to global memory at `p` (16-byte aligned).
+__device__ __forceinline__ void st_global_16(void* p, const unsigned int (&v)[4]) {
+  asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(v[0]), "r"(v[1]),
+               "r"(v[2]), "r"(v[3])
+               : "memory");
+}
+
+// 2^x on the special-function unit (ex2.approx.ftz.f32, a fast approximation; -inf gives +0,
+// subnormal inputs and results flush to zero).
+__device__ __forceinline__ float exp2_approx(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
 }
 
 }  // namespace kt

@@ -1,0 +1,453 @@
+// The sm_80 FlashAttention-2 forward: O = softmax(scale · Q·Kᵀ) · V per (batch, head) with online
+// softmax in FP32 registers, mma.sync m16n8k16 for both products, P reused from registers as the
+// A operand of P·V, and K/V tiles streamed through XOR-swizzled shared memory by cp.async.
+// Instantiated by NVRTC name expressions (kt::attention_fwd_sm80<...>); runs on sm_80 and later.
+#pragma once
+
+#include "kerntune/attention/attention_params.h"
+#include "kerntune/common/dtypes.cuh"
+#include "kerntune/common/ptx_sm80.cuh"
+
+namespace kt {
+namespace attn {
+
+// A kRows x kCols tile of 16-bit elements in shared memory (one row per sequence position, kCols
+// = head_dim), rows contiguous, each row made of 16-byte chunks permuted by an XOR swizzle so that
+// the eight rows of an ldmatrix 8x8 matrix (rows r..r+7, r % 8 == 0, one logical chunk) and the
+// eight chunks of a quarter-warp's copies hit eight distinct 16-byte bank groups.
+//   Rows of 8, 16 or 32 chunks start on a 128-byte line: physical chunk = chunk ^ (row % 8).
+//   Rows of 12 chunks (head_dim 96, 192 bytes) start at line offset 64 * (row % 2), so their
+//   first 8 chunks use key (row % 8) ^ (4 * (row % 2)) (the +64 flips bit 2 of the bank group)
+//   and their last 4 chunks stay among chunks 8..11 with key (row / 2) % 4: the pair
+//   (key, row % 2) differs across eight rows.
+// A key never changes a chunk's group of 8 (or of 4), so physical chunk = chunk ^ key(row, group).
+template <int kRows, int kCols>
+struct HeadTile {
+  static constexpr int kChunksPerRow = kCols / 8;
+  static constexpr int kRowBytes = kCols * 2;
+  static constexpr int kBytes = kRows * kRowBytes;
+  // All groups of a row share one key.
+  static constexpr bool kUniformKey = kChunksPerRow % 8 == 0;
+  static constexpr int kKeys = kUniformKey ? 1 : 2;
+  static_assert(kChunksPerRow % 8 == 0 || kChunksPerRow == 12,
+                "rows must be 192 bytes or a multiple of 128 bytes");
+  static_assert(kRows % 16 == 0, "rows come in whole 16-row fragments");
+
+  // The XOR key of key slot `slot` (0, or 1 for chunks 8..11 of 12-chunk rows) in row `row`;
+  // it depends on row % 8 only.
+  static __device__ __forceinline__ int key(int row, int slot) {
+    if constexpr (kUniformKey) {
+      return row & 7;
+    } else {
+      return slot == 0 ? ((row & 7) ^ ((row & 1) << 2)) : ((row >> 1) & 3);
+    }
+  }
+
+  // The key slot of logical chunk `chunk`.
+  static __host__ __device__ constexpr int slot(int chunk) { return kUniformKey ? 0 : chunk / 8; }
+
+  // Byte offset of logical chunk `chunk` of row `row`.
+  static __device__ __forceinline__ int offset(int row, int chunk) {
+    return row * kRowBytes + ((chunk ^ key(row, slot(chunk))) << 4);
+  }
+};
+
+// Per-lane ldmatrix addressing into a HeadTile: the lane gives the address of row `row` (+ 16 i
+// for fragment i, a multiple of 16 rows keeps row % 8) and logical chunk 2 j + c0, c0 in {0, 1}.
+// With j = 4 jh + jl, chunk 2 j + c0 = 8 jh + (2 jl ^ c0), and a key (< 8, or < 4 in a 4-chunk
+// group) only permutes the low bits, so the chunk's in-row offset is 128 jh + (x[slot] ^ 32 jl)
+// with x[s] = (c0 ^ key(row, s)) * 16: every address is one of four lane values (jl) plus a
+// constant, which keeps the loop-invariant address registers at four per operand.
+template <typename Tile>
+struct LaneAddress {
+  int row_offset;
+  int x[Tile::kKeys];
+
+  __device__ __forceinline__ LaneAddress(int row, int c0) {
+    row_offset = row * Tile::kRowBytes;
+#pragma unroll
+    for (int s = 0; s < Tile::kKeys; ++s) x[s] = (c0 ^ Tile::key(row, s)) << 4;
+  }
+
+  // Offset of logical chunk 2 j + c0 in row row + 16 i (j and i are constants after unrolling).
+  __device__ __forceinline__ int at(int i, int j) const {
+    return (row_offset + (x[Tile::slot(2 * j)] ^ (32 * (j % 4)))) + i * 16 * Tile::kRowBytes +
+           128 * (j / 4);
+  }
+};
+
+// Copies chunks [kFirstChunk, kFirstChunk + kColumnChunks) of rows [0, kRows) of a tile whose row r
+// starts at global `src` + r * ld into the HeadTile at shared address `tile_addr`; each thread
+// keeps one chunk column and steps down kThreads / kColumnChunks rows at a time. Rows >= num_rows
+// are zero-filled without reading global memory.
+template <int kRows, int kCols, int kThreads, int kFirstChunk, int kColumnChunks>
+__device__ __forceinline__ void copy_columns_async(unsigned int tile_addr,
+                                                   const unsigned short* src, long long ld,
+                                                   int num_rows, int thread) {
+  using Tile = HeadTile<kRows, kCols>;
+  static_assert(kThreads % kColumnChunks == 0, "a thread keeps one chunk column");
+  constexpr int kRowsPerIter = kThreads / kColumnChunks;
+  constexpr int kIters = (kRows + kRowsPerIter - 1) / kRowsPerIter;
+  const int row = thread / kColumnChunks;
+  const int chunk = kFirstChunk + thread % kColumnChunks;
+  const unsigned short* p = src + row * ld + chunk * 8;
+  const int offset = Tile::offset(row, chunk);
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int r = row + it * kRowsPerIter;
+    if (kRows % kRowsPerIter != 0 && r >= kRows) break;
+    // A step of a multiple of 8 rows keeps the swizzle key.
+    const int dst = kRowsPerIter % 8 == 0 ? offset + it * kRowsPerIter * Tile::kRowBytes
+                                          : Tile::offset(r, chunk);
+    const bool in_bounds = r < num_rows;
+    cp_async_16(tile_addr + dst, in_bounds ? p + it * kRowsPerIter * ld : src,
+                in_bounds ? 16u : 0u);
+  }
+}
+
+// Copies rows [0, kRows) of a tile whose row r starts at global `src` + r * ld (16-bit elements,
+// kCols contiguous, 16-byte aligned) into the HeadTile at shared address `tile_addr` with
+// cp.async in 16-byte chunks. Rows >= num_rows are zero-filled without reading global memory.
+// Issues no commit. A quarter-warp copies 8 chunks of one row, or for 12-chunk rows also the last
+// 4 chunks of two adjacent rows: eight distinct bank groups either way.
+template <int kRows, int kCols, int kThreads>
+__device__ __forceinline__ void copy_tile_async(unsigned int tile_addr, const void* src,
+                                                long long ld, int num_rows, int thread) {
+  using Tile = HeadTile<kRows, kCols>;
+  const unsigned short* base = static_cast<const unsigned short*>(src);
+  if constexpr (Tile::kUniformKey) {
+    copy_columns_async<kRows, kCols, kThreads, 0, Tile::kChunksPerRow>(tile_addr, base, ld,
+                                                                       num_rows, thread);
+  } else {
+    copy_columns_async<kRows, kCols, kThreads, 0, 8>(tile_addr, base, ld, num_rows, thread);
+    copy_columns_async<kRows, kCols, kThreads, 8, 4>(tile_addr, base, ld, num_rows, thread);
+  }
+}
+
+// Sum (kMax false) or maximum (kMax true) of `v` over the four lanes of a quad (lane / 4 equal),
+// which hold the same accumulator rows.
+template <bool kMax>
+__device__ __forceinline__ float quad_reduce(float v) {
+#pragma unroll
+  for (int offset = 1; offset < 4; offset *= 2) {
+    const float other = __shfl_xor_sync(0xFFFFFFFFu, v, offset);
+    v = kMax ? fmaxf(v, other) : v + other;
+  }
+  return v;
+}
+
+__device__ __forceinline__ float negative_infinity() { return __uint_as_float(0xFF800000u); }
+
+}  // namespace attn
+
+// Dynamic shared memory of attention_fwd_sm80: the Q tile (reused to stage O) and kStages K and V
+// tiles, all kHeadDim 16-bit elements per row.
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kWarps, int kStages, bool kCausal,
+          bool kWriteLse>
+struct AttentionFwdSmem {
+  static constexpr int kBytes = kBlockM * kHeadDim * 2 + kStages * 2 * kBlockN * kHeadDim * 2;
+};
+
+// O = softmax(softmax_scale · Q·Kᵀ) · V (see AttentionParams for layouts; FlashAttention
+// conventions: causal is aligned bottom-right, key j visible to query i iff
+// j <= i + seqlen_k - seqlen_q; a row with no visible key gets O = 0 and lse = -inf).
+// One CTA computes kBlockM = 16 kWarps query rows of one (head, batch); warp w owns rows
+// 16 w .. 16 w + 15 and keeps Q (as mma A fragments), the 16 x kHeadDim O accumulator, the
+// 16 x kBlockN scores and the running row max / sum in registers. K/V blocks are visited from the
+// last visible one down to block 0, so the blocks that need a per-element mask (the seqlen_k tail
+// and, for causal, those crossing the diagonal) come first and set the running max early.
+// kStages 2: K and V of block n - 1 load during all of block n's work (one barrier per block);
+// kStages 1: V of block n loads during Q·Kᵀ, K of block n - 1 during softmax and P·V.
+// kWriteLse: also writes lse = log Σ_j exp(S_ij) (natural log) to params.lse.
+// Launch: grid (ceil(seqlen_q / kBlockM), heads_q, batch), 32 kWarps threads,
+// AttentionFwdSmem<...>::kBytes of dynamic shared memory; causal CTAs take m blocks in reverse
+// order of blockIdx.x (the longest first). Needs 16-byte aligned Q/K/V/O bases and
+// row/head/batch strides that are multiples of 8 elements.
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kWarps, int kStages, bool kCausal,
+          bool kWriteLse>
+__global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const AttentionParams params) {
+  static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
+  static_assert(kHeadDim == 64 || kHeadDim == 96 || kHeadDim == 128 || kHeadDim == 256,
+                "kHeadDim must be 64, 96, 128 or 256");
+  static_assert(kWarps == 4 || kWarps == 8, "kWarps must be 4 or 8");
+  static_assert(kBlockM == 16 * kWarps, "each warp owns 16 query rows: kBlockM = 16 * kWarps");
+  static_assert(kBlockN == 32 || kBlockN == 64 || kBlockN == 128, "kBlockN must be 32, 64 or 128");
+  static_assert(kStages == 1 || kStages == 2, "kStages must be 1 or 2");
+  static_assert(AttentionFwdSmem<T, kHeadDim, kBlockM, kBlockN, kWarps, kStages, kCausal,
+                                 kWriteLse>::kBytes <= 227 * 1024,
+                "more shared memory than any sm_80+ GPU gives a CTA (227 KB)");
+
+  constexpr int kThreads = kWarps * 32;
+  constexpr int kKSteps = kHeadDim / 16;  // k16 steps of Q·Kᵀ
+  constexpr int kSTiles = kBlockN / 8;    // n8 tiles of a warp's scores
+  constexpr int kPSteps = kBlockN / 16;   // k16 steps of P·V
+  constexpr int kOTiles = kHeadDim / 8;   // n8 tiles of a warp's O
+  using TileQ = attn::HeadTile<kBlockM, kHeadDim>;
+  using TileKV = attn::HeadTile<kBlockN, kHeadDim>;
+
+  extern __shared__ __align__(128) unsigned char smem[];
+  const unsigned int smem_q = shared_address(smem);
+  const unsigned int smem_k = smem_q + TileQ::kBytes;
+  const unsigned int smem_v = smem_k + kStages * TileKV::kBytes;
+
+  const int thread = threadIdx.x;
+  const int lane = thread % 32;
+  const int warp = thread / 32;
+  const int head = blockIdx.y;
+  const int batch = blockIdx.z;
+  const int kv_head = head / (params.heads_q / params.heads_kv);
+  const int seqlen_q = params.seqlen_q;
+  const int seqlen_k = params.seqlen_k;
+  // Causal CTAs of larger m blocks visit more K/V blocks; the heaviest start first.
+  const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int m0 = m_block * kBlockM;
+
+  const T* q = static_cast<const T*>(params.q) + batch * params.q_batch_stride +
+               head * params.q_head_stride + m0 * params.q_row_stride;
+  const T* k = static_cast<const T*>(params.k) + batch * params.k_batch_stride +
+               kv_head * params.k_head_stride;
+  const T* v = static_cast<const T*>(params.v) + batch * params.v_batch_stride +
+               kv_head * params.v_head_stride;
+
+  // Key j is visible to query i iff j < seqlen_k and (causal) j <= i + diagonal.
+  const int diagonal = seqlen_k - seqlen_q;
+  const int rows_in_block = seqlen_q - m0 < kBlockM ? seqlen_q - m0 : kBlockM;
+  // One past the last key that a row of this block sees (rows past seqlen_q are ignored).
+  const int key_end = kCausal ? m0 + rows_in_block + diagonal : seqlen_k;
+  const int num_blocks = key_end > 0 ? (key_end + kBlockN - 1) / kBlockN : 0;
+  // Blocks below num_full_blocks are visible to every row of the CTA: no mask.
+  int num_full_blocks = seqlen_k / kBlockN;
+  if constexpr (kCausal) {
+    const int first_row_end = m0 + diagonal + 1;  // keys visible to row m0
+    const int full = first_row_end > 0 ? first_row_end / kBlockN : 0;
+    num_full_blocks = full < num_full_blocks ? full : num_full_blocks;
+  }
+
+  // Prologue: Q (group 0); K of the first block visited, and its V when kStages is 2 (group 1).
+  attn::copy_tile_async<kBlockM, kHeadDim, kThreads>(smem_q, q, params.q_row_stride, rows_in_block,
+                                                     thread);
+  cp_async_commit();
+  if (num_blocks > 0) {
+    const int n0 = (num_blocks - 1) * kBlockN;
+    attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_k, k + n0 * params.k_row_stride,
+                                                       params.k_row_stride, seqlen_k - n0, thread);
+    if constexpr (kStages == 2) {
+      attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(
+          smem_v, v + n0 * params.v_row_stride, params.v_row_stride, seqlen_k - n0, thread);
+    }
+  }
+  cp_async_commit();
+
+  // ldmatrix lanes. Q (A, m16k16): matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7),
+  // (rows 0-7, k 8-15), (rows 8-15, k 8-15) are a0..a3. K (B from an n x k tile): (keys 0-7,
+  // k 0-7), (keys 0-7, k 8-15), (keys 8-15, k 0-7), (keys 8-15, k 8-15) are {b0, b1} of two n8
+  // fragments. V (B from a k x n tile, through .trans): (keys 0-7, d 0-7), (keys 8-15, d 0-7),
+  // (keys 0-7, d 8-15), (keys 8-15, d 8-15), the same.
+  const attn::LaneAddress<TileQ> lane_q(warp * 16 + lane % 16, lane / 16);
+  const attn::LaneAddress<TileKV> lane_k(lane % 8 + (lane / 16) * 8, (lane / 8) % 2);
+  const attn::LaneAddress<TileKV> lane_v(lane % 8 + ((lane / 8) % 2) * 8, lane / 16);
+
+  // Q landed (every thread waited for its own copies; the barrier publishes them to all).
+  cp_async_wait<1>();
+  __syncthreads();
+  // Q stays in registers for the whole loop up to head_dim 128; at 256 its 64 registers would
+  // spill next to the 128 of O, so each k16 step re-reads its fragment from the resident Q tile.
+  constexpr bool kQInRegisters = kHeadDim <= 128;
+  unsigned int q_frag[kQInRegisters ? kKSteps : 1][4];
+  if constexpr (kQInRegisters) {
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) ldmatrix_x4(q_frag[ks], smem_q + lane_q.at(0, ks));
+  }
+
+  // Rows row0 = 16 warp + lane / 4 and row0 + 8 of the block (accumulator elements 0-1 and 2-3);
+  // columns 2 (lane % 4) + {0, 1} of each n8 tile.
+  const int row0 = m0 + warp * 16 + lane / 4;
+  int col_limit[2];  // keys >= col_limit[r] are masked for row row0 + 8 r
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int causal_end = row0 + 8 * r + diagonal + 1;
+    col_limit[r] = kCausal && causal_end < seqlen_k ? causal_end : seqlen_k;
+  }
+
+  const float scale_log2 = params.scale_log2;
+  float o[kOTiles][4];
+#pragma unroll
+  for (int t = 0; t < kOTiles; ++t)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o[t][e] = 0.0f;
+  float row_max[2] = {attn::negative_infinity(), attn::negative_infinity()};  // raw Q·Kᵀ units
+  float row_sum[2] = {0.0f, 0.0f};  // this lane's part; the quad's lanes sum at the end
+
+#pragma unroll 1
+  for (int it = 0; it < num_blocks; ++it) {
+    const int n_block = num_blocks - 1 - it;
+    const int n0 = n_block * kBlockN;
+    const int stage = kStages == 2 ? it & 1 : 0;
+    const unsigned int k_tile = smem_k + stage * TileKV::kBytes;
+    const unsigned int v_tile = smem_v + stage * TileKV::kBytes;
+
+    // K of this block landed, and every warp is done with the previous block (its stage, or the
+    // single V tile, may be overwritten now).
+    cp_async_wait<0>();
+    __syncthreads();
+    if constexpr (kStages == 2) {
+      if (n_block > 0) {
+        const int next0 = n0 - kBlockN;
+        attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_k + (stage ^ 1) * TileKV::kBytes,
+                                                           k + next0 * params.k_row_stride,
+                                                           params.k_row_stride, kBlockN, thread);
+        attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_v + (stage ^ 1) * TileKV::kBytes,
+                                                           v + next0 * params.v_row_stride,
+                                                           params.v_row_stride, kBlockN, thread);
+      }
+    } else {
+      attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(
+          v_tile, v + n0 * params.v_row_stride, params.v_row_stride, seqlen_k - n0, thread);
+    }
+    cp_async_commit();
+
+    // S = Q·Kᵀ for the warp's 16 rows and the block's kBlockN keys.
+    float s[kSTiles][4];
+#pragma unroll
+    for (int t = 0; t < kSTiles; ++t)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[t][e] = 0.0f;
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks) {
+      const int qs = kQInRegisters ? ks : 0;
+      if constexpr (!kQInRegisters) ldmatrix_x4(q_frag[0], smem_q + lane_q.at(0, ks));
+#pragma unroll
+      for (int p = 0; p < kSTiles / 2; ++p) {
+        unsigned int r[4];
+        ldmatrix_x4(r, k_tile + lane_k.at(p, ks));
+        const unsigned int b0[2] = {r[0], r[1]};
+        const unsigned int b1[2] = {r[2], r[3]};
+        mma_m16n8k16<T>(s[2 * p], q_frag[qs], b0);
+        mma_m16n8k16<T>(s[2 * p + 1], q_frag[qs], b1);
+      }
+    }
+
+    if (n_block >= num_full_blocks) {
+      // The seqlen_k tail or the causal diagonal: masked scores are -inf.
+      const int col0 = n0 + (lane % 4) * 2;
+#pragma unroll
+      for (int t = 0; t < kSTiles; ++t)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          if (col0 + t * 8 + (e & 1) >= col_limit[e / 2]) s[t][e] = attn::negative_infinity();
+    }
+
+    if constexpr (kStages == 1) {
+      // V of this block landed, and every warp is done with K: load the next block's K.
+      cp_async_wait<0>();
+      __syncthreads();
+      if (n_block > 0) {
+        const int next0 = n0 - kBlockN;
+        attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_k, k + next0 * params.k_row_stride,
+                                                           params.k_row_stride, kBlockN, thread);
+      }
+      cp_async_commit();
+    }
+
+    // Online softmax: new running max, rescale of the old sum and O by 2^((m_old - m_new) c),
+    // P = 2^(S c - m_new c) with c = scale_log2. A row whose max is still -inf (no visible key
+    // yet) uses 0 as its scaled max, so it gets P = 0 and a factor of 0 instead of NaN.
+    float scaled_max[2];
+    float correction[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float m = row_max[r];
+#pragma unroll
+      for (int t = 0; t < kSTiles; ++t) m = fmaxf(m, fmaxf(s[t][2 * r], s[t][2 * r + 1]));
+      m = attn::quad_reduce<true>(m);
+      scaled_max[r] = m == attn::negative_infinity() ? 0.0f : m * scale_log2;
+      correction[r] = exp2_approx(row_max[r] * scale_log2 - scaled_max[r]);
+      row_max[r] = m;
+    }
+    float block_sum[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int t = 0; t < kSTiles; ++t) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s[t][e] = exp2_approx(s[t][e] * scale_log2 - scaled_max[e / 2]);
+        block_sum[e / 2] += s[t][e];
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) row_sum[r] = row_sum[r] * correction[r] + block_sum[r];
+#pragma unroll
+    for (int t = 0; t < kOTiles; ++t)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[t][e] *= correction[e / 2];
+
+        // O += P·V. The C fragments of n8 tiles 2 kk and 2 kk + 1 (rows g, g + 8; columns 2 (lane %
+        // 4)
+        // + {0, 1} of each) are, converted to T in pairs, exactly the A fragment of k16 step kk.
+#pragma unroll
+    for (int kk = 0; kk < kPSteps; ++kk) {
+      const unsigned int a[4] = {
+          DTypeTraits<T>::pack2(s[2 * kk][0], s[2 * kk][1]),
+          DTypeTraits<T>::pack2(s[2 * kk][2], s[2 * kk][3]),
+          DTypeTraits<T>::pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+          DTypeTraits<T>::pack2(s[2 * kk + 1][2], s[2 * kk + 1][3]),
+      };
+#pragma unroll
+      for (int p = 0; p < kOTiles / 2; ++p) {
+        unsigned int r[4];
+        ldmatrix_x4_trans(r, v_tile + lane_v.at(kk, p));
+        const unsigned int b0[2] = {r[0], r[1]};
+        const unsigned int b1[2] = {r[2], r[3]};
+        mma_m16n8k16<T>(o[2 * p], a, b0);
+        mma_m16n8k16<T>(o[2 * p + 1], a, b1);
+      }
+    }
+  }
+  // Only empty groups can remain; drain them so no copy is in flight when the CTA exits.
+  cp_async_wait<0>();
+
+  // Normalize: O /= l, lse = m · softmax_scale + ln l; a row with no visible key has l = 0.
+  float inv_sum[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const float sum = attn::quad_reduce<false>(row_sum[r]);
+    inv_sum[r] = sum > 0.0f ? 1.0f / sum : 0.0f;
+    if constexpr (kWriteLse) {
+      const int row = row0 + 8 * r;
+      if (lane % 4 == 0 && row < seqlen_q && params.lse != nullptr) {
+        const float lse =
+            sum > 0.0f ? row_max[r] * params.softmax_scale + logf(sum) : attn::negative_infinity();
+        params.lse[(static_cast<long long>(batch) * params.heads_q + head) * seqlen_q + row] = lse;
+      }
+    }
+  }
+
+  // Stage the warp's 16 rows of O (as T) in its own 16 rows of the Q tile, which only this warp
+  // reads, then store whole 16-byte chunks of the rows inside seqlen_q.
+  __syncwarp();
+#pragma unroll
+  for (int t = 0; t < kOTiles; ++t) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int row = warp * 16 + lane / 4 + 8 * r;
+      st_shared_4(smem_q + TileQ::offset(row, t) + (lane % 4) * 4,
+                  DTypeTraits<T>::pack2(o[t][2 * r] * inv_sum[r], o[t][2 * r + 1] * inv_sum[r]));
+    }
+  }
+  __syncwarp();
+  T* out = static_cast<T*>(params.o) + batch * params.o_batch_stride + head * params.o_head_stride +
+           m0 * params.o_row_stride;
+  constexpr int kChunksPerRow = TileQ::kChunksPerRow;
+#pragma unroll
+  for (int it = 0; it < 16 * kChunksPerRow / 32; ++it) {
+    const int idx = lane + it * 32;
+    const int row = warp * 16 + idx / kChunksPerRow;
+    const int chunk = idx % kChunksPerRow;
+    if (row < rows_in_block) {
+      unsigned int chunk_data[4];
+      ld_shared_16(chunk_data, smem_q + TileQ::offset(row, chunk));
+      st_global_16(out + row * params.o_row_stride + chunk * 8, chunk_data);
+    }
+  }
+}
+
+}  // namespace kt
