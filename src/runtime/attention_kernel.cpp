@@ -52,6 +52,10 @@ void AttentionKernel::check_tensors(const AttentionTensors& t) const {
 }
 
 AttentionParams AttentionKernel::make_params(const AttentionTensors& t) const {
+  return make_attention_params(problem_, t);
+}
+
+AttentionParams make_attention_params(const AttentionProblem& problem, const AttentionTensors& t) {
   AttentionParams p{};
   p.q = t.q;
   p.k = t.k;
@@ -70,12 +74,12 @@ AttentionParams AttentionKernel::make_params(const AttentionTensors& t) const {
   p.o_batch_stride = t.o_strides[0];
   p.o_row_stride = t.o_strides[1];
   p.o_head_stride = t.o_strides[2];
-  p.batch = int(problem_.batch);
-  p.heads_q = int(problem_.heads_q);
-  p.heads_kv = int(problem_.heads_kv);
-  p.seqlen_q = int(problem_.seqlen_q);
-  p.seqlen_k = int(problem_.seqlen_k);
-  p.softmax_scale = t.softmax_scale > 0 ? t.softmax_scale : float(1.0 / std::sqrt(double(problem_.head_dim)));
+  p.batch = int(problem.batch);
+  p.heads_q = int(problem.heads_q);
+  p.heads_kv = int(problem.heads_kv);
+  p.seqlen_q = int(problem.seqlen_q);
+  p.seqlen_k = int(problem.seqlen_k);
+  p.softmax_scale = t.softmax_scale > 0 ? t.softmax_scale : float(1.0 / std::sqrt(double(problem.head_dim)));
   p.scale_log2 = float(double(p.softmax_scale) * kLog2e);
   return p;
 }

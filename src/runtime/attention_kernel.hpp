@@ -11,6 +11,9 @@
 
 namespace kt::rt {
 
+// The kernel parameter block for `tensors` (softmax_scale 0 becomes 1/sqrt(head_dim)).
+AttentionParams make_attention_params(const AttentionProblem& problem, const AttentionTensors& tensors);
+
 class AttentionKernel {
  public:
   AttentionKernel() = default;

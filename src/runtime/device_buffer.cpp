@@ -1,4 +1,4 @@
-// RAII device memory and events.
+// RAII device memory, events and streams.
 #include "runtime/device_buffer.hpp"
 
 #include <fmt/format.h>
@@ -35,6 +35,13 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 Event::Event() { check(driver().event_create(&event_, CU_EVENT_DEFAULT), "cuEventCreate"); }
 Event::~Event() {
   if (event_ != nullptr) driver().event_destroy(event_);
+}
+
+OwnedStream::OwnedStream() {
+  check(driver().stream_create(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+OwnedStream::~OwnedStream() {
+  if (stream_ != nullptr) driver().stream_destroy(stream_);
 }
 
 float elapsed_ms(const Event& start, const Event& stop) {

@@ -1,4 +1,4 @@
-// RAII device memory and events for the tuner and the benchmarks (the runtime's hot path
+// RAII device memory, events and streams for the tuner and the benchmarks (the runtime's hot path
 // allocates nothing; this is for harnesses).
 #pragma once
 
@@ -37,6 +37,19 @@ class Event {
 
  private:
   CUevent event_ = nullptr;
+};
+
+// A non-blocking stream owned for a harness's lifetime.
+class OwnedStream {
+ public:
+  OwnedStream();
+  ~OwnedStream();
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  CUstream get() const { return stream_; }
+
+ private:
+  CUstream stream_ = nullptr;
 };
 
 // Milliseconds between two recorded, completed events.

@@ -25,7 +25,9 @@ struct TuneCliOptions {
   std::uint64_t seed = 0;
 };
 
-void print_report(const tune::TuneReport& r) {
+// The summary of one tuning run: failures, winner and runner-up (GEMM or attention report).
+template <typename Report>
+void print_report(const Report& r) {
   int failed = 0;
   for (const auto& c : r.candidates) failed += c.status != cache::Status::kOk;
   fmt::print("{}: {} candidates ({} compiled, {} from cache, {} failed or rejected); compile "
@@ -49,34 +51,11 @@ void print_report(const tune::TuneReport& r) {
   if (r.winner) line("winner", *r.winner);
   if (r.runner_up) line("runner-up", *r.runner_up);
   if (!r.winner) fmt::print("  no candidate succeeded: nothing stored as the winner\n");
-  if (r.winner_model_rank >= 0)
-    fmt::print("  the model ranked the winner #{} of the measured candidates\n", r.winner_model_rank + 1);
-}
-
-void print_attention_report(const tune::AttentionTuneReport& r) {
-  int failed = 0;
-  for (const auto& c : r.candidates) failed += c.status != cache::Status::kOk;
-  fmt::print("{}: {} candidates ({} compiled, {} from cache, {} failed or rejected); compile "
-             "{:.1f}s, measure {:.1f}s\n",
-             to_key(r.problem), r.candidates.size(), r.num_compiled, r.num_cache_hits, failed,
-             r.compile_wall_s, r.measure_wall_s);
-  for (const auto& c : r.candidates)
-    if (c.status != cache::Status::kOk)
-      fmt::print("  {} {}: {}\n", to_key(c.config), cache::to_string(c.status),
-                 c.detail.substr(0, c.detail.find('\n')));
-  auto line = [&](const char* title, std::size_t i) {
-    const auto& c = r.candidates[i];
-    if (r.predicted)
-      fmt::print("  {:<10} {}  predicted {:.1f} us ({:.0f} TFLOP/s), {} regs\n", title,
-                 to_key(c.config), c.estimate.predicted_us, c.estimate.predicted_tflops, c.registers);
-    else
-      fmt::print("  {:<10} {}  {:.1f} us +-{:.1f}% ({:.0f} TFLOP/s; model said {:.1f} us)\n", title,
-                 to_key(c.config), c.timing.median_us, c.timing.spread_pct(),
-                 r.problem.flops() / c.timing.median_us / 1e6, c.estimate.predicted_us);
-  };
-  if (r.winner) line("winner", *r.winner);
-  if (r.runner_up) line("runner-up", *r.runner_up);
-  if (!r.winner) fmt::print("  no candidate succeeded: nothing stored as the winner\n");
+  if constexpr (requires { r.winner_model_rank; }) {
+    if (r.winner_model_rank >= 0)
+      fmt::print("  the model ranked the winner #{} of the measured candidates\n",
+                 r.winner_model_rank + 1);
+  }
 }
 
 void run_attention(const TuneCliOptions& o, bool predict) {
@@ -91,7 +70,7 @@ void run_attention(const TuneCliOptions& o, bool predict) {
   for (const auto& key : o.configs) options.configs.push_back(parse_attention_config_key(key));
   cache::Database db = open_database(o.db);
   fmt::print("database: {}\n", db.path());
-  for (const AttentionProblem& p : problems) print_attention_report(tune::tune_attention(p, db, options));
+  for (const AttentionProblem& p : problems) print_report(tune::tune_attention(p, db, options));
 }
 
 void run(const TuneCliOptions& o) {

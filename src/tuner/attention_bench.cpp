@@ -17,12 +17,8 @@ AttentionBenchRow bench_attention(Runtime& runtime, const AttentionProblem& p, i
   row.problem = p;
   row.dispatch = runtime.prepare_attention(p, true);
   const rt::CudaDriver& d = rt::driver();
-  CUstream stream = nullptr;
-  rt::check(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  struct StreamGuard {
-    CUstream s;
-    ~StreamGuard() { rt::driver().stream_destroy(s); }
-  } guard{stream};
+  rt::OwnedStream owned_stream;
+  const CUstream stream = owned_stream.get();
   CUdevice device = 0;
   rt::check(d.ctx_get_device(&device), "cuCtxGetDevice");
   const DeviceDesc desc = rt::query_device(device);

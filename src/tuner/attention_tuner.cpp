@@ -16,6 +16,7 @@
 #include "runtime/cuda_driver.hpp"
 #include "runtime/device_query.hpp"
 #include "tuner/attention_workload.hpp"
+#include "tuner/tuning_record.hpp"
 
 namespace kt::tune {
 
@@ -38,12 +39,8 @@ void measure(const AttentionProblem& p, std::vector<AttentionCandidate>& cands,
              const std::vector<std::optional<cache::CubinRecord>>& cubins, cache::Database& db,
              const DeviceDesc& device, const AttentionTuneOptions& o, std::uint64_t seed) {
   const rt::CudaDriver& d = rt::driver();
-  CUstream stream = nullptr;
-  rt::check(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-  struct StreamGuard {
-    CUstream s;
-    ~StreamGuard() { rt::driver().stream_destroy(s); }
-  } guard{stream};
+  rt::OwnedStream owned_stream;
+  const CUstream stream = owned_stream.get();
   rt::ModuleCache modules;
   AttentionWorkload work(p, device, &db, modules, stream, seed);
   Bench bench(stream, std::size_t(2 * device.l2_bytes));
@@ -184,33 +181,10 @@ AttentionTuneReport tune_attention(const AttentionProblem& p, cache::Database& d
 
   const cache::TuningKey key{to_key(p), report.device_fingerprint, kBenchmarkProtocolVersion,
                              kAttentionTemplateVersion};
-  std::vector<cache::Measurement> rows;
-  for (const auto& c : report.candidates) {
-    cache::Measurement m;
-    m.key = key;
-    m.config_key = to_key(c.config);
-    m.status = o.predict_only && c.status == cache::Status::kOk ? cache::Status::kPredicted : c.status;
-    m.predicted_us = c.estimate.predicted_us;
-    m.median_us = o.predict_only ? c.estimate.predicted_us : c.timing.median_us;
-    m.spread_pct = c.timing.spread_pct();
-    m.num_reps = c.timing.num_reps;
-    m.tflops = m.median_us > 0 ? p.flops() / m.median_us / 1e6 : 0;
-    m.detail = c.detail;
-    if (c.spill_bytes > 0) m.detail += fmt::format("{}spills {} bytes", m.detail.empty() ? "" : "; ", c.spill_bytes);
-    m.run_id = report.run_id;
-    rows.push_back(std::move(m));
-  }
-  db.add_measurements(rows);
-  if (report.winner) {
-    const AttentionCandidate& w = report.candidates[*report.winner];
-    cache::Winner winner;
-    winner.key = key;
-    winner.config_key = to_key(w.config);
-    winner.median_us = o.predict_only ? w.estimate.predicted_us : w.timing.median_us;
-    winner.predicted = o.predict_only;
-    winner.run_id = report.run_id;
-    db.set_winner(winner);
-  }
+  std::vector<CandidateRow> rows;
+  for (const auto& c : report.candidates)
+    rows.push_back({to_key(c.config), c.status, c.estimate.predicted_us, &c.timing, c.detail, c.spill_bytes});
+  record_tuning(db, key, report.run_id, o.predict_only, p.flops(), rows, report.winner);
   return report;
 }
 

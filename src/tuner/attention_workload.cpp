@@ -101,29 +101,7 @@ AttentionWorkload::AttentionWorkload(const AttentionProblem& p, const DeviceDesc
 }
 
 AttentionParams AttentionWorkload::params() const {
-  // The same parameter block the kernel gets (strides, scale) for the check kernels.
-  AttentionParams prm{};
-  prm.q = tensors_.q;
-  prm.k = tensors_.k;
-  prm.v = tensors_.v;
-  prm.o = tensors_.o;
-  prm.lse = tensors_.lse;
-  const std::int64_t* strides[] = {tensors_.q_strides, tensors_.k_strides, tensors_.v_strides, tensors_.o_strides};
-  long long* fields[][3] = {{&prm.q_batch_stride, &prm.q_row_stride, &prm.q_head_stride},
-                            {&prm.k_batch_stride, &prm.k_row_stride, &prm.k_head_stride},
-                            {&prm.v_batch_stride, &prm.v_row_stride, &prm.v_head_stride},
-                            {&prm.o_batch_stride, &prm.o_row_stride, &prm.o_head_stride}};
-  for (int t = 0; t < 4; ++t)
-    for (int i = 0; i < 3; ++i) *fields[t][i] = strides[t][i];
-  prm.batch = int(problem_.batch);
-  prm.heads_q = int(problem_.heads_q);
-  prm.heads_kv = int(problem_.heads_kv);
-  prm.seqlen_q = int(problem_.seqlen_q);
-  prm.seqlen_k = int(problem_.seqlen_k);
-  prm.softmax_scale = tensors_.softmax_scale > 0 ? tensors_.softmax_scale
-                                                 : float(1.0 / std::sqrt(double(problem_.head_dim)));
-  prm.scale_log2 = float(prm.softmax_scale * 1.4426950408889634);
-  return prm;
+  return rt::make_attention_params(problem_, tensors_);
 }
 
 AttentionTensors AttentionWorkload::tensors(bool with_lse) const {

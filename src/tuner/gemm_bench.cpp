@@ -21,12 +21,6 @@ namespace {
 
 constexpr std::size_t kBaselineWorkspaceBytes = 32u << 20;
 
-struct OwnedStream {
-  CUstream stream = nullptr;
-  OwnedStream() { rt::check(rt::driver().stream_create(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"); }
-  ~OwnedStream() { rt::driver().stream_destroy(stream); }
-};
-
 DeviceDesc current_device() {
   CUdevice device = 0;
   rt::check(rt::driver().ctx_get_device(&device), "cuCtxGetDevice");
@@ -49,20 +43,20 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
   GemmBenchRow row;
   row.problem = p;
   row.dispatch = runtime.prepare_gemm(p);
-  OwnedStream s;
+  rt::OwnedStream stream;
   const DeviceDesc device = current_device();
   rt::ModuleCache modules;
   const std::uint64_t seed =
       o.seed != 0 ? o.seed : std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
-  GemmWorkload work(p, device, nullptr, modules, s.stream, seed, kBaselineWorkspaceBytes);
-  Bench bench(s.stream, std::size_t(2 * device.l2_bytes));
+  GemmWorkload work(p, device, nullptr, modules, stream.get(), seed, kBaselineWorkspaceBytes);
+  Bench bench(stream.get(), std::size_t(2 * device.l2_bytes));
 
   auto kt_launch = [&](CUstream stream) -> CUresult {
     runtime.gemm(p, work.a(), work.b(), work.c(), stream);
     return CUDA_SUCCESS;
   };
   work.poison_output();
-  kt_launch(s.stream);
+  kt_launch(stream.get());
   row.kerntune_check = work.check_output();
 
   std::unique_ptr<CublasLtGemm> lt;
@@ -70,7 +64,7 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
     try {
       lt = std::make_unique<CublasLtGemm>(p, work.workspace(), work.workspace_bytes());
       work.poison_output();
-      rt::check(lt->launch(work.a(), work.b(), work.c(), s.stream), "cublasLtMatmul");
+      rt::check(lt->launch(work.a(), work.b(), work.c(), stream.get()), "cublasLtMatmul");
       row.baseline_check = work.check_output();
     } catch (const Error& e) {
       row.baseline_error = e.what();
@@ -81,8 +75,8 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
 
   // Warm both, then interleave rounds so clock and thermal drift hit both alike.
   for (int i = 0; i < 3; ++i) {
-    kt_launch(s.stream);
-    if (lt) rt::check(lt_launch(s.stream), "cublasLtMatmul(warm-up)");
+    kt_launch(stream.get());
+    if (lt) rt::check(lt_launch(stream.get()), "cublasLtMatmul(warm-up)");
   }
   std::vector<double> kt_samples, lt_samples;
   for (int r = 0; r < o.rounds; ++r) {
@@ -104,10 +98,10 @@ DispatchOverhead measure_dispatch_overhead(Runtime& runtime, const GemmProblem& 
   constexpr int kBatch = 200, kBatches = 30;
   DispatchOverhead result;
   result.config_key = runtime.prepare_gemm(p).config_key;
-  OwnedStream s;
+  rt::OwnedStream stream;
   const DeviceDesc device = current_device();
   rt::ModuleCache modules;
-  GemmWorkload work(p, device, nullptr, modules, s.stream, 1, 0);
+  GemmWorkload work(p, device, nullptr, modules, stream.get(), 1, 0);
 
   // The same kernel, launched raw: cubin from the database, parameters built once.
   cache::Database db = cache::Database::open_readonly(database_path);
@@ -122,12 +116,12 @@ DispatchOverhead measure_dispatch_overhead(Runtime& runtime, const GemmProblem& 
   auto time_batches = [&](auto&& call) {
     std::vector<double> per_call;
     for (int b = 0; b < kBatches; ++b) {
-      rt::check(d.stream_synchronize(s.stream), "cuStreamSynchronize");
+      rt::check(d.stream_synchronize(stream.get()), "cuStreamSynchronize");
       const auto start = Clock::now();
       for (int i = 0; i < kBatch; ++i) call();
       per_call.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kBatch);
     }
-    rt::check(d.stream_synchronize(s.stream), "cuStreamSynchronize");
+    rt::check(d.stream_synchronize(stream.get()), "cuStreamSynchronize");
     std::sort(per_call.begin(), per_call.end());
     return per_call[per_call.size() / 2];
   };
@@ -140,11 +134,11 @@ DispatchOverhead measure_dispatch_overhead(Runtime& runtime, const GemmProblem& 
   // Alternate the two measurements so both see the same machine state.
   std::vector<double> runtime_us, raw_us;
   for (int rep = 0; rep < 5; ++rep) {
-    runtime_us.push_back(time_batches([&] { runtime.gemm(p, a, b, c, s.stream); }));
+    runtime_us.push_back(time_batches([&] { runtime.gemm(p, a, b, c, stream.get()); }));
     raw_us.push_back(time_batches([&] {
       rt::check(d.launch_kernel(kernel.main_function(), plan.grid[0], plan.grid[1], plan.grid[2],
                                 plan.block[0], plan.block[1], plan.block[2], plan.smem_bytes,
-                                s.stream, raw_args, nullptr),
+                                stream.get(), raw_args, nullptr),
                 "cuLaunchKernel");
     }));
   }

@@ -17,6 +17,7 @@
 #include "runtime/device_query.hpp"
 #include "runtime/gemm_kernel.hpp"
 #include "tuner/gemm_workload.hpp"
+#include "tuner/tuning_record.hpp"
 
 namespace kt::tune {
 
@@ -155,7 +156,6 @@ class GpuSession {
   GpuSession(const GemmProblem& p, const DeviceDesc& device, cache::Database& db,
              std::size_t workspace, std::uint64_t seed)
       : problem_(p),
-        stream_(make_stream()),
         work_(p, device, &db, modules_, stream_.get(), seed, workspace),
         bench_(stream_.get(), std::size_t(2 * device.l2_bytes)) {}
 
@@ -225,22 +225,13 @@ class GpuSession {
   }
 
  private:
-  struct StreamDeleter {
-    void operator()(CUstream_st* s) const { rt::driver().stream_destroy(s); }
-  };
-  using StreamPtr = std::unique_ptr<CUstream_st, StreamDeleter>;
-  static StreamPtr make_stream() {
-    CUstream s = nullptr;
-    rt::check(rt::driver().stream_create(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    return StreamPtr(s);
-  }
   CUresult launch(std::size_t i, CUstream s) {
     return kernels_[i].launch(work_.a(), work_.b(), work_.c(), work_.workspace(), s);
   }
 
   GemmProblem problem_;
   rt::ModuleCache modules_;  // before the workload and kernels that use its modules
-  StreamPtr stream_;
+  rt::OwnedStream stream_;
   GemmWorkload work_;
   Bench bench_;
   std::vector<rt::GemmKernel> kernels_;
@@ -340,34 +331,10 @@ TuneReport tune_gemm(const GemmProblem& p, cache::Database& db, const TuneOption
   // Record every candidate, then the winner.
   const cache::TuningKey key{to_key(p), report.device_fingerprint, kBenchmarkProtocolVersion,
                              kGemmTemplateVersion};
-  std::vector<cache::Measurement> rows;
-  for (auto& c : report.candidates) {
-    cache::Measurement m;
-    m.key = key;
-    m.config_key = to_key(c.config);
-    m.status = c.status;
-    if (o.predict_only && c.status == cache::Status::kOk) m.status = cache::Status::kPredicted;
-    m.predicted_us = c.estimate.predicted_us;
-    m.median_us = o.predict_only ? c.estimate.predicted_us : c.timing.median_us;
-    m.spread_pct = c.timing.spread_pct();
-    m.num_reps = c.timing.num_reps;
-    m.tflops = m.median_us > 0 ? p.flops() / m.median_us / 1e6 : 0;
-    m.detail = c.detail;
-    if (c.spill_bytes > 0) m.detail += fmt::format("{}spills {} bytes", m.detail.empty() ? "" : "; ", c.spill_bytes);
-    m.run_id = report.run_id;
-    rows.push_back(std::move(m));
-  }
-  db.add_measurements(rows);
-  if (report.winner) {
-    const CandidateResult& w = report.candidates[*report.winner];
-    cache::Winner winner;
-    winner.key = key;
-    winner.config_key = to_key(w.config);
-    winner.median_us = o.predict_only ? w.estimate.predicted_us : w.timing.median_us;
-    winner.predicted = o.predict_only;
-    winner.run_id = report.run_id;
-    db.set_winner(winner);
-  }
+  std::vector<CandidateRow> rows;
+  for (const auto& c : report.candidates)
+    rows.push_back({to_key(c.config), c.status, c.estimate.predicted_us, &c.timing, c.detail, c.spill_bytes});
+  record_tuning(db, key, report.run_id, o.predict_only, p.flops(), rows, report.winner);
   return report;
 }
 
