@@ -23,8 +23,10 @@ constexpr double kLaunchUs = 3.0;
 
 int estimated_registers(const AttentionProblem& p, const AttentionConfig& c) {
   const int d = int(p.head_dim);
-  // O accumulators (16 x d per warp), S (16 x block_n), P and the Q fragments, addressing.
-  return std::min(255, d / 2 + c.block_n / 2 + c.block_n / 4 + d / 4 + 40);
+  const int tiles = c.block_m / c.warps / 16;  // m16 row tiles per warp
+  // O accumulators (16 x d per tile), S (16 x block_n per tile), P, the Q fragments (kept in
+  // registers for one tile), addressing.
+  return std::min(255, tiles * (d / 2 + c.block_n / 2 + c.block_n / 4) + (tiles == 1 ? d / 4 : 0) + 40);
 }
 
 // Key blocks a CTA of query block `qb` visits, and the visible pairs they cover.
@@ -77,7 +79,10 @@ std::optional<std::string> validate(const AttentionProblem& p, const AttentionCo
                                     const DeviceDesc& device) {
   if (device.cc_major < 8) return "the fa2 family needs compute capability >= 8.0";
   if (c.warps != 4 && c.warps != 8) return "warps must be 4 or 8";
-  if (c.block_m != 16 * c.warps) return "block_m must be 16 x warps (each warp owns 16 query rows)";
+  if (c.block_m != 16 * c.warps && c.block_m != 32 * c.warps)
+    return "block_m must be 16 or 32 x warps (each warp owns 16 or 32 query rows)";
+  if (c.block_m == 32 * c.warps && (p.head_dim == 256 || c.block_n == 128))
+    return "32 query rows per warp need head_dim <= 128 and block_n <= 64 (registers)";
   if (c.block_n != 32 && c.block_n != 64 && c.block_n != 128) return "block_n must be 32, 64 or 128";
   if (c.stages != 1 && c.stages != 2) return "stages must be 1 or 2";
   if (p.head_dim != 64 && p.head_dim != 96 && p.head_dim != 128 && p.head_dim != 256)
@@ -114,11 +119,12 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
                                                          const AttentionDomains& d) {
   std::vector<AttentionConfig> out;
   for (int bm : d.block_m)
-    for (int bn : d.block_n)
-      for (int s : d.stages) {
-        const AttentionConfig c{bm, bn, bm / 16, s};
-        if (!validate(p, c, device)) out.push_back(c);
-      }
+    for (int warps : d.warps)
+      for (int bn : d.block_n)
+        for (int s : d.stages) {
+          const AttentionConfig c{bm, bn, warps, s};
+          if (!validate(p, c, device)) out.push_back(c);
+        }
   return out;
 }
 
@@ -143,7 +149,9 @@ AttentionEstimate estimate(const AttentionProblem& p, const AttentionConfig& c,
   covered_pairs *= double(p.batch) * double(p.heads_q);
   e.block_efficiency = covered_pairs > 0 ? p.visible_pairs() / covered_pairs : 0;
 
-  const double sm_rate = d.mma_sync_tflops * 1e12 / d.num_sms * kAttentionMmaEfficiency *
+  // Two row tiles per warp read each K and V fragment once for both (half the smem traffic).
+  const double reuse = c.block_m / c.warps == 32 ? 1.05 : 1.0;
+  const double sm_rate = d.mma_sync_tflops * 1e12 / d.num_sms * kAttentionMmaEfficiency * reuse *
                          std::min(1.0, 0.5 + 0.0625 * e.occupancy.ctas_per_sm * c.warps);
   const double block_s = 4.0 * c.block_m * c.block_n * double(p.head_dim) / sm_rate;
   const double covered_blocks = covered_pairs / (double(c.block_m) * c.block_n);

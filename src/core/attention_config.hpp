@@ -16,7 +16,7 @@
 namespace kt {
 
 struct AttentionConfig {
-  int block_m = 128;  // query rows per CTA (Br); 16 per warp
+  int block_m = 128;  // query rows per CTA (Br); 16 or 32 per warp
   int block_n = 64;   // keys per inner step (Bc)
   int warps = 8;
   int stages = 2;     // K/V shared-memory buffers
@@ -24,7 +24,8 @@ struct AttentionConfig {
 };
 
 struct AttentionDomains {
-  std::vector<int> block_m{64, 128};
+  std::vector<int> block_m{64, 128, 256};
+  std::vector<int> warps{4, 8};
   std::vector<int> block_n{32, 64, 128};
   std::vector<int> stages{1, 2};
 };

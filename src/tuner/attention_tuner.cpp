@@ -146,6 +146,7 @@ AttentionTuneReport tune_attention(const AttentionProblem& p, cache::Database& d
       c.spill_bytes = r.record.spill_bytes;
       c.estimate = estimate(p, c.config, device, c.registers);
       cubins[i] = std::move(r.record);
+      reject_if_spilling(c.spill_bytes, c.status, c.detail);
       tracker.step(fmt::format("{} {} regs={} spills={}", to_key(c.config),
                                c.compiled_from_cache ? "cached" : "compiled", c.registers, c.spill_bytes));
     } catch (const CompileError& e) {
@@ -183,7 +184,7 @@ AttentionTuneReport tune_attention(const AttentionProblem& p, cache::Database& d
                              kAttentionTemplateVersion};
   std::vector<CandidateRow> rows;
   for (const auto& c : report.candidates)
-    rows.push_back({to_key(c.config), c.status, c.estimate.predicted_us, &c.timing, c.detail, c.spill_bytes});
+    rows.push_back({to_key(c.config), c.status, c.estimate.predicted_us, &c.timing, c.detail});
   record_tuning(db, key, report.run_id, o.predict_only, p.flops(), rows, report.winner);
   return report;
 }

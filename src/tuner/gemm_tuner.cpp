@@ -134,6 +134,7 @@ void compile_range(const GemmProblem& p, std::vector<CandidateResult>& cands, st
       c.spill_bytes = result.record.spill_bytes;
       c.estimate = estimate(p, c.config, device, c.registers);
       cubins[i] = std::move(result.record);
+      reject_if_spilling(c.spill_bytes, c.status, c.detail);
       tracker.step(fmt::format("{} {} regs={} spills={}", to_key(c.config),
                                c.compiled_from_cache ? "cached" : "compiled", c.registers,
                                c.spill_bytes));
@@ -333,7 +334,7 @@ TuneReport tune_gemm(const GemmProblem& p, cache::Database& db, const TuneOption
                              kGemmTemplateVersion};
   std::vector<CandidateRow> rows;
   for (const auto& c : report.candidates)
-    rows.push_back({to_key(c.config), c.status, c.estimate.predicted_us, &c.timing, c.detail, c.spill_bytes});
+    rows.push_back({to_key(c.config), c.status, c.estimate.predicted_us, &c.timing, c.detail});
   record_tuning(db, key, report.run_id, o.predict_only, p.flops(), rows, report.winner);
   return report;
 }

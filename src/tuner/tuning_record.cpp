@@ -5,6 +5,12 @@
 
 namespace kt::tune {
 
+void reject_if_spilling(int spill_bytes, cache::Status& status, std::string& detail) {
+  if (spill_bytes <= 0 || status != cache::Status::kOk) return;
+  status = cache::Status::kRejected;
+  detail = fmt::format("ptxas spills {} bytes to local memory; not measured", spill_bytes);
+}
+
 void record_tuning(cache::Database& db, const cache::TuningKey& key, const std::string& run_id,
                    bool predicted, double flops, const std::vector<CandidateRow>& rows,
                    std::optional<std::size_t> winner) {
@@ -23,8 +29,6 @@ void record_tuning(cache::Database& db, const cache::TuningKey& key, const std::
     m.num_reps = r.timing ? r.timing->num_reps : 0;
     m.tflops = m.median_us > 0 ? flops / m.median_us / 1e6 : 0;
     m.detail = r.detail;
-    if (r.spill_bytes > 0)
-      m.detail += fmt::format("{}spills {} bytes", m.detail.empty() ? "" : "; ", r.spill_bytes);
     m.run_id = run_id;
     out.push_back(std::move(m));
   }

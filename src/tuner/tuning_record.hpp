@@ -17,8 +17,11 @@ struct CandidateRow {
   double predicted_us = 0;
   const Timing* timing = nullptr;  // measured candidates
   std::string detail;
-  int spill_bytes = 0;
 };
+
+// A kernel that spills registers to local memory is never shipped: it becomes kRejected with
+// the spill size as its detail (it is still recorded, and compiled into the cache).
+void reject_if_spilling(int spill_bytes, cache::Status& status, std::string& detail);
 
 // predicted: the run ranked by the model (ok rows become kPredicted, times are the model's).
 // winner: index into rows, if any candidate won.

@@ -151,9 +151,13 @@ struct AttentionFwdSmem {
 // O = softmax(softmax_scale · Q·Kᵀ) · V (see AttentionParams for layouts; FlashAttention
 // conventions: causal is aligned bottom-right, key j visible to query i iff
 // j <= i + seqlen_k - seqlen_q; a row with no visible key gets O = 0 and lse = -inf).
-// One CTA computes kBlockM = 16 kWarps query rows of one (head, batch); warp w owns rows
-// 16 w .. 16 w + 15 and keeps Q (as mma A fragments), the 16 x kHeadDim O accumulator, the
-// 16 x kBlockN scores and the running row max / sum in registers. K/V blocks are visited from the
+// One CTA computes kBlockM query rows of one (head, batch); each warp owns kBlockM / kWarps = 16
+// or 32 consecutive rows, i.e. kMTiles = 1 or 2 m16 row tiles, and keeps the kMTiles x 16 x
+// kHeadDim O accumulator, the kMTiles x 16 x kBlockN scores and the running row max / sum in
+// registers; every K fragment (for S) and V fragment (for P·V) it loads feeds all of its row
+// tiles, so 32 rows per warp halve the shared-memory traffic per mma. Q stays in registers as mma
+// A fragments while they fit (head_dim <= 128 at 16 rows, <= 64 at 32 rows); otherwise each k16
+// step re-reads them from the resident Q tile. K/V blocks are visited from the
 // last visible one down to block 0, so the blocks that need a per-element mask (the seqlen_k tail
 // and, for causal, those crossing the diagonal) come first and set the running max early.
 // kStages 2: K and V of block n - 1 load during all of block n's work (one barrier per block);
@@ -170,7 +174,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
   static_assert(kHeadDim == 64 || kHeadDim == 96 || kHeadDim == 128 || kHeadDim == 256,
                 "kHeadDim must be 64, 96, 128 or 256");
   static_assert(kWarps == 4 || kWarps == 8, "kWarps must be 4 or 8");
-  static_assert(kBlockM == 16 * kWarps, "each warp owns 16 query rows: kBlockM = 16 * kWarps");
+  static_assert(kBlockM == 16 * kWarps || kBlockM == 32 * kWarps,
+                "each warp owns 16 or 32 query rows: kBlockM = 16 * kWarps or 32 * kWarps");
   static_assert(kBlockN == 32 || kBlockN == 64 || kBlockN == 128, "kBlockN must be 32, 64 or 128");
   static_assert(kStages == 1 || kStages == 2, "kStages must be 1 or 2");
   static_assert(AttentionFwdSmem<T, kHeadDim, kBlockM, kBlockN, kWarps, kStages, kCausal,
@@ -178,10 +183,12 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
                 "more shared memory than any sm_80+ GPU gives a CTA (227 KB)");
 
   constexpr int kThreads = kWarps * 32;
-  constexpr int kKSteps = kHeadDim / 16;  // k16 steps of Q·Kᵀ
-  constexpr int kSTiles = kBlockN / 8;    // n8 tiles of a warp's scores
-  constexpr int kPSteps = kBlockN / 16;   // k16 steps of P·V
-  constexpr int kOTiles = kHeadDim / 8;   // n8 tiles of a warp's O
+  constexpr int kRowsPerWarp = kBlockM / kWarps;
+  constexpr int kMTiles = kRowsPerWarp / 16;  // m16 row tiles of a warp
+  constexpr int kKSteps = kHeadDim / 16;      // k16 steps of Q·Kᵀ
+  constexpr int kSTiles = kBlockN / 8;        // n8 tiles of a row tile's scores
+  constexpr int kPSteps = kBlockN / 16;       // k16 steps of P·V
+  constexpr int kOTiles = kHeadDim / 8;       // n8 tiles of a row tile's O
   using TileQ = attn::HeadTile<kBlockM, kHeadDim>;
   using TileKV = attn::HeadTile<kBlockN, kHeadDim>;
 
@@ -239,44 +246,58 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
   cp_async_commit();
 
   // ldmatrix lanes. Q (A, m16k16): matrices (rows 0-7, k 0-7), (rows 8-15, k 0-7),
-  // (rows 0-7, k 8-15), (rows 8-15, k 8-15) are a0..a3. K (B from an n x k tile): (keys 0-7,
-  // k 0-7), (keys 0-7, k 8-15), (keys 8-15, k 0-7), (keys 8-15, k 8-15) are {b0, b1} of two n8
-  // fragments. V (B from a k x n tile, through .trans): (keys 0-7, d 0-7), (keys 8-15, d 0-7),
-  // (keys 0-7, d 8-15), (keys 8-15, d 8-15), the same.
-  const attn::LaneAddress<TileQ> lane_q(warp * 16 + lane % 16, lane / 16);
+  // (rows 0-7, k 8-15), (rows 8-15, k 8-15) are a0..a3; row tile mt is 16 rows further. K (B
+  // from an n x k tile): (keys 0-7, k 0-7), (keys 0-7, k 8-15), (keys 8-15, k 0-7), (keys 8-15,
+  // k 8-15) are {b0, b1} of two n8 fragments. V (B from a k x n tile, through .trans): (keys 0-7,
+  // d 0-7), (keys 8-15, d 0-7), (keys 0-7, d 8-15), (keys 8-15, d 8-15), the same.
+  const attn::LaneAddress<TileQ> lane_q(warp * kRowsPerWarp + lane % 16, lane / 16);
   const attn::LaneAddress<TileKV> lane_k(lane % 8 + (lane / 16) * 8, (lane / 8) % 2);
   const attn::LaneAddress<TileKV> lane_v(lane % 8 + ((lane / 8) % 2) * 8, lane / 16);
 
   // Q landed (every thread waited for its own copies; the barrier publishes them to all).
   cp_async_wait<1>();
   __syncthreads();
-  // Q stays in registers for the whole loop up to head_dim 128; at 256 its 64 registers would
-  // spill next to the 128 of O, so each k16 step re-reads its fragment from the resident Q tile.
-  constexpr bool kQInRegisters = kHeadDim <= 128;
-  unsigned int q_frag[kQInRegisters ? kKSteps : 1][4];
+  // Q stays in registers for the whole loop while it fits next to O and S: 16 rows up to
+  // head_dim 128, 32 rows up to head_dim 64. Otherwise each k16 step re-reads its fragments from
+  // the resident Q tile (only this warp's rows, which the loop never overwrites).
+  constexpr bool kQInRegisters = kMTiles == 1 ? kHeadDim <= 128 : kHeadDim <= 64;
+  unsigned int q_frag[kQInRegisters ? kKSteps : 1][kMTiles][4];
   if constexpr (kQInRegisters) {
 #pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks) ldmatrix_x4(q_frag[ks], smem_q + lane_q.at(0, ks));
+    for (int ks = 0; ks < kKSteps; ++ks)
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) ldmatrix_x4(q_frag[ks][mt], smem_q + lane_q.at(mt, ks));
   }
 
-  // Rows row0 = 16 warp + lane / 4 and row0 + 8 of the block (accumulator elements 0-1 and 2-3);
-  // columns 2 (lane % 4) + {0, 1} of each n8 tile.
-  const int row0 = m0 + warp * 16 + lane / 4;
-  int col_limit[2];  // keys >= col_limit[r] are masked for row row0 + 8 r
+  // Rows row0 + 16 mt and row0 + 16 mt + 8 of the block (accumulator elements 0-1 and 2-3 of row
+  // tile mt), row0 = kRowsPerWarp warp + lane / 4; columns 2 (lane % 4) + {0, 1} of each n8 tile.
+  const int row0 = m0 + warp * kRowsPerWarp + lane / 4;
+  int col_limit[kMTiles][2];  // keys >= col_limit[mt][r] are masked for row row0 + 16 mt + 8 r
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int causal_end = row0 + 8 * r + diagonal + 1;
-    col_limit[r] = kCausal && causal_end < seqlen_k ? causal_end : seqlen_k;
-  }
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int causal_end = row0 + 16 * mt + 8 * r + diagonal + 1;
+      col_limit[mt][r] = kCausal && causal_end < seqlen_k ? causal_end : seqlen_k;
+    }
 
   const float scale_log2 = params.scale_log2;
-  float o[kOTiles][4];
+  float o[kMTiles][kOTiles][4];
 #pragma unroll
-  for (int t = 0; t < kOTiles; ++t)
+  for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-    for (int e = 0; e < 4; ++e) o[t][e] = 0.0f;
-  float row_max[2] = {attn::negative_infinity(), attn::negative_infinity()};  // raw Q·Kᵀ units
-  float row_sum[2] = {0.0f, 0.0f};  // this lane's part; the quad's lanes sum at the end
+    for (int t = 0; t < kOTiles; ++t)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[mt][t][e] = 0.0f;
+  float row_max[kMTiles][2];  // raw Q·Kᵀ units
+  float row_sum[kMTiles][2];  // this lane's part; the quad's lanes sum at the end
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      row_max[mt][r] = attn::negative_infinity();
+      row_sum[mt][r] = 0.0f;
+    }
 
 #pragma unroll 1
   for (int it = 0; it < num_blocks; ++it) {
@@ -306,24 +327,33 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
     }
     cp_async_commit();
 
-    // S = Q·Kᵀ for the warp's 16 rows and the block's kBlockN keys.
-    float s[kSTiles][4];
+    // S = Q·Kᵀ for the warp's rows and the block's kBlockN keys; each K fragment feeds every row
+    // tile.
+    float s[kMTiles][kSTiles][4];
 #pragma unroll
-    for (int t = 0; t < kSTiles; ++t)
+    for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) s[t][e] = 0.0f;
+      for (int t = 0; t < kSTiles; ++t)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[mt][t][e] = 0.0f;
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       const int qs = kQInRegisters ? ks : 0;
-      if constexpr (!kQInRegisters) ldmatrix_x4(q_frag[0], smem_q + lane_q.at(0, ks));
+      if constexpr (!kQInRegisters) {
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) ldmatrix_x4(q_frag[0][mt], smem_q + lane_q.at(mt, ks));
+      }
 #pragma unroll
       for (int p = 0; p < kSTiles / 2; ++p) {
         unsigned int r[4];
         ldmatrix_x4(r, k_tile + lane_k.at(p, ks));
         const unsigned int b0[2] = {r[0], r[1]};
         const unsigned int b1[2] = {r[2], r[3]};
-        mma_m16n8k16<T>(s[2 * p], q_frag[qs], b0);
-        mma_m16n8k16<T>(s[2 * p + 1], q_frag[qs], b1);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          mma_m16n8k16<T>(s[mt][2 * p], q_frag[qs][mt], b0);
+          mma_m16n8k16<T>(s[mt][2 * p + 1], q_frag[qs][mt], b1);
+        }
       }
     }
 
@@ -331,10 +361,13 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
       // The seqlen_k tail or the causal diagonal: masked scores are -inf.
       const int col0 = n0 + (lane % 4) * 2;
 #pragma unroll
-      for (int t = 0; t < kSTiles; ++t)
+      for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-        for (int e = 0; e < 4; ++e)
-          if (col0 + t * 8 + (e & 1) >= col_limit[e / 2]) s[t][e] = attn::negative_infinity();
+        for (int t = 0; t < kSTiles; ++t)
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (col0 + t * 8 + (e & 1) >= col_limit[mt][e / 2])
+              s[mt][t][e] = attn::negative_infinity();
     }
 
     if constexpr (kStages == 1) {
@@ -352,53 +385,75 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
     // Online softmax: new running max, rescale of the old sum and O by 2^((m_old - m_new) c),
     // P = 2^(S c - m_new c) with c = scale_log2. A row whose max is still -inf (no visible key
     // yet) uses 0 as its scaled max, so it gets P = 0 and a factor of 0 instead of NaN.
-    float scaled_max[2];
-    float correction[2];
+    // With two row tiles of 32 keys, P is packed to T pairs (the A fragments of P·V, see below)
+    // as soon as it is computed: ptxas then fits head_dim 128 causal in 255 registers without
+    // spills (packing in the P·V loop spills there; packing early spills more at kBlockN 64).
+    constexpr bool kPackEarly = kMTiles == 2 && kBlockN == 32;
+    unsigned int p_frag[kPackEarly ? kMTiles : 1][kPackEarly ? kPSteps : 1][4];
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float m = row_max[r];
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      float scaled_max[2];
+      float correction[2];
 #pragma unroll
-      for (int t = 0; t < kSTiles; ++t) m = fmaxf(m, fmaxf(s[t][2 * r], s[t][2 * r + 1]));
-      m = attn::quad_reduce<true>(m);
-      scaled_max[r] = m == attn::negative_infinity() ? 0.0f : m * scale_log2;
-      correction[r] = exp2_approx(row_max[r] * scale_log2 - scaled_max[r]);
-      row_max[r] = m;
-    }
-    float block_sum[2] = {0.0f, 0.0f};
+      for (int r = 0; r < 2; ++r) {
+        float m = row_max[mt][r];
 #pragma unroll
-    for (int t = 0; t < kSTiles; ++t) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        s[t][e] = exp2_approx(s[t][e] * scale_log2 - scaled_max[e / 2]);
-        block_sum[e / 2] += s[t][e];
+        for (int t = 0; t < kSTiles; ++t) m = fmaxf(m, fmaxf(s[mt][t][2 * r], s[mt][t][2 * r + 1]));
+        m = attn::quad_reduce<true>(m);
+        scaled_max[r] = m == attn::negative_infinity() ? 0.0f : m * scale_log2;
+        correction[r] = exp2_approx(row_max[mt][r] * scale_log2 - scaled_max[r]);
+        row_max[mt][r] = m;
       }
+      float block_sum[2] = {0.0f, 0.0f};
+#pragma unroll
+      for (int t = 0; t < kSTiles; ++t) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[mt][t][e] = exp2_approx(s[mt][t][e] * scale_log2 - scaled_max[e / 2]);
+          block_sum[e / 2] += s[mt][t][e];
+        }
+        if constexpr (kPackEarly) {
+          p_frag[mt][t / 2][2 * (t % 2)] = DTypeTraits<T>::pack2(s[mt][t][0], s[mt][t][1]);
+          p_frag[mt][t / 2][2 * (t % 2) + 1] = DTypeTraits<T>::pack2(s[mt][t][2], s[mt][t][3]);
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < 2; ++r) row_sum[mt][r] = row_sum[mt][r] * correction[r] + block_sum[r];
+#pragma unroll
+      for (int t = 0; t < kOTiles; ++t)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[mt][t][e] *= correction[e / 2];
     }
-#pragma unroll
-    for (int r = 0; r < 2; ++r) row_sum[r] = row_sum[r] * correction[r] + block_sum[r];
-#pragma unroll
-    for (int t = 0; t < kOTiles; ++t)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) o[t][e] *= correction[e / 2];
 
-        // O += P·V. The C fragments of n8 tiles 2 kk and 2 kk + 1 (rows g, g + 8; columns 2 (lane %
-        // 4)
-        // + {0, 1} of each) are, converted to T in pairs, exactly the A fragment of k16 step kk.
+    // O += P·V. The C fragments of n8 tiles 2 kk and 2 kk + 1 of a row tile (rows g, g + 8;
+    // columns 2 (lane % 4) + {0, 1} of each) are, converted to T in pairs, exactly its A fragment
+    // of k16 step kk; each V fragment feeds every row tile.
 #pragma unroll
     for (int kk = 0; kk < kPSteps; ++kk) {
-      const unsigned int a[4] = {
-          DTypeTraits<T>::pack2(s[2 * kk][0], s[2 * kk][1]),
-          DTypeTraits<T>::pack2(s[2 * kk][2], s[2 * kk][3]),
-          DTypeTraits<T>::pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-          DTypeTraits<T>::pack2(s[2 * kk + 1][2], s[2 * kk + 1][3]),
-      };
+      unsigned int a[kMTiles][4];
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        if constexpr (kPackEarly) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) a[mt][i] = p_frag[mt][kk][i];
+        } else {
+          a[mt][0] = DTypeTraits<T>::pack2(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+          a[mt][1] = DTypeTraits<T>::pack2(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+          a[mt][2] = DTypeTraits<T>::pack2(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+          a[mt][3] = DTypeTraits<T>::pack2(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+        }
+      }
 #pragma unroll
       for (int p = 0; p < kOTiles / 2; ++p) {
         unsigned int r[4];
         ldmatrix_x4_trans(r, v_tile + lane_v.at(kk, p));
         const unsigned int b0[2] = {r[0], r[1]};
         const unsigned int b1[2] = {r[2], r[3]};
-        mma_m16n8k16<T>(o[2 * p], a, b0);
-        mma_m16n8k16<T>(o[2 * p + 1], a, b1);
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          mma_m16n8k16<T>(o[mt][2 * p], a[mt], b0);
+          mma_m16n8k16<T>(o[mt][2 * p + 1], a[mt], b1);
+        }
       }
     }
   }
@@ -406,41 +461,47 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
   cp_async_wait<0>();
 
   // Normalize: O /= l, lse = m · softmax_scale + ln l; a row with no visible key has l = 0.
-  float inv_sum[2];
+  float inv_sum[kMTiles][2];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const float sum = attn::quad_reduce<false>(row_sum[r]);
-    inv_sum[r] = sum > 0.0f ? 1.0f / sum : 0.0f;
-    if constexpr (kWriteLse) {
-      const int row = row0 + 8 * r;
-      if (lane % 4 == 0 && row < seqlen_q && params.lse != nullptr) {
-        const float lse =
-            sum > 0.0f ? row_max[r] * params.softmax_scale + logf(sum) : attn::negative_infinity();
-        params.lse[(static_cast<long long>(batch) * params.heads_q + head) * seqlen_q + row] = lse;
-      }
-    }
-  }
-
-  // Stage the warp's 16 rows of O (as T) in its own 16 rows of the Q tile, which only this warp
-  // reads, then store whole 16-byte chunks of the rows inside seqlen_q.
-  __syncwarp();
-#pragma unroll
-  for (int t = 0; t < kOTiles; ++t) {
+  for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const int row = warp * 16 + lane / 4 + 8 * r;
-      st_shared_4(smem_q + TileQ::offset(row, t) + (lane % 4) * 4,
-                  DTypeTraits<T>::pack2(o[t][2 * r] * inv_sum[r], o[t][2 * r + 1] * inv_sum[r]));
+      const float sum = attn::quad_reduce<false>(row_sum[mt][r]);
+      inv_sum[mt][r] = sum > 0.0f ? 1.0f / sum : 0.0f;
+      if constexpr (kWriteLse) {
+        const int row = row0 + 16 * mt + 8 * r;
+        if (lane % 4 == 0 && row < seqlen_q && params.lse != nullptr) {
+          const float lse = sum > 0.0f ? row_max[mt][r] * params.softmax_scale + logf(sum)
+                                       : attn::negative_infinity();
+          params.lse[(static_cast<long long>(batch) * params.heads_q + head) * seqlen_q + row] =
+              lse;
+        }
+      }
     }
-  }
+
+  // Stage the warp's rows of O (as T) in its own rows of the Q tile, which only this warp reads,
+  // then store whole 16-byte chunks of the rows inside seqlen_q.
+  __syncwarp();
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int t = 0; t < kOTiles; ++t) {
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = warp * kRowsPerWarp + 16 * mt + lane / 4 + 8 * r;
+        st_shared_4(smem_q + TileQ::offset(row, t) + (lane % 4) * 4,
+                    DTypeTraits<T>::pack2(o[mt][t][2 * r] * inv_sum[mt][r],
+                                          o[mt][t][2 * r + 1] * inv_sum[mt][r]));
+      }
+    }
   __syncwarp();
   T* out = static_cast<T*>(params.o) + batch * params.o_batch_stride + head * params.o_head_stride +
            m0 * params.o_row_stride;
   constexpr int kChunksPerRow = TileQ::kChunksPerRow;
 #pragma unroll
-  for (int it = 0; it < 16 * kChunksPerRow / 32; ++it) {
+  for (int it = 0; it < kRowsPerWarp * kChunksPerRow / 32; ++it) {
     const int idx = lane + it * 32;
-    const int row = warp * 16 + idx / kChunksPerRow;
+    const int row = warp * kRowsPerWarp + idx / kChunksPerRow;
     const int chunk = idx % kChunksPerRow;
     if (row < rows_in_block) {
       unsigned int chunk_data[4];
