@@ -121,6 +121,9 @@ CompiledKernel compile(const GeneratedSource& source) {
   out.report = parse_ptxas_report(out.log);
   out.compile_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (out.resources(0).registers == 0)
+    logger().warn("ptxas reported no resources for {} ({}): registers and spills are unknown",
+                  source.name, out.lowered_names.empty() ? "?" : out.lowered_names[0]);
   for (const auto& warning : out.report.performance_warnings)
     logger().warn("ptxas performance warning in {}: {}", source.name, warning);
   logger().debug("compiled {} arch={} ms={:.0f} regs={} spills={}", source.name, source.arch,

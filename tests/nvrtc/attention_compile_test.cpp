@@ -1,0 +1,106 @@
+// The attention templates under NVRTC, no GPU needed: every config of the space compiles for
+// sm_90a on every head dim; the shipped configs (the tuned winners on the H200) compile with
+// zero spill bytes in the variant the tuner measured, and with LSE and for sm_80; the check
+// kernels compile. (A config that spills may exist in the space: the tuner measures it and the
+// runtime's model default skips it.)
+#include <gtest/gtest.h>
+
+#include <future>
+#include <string>
+#include <vector>
+
+#include "core/attention_config.hpp"
+#include "core/error.hpp"
+#include "generator/generated_source.hpp"
+#include "generator/nvrtc_compiler.hpp"
+
+namespace kt {
+namespace {
+
+struct Case {
+  AttentionProblem problem;
+  AttentionConfig config;
+  bool lse;
+  std::string arch;
+};
+
+AttentionProblem problem(std::int64_t d, DType dtype, bool causal) {
+  AttentionProblem p;
+  p.batch = 2;
+  p.heads_q = 8;
+  p.heads_kv = 2;
+  p.seqlen_q = p.seqlen_k = 1000;
+  p.head_dim = d;
+  p.dtype = dtype;
+  p.causal = causal;
+  return p;
+}
+
+// Compiles every case; returns the failures (empty when all compile, and, with
+// require_spill_free, none spills).
+std::vector<std::string> compile_all(const std::vector<Case>& cases, bool require_spill_free) {
+  std::vector<std::future<std::string>> results;
+  for (const Case& c : cases)
+    results.push_back(std::async(std::launch::async, [c, require_spill_free] {
+      const gen::GeneratedSource s = gen::generate_attention(c.problem, c.config, c.lse, c.arch);
+      const std::string label = to_key(c.problem) + " " + to_key(c.config) + " " + c.arch +
+                                (c.lse ? " lse" : "");
+      try {
+        const gen::CompiledKernel k = gen::compile(s);
+        if (k.cubin.empty()) return label + ": empty cubin";
+        if (require_spill_free && k.report.total_spill_bytes() != 0)
+          return label + ": spills " + std::to_string(k.report.total_spill_bytes()) + " bytes";
+        if (k.resources(0).registers == 0) return label + ": no ptxas report for the kernel";
+        return std::string();
+      } catch (const CompileError& e) {
+        return label + ": " + e.log().substr(0, 2000);
+      }
+    }));
+  std::vector<std::string> failures;
+  for (auto& r : results)
+    if (std::string f = r.get(); !f.empty()) failures.push_back(f);
+  return failures;
+}
+
+TEST(AttentionTemplates, EveryConfigOfTheSpaceCompilesForSm90aPerHeadDim) {
+  const DeviceDesc& h200 = device_profile("h200");
+  for (std::int64_t d : {64, 96, 128, 256}) {
+    std::vector<Case> cases;
+    for (const AttentionConfig& c : enumerate_attention_configs(problem(d, DType::kBF16, true), h200))
+      cases.push_back({problem(d, DType::kBF16, true), c, true, "sm_90a"});
+    ASSERT_FALSE(cases.empty()) << "d=" << d;
+    const auto failures = compile_all(cases, false);
+    EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
+  }
+}
+
+TEST(AttentionTemplates, ShippedConfigsCompileSpillFreeAndForSm80) {
+  // The winners of the H200 run per head dim and mask, in the variant the tuner measured (no
+  // LSE): bench/results/2026-11-30-h200-attention-fa2-r32/tune.log.
+  const struct { std::int64_t d; bool causal; AttentionConfig config; } shipped[] = {
+      {64, false, {128, 64, 4, 2}}, {64, true, {128, 64, 4, 2}},  {64, true, {64, 64, 4, 1}},
+      {128, false, {128, 32, 4, 2}}, {128, false, {64, 128, 4, 1}}, {128, true, {128, 64, 4, 2}},
+      {128, true, {64, 32, 4, 2}},   {256, false, {128, 64, 8, 1}}, {256, true, {64, 64, 4, 1}}};
+  std::vector<Case> spill_free, compiles;
+  for (const auto& s : shipped)
+    for (DType dtype : {DType::kBF16, DType::kFP16}) {
+      spill_free.push_back({problem(s.d, dtype, s.causal), s.config, false, "sm_90a"});
+      compiles.push_back({problem(s.d, dtype, s.causal), s.config, true, "sm_90a"});
+      compiles.push_back({problem(s.d, dtype, s.causal), s.config, false, "sm_80"});
+    }
+  auto failures = compile_all(spill_free, true);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
+  failures = compile_all(compiles, false);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
+}
+
+TEST(AttentionTemplates, CheckKernelsCompileForBothDtypes) {
+  for (DType dtype : {DType::kBF16, DType::kFP16}) {
+    const gen::CompiledKernel k = gen::compile(gen::generate_attention_check(problem(128, dtype, false), "sm_90a"));
+    EXPECT_EQ(k.lowered_names.size(), std::size_t(gen::kNumAttentionCheckKernels));
+    EXPECT_FALSE(k.cubin.empty());
+  }
+}
+
+}  // namespace
+}  // namespace kt
