@@ -86,14 +86,13 @@ void measure(const AttentionProblem& p, std::vector<AttentionCandidate>& cands,
   std::sort(ok.begin(), ok.end(), [&](auto a, auto b) { return cands[a].timing.median_us < cands[b].timing.median_us; });
   if (ok.size() > std::size_t(o.finalists)) ok.resize(o.finalists);
   if (ok.size() < 2 || context_lost) return;
-  std::vector<std::vector<double>> samples(ok.size());
-  for (int round = 0; round < o.finalist_rounds; ++round)
-    for (std::size_t f = 0; f < ok.size(); ++f) {
-      const int reps = std::max(3, cands[ok[f]].timing.num_reps / o.finalist_rounds);
-      auto more = bench.sample([&](CUstream s) { return kernels[ok[f]].launch(tensors, s); }, reps);
-      samples[f].insert(samples[f].end(), more.begin(), more.end());
-    }
-  for (std::size_t f = 0; f < ok.size(); ++f) cands[ok[f]].timing = summarize(std::move(samples[f]));
+  std::vector<std::function<CUresult(CUstream)>> launches;
+  std::vector<Timing*> timings;
+  for (std::size_t i : ok) {
+    launches.push_back([&kernels, &tensors, i](CUstream s) { return kernels[i].launch(tensors, s); });
+    timings.push_back(&cands[i].timing);
+  }
+  bench.remeasure_interleaved(launches, timings, o.finalist_rounds);
 }
 
 }  // namespace
@@ -167,7 +166,7 @@ AttentionTuneReport tune_attention(const AttentionProblem& p, cache::Database& d
 
   auto score = [&](const AttentionCandidate& c) -> std::optional<double> {
     if (c.status != cache::Status::kOk) return std::nullopt;
-    if (o.predict_only) return c.spill_bytes > 0 ? std::nullopt : std::optional<double>(c.estimate.predicted_us);
+    if (o.predict_only) return c.estimate.predicted_us;
     if (c.timing.num_reps == 0) return std::nullopt;
     return c.timing.median_us;
   };

@@ -51,6 +51,18 @@ std::vector<double> Bench::sample(const std::function<CUresult(CUstream)>& launc
   return out;
 }
 
+void Bench::remeasure_interleaved(const std::vector<std::function<CUresult(CUstream)>>& launches,
+                                  const std::vector<Timing*>& timings, int rounds) {
+  std::vector<std::vector<double>> samples(launches.size());
+  for (int round = 0; round < rounds; ++round)
+    for (std::size_t f = 0; f < launches.size(); ++f) {
+      const int reps = std::max(3, timings[f]->num_reps / std::max(rounds, 1));
+      auto more = sample(launches[f], reps);
+      samples[f].insert(samples[f].end(), more.begin(), more.end());
+    }
+  for (std::size_t f = 0; f < launches.size(); ++f) *timings[f] = summarize(std::move(samples[f]));
+}
+
 Timing Bench::measure(const std::function<CUresult(CUstream)>& launch, const BenchmarkOptions& o) {
   const rt::CudaDriver& d = rt::driver();
   for (int i = 0; i < o.warmup; ++i) rt::check(launch(stream_), "cuLaunchKernel(warm-up)");

@@ -41,6 +41,12 @@ class Bench {
   // Exactly `reps` timed repetitions, no warm-up: for interleaved finalist rounds.
   std::vector<double> sample(const std::function<CUresult(CUstream)>& launch, int reps);
 
+  // Re-measures finalists round-robin (each round samples every finalist once, so clock and
+  // thermal drift hit them alike) and replaces their timings with the pooled samples.
+  // launches[f] runs finalist f; timings[f] is its timing from the first pass.
+  void remeasure_interleaved(const std::vector<std::function<CUresult(CUstream)>>& launches,
+                             const std::vector<Timing*>& timings, int rounds);
+
   CUstream stream() const { return stream_; }
 
  private:

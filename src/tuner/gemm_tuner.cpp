@@ -211,18 +211,13 @@ class GpuSession {
     });
     if (ok.size() > std::size_t(o.finalists)) ok.resize(o.finalists);
     if (ok.size() < 2 || context_lost_) return;
-    std::vector<std::vector<double>> samples(ok.size());
-    ProgressTracker finals(o.progress, "finalists", o.finalist_rounds);
-    for (int round = 0; round < o.finalist_rounds; ++round) {
-      for (std::size_t f = 0; f < ok.size(); ++f) {
-        const int reps = std::max(3, cands[ok[f]].timing.num_reps / o.finalist_rounds);
-        auto more = bench_.sample([&](CUstream s) { return launch(ok[f], s); }, reps);
-        samples[f].insert(samples[f].end(), more.begin(), more.end());
-      }
-      finals.step(fmt::format("round {}", round + 1));
+    std::vector<std::function<CUresult(CUstream)>> launches;
+    std::vector<Timing*> timings;
+    for (std::size_t i : ok) {
+      launches.push_back([this, i](CUstream s) { return launch(i, s); });
+      timings.push_back(&cands[i].timing);
     }
-    for (std::size_t f = 0; f < ok.size(); ++f)
-      cands[ok[f]].timing = summarize(std::move(samples[f]));
+    bench_.remeasure_interleaved(launches, timings, o.finalist_rounds);
   }
 
  private:
@@ -298,14 +293,11 @@ TuneReport tune_gemm(const GemmProblem& p, cache::Database& db, const TuneOption
     else if (c.status == cache::Status::kOk) ++report.num_compiled;
   }
 
-  // Pick: fastest measured, or (predicting) the best model time with compiled registers;
-  // a kernel that spills is never picked by prediction.
+  // Pick: fastest measured, or (predicting) the best model time with compiled registers
+  // (spilling kernels are already rejected).
   auto score = [&](const CandidateResult& c) -> std::optional<double> {
     if (c.status != cache::Status::kOk) return std::nullopt;
-    if (o.predict_only) {
-      if (c.spill_bytes > 0) return std::nullopt;
-      return c.estimate.predicted_us;
-    }
+    if (o.predict_only) return c.estimate.predicted_us;
     if (c.timing.num_reps == 0) return std::nullopt;
     return c.timing.median_us;
   };
