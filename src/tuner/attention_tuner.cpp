@@ -5,16 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <random>
 
 #include "core/error.hpp"
 #include "core/versions.hpp"
 #include "generator/generated_source.hpp"
 #include "runtime/attention_kernel.hpp"
-#include "runtime/context.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
-#include "runtime/device_query.hpp"
 #include "tuner/attention_workload.hpp"
 #include "tuner/tuning_record.hpp"
 
@@ -23,17 +20,6 @@ namespace kt::tune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::string make_run_id() {
-  std::random_device rd;
-  return fmt::format("{:x}-{:04x}", std::chrono::duration_cast<std::chrono::seconds>(
-                                        std::chrono::system_clock::now().time_since_epoch()).count(),
-                     rd() & 0xffff);
-}
 
 void measure(const AttentionProblem& p, std::vector<AttentionCandidate>& cands,
              const std::vector<std::optional<cache::CubinRecord>>& cubins, cache::Database& db,
@@ -102,16 +88,12 @@ AttentionTuneReport tune_attention(const AttentionProblem& p, cache::Database& d
   validate(p);
   AttentionTuneReport report;
   report.problem = p;
-  report.run_id = o.run_id.empty() ? make_run_id() : o.run_id;
+  const TuningSession session(o.predict_only, o.device, o.device_ordinal, o.run_id, o.seed);
+  const DeviceDesc& device = session.device();
+  const std::uint64_t seed = session.seed();
+  report.run_id = session.run_id();
   report.predicted = o.predict_only;
-  std::optional<rt::BoundContext> context;
-  DeviceDesc device = o.device;
-  if (!o.predict_only) {
-    context.emplace(o.device_ordinal);
-    device = rt::query_device(context->device());
-  }
   report.device_fingerprint = device.fingerprint();
-  const std::uint64_t seed = o.seed != 0 ? o.seed : std::uint64_t(Clock::now().time_since_epoch().count());
 
   const std::vector<AttentionConfig> space =
       o.configs.empty() ? enumerate_attention_configs(p, device) : o.configs;

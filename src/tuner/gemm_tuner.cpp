@@ -5,16 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <random>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/versions.hpp"
 #include "generator/generated_source.hpp"
-#include "runtime/context.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
-#include "runtime/device_query.hpp"
 #include "runtime/gemm_kernel.hpp"
 #include "tuner/gemm_workload.hpp"
 #include "tuner/tuning_record.hpp"
@@ -25,10 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 std::string first_lines(const std::string& text, int lines) {
   std::size_t pos = 0;
   for (int i = 0; i < lines && pos != std::string::npos; ++i) {
@@ -36,13 +29,6 @@ std::string first_lines(const std::string& text, int lines) {
     if (pos != std::string::npos) ++pos;
   }
   return pos == std::string::npos ? text : text.substr(0, pos);
-}
-
-std::string make_run_id() {
-  const auto now = std::chrono::system_clock::now().time_since_epoch();
-  std::random_device rd;
-  return fmt::format("{:x}-{:04x}", std::chrono::duration_cast<std::chrono::seconds>(now).count(),
-                     rd() & 0xffff);
 }
 
 bool same_shape(const GemmConfig& a, const GemmConfig& b) {
@@ -240,18 +226,12 @@ TuneReport tune_gemm(const GemmProblem& p, cache::Database& db, const TuneOption
   validate(p);
   TuneReport report;
   report.problem = p;
-  report.run_id = o.run_id.empty() ? make_run_id() : o.run_id;
+  const TuningSession session(o.predict_only, o.device, o.device_ordinal, o.run_id, o.seed);
+  const DeviceDesc& device = session.device();
+  const std::uint64_t seed = session.seed();
+  report.run_id = session.run_id();
   report.predicted = o.predict_only;
-
-  std::optional<rt::BoundContext> context;
-  DeviceDesc device = o.device;
-  if (!o.predict_only) {
-    context.emplace(o.device_ordinal);
-    device = rt::query_device(context->device());
-  }
   report.device_fingerprint = device.fingerprint();
-  const std::uint64_t seed =
-      o.seed != 0 ? o.seed : std::uint64_t(Clock::now().time_since_epoch().count());
 
   const std::vector<RankedConfig> ranked =
       o.configs.empty() ? rank_by_model(p, enumerate_gemm_configs(p, device), device)

@@ -2,14 +2,40 @@
 // failed with its reason) and the winner, the same way for every op.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <cstdint>
+
 #include "cache/database.hpp"
+#include "core/device_desc.hpp"
+#include "runtime/context.hpp"
 #include "tuner/benchmark.hpp"
 
 namespace kt::tune {
+
+// What every tuning run starts with: the device (the GPU bound for measuring, or the profile
+// when predicting), a run id, and the seed of its random inputs.
+class TuningSession {
+ public:
+  // run_id empty: a fresh one; seed 0: one from the clock.
+  TuningSession(bool predict_only, const DeviceDesc& profile, int device_ordinal,
+                const std::string& run_id, std::uint64_t seed);
+  const DeviceDesc& device() const { return device_; }
+  const std::string& run_id() const { return run_id_; }
+  std::uint64_t seed() const { return seed_; }
+
+ private:
+  std::optional<rt::BoundContext> context_;
+  DeviceDesc device_;
+  std::string run_id_;
+  std::uint64_t seed_;
+};
+
+// Seconds of wall time since `start`.
+double seconds_since(std::chrono::steady_clock::time_point start);
 
 struct CandidateRow {
   std::string config_key;
