@@ -15,14 +15,13 @@
 
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
+#include "support/cli_runner.hpp"
 #include "generator/embedded_templates.hpp"
 
 namespace {
 
-struct Result {
-  int status = -1;     // exit status of the CLI
-  std::string output;  // stdout and stderr interleaved
-};
+using Result = kt::testing::CliResult;
+using kt::testing::run_cli;
 
 // A database path of its own per test, removed afterwards.
 class TempDatabase {
@@ -43,29 +42,6 @@ class TempDatabase {
  private:
   std::filesystem::path path_;
 };
-
-std::string quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
-// Runs `kerntune <args>` with the database at `db` and no CUDA driver.
-Result run_cli(const std::string& args, const std::string& db) {
-  const std::string command = "KERNTUNE_DB=" + quote(db) +
-                              " KERNTUNE_CUDA_DRIVER=/nonexistent/libcuda.so.1"
-                              " KERNTUNE_LOG_LEVEL=info " +
-                              quote(KT_BINARY_DIR "/src/tools/kerntune") + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;

@@ -12,22 +12,12 @@
 #include "core/gemm_config.hpp"
 #include "core/gemm_model.hpp"
 #include "core/gemm_problem.hpp"
+#include "support/gemm_builders.hpp"
 
 namespace {
 
-kt::GemmProblem problem(std::int64_t m, std::int64_t n, std::int64_t k,
-                        kt::Layout layout = kt::Layout::kNT) {
-  kt::GemmProblem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.layout = layout;
-  return p;
-}
-
-kt::GemmConfig config(int bm, int bn, int bk, int wm, int wn, int stages, int split_k = 1) {
-  return kt::GemmConfig{kt::GemmFamily::kSm80, bm, bn, bk, wm, wn, stages, 8, split_k};
-}
+using kt::testing::problem;
+using kt::testing::config;
 
 const kt::GemmConfig kTile128 = config(128, 128, 32, 64, 64, 4);
 

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
+#include "support/gemm_builders.hpp"
 #include "core/sha256.hpp"
 
 namespace {
@@ -34,19 +35,8 @@ void expect_bad_shape(const std::string& shape, const std::vector<std::string>& 
   }
 }
 
-kt::GemmProblem problem(std::int64_t m, std::int64_t n, std::int64_t k,
-                        kt::Layout layout = kt::Layout::kNT) {
-  kt::GemmProblem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.layout = layout;
-  return p;
-}
-
-kt::GemmConfig config(int bm, int bn, int bk, int wm, int wn, int stages, int split_k = 1) {
-  return kt::GemmConfig{kt::GemmFamily::kSm80, bm, bn, bk, wm, wn, stages, 8, split_k};
-}
+using kt::testing::problem;
+using kt::testing::config;
 
 // validate() must reject with a reason containing `needle`.
 void expect_rejected(const kt::GemmProblem& p, const kt::GemmConfig& c, const kt::DeviceDesc& d,

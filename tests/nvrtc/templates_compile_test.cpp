@@ -18,6 +18,7 @@
 #include "core/gemm_config.hpp"
 #include "core/gemm_model.hpp"
 #include "core/gemm_problem.hpp"
+#include "support/gemm_builders.hpp"
 #include "generator/generated_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "runtime/gemm_dispatch.hpp"
@@ -27,22 +28,8 @@ namespace {
 
 namespace gen = kt::gen;
 
-kt::GemmProblem problem(std::int64_t m, std::int64_t n, std::int64_t k,
-                        kt::Layout layout = kt::Layout::kNT, kt::DType in = kt::DType::kBF16,
-                        kt::DType out = kt::DType::kBF16) {
-  kt::GemmProblem p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.layout = layout;
-  p.in_dtype = in;
-  p.out_dtype = out;
-  return p;
-}
-
-kt::GemmConfig config(int bm, int bn, int bk, int wm, int wn, int stages, int split_k = 1) {
-  return kt::GemmConfig{kt::GemmFamily::kSm80, bm, bn, bk, wm, wn, stages, 8, split_k};
-}
+using kt::testing::problem;
+using kt::testing::config;
 
 // The configs we ship as known-good starting points; they must compile cleanly everywhere.
 const std::vector<kt::GemmConfig>& hand_picked() {
