@@ -1,11 +1,14 @@
 // The sm_80 GEMM family: C = A·B with FP32 accumulation on mma.sync m16n8k16, fed by a
-// kStages-deep cp.async pipeline through XOR-swizzled shared memory, plus the split-K reduce.
-// Instantiated by NVRTC name expressions (kt::gemm_sm80<...>); runs on sm_80 and later.
+// kStages-deep cp.async pipeline through XOR-swizzled shared memory.
+// Instantiated by NVRTC name expressions (kt::gemm_sm80<...>); runs on sm_80 and later. The
+// split-K reduce (kt::gemm_splitk_reduce) comes with it from gemm_splitk_reduce.cuh.
 #pragma once
 
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm80.cuh"
 #include "kerntune/gemm/gemm_params.h"
+#include "kerntune/gemm/gemm_splitk_reduce.cuh"
+#include "kerntune/gemm/tile_order.cuh"
 
 namespace kt {
 namespace sm80 {
@@ -122,21 +125,6 @@ struct TileLoader {
   }
 };
 
-// Maps a linear CTA id to a (tile row, tile column) in grouped order: groups of `group` tile rows,
-// and within a group consecutive ids walk down the rows first, then across the columns, so CTAs
-// running together share A rows and B columns in L2.
-__device__ __forceinline__ void grouped_tile(int id, int tiles_m, int tiles_n, int group,
-                                             int& tile_m, int& tile_n) {
-  // Clamped to [1, tiles_m], so group * tiles_n <= the CTA count fits an int.
-  group = group < 1 ? 1 : (group > tiles_m ? tiles_m : group);
-  const int group_tiles = group * tiles_n;
-  const int first_m = (id / group_tiles) * group;
-  const int rows = tiles_m - first_m < group ? tiles_m - first_m : group;
-  const int in_group = id % group_tiles;
-  tile_m = first_m + in_group % rows;
-  tile_n = in_group / rows;
-}
-
 // Writes the warp's kMI x kNI accumulator fragments (rows row0 + 16 mi + {0, 8}, columns
 // col0 + 8 ni + {0, 1}, already offset by the lane) to c with bounds checks against m x n.
 // Adjacent pairs go out as one access when c, ldc allow it.
@@ -224,7 +212,7 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
   const int warp_n = warp % kWarpsN;
 
   int tile_m, tile_n;
-  sm80::grouped_tile(blockIdx.x, params.tiles_m, params.tiles_n, params.raster_group, tile_m,
+  grouped_tile(blockIdx.x, params.tiles_m, params.tiles_n, params.raster_group, tile_m,
                      tile_n);
   const int m0 = tile_m * kTileM;
   const int n0 = tile_n * kTileN;
@@ -369,66 +357,6 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
   } else {
     sm80::store_accumulators(static_cast<TOut*>(params.c), params.ldc, params.m, params.n, row0,
                              col0, acc);
-  }
-}
-
-// C = sum over `splits` FP32 slices of the workspace (slice stride m * n, row stride n),
-// converted to TOut (leading dimension ldc). Element i of a slice is C[i / n, i % n].
-// Launch: ceil(ceil(m * n / 2) / 512) blocks of 256 threads; each thread sums 2 pairs of
-// adjacent elements (a grid-stride loop covers any smaller grid).
-template <typename TOut>
-__global__ void __launch_bounds__(256) gemm_splitk_reduce(const SplitKReduceParams params) {
-  constexpr int kThreads = 256;
-  constexpr int kPairsPerThread = 2;
-  const long long count = static_cast<long long>(params.m) * params.n;
-  const long long num_pairs = (count + 1) / 2;
-  const float* ws = params.workspace;
-  TOut* c = static_cast<TOut*>(params.c);
-  const long long n = params.n;
-  // Whole pairs load as 8 bytes when every slice starts 8-byte aligned.
-  const bool vector_in = count % 2 == 0 && reinterpret_cast<unsigned long long>(ws) % 8 == 0;
-  const bool pairs_aligned =
-      params.ldc % 2 == 0 && reinterpret_cast<unsigned long long>(c) % (2 * sizeof(TOut)) == 0;
-  struct alignas(8) Pair {
-    float lo, hi;
-  };
-
-  for (long long first = static_cast<long long>(blockIdx.x) * kThreads * kPairsPerThread;
-       first < num_pairs; first += static_cast<long long>(gridDim.x) * kThreads * kPairsPerThread) {
-#pragma unroll
-    for (int j = 0; j < kPairsPerThread; ++j) {
-      const long long pair = first + j * kThreads + threadIdx.x;
-      if (pair >= num_pairs) break;
-      const long long i = 2 * pair;
-      const bool has_hi = i + 1 < count;
-      float lo = 0.0f, hi = 0.0f;
-      if (vector_in) {
-#pragma unroll 4
-        for (int z = 0; z < params.splits; ++z) {
-          const Pair v = *reinterpret_cast<const Pair*>(ws + z * count + i);
-          lo += v.lo;
-          hi += v.hi;
-        }
-      } else {
-#pragma unroll 4
-        for (int z = 0; z < params.splits; ++z) {
-          lo += ws[z * count + i];
-          if (has_hi) hi += ws[z * count + i + 1];
-        }
-      }
-      const long long row = i / n;
-      const long long col = i - row * n;
-      if (has_hi && col + 1 < n && pairs_aligned) {
-        store_two(c + row * params.ldc + col, lo, hi);
-      } else {
-        store_one(c + row * params.ldc + col, lo);
-        if (has_hi) {
-          const long long row_hi = col + 1 < n ? row : row + 1;
-          const long long col_hi = col + 1 < n ? col + 1 : 0;
-          store_one(c + row_hi * params.ldc + col_hi, hi);
-        }
-      }
-    }
   }
 }
 
