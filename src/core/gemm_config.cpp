@@ -27,64 +27,36 @@ std::string_view dtype_type(DType dtype) {
 
 constexpr int kMaxSplitK = 32;
 
-}  // namespace
+// sm90: the K depth of a stage (one 128-byte swizzle row), the alignment slack the kernel uses
+// to start its stages on 1024-byte boundaries, and the registers of a 384-thread CTA at launch
+// (the __launch_bounds__(384, 1) cap, which setmaxnreg splits 40 / 232 / 232).
+constexpr int kSm90TileK = 64;
+constexpr int kSm90SmemAlignBytes = 1024;
+constexpr int kSm90TwoConsumerRegs = 168;
 
-std::string to_key(const GemmConfig& c) {
-  return fmt::format("sm80.bm{}.bn{}.bk{}.wm{}.wn{}.s{}.g{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
-                     c.warp_m, c.warp_n, c.stages, c.raster_group, c.split_k);
-}
+struct KeyField {
+  const char* prefix;
+  int* value;
+};
 
-GemmConfig parse_gemm_config_key(std::string_view key) {
-  const std::vector<std::string_view> parts = split(key, '.');
-  const char* hint = "expected e.g. sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1";
-  if (parts.size() != 9 || parts[0] != "sm80")
-    throw_invalid(fmt::format("'{}' is not a GEMM config key: {}", key, hint));
-  GemmConfig c;
-  struct Field { const char* prefix; int* value; };
-  const Field fields[] = {{"bm", &c.tile_m}, {"bn", &c.tile_n}, {"bk", &c.tile_k},
-                          {"wm", &c.warp_m}, {"wn", &c.warp_n}, {"s", &c.stages},
-                          {"g", &c.raster_group}, {"sk", &c.split_k}};
-  for (int i = 0; i < 8; ++i) {
+// Parses the fields after the family of `key` into `fields`, in order.
+void parse_key_fields(std::string_view key, const std::vector<std::string_view>& parts,
+                      const std::vector<KeyField>& fields, const char* hint) {
+  for (std::size_t i = 0; i < fields.size(); ++i) {
     const std::string_view part = parts[i + 1];
     const std::string_view prefix = fields[i].prefix;
     if (part.substr(0, prefix.size()) != prefix)
       throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key,
                                 i + 1, prefix, hint));
-    const std::int64_t v = parse_int(part.substr(prefix.size()), fmt::format("config field '{}'", prefix));
+    const std::int64_t v =
+        parse_int(part.substr(prefix.size()), fmt::format("config field '{}'", prefix));
     if (v < 1 || v > 4096) throw_invalid(fmt::format("config field '{}' = {} is out of range", prefix, v));
     *fields[i].value = int(v);
   }
-  if (to_key(c) != key)
-    throw_invalid(fmt::format("config key '{}' is not canonical: write it as '{}'", key, to_key(c)));
-  return c;
 }
 
-std::int64_t tiles_m(const GemmProblem& p, const GemmConfig& c) { return ceil_div(p.m, c.tile_m); }
-std::int64_t tiles_n(const GemmProblem& p, const GemmConfig& c) { return ceil_div(p.n, c.tile_n); }
-
-int smem_bytes(const GemmProblem& p, const GemmConfig& c) {
-  return c.stages * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
-}
-
-std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c) {
-  return ceil_div(ceil_div(p.k, c.split_k), c.tile_k) * c.tile_k;
-}
-
-std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c) {
-  return c.split_k > 1 ? std::int64_t(c.split_k) * p.m * p.n * 4 : 0;
-}
-
-int estimated_registers(const GemmConfig& c) {
-  // Accumulators, two k16 steps of A and B fragments (double-buffered), and addressing; ptxas
-  // lands at 242-255 for a 64x64 warp tile and 64 for a 16x16 one.
-  const int accumulators = c.warp_m * c.warp_n / 32;
-  const int fragments = (c.warp_m / 16) * 4 + (c.warp_n / 8) * 2;
-  return std::min(255, accumulators + 2 * fragments + 40);
-}
-
-std::optional<std::string> validate(const GemmProblem& p, const GemmConfig& c,
-                                    const DeviceDesc& device) {
-  if (c.family != GemmFamily::kSm80) return "unknown template family";
+std::optional<std::string> validate_sm80(const GemmProblem& p, const GemmConfig& c,
+                                         const DeviceDesc& device) {
   if (device.cc_major < 8) return fmt::format("the sm80 family needs compute capability >= 8.0, device has {}.{}", device.cc_major, device.cc_minor);
   if (!is_pow2(c.tile_m) || c.tile_m < 16 || c.tile_m > 256) return "tile_m must be a power of two in [16, 256]";
   if (!is_pow2(c.tile_n) || c.tile_n < 16 || c.tile_n > 256) return "tile_n must be a power of two in [16, 256]";
@@ -104,6 +76,109 @@ std::optional<std::string> validate(const GemmProblem& p, const GemmConfig& c,
                        c.num_threads(), chunks_a, chunks_b);
   if (p.layout == Layout::kNN && c.tile_n < 64)
     return "the nn layout needs tile_n >= 64 (B rows of 128 bytes for the swizzle)";
+  return std::nullopt;
+}
+
+std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig& c,
+                                         const DeviceDesc& device) {
+  if (device.arch() != "sm_90a")
+    return fmt::format("the sm90 family needs an sm_90a device (compute capability 9.0), device has {}.{}",
+                       device.cc_major, device.cc_minor);
+  if (c.tile_k != kSm90TileK) return "sm90 tile_k must be 64";
+  if (c.warp_m != 0 || c.warp_n != 0) return "sm90 configs have no warp tile (warp_m = warp_n = 0)";
+  if (c.consumers != 1 && c.consumers != 2) return "sm90 consumers must be 1 or 2";
+  if (c.tile_m != 64 * c.consumers && c.tile_m != 128 * c.consumers)
+    return "sm90 tile_m must be 64 or 128 rows per consumer warpgroup";
+  if (c.tile_n % 64 != 0 || c.tile_n < 64 || c.tile_n > 256)
+    return "sm90 tile_n must be 64, 128, 192 or 256";
+  if (c.tile_m / c.consumers / 64 * c.tile_n / 2 > 128)
+    return "sm90 tile needs more than 128 accumulators per consumer thread";
+  if (c.stages < 2 || c.stages > 8) return "stages must be in [2, 8]";
+  if (c.raster_group < 1 || c.raster_group > 64) return "raster_group must be in [1, 64]";
+  if (c.split_k < 1 || c.split_k > kMaxSplitK) return fmt::format("split_k must be in [1, {}]", kMaxSplitK);
+  if (!p.vector_aligned())
+    return "TMA needs 16-byte row strides: K % 8 == 0 (and N % 8 == 0 for nn)";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string to_key(const GemmConfig& c) {
+  if (c.family == GemmFamily::kSm90)
+    return fmt::format("sm90.bm{}.bn{}.bk{}.s{}.c{}.g{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
+                       c.stages, c.consumers, c.raster_group, c.split_k);
+  return fmt::format("sm80.bm{}.bn{}.bk{}.wm{}.wn{}.s{}.g{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
+                     c.warp_m, c.warp_n, c.stages, c.raster_group, c.split_k);
+}
+
+GemmConfig parse_gemm_config_key(std::string_view key) {
+  const std::vector<std::string_view> parts = split(key, '.');
+  const char* hint =
+      "expected e.g. sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1 or sm90.bm128.bn256.bk64.s4.c2.g8.sk1";
+  GemmConfig c;
+  if (parts.size() == 9 && parts[0] == "sm80") {
+    parse_key_fields(key, parts,
+                     {{"bm", &c.tile_m}, {"bn", &c.tile_n}, {"bk", &c.tile_k}, {"wm", &c.warp_m},
+                      {"wn", &c.warp_n}, {"s", &c.stages}, {"g", &c.raster_group},
+                      {"sk", &c.split_k}},
+                     hint);
+  } else if (parts.size() == 8 && parts[0] == "sm90") {
+    c.family = GemmFamily::kSm90;
+    c.warp_m = 0;
+    c.warp_n = 0;
+    parse_key_fields(key, parts,
+                     {{"bm", &c.tile_m}, {"bn", &c.tile_n}, {"bk", &c.tile_k}, {"s", &c.stages},
+                      {"c", &c.consumers}, {"g", &c.raster_group}, {"sk", &c.split_k}},
+                     hint);
+  } else {
+    throw_invalid(fmt::format("'{}' is not a GEMM config key: {}", key, hint));
+  }
+  if (to_key(c) != key)
+    throw_invalid(fmt::format("config key '{}' is not canonical: write it as '{}'", key, to_key(c)));
+  return c;
+}
+
+std::int64_t tiles_m(const GemmProblem& p, const GemmConfig& c) { return ceil_div(p.m, c.tile_m); }
+std::int64_t tiles_n(const GemmProblem& p, const GemmConfig& c) { return ceil_div(p.n, c.tile_n); }
+
+int smem_bytes(const GemmProblem& p, const GemmConfig& c) {
+  const int stages_bytes = c.stages * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
+  // sm90 adds a full and an empty mbarrier per stage and the 1024-byte alignment slack.
+  if (c.family == GemmFamily::kSm90) return stages_bytes + c.stages * 16 + kSm90SmemAlignBytes;
+  return stages_bytes;
+}
+
+std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c) {
+  return ceil_div(ceil_div(p.k, c.split_k), c.tile_k) * c.tile_k;
+}
+
+std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c) {
+  return c.split_k > 1 ? std::int64_t(c.split_k) * p.m * p.n * 4 : 0;
+}
+
+int estimated_registers(const GemmConfig& c) {
+  if (c.family == GemmFamily::kSm90) {
+    // Two consumers: the launch-bounds cap that setmaxnreg redistributes. One consumer (no
+    // setmaxnreg): its accumulators plus descriptors, barriers and epilogue addressing.
+    if (c.consumers == 2) return kSm90TwoConsumerRegs;
+    return std::min(255, c.tile_m / 64 * c.tile_n / 2 + 40);
+  }
+  // Accumulators, two k16 steps of A and B fragments (double-buffered), and addressing; ptxas
+  // lands at 242-255 for a 64x64 warp tile and 64 for a 16x16 one.
+  const int accumulators = c.warp_m * c.warp_n / 32;
+  const int fragments = (c.warp_m / 16) * 4 + (c.warp_n / 8) * 2;
+  return std::min(255, accumulators + 2 * fragments + 40);
+}
+
+std::optional<std::string> validate(const GemmProblem& p, const GemmConfig& c,
+                                    const DeviceDesc& device) {
+  if (c.family == GemmFamily::kSm90) {
+    if (auto why = validate_sm90(p, c, device)) return why;
+  } else if (c.family != GemmFamily::kSm80) {
+    return "unknown template family";
+  } else {
+    if (auto why = validate_sm80(p, c, device)) return why;
+  }
   const int smem = smem_bytes(p, c);
   if (smem > device.max_smem_per_block_optin_bytes)
     return fmt::format("needs {} B of shared memory; the device allows {} B per block", smem,
@@ -118,10 +193,21 @@ std::optional<std::string> validate(const GemmProblem& p, const GemmConfig& c,
   return std::nullopt;
 }
 
-GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c) {
+
+std::int64_t work_units(const GemmProblem& p, const GemmConfig& c) {
+  return tiles_m(p, c) * tiles_n(p, c) * c.split_k;
+}
+
+GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c, int num_sms) {
   GemmLaunch launch;
   const std::int64_t tiles = tiles_m(p, c) * tiles_n(p, c);
-  launch.main.grid = {std::uint32_t(tiles), 1, std::uint32_t(c.split_k)};
+  if (c.family == GemmFamily::kSm90) {
+    const std::int64_t units = work_units(p, c);
+    const std::int64_t ctas = num_sms > 0 ? std::min<std::int64_t>(units, num_sms) : units;
+    launch.main.grid = {std::uint32_t(ctas), 1, 1};
+  } else {
+    launch.main.grid = {std::uint32_t(tiles), 1, std::uint32_t(c.split_k)};
+  }
   launch.main.block = {std::uint32_t(c.num_threads()), 1, 1};
   launch.main.smem_bytes = std::uint32_t(smem_bytes(p, c));
   if (c.split_k > 1) {
@@ -137,11 +223,16 @@ GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c) {
 }
 
 std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
+  const char* nt = p.layout == Layout::kNT ? "true" : "false";
+  const char* split = c.split_k > 1 ? "true" : "false";
+  if (c.family == GemmFamily::kSm90)
+    return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}>", dtype_type(p.in_dtype),
+                       dtype_type(p.out_dtype), c.tile_m, c.tile_n, c.stages, c.consumers, nt,
+                       split);
   return fmt::format("kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                      dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
-                     c.tile_k, c.warp_m, c.warp_n, c.stages,
-                     p.layout == Layout::kNT ? "true" : "false",
-                     p.vector_aligned() ? "true" : "false", c.split_k > 1 ? "true" : "false");
+                     c.tile_k, c.warp_m, c.warp_n, c.stages, nt,
+                     p.vector_aligned() ? "true" : "false", split);
 }
 
 std::string gemm_reduce_expression(const GemmProblem& p) {
@@ -152,23 +243,42 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
                                                const GemmDomains& d) {
   std::vector<GemmConfig> out;
   auto padded = [](std::int64_t v) { std::int64_t r = 16; while (r < v) r *= 2; return r; };
+  auto has = [&](GemmFamily f) {
+    return std::find(d.families.begin(), d.families.end(), f) != d.families.end();
+  };
   // The nn layout's B rows need tile_n >= 64 whatever N is.
   const std::int64_t min_tile_n = p.layout == Layout::kNN ? 64 : 32;
-  for (int bm : d.tile_m) {
-    if (bm > 2 * padded(p.m) && bm > 16) continue;
-    for (int bn : d.tile_n) {
-      if (bn > 2 * padded(p.n) && bn > min_tile_n) continue;
-      for (int bk : d.tile_k)
-        for (int wm : d.warp_m)
-          for (int wn : d.warp_n)
-            for (int s : d.stages)
-              for (int g : d.raster_group)
-                for (int sk : d.split_k) {
-                  GemmConfig c{GemmFamily::kSm80, bm, bn, bk, wm, wn, s, g, sk};
-                  if (sk > 1 && k_per_split(p, c) < 4 * bk) continue;
-                  if (validate(p, c, device)) continue;
-                  out.push_back(c);
-                }
+  auto keep = [&](const GemmConfig& c) {
+    if (c.split_k > 1 && k_per_split(p, c) < 4 * c.tile_k) return;
+    if (validate(p, c, device)) return;
+    out.push_back(c);
+  };
+  if (has(GemmFamily::kSm80)) {
+    for (int bm : d.tile_m) {
+      if (bm > 2 * padded(p.m) && bm > 16) continue;
+      for (int bn : d.tile_n) {
+        if (bn > 2 * padded(p.n) && bn > min_tile_n) continue;
+        for (int bk : d.tile_k)
+          for (int wm : d.warp_m)
+            for (int wn : d.warp_n)
+              for (int s : d.stages)
+                for (int g : d.raster_group)
+                  for (int sk : d.split_k)
+                    keep(GemmConfig{GemmFamily::kSm80, bm, bn, bk, wm, wn, s, g, sk});
+      }
+    }
+  }
+  if (has(GemmFamily::kSm90)) {
+    for (int bm : d.sm90_tile_m) {
+      if (bm > 2 * padded(p.m) && bm > 64) continue;
+      for (int bn : d.sm90_tile_n) {
+        if (bn > 2 * padded(p.n) && bn > 64) continue;
+        for (int s : d.sm90_stages)
+          for (int consumers : d.sm90_consumers)
+            for (int g : d.raster_group)
+              for (int sk : d.split_k)
+                keep(GemmConfig{GemmFamily::kSm90, bm, bn, kSm90TileK, 0, 0, s, g, sk, consumers});
+      }
     }
   }
   return out;

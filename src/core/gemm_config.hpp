@@ -16,26 +16,37 @@
 namespace kt {
 
 // Template family. kSm80: mma.sync m16n8k16 + ldmatrix + cp.async multistage (runs on sm_80+).
-enum class GemmFamily : std::uint8_t { kSm80 };
+// kSm90: wgmma + TMA + mbarrier ring, a producer warpgroup feeding 1 or 2 consumer warpgroups,
+// persistent CTAs (sm_90a only).
+enum class GemmFamily : std::uint8_t { kSm80, kSm90 };
 
 struct GemmConfig {
   GemmFamily family = GemmFamily::kSm80;
   int tile_m = 128;       // CTA tile, rows of C
   int tile_n = 128;       // CTA tile, columns of C
-  int tile_k = 32;        // K depth of one pipeline stage
-  int warp_m = 64;        // warp tile rows
-  int warp_n = 64;        // warp tile columns
+  int tile_k = 32;        // K depth of one pipeline stage (64 for sm90)
+  int warp_m = 64;        // warp tile rows (sm80; 0 for sm90)
+  int warp_n = 64;        // warp tile columns (sm80; 0 for sm90)
   int stages = 4;         // shared-memory pipeline depth
   int raster_group = 8;   // CTA rows per group of the grouped (L2-friendly) raster order
   int split_k = 1;        // K slices; > 1 adds an FP32 workspace and a reduce kernel
+  int consumers = 0;      // sm90: consumer warpgroups (1 or 2), each owning tile_m / consumers
+                          // rows; 0 for sm80
 
-  int num_warps() const { return (tile_m / warp_m) * (tile_n / warp_n); }
+  // sm90: one producer warpgroup plus the consumers, 4 warps each.
+  int num_warps() const {
+    return family == GemmFamily::kSm90 ? 4 * (1 + consumers)
+                                       : (tile_m / warp_m) * (tile_n / warp_n);
+  }
   int num_threads() const { return 32 * num_warps(); }
   bool operator==(const GemmConfig&) const = default;
 };
 
-// The value domains the tuner enumerates (validate() is the authority on combinations).
+// The value domains the tuner enumerates (validate() is the authority on combinations). The
+// sm80 family takes tile_m .. warp_n and stages; sm90 its own tiles, stages and consumers (its
+// tile_k is 64); raster_group and split_k are shared.
 struct GemmDomains {
+  std::vector<GemmFamily> families{GemmFamily::kSm80, GemmFamily::kSm90};
   std::vector<int> tile_m{16, 32, 64, 128, 256};
   std::vector<int> tile_n{32, 64, 128, 256};
   std::vector<int> tile_k{32, 64};
@@ -44,9 +55,14 @@ struct GemmDomains {
   std::vector<int> stages{2, 3, 4, 5};
   std::vector<int> raster_group{1, 8};
   std::vector<int> split_k{1, 2, 3, 4, 6, 8, 12, 16};
+  std::vector<int> sm90_tile_m{64, 128, 256};
+  std::vector<int> sm90_tile_n{64, 128, 192, 256};
+  std::vector<int> sm90_stages{3, 4, 5, 6};
+  std::vector<int> sm90_consumers{1, 2};
 };
 
-// Canonical key, e.g. "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1"; parse is its exact inverse.
+// Canonical key, e.g. "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1" or
+// "sm90.bm128.bn256.bk64.s4.c2.g8.sk1" (c: consumer warpgroups); parse is its exact inverse.
 std::string to_key(const GemmConfig& config);
 GemmConfig parse_gemm_config_key(std::string_view key);  // throws kt::Error naming the field
 
@@ -57,7 +73,8 @@ int smem_bytes(const GemmProblem& p, const GemmConfig& c);
 // K range of one split, a multiple of tile_k: splits are [z*k_per_split, (z+1)*k_per_split).
 std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c);
 std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c);
-// Registers per thread before compiling: accumulators + fragments + addressing.
+// Registers per thread before compiling: accumulators + fragments + addressing (sm80); the
+// allocation at launch, which setmaxnreg then redistributes between warpgroups (sm90).
 int estimated_registers(const GemmConfig& c);
 
 // Why `config` cannot run `problem` on `device`, or nullopt when it can. Cheap: no compile.
@@ -69,10 +86,16 @@ struct GemmLaunch {
   std::optional<LaunchPlan> reduce;  // split-K only
   std::int64_t workspace_bytes = 0;
 };
-GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c);
+// num_sms: the device's SM count. The persistent sm90 family launches min(work units, num_sms)
+// CTAs, where a work unit is an output tile of one K split; 0 launches one CTA per unit (same
+// result, no persistence). sm80 ignores it.
+GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c, int num_sms = 0);
+// Output tiles times K splits: what the CTAs of the main kernel share out.
+std::int64_t work_units(const GemmProblem& p, const GemmConfig& c);
 
 // Name of the kernel template and its template arguments for this (problem, config), e.g.
-// "kt::gemm_sm80<kt::bf16, kt::bf16, 128, 128, 32, 64, 64, 4, true, true, false>".
+// "kt::gemm_sm80<kt::bf16, kt::bf16, 128, 128, 32, 64, 64, 4, true, true, false>" or
+// "kt::gemm_sm90<kt::bf16, kt::bf16, 128, 256, 4, 2, true, false>".
 std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c);
 std::string gemm_reduce_expression(const GemmProblem& p);
 

@@ -13,24 +13,36 @@ constexpr double kSmemBytesPerClock = 128;   // shared-memory bandwidth per SM
 constexpr double kL2OverDram = 3.0;          // L2 bandwidth relative to DRAM
 constexpr double kLaunchUs = 2.5;            // launch and ramp of one kernel
 constexpr double kPipelineFillTiles = 1.0;   // k-tiles of latency before the first mma
+// sm90: the fraction of the wgmma rate a warp-specialized CTA sustains in its main loop. Two
+// consumer warpgroups hide each other's issue gaps (fast.cu's ladder on our H200: 772 of 989
+// TFLOP/s at 8192^3 with this structure); one consumer leaves them exposed (the ladder's
+// single-consumer step ran at about 0.8 of the two-consumer one).
+constexpr double kWgmmaEfficiencyTwoConsumers = 0.78;
+constexpr double kWgmmaEfficiencyOneConsumer = 0.62;
+
+// sm90: a consumer's wgmma reads its A rows and all of B from shared memory for every k16 step,
+// so smaller consumer tiles (rows x tile_n) do fewer FLOPs per byte read. 64 x 256 (and 128 x
+// 128) is the reference; these factors are leads, not measurements.
+double sm90_tile_factor(const GemmConfig& c) {
+  const int consumer_elements = c.tile_m / c.consumers * c.tile_n;
+  if (consumer_elements >= 64 * 256) return 1.0;
+  if (consumer_elements >= 64 * 192) return 0.98;
+  if (consumer_elements >= 64 * 128) return 0.95;
+  return 0.85;
+}
+
+// sm90: a shallow ring exposes TMA latency between k-tiles.
+double sm90_pipelining(const GemmConfig& c) {
+  return c.stages >= 4 ? 1.0 : c.stages == 3 ? 0.97 : 0.9;
+}
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-}  // namespace
-
-GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d, int regs) {
-  GemmEstimate e;
-  e.tiles_m = tiles_m(p, c);
-  e.tiles_n = tiles_n(p, c);
-  e.num_ctas = e.tiles_m * e.tiles_n * c.split_k;
-  e.threads = c.num_threads();
-  e.regs_per_thread = regs > 0 ? regs : estimated_registers(c);
-  e.smem_bytes = smem_bytes(p, c);
-  e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
+// The sm80 family: waves of resident CTAs, each computing its padded tile over its K slice at
+// the SM's share of the mma.sync rate, scaled by shared-memory feed, latency hiding and pipelining.
+double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d,
+                       GemmEstimate& e) {
   e.waves = wave_stats(e.num_ctas, d.num_sms, e.occupancy.ctas_per_sm);
-  e.tile_efficiency = double(p.m) * double(p.n) /
-                      (double(e.tiles_m * c.tile_m) * double(e.tiles_n * c.tile_n));
-
   // mma rate the warp tile sustains: each k16 step reads (wm + wn) x 16 elements of shared
   // memory per warp for wm x wn x 16 multiply-adds.
   const double peak_flops = d.mma_sync_tflops * 1e12;
@@ -51,12 +63,56 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   const double cta_flops = 2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
   const double sm_flops_per_s = peak_flops / d.num_sms * e.mma_efficiency * latency_hiding * pipelining;
   const double wave_s = e.occupancy.ctas_per_sm * cta_flops / sm_flops_per_s;
-  e.compute_us = double(e.waves.waves) * wave_s * 1e6;
+  return double(e.waves.waves) * wave_s * 1e6;
+}
+
+// The sm90 family: persistent CTAs, one per SM, each working through ceil(units / SMs) output
+// tiles (times K splits) back to back. A unit costs its padded tile over its K slice plus one
+// k-tile of pipeline fill at the SM's share of the wgmma rate, then its epilogue: the consumers
+// store the tile directly (at the SM's share of L2 bandwidth) while the tensor cores wait.
+double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d,
+                       GemmEstimate& e) {
+  e.waves = wave_stats(work_units(p, c), d.num_sms, 1);
+  e.mma_efficiency =
+      (c.consumers == 2 ? kWgmmaEfficiencyTwoConsumers : kWgmmaEfficiencyOneConsumer) *
+      sm90_tile_factor(c) * sm90_pipelining(c);
+  const std::int64_t k_slice = std::min<std::int64_t>(k_per_split(p, c), p.k);
+  const std::int64_t k_padded = ceil_div(k_slice, c.tile_k) * c.tile_k;
+  const double unit_flops = 2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
+  const double sm_flops_per_s = d.wgmma_tflops * 1e12 / d.num_sms * e.mma_efficiency;
+  const double out_bytes = c.split_k > 1 ? 4.0 : double(size_bytes(p.out_dtype));
+  const double epilogue_s =
+      double(c.tile_m) * c.tile_n * out_bytes / (kL2OverDram * d.dram_gbps * 1e9 / d.num_sms);
+  return double(e.waves.waves) * (unit_flops / sm_flops_per_s + epilogue_s) * 1e6;
+}
+
+}  // namespace
+
+GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d, int regs) {
+  GemmEstimate e;
+  e.tiles_m = tiles_m(p, c);
+  e.tiles_n = tiles_n(p, c);
+  e.num_ctas = e.tiles_m * e.tiles_n * c.split_k;
+  e.threads = c.num_threads();
+  e.regs_per_thread = regs > 0 ? regs : estimated_registers(c);
+  e.smem_bytes = smem_bytes(p, c);
+  e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
+  e.tile_efficiency = double(p.m) * double(p.n) /
+                      (double(e.tiles_m * c.tile_m) * double(e.tiles_n * c.tile_n));
+  if (c.family == GemmFamily::kSm90) {
+    e.num_ctas = plan_launch(p, c, d.num_sms).main.num_ctas();
+    e.compute_us = sm90_compute_us(p, c, d, e);
+  } else {
+    e.compute_us = sm80_compute_us(p, c, d, e);
+  }
 
   // Memory: unique bytes at DRAM bandwidth, and every CTA's operand reads at L2 bandwidth;
   // without a grouped raster, operands larger than L2 are partly re-read from DRAM.
   const double in = size_bytes(p.in_dtype);
-  const double l2_reads = double(e.num_ctas) * double(c.tile_m + c.tile_n) * double(k_padded) * in;
+  const std::int64_t k_padded =
+      ceil_div(std::min<std::int64_t>(k_per_split(p, c), p.k), c.tile_k) * c.tile_k;
+  const double l2_reads =
+      double(work_units(p, c)) * double(c.tile_m + c.tile_n) * double(k_padded) * in;
   double dram = p.min_bytes();
   if (c.raster_group == 1 && (double(p.m) * p.k + double(p.k) * p.n) * in > 0.5 * d.l2_bytes)
     dram += 0.5 * (double(p.m) * p.k + double(p.k) * p.n) * in;

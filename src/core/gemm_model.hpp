@@ -20,8 +20,9 @@ struct GemmEstimate {
   Occupancy occupancy;
   WaveStats waves;
   double tile_efficiency = 0;    // useful MxN over the MxN the tiles cover
-  double mma_efficiency = 0;     // fraction of the mma rate the warp tile's smem reads allow
-  double compute_us = 0;         // padded tiles at the mma rate, stretched by waves
+  double mma_efficiency = 0;     // sm80: fraction of the mma rate the warp tile's smem reads
+                                 // allow; sm90: the warp-specialized main loop's wgmma fraction
+  double compute_us = 0;         // padded tiles at the mma (sm80) or wgmma (sm90) rate, by waves
   double memory_us = 0;          // operand traffic at DRAM/L2 bandwidth
   double reduce_us = 0;          // split-K workspace round trip + second launch
   double predicted_us = 0;

@@ -34,9 +34,11 @@ GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& conf
                        to_string(problem.out_dtype));
   // NOTE: the code names only what the template arguments fix, so configs that differ in
   // runtime parameters (raster_group) share one compile key and one cubin.
-  s.code =
-      "// kerntune generated: GEMM instantiation\n"
-      "#include \"kerntune/gemm/gemm_sm80.cuh\"\n";
+  s.code = config.family == GemmFamily::kSm90
+               ? "// kerntune generated: GEMM instantiation\n"
+                 "#include \"kerntune/gemm/gemm_sm90.cuh\"\n"
+               : "// kerntune generated: GEMM instantiation\n"
+                 "#include \"kerntune/gemm/gemm_sm80.cuh\"\n";
   s.name_expressions.push_back(gemm_kernel_expression(problem, config));
   if (config.split_k > 1) s.name_expressions.push_back(gemm_reduce_expression(problem));
   s.arch = arch;

@@ -23,7 +23,8 @@ struct GeneratedSource {
   std::vector<std::string> options;           // complete NVRTC option list
 };
 
-// The GEMM kernel (and, with split-K, its reduce kernel) for `arch`.
+// The GEMM kernel of the config's family (and, with split-K, the reduce kernel) for `arch`; an
+// sm90 config needs arch sm_90a.
 GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& config,
                               const std::string& arch);
 

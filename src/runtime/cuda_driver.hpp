@@ -33,6 +33,7 @@ struct CudaDriver {
   decltype(&::cuFuncSetAttribute) func_set_attribute = nullptr;
   decltype(&::cuFuncGetAttribute) func_get_attribute = nullptr;
   decltype(&::cuLaunchKernel) launch_kernel = nullptr;
+  decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;
   decltype(&::cuMemAlloc) mem_alloc = nullptr;
   decltype(&::cuMemFree) mem_free = nullptr;
   decltype(&::cuMemGetInfo) mem_get_info = nullptr;

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/error.hpp"
@@ -12,14 +13,51 @@ namespace kt::rt {
 
 static_assert(sizeof(GemmParams) == 4 * 8 + 3 * 8 + 8 * 4, "GemmParams layout changed");
 static_assert(sizeof(SplitKReduceParams) == 8 + 8 + 8 + 4 * 4, "SplitKReduceParams layout changed");
+static_assert(sizeof(TmaDescriptor) == sizeof(CUtensorMap) && alignof(TmaDescriptor) == alignof(CUtensorMap),
+              "TmaDescriptor must have CUtensorMap's size and alignment");
+static_assert(sizeof(GemmSm90Params) == 2 * 128 + 128 && offsetof(GemmSm90Params, gemm) == 256,
+              "GemmSm90Params layout changed");
 
 namespace {
+
 constexpr std::uint32_t kDefaultDynamicSmemLimit = 48 * 1024;
+
+int current_device_sms() {
+  const CudaDriver& d = driver();
+  CUdevice device = 0;
+  check(d.ctx_get_device(&device), "cuCtxGetDevice");
+  int sms = 0;
+  check(d.device_get_attribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+  return sms;
 }
+
+// A row-major matrix of `rows` x `cols` 16-bit elements (row stride `row_elements`) as a 2D TMA
+// map, innermost dimension first, read in boxes of box_cols x box_rows elements into
+// 128B-swizzled shared memory, zeros outside the matrix.
+CUresult encode_tile_map(TmaDescriptor& map, DType dtype, const void* base, std::int64_t rows,
+                         std::int64_t cols, std::int64_t row_elements, std::uint32_t box_cols,
+                         std::uint32_t box_rows) {
+  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
+  const cuuint64_t strides[1] = {cuuint64_t(row_elements) * 2};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t element_strides[2] = {1, 1};
+  return driver().tensor_map_encode_tiled(
+      reinterpret_cast<CUtensorMap*>(&map),
+      dtype == DType::kBF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+      2, const_cast<void*>(base), dims, strides, box, element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+}  // namespace
 
 GemmKernel::GemmKernel(const GemmProblem& problem, const GemmConfig& config,
                        const LoadedModule& module)
-    : problem_(problem), config_(config), plan_(plan_launch(problem, config)) {
+    : problem_(problem),
+      config_(config),
+      plan_(plan_launch(problem, config,
+                        config.family == GemmFamily::kSm90 ? current_device_sms() : 0)) {
   const std::size_t needed = plan_.reduce ? 2 : 1;
   if (module.functions.size() < needed)
     throw Error(ErrorKind::kInternal,
@@ -68,17 +106,43 @@ GemmParams GemmKernel::make_params(const void* a, const void* b, void* c, void* 
   params.raster_group = config_.raster_group;
   params.tiles_m = int(tiles_m(problem_, config_));
   params.tiles_n = int(tiles_n(problem_, config_));
+  params.num_splits = config_.split_k;
   return params;
+}
+
+CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, void* workspace,
+                                      GemmSm90Params& params) const {
+  // NOTE: encoded per launch (a few hundred ns of host work, no allocation): a cache keyed by
+  // pointer would need a lock, since one kernel serves every thread of the runtime.
+  params.gemm = make_params(a, b, c, workspace);
+  const GemmProblem& p = problem_;
+  CUresult r = encode_tile_map(params.a_map, p.in_dtype, a, p.m, p.k, p.k, 64,
+                               std::uint32_t(config_.tile_m));
+  if (r != CUDA_SUCCESS) return r;
+  if (p.layout == Layout::kNT)
+    return encode_tile_map(params.b_map, p.in_dtype, b, p.n, p.k, p.k, 64,
+                           std::uint32_t(config_.tile_n));
+  return encode_tile_map(params.b_map, p.in_dtype, b, p.k, p.n, p.n, 64, 64);
 }
 
 CUresult GemmKernel::launch(const void* a, const void* b, void* c, void* workspace,
                             CUstream stream) const {
   const CudaDriver& d = driver();
-  GemmParams params = make_params(a, b, c, workspace);
-  void* args[] = {&params};
   const LaunchPlan& m = plan_.main;
-  CUresult r = d.launch_kernel(main_, m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1],
-                               m.block[2], m.smem_bytes, stream, args, nullptr);
+  CUresult r = CUDA_SUCCESS;
+  if (config_.family == GemmFamily::kSm90) {
+    GemmSm90Params params;
+    r = make_sm90_params(a, b, c, workspace, params);
+    if (r != CUDA_SUCCESS) return r;
+    void* args[] = {&params};
+    r = d.launch_kernel(main_, m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1],
+                        m.block[2], m.smem_bytes, stream, args, nullptr);
+  } else {
+    GemmParams params = make_params(a, b, c, workspace);
+    void* args[] = {&params};
+    r = d.launch_kernel(main_, m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1],
+                        m.block[2], m.smem_bytes, stream, args, nullptr);
+  }
   if (r != CUDA_SUCCESS || !plan_.reduce) return r;
   SplitKReduceParams reduce{};
   reduce.workspace = static_cast<const float*>(workspace);

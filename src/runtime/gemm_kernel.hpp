@@ -15,15 +15,20 @@ class GemmKernel {
  public:
   GemmKernel() = default;
   // `module` holds the main kernel first and, for split-K, the reduce kernel second. Raises
-  // the dynamic shared-memory limit when the plan needs more than 48 KB.
+  // the dynamic shared-memory limit when the plan needs more than 48 KB. An sm90 kernel is
+  // planned for the current context's device (its SM count sizes the persistent grid).
   GemmKernel(const GemmProblem& problem, const GemmConfig& config, const LoadedModule& module);
 
   // Enqueues C = A·B on `stream`. `workspace` must hold workspace_bytes() when that is > 0.
   // Returns the first failing driver result (CUDA_SUCCESS when both launches were accepted).
   CUresult launch(const void* a, const void* b, void* c, void* workspace, CUstream stream) const;
 
-  // The main kernel's parameter block for these operands.
+  // The main kernel's parameter block for these operands (sm80; the common part for sm90).
   GemmParams make_params(const void* a, const void* b, void* c, void* workspace) const;
+  // The sm90 parameter block: make_params plus the tensor maps of A and B; returns the driver's
+  // result of encoding them.
+  CUresult make_sm90_params(const void* a, const void* b, void* c, void* workspace,
+                            GemmSm90Params& params) const;
 
   // Throws kt::Error (invalid argument) naming the operand when a pointer is null or less
   // aligned than this kernel's load path needs.

@@ -32,8 +32,9 @@ std::string first_lines(const std::string& text, int lines) {
 }
 
 bool same_shape(const GemmConfig& a, const GemmConfig& b) {
-  return a.tile_m == b.tile_m && a.tile_n == b.tile_n && a.warp_m == b.warp_m &&
-         a.warp_n == b.warp_n && a.split_k == b.split_k;
+  return a.family == b.family && a.tile_m == b.tile_m && a.tile_n == b.tile_n &&
+         a.warp_m == b.warp_m && a.warp_n == b.warp_n && a.consumers == b.consumers &&
+         a.split_k == b.split_k;
 }
 
 CandidateResult make_candidate(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& device) {

@@ -192,8 +192,11 @@ TEST(Estimate, PositiveFiniteAndWithinPeakForEveryEnumeratedConfig) {
         ASSERT_TRUE(std::isfinite(e.predicted_us));
         ASSERT_GT(e.predicted_us, 0.0);
         ASSERT_GE(e.occupancy.ctas_per_sm, 1);
-        // No kernel beats the mma rate or moves its operands faster than DRAM bandwidth.
-        ASSERT_LE(e.predicted_tflops, d.mma_sync_tflops * (1 + 1e-9));
+        // No kernel beats its family's mma rate or moves its operands faster than DRAM
+        // bandwidth.
+        const double peak =
+            c.family == kt::GemmFamily::kSm90 ? d.wgmma_tflops : d.mma_sync_tflops;
+        ASSERT_LE(e.predicted_tflops, peak * (1 + 1e-9));
         ASSERT_GE(e.predicted_us, p.min_bytes() / (d.dram_gbps * 1e3) * (1 - 1e-9));
       }
     }

@@ -37,6 +37,7 @@ void expect_bad_shape(const std::string& shape, const std::vector<std::string>& 
 
 using kt::testing::problem;
 using kt::testing::config;
+using kt::testing::sm90_config;
 
 // validate() must reject with a reason containing `needle`.
 void expect_rejected(const kt::GemmProblem& p, const kt::GemmConfig& c, const kt::DeviceDesc& d,
@@ -165,6 +166,59 @@ TEST(ValidateConfig, RejectsDevicesOlderThanAmpere) {
   expect_rejected(problem(4096, 4096, 4096), config(128, 128, 32, 64, 64, 4), volta, "8.0");
 }
 
+TEST(ValidateSm90Config, NeedsAnSm90aDevice) {
+  const kt::GemmProblem p = problem(4096, 4096, 4096);
+  const kt::GemmConfig c = sm90_config(128, 256, 4, 2);
+  EXPECT_FALSE(kt::validate(p, c, kt::device_profile("h200")).has_value());
+  expect_rejected(p, c, kt::device_profile("a100"), "sm_90a");
+}
+
+TEST(ValidateSm90Config, NeedsSixteenByteRowStridesForTma) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmConfig c = sm90_config(128, 128, 4, 2);
+  // K = 8 is the smallest K with 16-byte rows; ragged M and N need nothing.
+  EXPECT_FALSE(kt::validate(problem(1, 8, 8), c, h200).has_value());
+  EXPECT_FALSE(kt::validate(problem(127, 129, 72), c, h200).has_value());
+  expect_rejected(problem(128, 128, 100), c, h200, "16-byte");
+  // nn reads B rows of N elements.
+  EXPECT_FALSE(kt::validate(problem(128, 129, 64, kt::Layout::kNT), c, h200).has_value());
+  expect_rejected(problem(128, 129, 64, kt::Layout::kNN), c, h200, "16-byte");
+}
+
+TEST(ValidateSm90Config, RejectsTilesOutsideTheTemplate) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmProblem p = problem(4096, 4096, 4096);
+  expect_rejected(p, sm90_config(192, 128, 4, 2), h200, "tile_m");  // 96 rows per consumer
+  expect_rejected(p, sm90_config(128, 96, 4, 2), h200, "tile_n");
+  expect_rejected(p, sm90_config(256, 256, 3, 2), h200, "accumulators");
+  expect_rejected(p, sm90_config(128, 128, 4, 3), h200, "consumers");
+  kt::GemmConfig narrow_k = sm90_config(128, 128, 4, 2);
+  narrow_k.tile_k = 32;
+  expect_rejected(p, narrow_k, h200, "tile_k");
+  // Six 48 KB stages of a 128 x 256 tile do not fit 227 KB.
+  expect_rejected(p, sm90_config(128, 256, 5, 2), h200, "shared memory");
+  EXPECT_FALSE(kt::validate(p, sm90_config(128, 256, 4, 2), h200).has_value());
+}
+
+TEST(PlanLaunch, Sm90IsPersistentOverTilesTimesSplits) {
+  const kt::GemmProblem p = problem(4096, 4096, 4096);
+  const kt::GemmConfig c = sm90_config(128, 256, 4, 2);
+  EXPECT_EQ(kt::work_units(p, c), 32 * 16);
+  const kt::GemmLaunch launch = kt::plan_launch(p, c, 132);
+  EXPECT_EQ(launch.main.grid[0], 132u);
+  EXPECT_EQ(launch.main.block[0], 384u);
+  EXPECT_EQ(launch.main.smem_bytes, std::uint32_t(kt::smem_bytes(p, c)));
+  // Without an SM count, one CTA per unit; fewer units than SMs, one CTA each.
+  EXPECT_EQ(kt::plan_launch(p, c).main.grid[0], 512u);
+  EXPECT_EQ(kt::plan_launch(problem(256, 256, 4096), c, 132).main.grid[0], 2u);
+  // Split-K multiplies the units and adds the reduce.
+  const kt::GemmConfig split = sm90_config(128, 128, 4, 2, 4);
+  const kt::GemmLaunch split_launch = kt::plan_launch(problem(256, 256, 32768), split, 132);
+  EXPECT_EQ(split_launch.main.grid[0], 16u);
+  ASSERT_TRUE(split_launch.reduce.has_value());
+  EXPECT_EQ(split_launch.workspace_bytes, 4 * 256 * 256 * 4);
+}
+
 TEST(EnumerateGemmConfigs, ReturnsOnlyConfigsValidateAccepts) {
   const kt::GemmDomains domains;
   auto in = [](const std::vector<int>& domain, int v) {
@@ -183,11 +237,21 @@ TEST(EnumerateGemmConfigs, ReturnsOnlyConfigsValidateAccepts) {
         for (const kt::GemmConfig& c : configs) {
           const auto why = kt::validate(p, c, device);
           EXPECT_FALSE(why.has_value()) << kt::to_key(c) << ": " << why.value_or("");
-          EXPECT_TRUE(in(domains.tile_m, c.tile_m) && in(domains.tile_n, c.tile_n) &&
-                      in(domains.tile_k, c.tile_k) && in(domains.warp_m, c.warp_m) &&
-                      in(domains.warp_n, c.warp_n) && in(domains.stages, c.stages) &&
-                      in(domains.raster_group, c.raster_group) && in(domains.split_k, c.split_k))
+          const bool family_fields =
+              c.family == kt::GemmFamily::kSm90
+                  ? in(domains.sm90_tile_m, c.tile_m) && in(domains.sm90_tile_n, c.tile_n) &&
+                        c.tile_k == 64 && c.warp_m == 0 && c.warp_n == 0 &&
+                        in(domains.sm90_stages, c.stages) &&
+                        in(domains.sm90_consumers, c.consumers)
+                  : in(domains.tile_m, c.tile_m) && in(domains.tile_n, c.tile_n) &&
+                        in(domains.tile_k, c.tile_k) && in(domains.warp_m, c.warp_m) &&
+                        in(domains.warp_n, c.warp_n) && in(domains.stages, c.stages) &&
+                        c.consumers == 0;
+          EXPECT_TRUE(family_fields && in(domains.raster_group, c.raster_group) &&
+                      in(domains.split_k, c.split_k))
               << kt::to_key(c) << " is outside GemmDomains";
+          // The sm90 family runs on sm_90a devices only.
+          if (c.family == kt::GemmFamily::kSm90) EXPECT_EQ(device.arch(), "sm_90a");
           keys.insert(kt::to_key(c));
         }
         EXPECT_EQ(keys.size(), configs.size()) << "duplicate configs";
@@ -210,6 +274,7 @@ TEST(EnumerateGemmConfigs, NonEmptyForEveryValidProblem) {
 
 TEST(EnumerateGemmConfigs, HonoursNarrowedDomains) {
   kt::GemmDomains only;
+  only.families = {kt::GemmFamily::kSm80};
   only.tile_m = {128};
   only.tile_n = {128};
   only.tile_k = {32};

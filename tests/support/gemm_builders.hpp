@@ -26,4 +26,9 @@ inline GemmConfig config(int bm, int bn, int bk, int wm, int wn, int stages, int
   return GemmConfig{GemmFamily::kSm80, bm, bn, bk, wm, wn, stages, 8, split_k};
 }
 
+// An sm90 config (tile_k 64) with raster group 8.
+inline GemmConfig sm90_config(int bm, int bn, int stages, int consumers, int split_k = 1) {
+  return GemmConfig{GemmFamily::kSm90, bm, bn, 64, 0, 0, stages, 8, split_k, consumers};
+}
+
 }  // namespace kt::testing

@@ -1,0 +1,214 @@
+// Device primitives of the sm_90a kernel families as inline PTX: mbarrier rings, TMA tile loads,
+// shared-memory matrix descriptors for 128-byte swizzled tiles, warpgroup MMA (wgmma) with its
+// fence/commit/wait, and setmaxnreg. sm_90a only (plain sm_90 rejects wgmma and setmaxnreg);
+// no CUDA header, so NVRTC compiles it with no include path.
+#pragma once
+
+#include "kerntune/common/dtypes.cuh"
+#include "kerntune/common/ptx_sm80.cuh"
+
+namespace kt {
+
+// ---- mbarrier -------------------------------------------------------------------------------
+
+// Initializes the 8-byte barrier at shared address `bar` to expect `count` arrivals per phase.
+__device__ __forceinline__ void mbarrier_init(unsigned int bar, unsigned int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+// Makes barrier initializations visible to the async proxy (TMA completions) and to the cluster
+// before any thread uses them; follow it with a CTA barrier.
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// One arrival on `bar` that also raises the phase's expected transaction count by `bytes`: the
+// phase completes when every arrival is in and `bytes` have landed (TMA complete_tx).
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned int bar, unsigned int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+// One arrival on `bar` (release semantics: this thread's prior accesses happen before the phase
+// completes for its waiters).
+__device__ __forceinline__ void mbarrier_arrive(unsigned int bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+// Blocks until the phase of `bar` with parity `parity` (0 or 1) has completed (acquire). A fresh
+// barrier is in phase 0, so waiting for parity 1 returns at once: "the phase before" counts as done.
+__device__ __forceinline__ void mbarrier_wait(unsigned int bar, unsigned int parity) {
+  unsigned int done;
+  do {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (done == 0);
+}
+
+// ---- TMA ------------------------------------------------------------------------------------
+
+// Copies the box at element coordinates (x innermost, y) of the tensor map at `map` (the generic
+// address of a CUtensorMap in a `const __grid_constant__` parameter) into shared address
+// `dst` (aligned as the map's swizzle requires: 1024 bytes for 128B), completing `bytes` of the
+// barrier `bar`'s transaction count. Out-of-bounds elements land as zeros but still count.
+__device__ __forceinline__ void tma_load_2d(unsigned int dst, const void* map, int x,
+                                            int y, unsigned int bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+
+// ---- shared-memory matrix descriptors (128-byte swizzle) --------------------------------------
+
+// Descriptor bits: start address >> 4 in [0, 14), leading byte offset >> 4 in [16, 30), stride
+// byte offset >> 4 in [32, 46), swizzle mode in [62, 64) with 1 = 128B. The 128B pattern XORs
+// address bits [4, 7) with bits [7, 10), so tiles must be 1024-byte aligned (base offset 0).
+__device__ __forceinline__ unsigned long long smem_descriptor_sw128(unsigned int addr,
+                                                                    unsigned int leading_bytes,
+                                                                    unsigned int stride_bytes) {
+  return static_cast<unsigned long long>((addr & 0x3FFFF) >> 4) |
+         (static_cast<unsigned long long>(leading_bytes >> 4) << 16) |
+         (static_cast<unsigned long long>(stride_bytes >> 4) << 32) | (1ull << 62);
+}
+
+// A K-major operand (rows of 64 16-bit elements = 128 bytes, one row per M or N index), as TMA
+// with 128B swizzle writes it: 8-row groups 1024 bytes apart (stride byte offset); the leading
+// byte offset is unused when the instruction's K (16) lies inside one 128-byte row. Step to the
+// next k16 slice by +32 bytes of `addr`.
+__device__ __forceinline__ unsigned long long kmajor_descriptor(unsigned int addr) {
+  return smem_descriptor_sw128(addr, 16, 1024);
+}
+
+// An MN-major operand (rows of 64 16-bit elements along N, one row per K index) made of atoms of
+// 64 N-columns, each atom `atom_bytes` long and written by TMA with 128B swizzle: 8-row K groups
+// 1024 bytes apart (stride byte offset), atoms `atom_bytes` apart (leading byte offset). Used with
+// the wgmma transpose flag. Step to the next k16 slice by +16 rows = +2048 bytes of `addr`.
+__device__ __forceinline__ unsigned long long mnmajor_descriptor(unsigned int addr,
+                                                                 unsigned int atom_bytes) {
+  return smem_descriptor_sw128(addr, atom_bytes, 1024);
+}
+
+// ---- warpgroup MMA --------------------------------------------------------------------------
+
+// Orders this warpgroup's register accesses before the wgmma that follows (required before the
+// first wgmma and after registers it reads were written by other instructions).
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+// Closes the wgmma operations issued so far into one group.
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+// Waits until at most kPending wgmma groups of this warpgroup are in flight.
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Tells the compiler that the accumulators change here (they do, asynchronously, between a wgmma
+// and its wait): it must neither read them early nor move their registers across this point.
+template <int kCount>
+__device__ __forceinline__ void fence_accumulators(float (&d)[kCount]) {
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Operand lists of the wgmma wrappers: accumulator placeholders and "+f" constraints, with
+// constant indices only (a runtime index would put the array in local memory).
+#define KT_WGMMA_D0_31                                                                            \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "  \
+  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define KT_WGMMA_D32_63                                                                           \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "   \
+  "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define KT_WGMMA_D64_95                                                                           \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, "   \
+  "%82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define KT_WGMMA_D96_127                                                                          \
+  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "   \
+  "%127"
+#define KT_ACC4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
+#define KT_ACC32(i)                                                                     \
+  KT_ACC4(i), KT_ACC4(i + 4), KT_ACC4(i + 8), KT_ACC4(i + 12), KT_ACC4(i + 16),          \
+      KT_ACC4(i + 20), KT_ACC4(i + 24), KT_ACC4(i + 28)
+
+// One wgmma m64nNk16 with both operands in shared memory: D (+)= A·B. IA, IB, IS, IT are the
+// operand numbers of the A descriptor, B descriptor, scale-d flag and B transpose immediate; the
+// accumulator constraints come last (variadic, since they contain commas).
+#define KT_WGMMA_SS(N, TYPE, D_LIST, IA, IB, IS, IT, ...)                                  \
+  asm volatile("{\n"                                                                       \
+               ".reg .pred p;\n"                                                           \
+               "setp.ne.b32 p, %" #IS ", 0;\n"                                             \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE " {" D_LIST \
+               "}, %" #IA ", %" #IB ", p, 1, 1, 0, %" #IT ";\n"                            \
+               "}\n"                                                                       \
+               : __VA_ARGS__                                                               \
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransB))
+#define KT_WGMMA_SS_TYPED(N, D_LIST, IA, IB, IS, IT, ...)              \
+  if constexpr (DTypeTraits<T>::kIsBf16) {                             \
+    KT_WGMMA_SS(N, "bf16", D_LIST, IA, IB, IS, IT, __VA_ARGS__);       \
+  } else {                                                             \
+    KT_WGMMA_SS(N, "f16", D_LIST, IA, IB, IS, IT, __VA_ARGS__);        \
+  }
+
+// d (+)= A·B for a 64 x kN x 16 step on the tensor cores, issued by a whole warpgroup. A (64 x 16,
+// K-major) and B (16 x kN; K-major with kTransB 0, N-major with kTransB 1) are shared-memory
+// descriptors; T is kt::bf16 or kt::fp16; scale_d == 0 overwrites d instead of accumulating.
+// d holds the FP32 64 x kN tile, kN / 2 values per thread: for n8 block j, warp w, lane l,
+// d[4j + {0, 1}] = (16w + l/4, 8j + 2(l%4) + {0, 1}) and d[4j + {2, 3}] the same 8 rows below.
+// Asynchronous: the result is there after wgmma_commit() and wgmma_wait().
+template <typename T, int kN, int kTransB>
+__device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[kN / 2], unsigned long long desc_a,
+                                                unsigned long long desc_b, int scale_d) {
+  static_assert(kN == 64 || kN == 128 || kN == 192 || kN == 256, "kN must be 64, 128, 192 or 256");
+  if constexpr (kN == 64) {
+    KT_WGMMA_SS_TYPED(64, KT_WGMMA_D0_31, 32, 33, 34, 35, KT_ACC32(0))
+  } else if constexpr (kN == 128) {
+    KT_WGMMA_SS_TYPED(128, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63, 64, 65, 66, 67, KT_ACC32(0),
+                      KT_ACC32(32))
+  } else if constexpr (kN == 192) {
+    KT_WGMMA_SS_TYPED(192, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_95, 96, 97, 98,
+                      99, KT_ACC32(0), KT_ACC32(32), KT_ACC32(64))
+  } else {
+    KT_WGMMA_SS_TYPED(256,
+                      KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_95 ", " KT_WGMMA_D96_127,
+                      128, 129, 130, 131, KT_ACC32(0), KT_ACC32(32), KT_ACC32(64), KT_ACC32(96))
+  }
+}
+
+#undef KT_WGMMA_SS_TYPED
+#undef KT_WGMMA_SS
+#undef KT_ACC32
+#undef KT_ACC4
+#undef KT_WGMMA_D96_127
+#undef KT_WGMMA_D64_95
+#undef KT_WGMMA_D32_63
+#undef KT_WGMMA_D0_31
+
+// ---- register reallocation ------------------------------------------------------------------
+
+// Lowers (kDec) or raises this warpgroup's per-thread register limit to kRegs (a multiple of 8 in
+// [24, 256]); whole warpgroup. Only effective under __launch_bounds__(threads, 1), and the
+// decreases and increases of one CTA must balance the registers allocated at launch.
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+
+}  // namespace kt
