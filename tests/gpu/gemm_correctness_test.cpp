@@ -11,6 +11,7 @@
 #include "runtime/cubin_provider.hpp"
 #include "runtime/gemm_dispatch.hpp"
 #include "runtime/gemm_kernel.hpp"
+#include "support/gemm_builders.hpp"
 #include "tuner/gemm_workload.hpp"
 
 namespace kt {
@@ -43,8 +44,11 @@ class GemmCorrectness : public testing::GpuTest {
     p.out_dtype = c.out;
     p.layout = c.layout;
     parse_gemm_shape(c.shape, p);
-    const GemmConfig config = *c.config ? parse_gemm_config_key(c.config)
-                                        : rt::model_default_config(p, device_, 64 << 20);
+    check(p, *c.config ? parse_gemm_config_key(c.config)
+                       : rt::model_default_config(p, device_, 64 << 20));
+  }
+
+  void check(const GemmProblem& p, const GemmConfig& config) {
     const std::string label = fmt::format("{} with {}", to_key(p), to_key(config));
     ASSERT_FALSE(validate(p, config, device_)) << label << ": " << *validate(p, config, device_);
     rt::ModuleCache modules;
@@ -99,6 +103,42 @@ TEST_F(GemmCorrectness, HandPickedTilesIncludingSplitKOnRaggedShapes) {
         ++checked;
       }
   EXPECT_GE(checked, 50);
+}
+
+// The sm90 family on an sm_90a device: every shipped config, both layouts, bf16 and fp16, on
+// shapes with M, N and K tails (K down to 8, the TMA stride minimum), single-k-tile units, and
+// more tiles than SMs so that persistent CTAs wrap the stage ring across tiles.
+TEST_F(GemmCorrectness, Sm90ShippedConfigsOnRaggedShapesBothLayoutsBothDTypes) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const char* shapes[] = {"1x8x8",        "127x136x72",   "129x129x64",  "300x520x4104",
+                          "1000x1000x776", "257x264x8",   "4096x4096x64", "2000x3000x200",
+                          "64x1032x1024"};
+  int checked = 0;
+  for (const GemmConfig& config : testing::shipped_sm90_configs())
+    for (const char* shape : shapes)
+      for (Layout layout : {Layout::kNT, Layout::kNN})
+        for (DType dtype : {DType::kBF16, DType::kFP16}) {
+          GemmProblem p;
+          p.in_dtype = dtype;
+          p.out_dtype = dtype;
+          p.layout = layout;
+          parse_gemm_shape(shape, p);
+          if (validate(p, config, device_)) continue;  // nn with N % 8 != 0, split-K > K
+          check(p, config);
+          ++checked;
+        }
+  EXPECT_GE(checked, 200);
+}
+
+TEST_F(GemmCorrectness, Sm90WritesFp32AndMixedOutputs) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const DType pairs[][2] = {{DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32},
+                            {DType::kBF16, DType::kFP16}};
+  for (const char* key : {"sm90.bm128.bn256.bk64.s4.c2.g8.sk1", "sm90.bm64.bn128.bk64.s6.c1.g8.sk1",
+                          "sm90.bm128.bn128.bk64.s4.c2.g8.sk4"})
+    for (const auto& pair : pairs)
+      for (Layout layout : {Layout::kNT, Layout::kNN})
+        check({"300x520x4104", pair[0], pair[1], layout, key});
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ namespace gen = kt::gen;
 
 using kt::testing::problem;
 using kt::testing::config;
+using kt::testing::shipped_sm90_configs;
 
 // The configs we ship as known-good starting points; they must compile cleanly everywhere.
 const std::vector<kt::GemmConfig>& hand_picked() {
@@ -256,6 +257,42 @@ TEST(CheckKernels, CompileForEveryDTypePairAndLayout) {
     ASSERT_EQ(k.lowered_names.size(), std::size_t(gen::kNumGemmCheckKernels));
     for (const std::string& lowered : k.lowered_names) EXPECT_FALSE(lowered.empty());
     EXPECT_EQ(k.report.total_spill_bytes(), 0) << k.log;
+  }
+}
+
+TEST(TemplatesCompile, ShippedSm90ConfigsCompileCleanlyForBothLayoutsAndDTypes) {
+  // Zero spills and no C75xx warning (wgmma serialization, ignored setmaxnreg) for every shipped
+  // sm90 config, nt and nn, bf16 and fp16.
+  std::vector<Case> cases;
+  for (const kt::GemmConfig& c : shipped_sm90_configs())
+    for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN})
+      for (kt::DType dtype : {kt::DType::kBF16, kt::DType::kFP16})
+        cases.push_back({problem(4096, 4096, 4096, layout, dtype, dtype), c, "sm_90a"});
+  compile_and_check(cases);
+}
+
+TEST(TemplatesCompile, Sm90WritesFp32AndMixedOutputs) {
+  std::vector<Case> cases;
+  for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN}) {
+    cases.push_back({problem(2048, 2048, 2048, layout, kt::DType::kBF16, kt::DType::kFP32),
+                     kt::testing::sm90_config(128, 256, 4, 2), "sm_90a"});
+    cases.push_back({problem(2048, 2048, 2048, layout, kt::DType::kBF16, kt::DType::kFP16),
+                     kt::testing::sm90_config(128, 128, 4, 1), "sm_90a"});
+  }
+  compile_and_check(cases);
+}
+
+TEST(Ptx, TheSm90FamilyUsesWgmmaTmaMbarriersAndSetmaxnreg) {
+  for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN}) {
+    SCOPED_TRACE(kt::to_string(layout));
+    const std::string ptx = gen::compile_to_ptx(gen::generate_gemm(
+        problem(4096, 4096, 4096, layout), kt::testing::sm90_config(128, 256, 4, 2), "sm_90a"));
+    EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"), std::string::npos);
+    EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
+    EXPECT_NE(ptx.find("mbarrier.try_wait.parity"), std::string::npos);
+    EXPECT_NE(ptx.find("setmaxnreg.inc.sync.aligned.u32 232"), std::string::npos);
+    EXPECT_NE(ptx.find("setmaxnreg.dec.sync.aligned.u32 40"), std::string::npos);
+    EXPECT_EQ(ptx.find("mma.sync"), std::string::npos) << "the sm80 path leaked in";
   }
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
@@ -29,6 +30,17 @@ inline GemmConfig config(int bm, int bn, int bk, int wm, int wn, int stages, int
 // An sm90 config (tile_k 64) with raster group 8.
 inline GemmConfig sm90_config(int bm, int bn, int stages, int consumers, int split_k = 1) {
   return GemmConfig{GemmFamily::kSm90, bm, bn, 64, 0, 0, stages, 8, split_k, consumers};
+}
+
+// The sm90 configs we ship as known-good starting points: the 128 x 256 flagship and its
+// 256 x 128 twin, narrower two-consumer tiles, one-consumer tiles for small M or N, and split-K.
+// The nvrtc tier compiles each cleanly; the gpu tier checks each on ragged shapes.
+inline const std::vector<GemmConfig>& shipped_sm90_configs() {
+  static const std::vector<GemmConfig> all = {
+      sm90_config(128, 256, 4, 2), sm90_config(256, 128, 4, 2), sm90_config(128, 192, 4, 2),
+      sm90_config(128, 128, 5, 2), sm90_config(128, 128, 4, 1), sm90_config(64, 128, 6, 1),
+      sm90_config(64, 64, 6, 1),   sm90_config(128, 128, 4, 2, 4)};
+  return all;
 }
 
 }  // namespace kt::testing
