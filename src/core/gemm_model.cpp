@@ -31,6 +31,11 @@ double sm90_tile_factor(const GemmConfig& c) {
   return 0.85;
 }
 
+// sm90: one wave of persistent CTAs spans all of the SMs' tiles at once; in plain row order
+// (raster group 1) that is a few whole rows of tiles, which stream all of B through L2 again for
+// every few rows once the operands outgrow L2 (fast.cu's grouped order was worth a few percent).
+constexpr double kSm90UngroupedFactor = 0.97;
+
 // sm90: a shallow ring exposes TMA latency between k-tiles.
 double sm90_pipelining(const GemmConfig& c) {
   return c.stages >= 4 ? 1.0 : c.stages == 3 ? 0.97 : 0.9;
@@ -76,6 +81,9 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   e.mma_efficiency =
       (c.consumers == 2 ? kWgmmaEfficiencyTwoConsumers : kWgmmaEfficiencyOneConsumer) *
       sm90_tile_factor(c) * sm90_pipelining(c);
+  const double operand_bytes = (double(p.m) + double(p.n)) * double(p.k) * size_bytes(p.in_dtype);
+  if (c.raster_group == 1 && operand_bytes > 0.5 * double(d.l2_bytes))
+    e.mma_efficiency *= kSm90UngroupedFactor;
   const std::int64_t k_slice = std::min<std::int64_t>(k_per_split(p, c), p.k);
   const std::int64_t k_padded = ceil_div(k_slice, c.tile_k) * c.tile_k;
   const double unit_flops = 2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
