@@ -63,6 +63,10 @@ TrialResult CandidateBench::measure(const std::string& config_key,
   return r;
 }
 
+void CandidateBench::load(const std::string& config_key, const cache::CubinRecord& cubin) {
+  target_->load(config_key, cubin);
+}
+
 void CandidateBench::remeasure(const std::vector<std::string>& config_keys,
                                std::vector<Timing>& timings, int rounds) {
   std::vector<std::function<CUresult(CUstream)>> launches;

@@ -34,6 +34,8 @@ class CandidateBench {
                  std::uint64_t seed, std::size_t workspace_bytes, const BenchmarkOptions& options);
 
   TrialResult measure(const std::string& config_key, const cache::CubinRecord& cubin);
+  // Loads a candidate without running it (a finalist measured by an earlier worker process).
+  void load(const std::string& config_key, const cache::CubinRecord& cubin);
   // Re-measures already measured candidates round-robin; timings[i] holds candidate i's first
   // pass on entry (its repetition count sets the round size) and the pooled result on return.
   // Throws kt::Error when a run fails.

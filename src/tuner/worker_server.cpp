@@ -101,7 +101,7 @@ Message remeasure(BenchState& s, const Message& request, bool& exiting) {
       const std::string prefix = fmt::format("{}.", i);
       keys.push_back(request.get(prefix + "config"));
       timings.push_back(get_timing(request, prefix + "timing."));
-      s.bench->measure(keys.back(), get_record(request, prefix + "cubin."));
+      s.bench->load(keys.back(), get_record(request, prefix + "cubin."));
     }
     s.bench->remeasure(keys, timings, int(request.get_int("rounds")));
     for (int i = 0; i < count; ++i) put_timing(reply, fmt::format("{}.timing.", i), timings[i]);

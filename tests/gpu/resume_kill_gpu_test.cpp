@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <thread>
@@ -24,6 +25,8 @@ class ResumeAfterKillOnGpu : public kt::testing::GpuTest {};
 TEST_F(ResumeAfterKillOnGpu, MeasuringRunKilledAtRandomMomentsAlwaysResumesConsistently) {
   constexpr int kKills = 20;
   kt::testing::use_built_worker();
+  ASSERT_TRUE(std::filesystem::exists(kt::testing::cli_executable()))
+      << "no kerntune CLI at " << kt::testing::cli_executable();
   kt::testing::ScratchDb db("kt_kill_gpu");
   const std::string log = db.path() + ".log";
   const std::vector<std::string> shapes = {"1024x1024x1024", "2048x512x1024"};

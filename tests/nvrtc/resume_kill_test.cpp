@@ -50,6 +50,8 @@ int count_lines_with(const std::string& path, const std::string& needle) {
 TEST(ResumeAfterKill, PredictRunKilledAtRandomMomentsAlwaysResumesToAConsistentDatabase) {
   constexpr int kKills = 24;
   kt::testing::use_built_worker();
+  ASSERT_TRUE(std::filesystem::exists(kt::testing::cli_executable()))
+      << "no kerntune CLI at " << kt::testing::cli_executable();
   kt::testing::ScratchDb db("kt_kill_predict");
   const std::string log = db.path() + ".log";
   const std::vector<std::string> shapes = {"256x256x256", "512x256x128", "384x384x64",

@@ -24,10 +24,19 @@ extern char** environ;
 
 namespace kt::testing {
 
-// Points KERNTUNE_WORKER at this build's kerntune-worker (when it exists here; a copied build
-// finds it next to the test binary or in ../libexec/kerntune).
+// Points KERNTUNE_WORKER at this build's kerntune-worker: where CMake built it, else at the same
+// place relative to this test binary (a build tree copied elsewhere). Otherwise the tuner's own
+// search applies (next to the test binary, or ../libexec/kerntune for installed tests).
 inline void use_built_worker() {
-  if (std::filesystem::exists(KT_WORKER_PATH)) setenv("KERNTUNE_WORKER", KT_WORKER_PATH, 1);
+  if (std::filesystem::exists(KT_WORKER_PATH)) {
+    setenv("KERNTUNE_WORKER", KT_WORKER_PATH, 1);
+    return;
+  }
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  const std::filesystem::path copied =
+      self.parent_path().parent_path() / "src" / "tools" / "kerntune-worker";
+  if (!error && std::filesystem::exists(copied)) setenv("KERNTUNE_WORKER", copied.c_str(), 1);
 }
 
 // A database file in the temporary directory, removed (with its WAL files) at the end.
@@ -53,10 +62,20 @@ class ScratchDb {
   std::string path_;
 };
 
+// The kerntune CLI of this build: in the build tree, else in the install layout beside an
+// installed test binary (<prefix>/libexec/kerntune/ → <prefix>/bin/kerntune).
+inline std::string cli_executable() {
+  if (std::filesystem::exists(KT_BINARY_DIR "/src/tools/kerntune"))
+    return KT_BINARY_DIR "/src/tools/kerntune";
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return (self.parent_path().parent_path().parent_path() / "bin" / "kerntune").string();
+}
+
 // Starts `kerntune <args>` with extra environment entries ("NAME=value"), output to `log`.
 inline pid_t start_cli(const std::vector<std::string>& args, const std::vector<std::string>& env,
                        const std::string& log) {
-  std::vector<std::string> argv_text = {KT_BINARY_DIR "/src/tools/kerntune"};
+  std::vector<std::string> argv_text = {cli_executable()};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<std::string> env_text = env;
   for (char** e = environ; *e != nullptr; ++e) env_text.emplace_back(*e);
