@@ -3,6 +3,7 @@
 #   P/lib/libkerntune.so                the embeddable runtime: C ABI (kerntune.h) + kt::Runtime
 #   P/include/kerntune/...              kerntune.h, kerntune.hpp and the core/ headers they include
 #   P/lib/cmake/kerntune/               find_package(kerntune CONFIG) -> kerntune::kerntune
+#   P/libexec/kerntune/kerntune-worker  the process the tuner compiles and measures candidates in
 #   P/libexec/kerntune/kt_tests_*       with -DKT_INSTALL_TESTS=ON, to carry the tests elsewhere
 # Installed binaries carry RPATH $ORIGIN/../lib, so a prefix can be copied anywhere (dist/ to the
 # GPU machine) and run in place. Everything the GPU machine lacks is inside the binaries: fmt and
@@ -81,6 +82,11 @@ if(TARGET kerntune)
   set_target_properties(kerntune PROPERTIES INSTALL_RPATH "$ORIGIN/${KT_BIN_TO_LIB}")
   install(TARGETS kerntune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+
+# The worker the tuner runs candidates in: found by the CLI as ../libexec/kerntune/kerntune-worker
+# (and by installed tests next to themselves).
+set_target_properties(kerntune-worker PROPERTIES INSTALL_RPATH "$ORIGIN/${KT_LIBEXEC_TO_LIB}")
+install(TARGETS kerntune-worker RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/kerntune)
 
 if(KT_INSTALL_TESTS)
   foreach(tier cpu nvrtc gpu)

@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "cache/csv.hpp"
+#include "cache/database_impl.hpp"
 #include "cache/export_format.hpp"
 #include "cache/schema.hpp"
 #include "cache/sql.hpp"
@@ -44,6 +45,10 @@ constexpr StatusName kStatusNames[] = {
     {Status::kCompileError, "compile_error"},
     {Status::kLaunchError, "launch_error"},
     {Status::kWrongResult, "wrong_result"},
+    {Status::kCompileCrash, "compile_crash"},
+    {Status::kTimeout, "timeout"},
+    {Status::kIllegalAddress, "illegal_address"},
+    {Status::kLaunchFailure, "launch_failure"},
 };
 
 std::int64_t now_unix() { return static_cast<std::int64_t>(std::time(nullptr)); }
@@ -325,14 +330,6 @@ class Attachment {
   sql::Connection& db_;
 };
 
-// The Impl of a Database, or kt::Error for a moved-from one (instead of a crash). A template,
-// so that it may name the private Database::Impl through deduction.
-template <typename Impl>
-Impl& checked(const std::unique_ptr<Impl>& impl) {
-  if (!impl) throw Error(ErrorKind::kInternal, "use of a moved-from kt::cache::Database");
-  return *impl;
-}
-
 bool same_file(const std::string& a, const std::string& b) {
   if (a == ":memory:" || b == ":memory:") return false;
   std::error_code error;
@@ -359,15 +356,6 @@ Status parse_status(const std::string& text) {
 }
 
 // ---- Database ----------------------------------------------------------------------------------
-
-// Every public member locks `mutex` for its whole body, so one Database may be shared by
-// threads (the tuner compiles and stores candidates in parallel).
-struct Database::Impl {
-  Impl(std::string path, sql::Connection db) : path(std::move(path)), db(std::move(db)) {}
-  std::string path;
-  std::mutex mutex;  // guards db: one statement or transaction at a time
-  sql::Connection db;
-};
 
 Database::Database(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Database::Database(Database&&) noexcept = default;
@@ -474,6 +462,30 @@ void Database::add_measurements(const std::vector<Measurement>& rows) {
     if (row.created_unix == 0) row.created_unix = now;
     insert_measurement(db, insert, row);
   }
+  transaction.commit();
+}
+
+void Database::finish_run(const std::string& run_id, const std::vector<Measurement>& rows,
+                          const std::optional<Winner>& winner) {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  const std::int64_t now = now_unix();
+  sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
+  sql::Statement insert(db, insert_measurement_sql());
+  for (Measurement row : rows) {
+    if (row.created_unix == 0) row.created_unix = now;
+    insert_measurement(db, insert, row);
+  }
+  if (winner) {
+    Winner row = *winner;
+    if (row.created_unix == 0) row.created_unix = now;
+    sql::Statement upsert(db, upsert_winner_sql(kSetWinnerRule));
+    upsert_winner(db, upsert, row);
+  }
+  sql::Statement done(db,
+                      "UPDATE tuning_runs SET state = 'done', finished_unix = ? WHERE run_id = ?");
+  done.bind_all(now, run_id).run();
   transaction.commit();
 }
 

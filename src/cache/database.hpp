@@ -12,7 +12,7 @@
 
 namespace kt::cache {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // One compiled translation unit: a cubin with one or more kernels.
 struct CubinRecord {
@@ -30,9 +30,26 @@ struct CubinRecord {
   double compile_ms = 0;
 };
 
-enum class Status { kOk, kPredicted, kRejected, kCompileError, kLaunchError, kWrongResult };
+// A candidate's outcome. The last four come from crash isolation: the compile worker died
+// (NVRTC crashed), the candidate ran past its time limit, or it left the CUDA context broken
+// with an illegal address or another fatal launch failure (trap, assert, illegal instruction).
+enum class Status {
+  kOk,
+  kPredicted,
+  kRejected,
+  kCompileError,
+  kLaunchError,
+  kWrongResult,
+  kCompileCrash,
+  kTimeout,
+  kIllegalAddress,
+  kLaunchFailure,
+};
 const char* to_string(Status status);
 Status parse_status(const std::string& text);  // throws kt::Error on unknown text
+// True for the outcomes that put a kernel on the blocklist: it crashed a worker, broke its
+// CUDA context, or hung (compile_crash, timeout, illegal_address, launch_failure).
+bool is_crash(Status status);
 
 // The tuning key: (problem, device, benchmark protocol version, template version).
 struct TuningKey {
@@ -66,6 +83,36 @@ struct Winner {
   bool predicted = false;  // true when chosen by the model without a GPU
   std::string run_id;
   std::int64_t created_unix = 0;
+};
+
+// A kernel kept out of later tuning runs on one device because it crashed, faulted or hung.
+// Keyed by (device_fingerprint, compile_key): the compile key covers the exact generated code,
+// every template, the NVRTC version and the target arch, and no problem size.
+struct BlocklistEntry {
+  std::string device_fingerprint;
+  std::string compile_key;
+  std::string nvrtc_version;
+  int template_version = 0;
+  std::string op;          // "gemm", "attention"
+  std::string config_key;
+  std::string kernel;      // the main kernel's name expression
+  std::string problem_key; // the problem it failed on first
+  Status reason = Status::kCompileCrash;
+  std::string detail;
+  std::string run_id;
+  std::int64_t created_unix = 0;  // set by the database on insert when 0
+};
+
+// One tuning run of one tuning key, for resuming a killed run.
+struct TuningRun {
+  std::string run_id;
+  TuningKey key;
+  std::string options_sha256;  // everything that shapes the candidate list
+  bool done = false;
+  std::int64_t pid = 0;        // the process running it (last claimed it)
+  std::string host;
+  std::int64_t started_unix = 0;
+  std::int64_t finished_unix = 0;
 };
 
 // Row counts, for `cache ls` and tests.
@@ -109,6 +156,31 @@ class Database {
   // In insertion order.
   std::vector<Measurement> measurements(const TuningKey& key) const;
   std::vector<Measurement> all_measurements() const;
+
+  // The end of a tuning run, in one transaction: `rows` (the finalists' re-measurements), the
+  // winner (set_winner's rule) and the run marked done. A run killed before this leaves no
+  // winner and stays `running`, so that it can be resumed.
+  void finish_run(const std::string& run_id, const std::vector<Measurement>& rows,
+                  const std::optional<Winner>& winner);
+
+  // The blocklist (run_state.cpp). add: insert, or replace the entry of the same key.
+  void add_to_blocklist(const BlocklistEntry& entry);
+  std::optional<BlocklistEntry> find_blocklisted(const std::string& device_fingerprint,
+                                                 const std::string& compile_key) const;
+  std::vector<BlocklistEntry> blocklist() const;  // by device, then creation time
+  std::int64_t clear_blocklist();                 // returns the entries removed
+
+  // Tuning runs (run_state.cpp). begin_run inserts `run` as running (started_unix 0: now);
+  // throws kt::Error (kDatabase) when the run id exists.
+  void begin_run(const TuningRun& run);
+  std::optional<TuningRun> find_run(const std::string& run_id) const;
+  // Runs of `key` with these options still marked running, oldest first.
+  std::vector<TuningRun> unfinished_runs(const TuningKey& key,
+                                         const std::string& options_sha256) const;
+  // Takes over a running run for process (pid, host) if it is still held by (old_pid,
+  // old_host): true for exactly one of several processes racing for it.
+  bool claim_run(const std::string& run_id, std::int64_t old_pid, const std::string& old_host,
+                 std::int64_t pid, const std::string& host);
 
   // Insert or replace for winner.key, except that a predicted winner never replaces a measured
   // one. created_unix 0 is set to the current time.

@@ -1,4 +1,4 @@
-// The tuning database's schema (version 1), its migration steps, and the checks that keep
+// The tuning database's schema (version 2), its migration steps, and the checks that keep
 // kerntune from writing into a file that is not its own.
 #include "cache/schema.hpp"
 
@@ -83,6 +83,46 @@ CREATE TABLE winners (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 2 adds what crash isolation and resumable runs need. Existing tables are unchanged
+// (statuses are TEXT, so the new ones need no DDL).
+// blocklist: kernels that crashed, trapped, faulted or hung, keyed by the device and the compile
+// key (which covers the exact generated code, every template, the NVRTC version and the arch,
+// but no problem size), so that later runs skip them and a template or toolkit change lifts them.
+// tuning_runs: one row per tuning run, so that a killed run can be found and resumed.
+constexpr const char* kCreateVersion2 = R"sql(
+CREATE TABLE blocklist (
+  device_fingerprint TEXT NOT NULL,
+  compile_key        TEXT NOT NULL,
+  nvrtc_version      TEXT NOT NULL,
+  template_version   INTEGER NOT NULL,
+  op                 TEXT NOT NULL,             -- gemm, attention
+  config_key         TEXT NOT NULL,
+  kernel             TEXT NOT NULL,             -- the main kernel's name expression
+  problem_key        TEXT NOT NULL,             -- where it failed first
+  reason             TEXT NOT NULL,             -- to_string(Status)
+  detail             TEXT NOT NULL,
+  run_id             TEXT NOT NULL,
+  created_unix       INTEGER NOT NULL,
+  PRIMARY KEY (device_fingerprint, compile_key)
+) WITHOUT ROWID;
+
+CREATE TABLE tuning_runs (
+  run_id             TEXT PRIMARY KEY NOT NULL,
+  problem_key        TEXT NOT NULL,
+  device_fingerprint TEXT NOT NULL,
+  protocol_version   INTEGER NOT NULL,
+  template_version   INTEGER NOT NULL,
+  options_sha256     TEXT NOT NULL,             -- everything that shapes the candidate list
+  state              TEXT NOT NULL,             -- running, done
+  pid                INTEGER NOT NULL,          -- of the process running it now
+  host               TEXT NOT NULL,
+  started_unix       INTEGER NOT NULL,
+  finished_unix      INTEGER NOT NULL           -- 0 while running
+);
+CREATE INDEX tuning_runs_by_key
+  ON tuning_runs (problem_key, device_fingerprint, protocol_version, template_version, state);
+)sql";
+
 // One step of the schema's history: SQL that turns version `from_version` into
 // `from_version + 1`. Step 0 creates the schema in an empty file.
 struct Migration {
@@ -93,6 +133,7 @@ struct Migration {
 
 constexpr Migration kMigrations[] = {
     {0, "create the version 1 schema", kCreateVersion1},
+    {1, "add the blocklist and tuning_runs tables", kCreateVersion2},
 };
 
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),

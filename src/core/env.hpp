@@ -21,6 +21,12 @@ std::optional<std::string> nvrtc_library();
 // simulate a machine without a driver).
 std::optional<std::string> cuda_driver_library();
 
+// KERNTUNE_WORKER: explicit path of the kerntune-worker executable the tuner runs candidates in.
+std::optional<std::string> worker_path();
+// KERNTUNE_TEST_FAULTS: test only. `configkey:kind,...` breaks those candidates on purpose
+// (kinds: oob, trap, hang, wrong, compile_crash); read by `kerntune tune`.
+std::optional<std::string> test_faults();
+
 // KERNTUNE_CUBLASLT: explicit path of libcublasLt.so for `kerntune bench`'s baseline.
 std::optional<std::string> cublaslt_library();
 

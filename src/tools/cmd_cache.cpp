@@ -1,5 +1,6 @@
-// `kerntune cache ls|show|export|import|merge`: inspect and move tuning databases (a fleet
-// precomputes one per GPU model and merges or ships them).
+// `kerntune cache ls|show|export|import|merge|blocklist`: inspect and move tuning databases (a
+// fleet precomputes one per GPU model and merges or ships them) and list or clear the kernels
+// kept out of tuning because they crashed.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@ struct CacheOptions {
   std::string db;
   ProblemOptions problem;
   std::string file;
+  bool clear = false;
 };
 
 void ls(const CacheOptions& o) {
@@ -33,6 +35,22 @@ void ls(const CacheOptions& o) {
   for (const auto& w : winners)
     fmt::print("{:<26} {:<36} {:<44} {:>10.1f}  {}\n", w.key.device_fingerprint, w.key.problem_key,
                w.config_key, w.median_us, w.predicted ? "predicted" : "measured");
+}
+
+void blocklist(const CacheOptions& o) {
+  cache::Database db = open_database(o.db);
+  if (o.clear) {
+    fmt::print("removed {} blocklist entries from {}\n", db.clear_blocklist(), db.path());
+    return;
+  }
+  const auto entries = db.blocklist();
+  fmt::print("{}: {} blocklisted kernels (kept out of `kerntune tune` unless "
+             "--retry-blocklisted; `cache blocklist --clear` empties the list)\n",
+             db.path(), entries.size());
+  for (const cache::BlocklistEntry& e : entries)
+    fmt::print("  {}  {} {}  {}  NVRTC {}  first on {}: {}\n", e.device_fingerprint, e.op,
+               e.config_key, cache::to_string(e.reason), e.nvrtc_version, e.problem_key,
+               e.detail.substr(0, e.detail.find('\n')));
 }
 
 void show(const CacheOptions& o) {
@@ -94,6 +112,12 @@ void register_cache(CLI::App& app) {
     const auto added = open_database(o->db).merge_from(o->file);
     fmt::print("merged {} new rows from {}\n", added, o->file);
   });
+
+  CLI::App* blocklist_cmd = cmd->add_subcommand(
+      "blocklist", "Kernels that crashed, faulted or hung while tuning (skipped by later runs)");
+  add_database_option(*blocklist_cmd, o->db);
+  blocklist_cmd->add_flag("--clear", o->clear, "Remove every entry, so that they are tried again");
+  blocklist_cmd->callback([o] { blocklist(*o); });
 }
 
 }  // namespace kt::cli

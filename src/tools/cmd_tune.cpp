@@ -1,7 +1,11 @@
 // `kerntune tune`: tunes each shape on the GPU (or, without one, predicts with a device
-// profile) and stores every candidate's result and the winner in the database.
+// profile) and stores every candidate's result and the winner in the database. Candidates run
+// in worker processes; a run killed before it finished is resumed by the same command.
 #include <fmt/format.h>
 
+#include <map>
+
+#include "core/env.hpp"
 #include "core/error.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "tools/cli_common.hpp"
@@ -23,17 +27,26 @@ struct TuneCliOptions {
   int device = 0;
   std::vector<std::string> configs;
   std::uint64_t seed = 0;
+  tune::IsolationOptions isolation;
 };
 
 // The summary of one tuning run: failures, winner and runner-up (GEMM or attention report).
 template <typename Report>
 void print_report(const Report& r) {
   int failed = 0;
-  for (const auto& c : r.candidates) failed += c.status != cache::Status::kOk;
+  std::map<std::string, int> by_status;
+  for (const auto& c : r.candidates) {
+    failed += c.status != cache::Status::kOk;
+    ++by_status[cache::to_string(c.status)];
+  }
   fmt::print("{}: {} candidates ({} compiled, {} from cache, {} failed or rejected); compile "
              "{:.1f}s, measure {:.1f}s\n",
              to_key(r.problem), r.candidates.size(), r.num_compiled, r.num_cache_hits, failed,
              r.compile_wall_s, r.measure_wall_s);
+  std::string counts;
+  for (const auto& [status, n] : by_status) counts += fmt::format(" {}={}", status, n);
+  fmt::print("  run {}{}: worker restarts {}; outcomes{}\n", r.run_id,
+             r.resumed ? " (resumed)" : "", r.num_worker_restarts, counts);
   for (const auto& c : r.candidates)
     if (c.status != cache::Status::kOk)
       fmt::print("  {} {}: {}\n", to_key(c.config), cache::to_string(c.status),
@@ -67,13 +80,15 @@ void run_attention(const TuneCliOptions& o, bool predict) {
   options.progress = progress_printer();
   options.predict_only = predict;
   options.device = device_profile(o.profile);
+  options.isolation = o.isolation;
   for (const auto& key : o.configs) options.configs.push_back(parse_attention_config_key(key));
   cache::Database db = open_database(o.db);
   fmt::print("database: {}\n", db.path());
   for (const AttentionProblem& p : problems) print_report(tune::tune_attention(p, db, options));
 }
 
-void run(const TuneCliOptions& o) {
+void run(TuneCliOptions o) {
+  if (auto faults = env::test_faults()) o.isolation.test_faults = tune::parse_test_faults(*faults);
   const bool attention = o.problem.is_attention();
   std::string reason;
   bool predict = o.predict;
@@ -97,6 +112,7 @@ void run(const TuneCliOptions& o) {
   for (const auto& key : o.configs) options.configs.push_back(parse_gemm_config_key(key));
   options.predict_only = predict;
   options.device = device_profile(o.profile);
+  options.isolation = o.isolation;
   cache::Database db = open_database(o.db);
   fmt::print("database: {}\n", db.path());
   for (const GemmProblem& p : problems) print_report(tune::tune_gemm(p, db, options));
@@ -119,6 +135,16 @@ void register_tune(CLI::App& app) {
   cmd->add_option("--config", o->configs, "Explicit candidate config keys (repeatable)");
   cmd->add_option("--device", o->device, "CUDA device ordinal")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the random inputs (default: fresh)");
+  cmd->add_option("--candidate-timeout", o->isolation.candidate_timeout_s,
+                  "Seconds a candidate may take on the GPU (at least; 50x its predicted time "
+                  "when longer) before its worker is killed and it is recorded as timeout")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--compile-timeout", o->isolation.compile_timeout_s,
+                  "Seconds one candidate may take to compile before it is recorded as timeout")
+      ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_flag("--retry-blocklisted", o->isolation.retry_blocklisted,
+                "Also try kernels on the blocklist (ones that crashed, faulted or hung before "
+                "on this device and toolkit; see `kerntune cache blocklist`)");
   cmd->callback([o] { run(*o); });
 }
 

@@ -9,10 +9,7 @@
 #include "core/error.hpp"
 #include "core/versions.hpp"
 #include "generator/generated_source.hpp"
-#include "runtime/attention_kernel.hpp"
-#include "runtime/cubin_provider.hpp"
-#include "runtime/cuda_driver.hpp"
-#include "tuner/attention_workload.hpp"
+#include "tuner/candidate_pipeline.hpp"
 #include "tuner/tuning_record.hpp"
 
 namespace kt::tune {
@@ -21,64 +18,32 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void measure(const AttentionProblem& p, std::vector<AttentionCandidate>& cands,
-             const std::vector<std::optional<cache::CubinRecord>>& cubins, cache::Database& db,
-             const DeviceDesc& device, const AttentionTuneOptions& o, std::uint64_t seed) {
-  const rt::CudaDriver& d = rt::driver();
-  rt::OwnedStream owned_stream;
-  const CUstream stream = owned_stream.get();
-  rt::ModuleCache modules;
-  AttentionWorkload work(p, device, &db, modules, stream, seed);
-  Bench bench(stream, std::size_t(2 * device.l2_bytes));
-  std::vector<rt::AttentionKernel> kernels(cands.size());
-  const AttentionTensors tensors = work.tensors(false);
-  ProgressTracker tracker(o.progress, "measure", int(cands.size()));
-  bool context_lost = false;
-  for (std::size_t i = 0; i < cands.size(); ++i) {
-    AttentionCandidate& c = cands[i];
-    if (c.status != cache::Status::kOk || !cubins[i] || context_lost) {
-      if (context_lost && c.status == cache::Status::kOk) {
-        c.status = cache::Status::kLaunchError;
-        c.detail = "not measured: an earlier candidate broke the CUDA context";
-      }
-      tracker.step(fmt::format("{} skipped ({})", to_key(c.config), cache::to_string(c.status)));
-      continue;
-    }
-    try {
-      kernels[i] = rt::AttentionKernel(p, c.config, modules.load(*cubins[i]));
-      work.poison_output();
-      rt::check(kernels[i].launch(tensors, stream), "cuLaunchKernel(attention)");
-      const OutputCheck check = work.check_output(false);
-      if (!check.passed) {
-        c.status = cache::Status::kWrongResult;
-        c.detail = check.detail;
-        tracker.step(fmt::format("{} WRONG: {}", to_key(c.config), check.detail));
-        continue;
-      }
-      c.timing = bench.measure([&](CUstream s) { return kernels[i].launch(tensors, s); }, o.bench);
-      tracker.step(fmt::format("{} {:.1f} us ({:.0f} TFLOP/s, model {:.1f} us)", to_key(c.config),
-                               c.timing.median_us, p.flops() / c.timing.median_us / 1e6,
-                               c.estimate.predicted_us));
-    } catch (const Error& e) {
-      c.status = cache::Status::kLaunchError;
-      c.detail = e.what();
-      context_lost = d.ctx_synchronize() != CUDA_SUCCESS;
-      tracker.step(fmt::format("{} failed: {}", to_key(c.config), e.what()));
-    }
-  }
-  std::vector<std::size_t> ok;
-  for (std::size_t i = 0; i < cands.size(); ++i)
-    if (cands[i].status == cache::Status::kOk && cands[i].timing.num_reps > 0) ok.push_back(i);
-  std::sort(ok.begin(), ok.end(), [&](auto a, auto b) { return cands[a].timing.median_us < cands[b].timing.median_us; });
-  if (ok.size() > std::size_t(o.finalists)) ok.resize(o.finalists);
-  if (ok.size() < 2 || context_lost) return;
-  std::vector<std::function<CUresult(CUstream)>> launches;
-  std::vector<Timing*> timings;
-  for (std::size_t i : ok) {
-    launches.push_back([&kernels, &tensors, i](CUstream s) { return kernels[i].launch(tensors, s); });
-    timings.push_back(&cands[i].timing);
-  }
-  bench.remeasure_interleaved(launches, timings, o.finalist_rounds);
+// Everything that shapes an attention run's candidate list, so that only a run with the same
+// options is resumed.
+PipelineSettings attention_pipeline_settings(const AttentionProblem& p,
+                                             const AttentionTuneOptions& o,
+                                             const cache::TuningKey& key,
+                                             const std::string& run_id, std::uint64_t seed,
+                                             const std::string& db_path) {
+  std::vector<std::string> fields = {
+      "attention", fmt::format("{} {} {}", o.finalists, o.finalist_rounds, o.predict_only),
+      fmt::format("{} {} {} {}", o.bench.warmup, o.bench.min_reps, o.bench.max_reps,
+                  o.bench.target_ms),
+      fmt::format("retry={}", o.isolation.retry_blocklisted)};
+  for (const AttentionConfig& c : o.configs) fields.push_back(to_key(c));
+  for (const auto& [config, fault] : o.isolation.test_faults)
+    fields.push_back(fmt::format("fault {}:{}", config, to_string(fault)));
+  PipelineSettings s;
+  s.op = "attention";
+  s.key = key;
+  s.options_sha256 = options_sha256(fields);
+  s.fresh_run_id = run_id;
+  s.predict_only = o.predict_only;
+  s.flops = p.flops();
+  s.compile_threads = o.compile_threads;
+  s.bench = {to_key(p), o.device_ordinal, seed, 0, db_path, o.bench};
+  s.isolation = o.isolation;
+  return s;
 }
 
 }  // namespace
@@ -110,32 +75,20 @@ AttentionTuneReport tune_attention(const AttentionProblem& p, cache::Database& d
   if (report.candidates.empty())
     throw Error(ErrorKind::kUnsupported, fmt::format("no valid attention config for {}", to_key(p)));
 
-  std::vector<std::optional<cache::CubinRecord>> cubins(report.candidates.size());
+  const cache::TuningKey key{to_key(p), report.device_fingerprint, kBenchmarkProtocolVersion,
+                             kAttentionTemplateVersion};
+  CandidatePipeline pipe(db,
+                         attention_pipeline_settings(p, o, key, report.run_id, seed, db.path()));
+  report.run_id = pipe.ledger().run_id();
+  report.resumed = pipe.ledger().resumed();
+  std::vector<std::optional<CompileOutcome>> compiled;
   const auto compile_start = Clock::now();
-  ProgressTracker tracker(o.progress, "compile", int(report.candidates.size()));
-  parallel_for(0, report.candidates.size(), o.compile_threads, [&](std::size_t i) {
-    AttentionCandidate& c = report.candidates[i];
-    if (c.status != cache::Status::kOk) {
-      tracker.step(fmt::format("{} rejected: {}", to_key(c.config), c.detail));
-      return;
-    }
-    try {
-      rt::CubinResult r = rt::get_or_compile(&db, gen::generate_attention(p, c.config, false, device.arch()), true, true);
-      c.compile_ms = r.record.compile_ms;
-      c.compiled_from_cache = !r.compiled_now;
-      c.registers = r.record.registers;
-      c.spill_bytes = r.record.spill_bytes;
-      c.estimate = estimate(p, c.config, device, c.registers);
-      cubins[i] = std::move(r.record);
-      reject_if_spilling(c.spill_bytes, c.status, c.detail);
-      tracker.step(fmt::format("{} {} regs={} spills={}", to_key(c.config),
-                               c.compiled_from_cache ? "cached" : "compiled", c.registers, c.spill_bytes));
-    } catch (const CompileError& e) {
-      c.status = cache::Status::kCompileError;
-      c.detail = e.log().substr(0, 2000);
-      tracker.step(fmt::format("{} failed to compile", to_key(c.config)));
-    }
-  });
+  compile_candidates(
+      pipe, report.candidates, 0, compiled, o.progress,
+      [&](const AttentionCandidate& c) {
+        return gen::generate_attention(p, c.config, false, device.arch());
+      },
+      [&](AttentionCandidate& c) { c.estimate = estimate(p, c.config, device, c.registers); });
   report.compile_wall_s = seconds_since(compile_start);
   for (const auto& c : report.candidates) {
     if (c.status != cache::Status::kOk) continue;
@@ -143,7 +96,12 @@ AttentionTuneReport tune_attention(const AttentionProblem& p, cache::Database& d
     else ++report.num_compiled;
   }
   const auto measure_start = Clock::now();
-  if (!o.predict_only) measure(p, report.candidates, cubins, db, device, o, seed);
+  std::vector<std::size_t> finalists;
+  if (!o.predict_only) {
+    measure_candidates(pipe, report.candidates, 0, compiled, o.progress, p.flops());
+    finalists = remeasure_finalists(pipe, report.candidates, compiled, o.finalists,
+                                    o.finalist_rounds);
+  }
   report.measure_wall_s = seconds_since(measure_start);
 
   auto score = [&](const AttentionCandidate& c) -> std::optional<double> {
@@ -161,12 +119,8 @@ AttentionTuneReport tune_attention(const AttentionProblem& p, cache::Database& d
   if (!order.empty()) report.winner = order[0];
   if (order.size() > 1) report.runner_up = order[1];
 
-  const cache::TuningKey key{to_key(p), report.device_fingerprint, kBenchmarkProtocolVersion,
-                             kAttentionTemplateVersion};
-  std::vector<CandidateRow> rows;
-  for (const auto& c : report.candidates)
-    rows.push_back({to_key(c.config), c.status, c.estimate.predicted_us, &c.timing, c.detail});
-  record_tuning(db, key, report.run_id, o.predict_only, p.flops(), rows, report.winner);
+  finish_run(pipe, report.candidates, finalists, report.winner);
+  report.num_worker_restarts = pipe.num_worker_restarts();
   return report;
 }
 

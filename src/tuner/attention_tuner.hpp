@@ -1,6 +1,7 @@
 // Tunes one attention-forward problem on one device: every valid config of the (small) space is
 // compiled in parallel, verified against the reference and timed on the GPU (or, without one,
-// ranked by the model); the finalists are re-measured interleaved; everything is stored.
+// ranked by the model); the finalists are re-measured interleaved; everything is stored. The
+// same crash-isolated worker path as GEMM (candidate_pipeline.hpp); a killed run resumes.
 #pragma once
 
 #include <optional>
@@ -10,6 +11,7 @@
 #include "cache/database.hpp"
 #include "core/attention_config.hpp"
 #include "tuner/benchmark.hpp"
+#include "tuner/candidate_pipeline.hpp"
 #include "tuner/progress.hpp"
 
 namespace kt::tune {
@@ -26,6 +28,7 @@ struct AttentionTuneOptions {
   std::string run_id;
   BenchmarkOptions bench;
   ProgressFn progress;
+  IsolationOptions isolation;             // worker time limits, the blocklist override, test faults
 };
 
 struct AttentionCandidate {
@@ -52,6 +55,8 @@ struct AttentionTuneReport {
   double measure_wall_s = 0;
   int num_compiled = 0;
   int num_cache_hits = 0;
+  int num_worker_restarts = 0;  // compile or benchmark workers lost to candidates
+  bool resumed = false;         // continued a killed run of the same options
 };
 
 AttentionTuneReport tune_attention(const AttentionProblem& problem, cache::Database& db,

@@ -7,13 +7,9 @@
 #include <chrono>
 
 #include "core/error.hpp"
-#include "core/log.hpp"
 #include "core/versions.hpp"
 #include "generator/generated_source.hpp"
-#include "runtime/cubin_provider.hpp"
-#include "runtime/cuda_driver.hpp"
-#include "runtime/gemm_kernel.hpp"
-#include "tuner/gemm_workload.hpp"
+#include "tuner/candidate_pipeline.hpp"
 #include "tuner/tuning_record.hpp"
 
 namespace kt::tune {
@@ -21,15 +17,6 @@ namespace kt::tune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string first_lines(const std::string& text, int lines) {
-  std::size_t pos = 0;
-  for (int i = 0; i < lines && pos != std::string::npos; ++i) {
-    pos = text.find('\n', pos);
-    if (pos != std::string::npos) ++pos;
-  }
-  return pos == std::string::npos ? text : text.substr(0, pos);
-}
 
 bool same_shape(const GemmConfig& a, const GemmConfig& b) {
   return a.family == b.family && a.tile_m == b.tile_m && a.tile_n == b.tile_n &&
@@ -100,126 +87,33 @@ std::vector<CandidateResult> second_round(const std::vector<CandidateResult>& do
   return out;
 }
 
-// Compiles candidates[begin, end) that are still kOk, in parallel, into cubins[i].
-void compile_range(const GemmProblem& p, std::vector<CandidateResult>& cands, std::size_t begin,
-                   std::vector<std::optional<cache::CubinRecord>>& cubins, cache::Database& db,
-                   const DeviceDesc& device, const TuneOptions& o) {
-  cubins.resize(cands.size());
-  ProgressTracker tracker(o.progress, "compile", int(cands.size() - begin));
-  parallel_for(begin, cands.size(), o.compile_threads, [&](std::size_t i) {
-    CandidateResult& c = cands[i];
-    if (c.status != cache::Status::kOk) {
-      tracker.step(fmt::format("{} rejected: {}", to_key(c.config), c.detail));
-      return;
-    }
-    try {
-      const gen::GeneratedSource source = gen::generate_gemm(p, c.config, device.arch());
-      rt::CubinResult result = rt::get_or_compile(&db, source, true, true);
-      c.compile_ms = result.record.compile_ms;
-      c.compiled_from_cache = !result.compiled_now;
-      c.registers = result.record.registers;
-      c.spill_bytes = result.record.spill_bytes;
-      c.estimate = estimate(p, c.config, device, c.registers);
-      cubins[i] = std::move(result.record);
-      reject_if_spilling(c.spill_bytes, c.status, c.detail);
-      tracker.step(fmt::format("{} {} regs={} spills={}", to_key(c.config),
-                               c.compiled_from_cache ? "cached" : "compiled", c.registers,
-                               c.spill_bytes));
-    } catch (const CompileError& e) {
-      c.status = cache::Status::kCompileError;
-      c.detail = first_lines(e.log(), 20);
-      tracker.step(fmt::format("{} failed to compile", to_key(c.config)));
-    } catch (const Error& e) {
-      if (e.kind() == ErrorKind::kNotFound) throw;  // no NVRTC at all: not a candidate's fault
-      c.status = cache::Status::kCompileError;
-      c.detail = e.what();
-      tracker.step(fmt::format("{} failed to compile", to_key(c.config)));
-    }
-  });
+// Everything that shapes a GEMM run's candidate list, so that only a run with the same
+// options is resumed.
+PipelineSettings gemm_pipeline_settings(const GemmProblem& p, const TuneOptions& o,
+                                        const cache::TuningKey& key, const std::string& run_id,
+                                        std::uint64_t seed, const std::string& db_path) {
+  std::vector<std::string> fields = {
+      "gemm",
+      fmt::format("{} {} {} {} {}", o.max_candidates, o.refine_per_shape, o.finalists,
+                  o.finalist_rounds, o.max_workspace_bytes),
+      fmt::format("{} {} {} {} {}", o.predict_only, o.bench.warmup, o.bench.min_reps,
+                  o.bench.max_reps, o.bench.target_ms),
+      fmt::format("retry={}", o.isolation.retry_blocklisted)};
+  for (const GemmConfig& c : o.configs) fields.push_back(to_key(c));
+  for (const auto& [config, fault] : o.isolation.test_faults)
+    fields.push_back(fmt::format("fault {}:{}", config, to_string(fault)));
+  PipelineSettings s;
+  s.op = "gemm";
+  s.key = key;
+  s.options_sha256 = options_sha256(fields);
+  s.fresh_run_id = run_id;
+  s.predict_only = o.predict_only;
+  s.flops = p.flops();
+  s.compile_threads = o.compile_threads;
+  s.bench = {to_key(p), o.device_ordinal, seed, o.max_workspace_bytes, db_path, o.bench};
+  s.isolation = o.isolation;
+  return s;
 }
-
-// The GPU side of a tuning run: inputs, reference, timing harness and loaded kernels.
-class GpuSession {
- public:
-  GpuSession(const GemmProblem& p, const DeviceDesc& device, cache::Database& db,
-             std::size_t workspace, std::uint64_t seed)
-      : problem_(p),
-        work_(p, device, &db, modules_, stream_.get(), seed, workspace),
-        bench_(stream_.get(), std::size_t(2 * device.l2_bytes)) {}
-
-  // Verifies and times candidates[begin, end).
-  void measure(std::vector<CandidateResult>& cands, std::size_t begin,
-               const std::vector<std::optional<cache::CubinRecord>>& cubins, const TuneOptions& o) {
-    kernels_.resize(cands.size());
-    ProgressTracker tracker(o.progress, "measure", int(cands.size() - begin));
-    for (std::size_t i = begin; i < cands.size(); ++i) {
-      CandidateResult& c = cands[i];
-      if (c.status != cache::Status::kOk || !cubins[i]) {
-        tracker.step(fmt::format("{} skipped ({})", to_key(c.config), cache::to_string(c.status)));
-        continue;
-      }
-      if (context_lost_) {
-        c.status = cache::Status::kLaunchError;
-        c.detail = "not measured: an earlier candidate broke the CUDA context";
-        tracker.step(fmt::format("{} not measured", to_key(c.config)));
-        continue;
-      }
-      try {
-        kernels_[i] = rt::GemmKernel(problem_, c.config, modules_.load(*cubins[i]));
-        work_.poison_output();
-        rt::check(launch(i, stream_.get()), "cuLaunchKernel");
-        const OutputCheck check = work_.check_output();
-        if (!check.passed) {
-          c.status = cache::Status::kWrongResult;
-          c.detail = check.detail;
-          tracker.step(fmt::format("{} WRONG: {}", to_key(c.config), check.detail));
-          continue;
-        }
-        c.timing = bench_.measure([&](CUstream s) { return launch(i, s); }, o.bench);
-        tracker.step(fmt::format("{} {:.1f} us ({:.0f} TFLOP/s, model {:.1f} us)", to_key(c.config),
-                                 c.timing.median_us, problem_.flops() / c.timing.median_us / 1e6,
-                                 c.estimate.predicted_us));
-      } catch (const Error& e) {
-        c.status = cache::Status::kLaunchError;
-        c.detail = e.what();
-        context_lost_ = rt::driver().ctx_synchronize() != CUDA_SUCCESS;
-        tracker.step(fmt::format("{} failed: {}", to_key(c.config), e.what()));
-      }
-    }
-  }
-
-  // The fastest few, re-measured round-robin so clock drift hits them alike.
-  void remeasure_finalists(std::vector<CandidateResult>& cands, const TuneOptions& o) {
-    std::vector<std::size_t> ok;
-    for (std::size_t i = 0; i < cands.size(); ++i)
-      if (cands[i].status == cache::Status::kOk && cands[i].timing.num_reps > 0) ok.push_back(i);
-    std::sort(ok.begin(), ok.end(), [&](std::size_t a, std::size_t b) {
-      return cands[a].timing.median_us < cands[b].timing.median_us;
-    });
-    if (ok.size() > std::size_t(o.finalists)) ok.resize(o.finalists);
-    if (ok.size() < 2 || context_lost_) return;
-    std::vector<std::function<CUresult(CUstream)>> launches;
-    std::vector<Timing*> timings;
-    for (std::size_t i : ok) {
-      launches.push_back([this, i](CUstream s) { return launch(i, s); });
-      timings.push_back(&cands[i].timing);
-    }
-    bench_.remeasure_interleaved(launches, timings, o.finalist_rounds);
-  }
-
- private:
-  CUresult launch(std::size_t i, CUstream s) {
-    return kernels_[i].launch(work_.a(), work_.b(), work_.c(), work_.workspace(), s);
-  }
-
-  GemmProblem problem_;
-  rt::ModuleCache modules_;  // before the workload and kernels that use its modules
-  rt::OwnedStream stream_;
-  GemmWorkload work_;
-  Bench bench_;
-  std::vector<rt::GemmKernel> kernels_;
-  bool context_lost_ = false;
-};
 
 }  // namespace
 
@@ -245,16 +139,22 @@ TuneReport tune_gemm(const GemmProblem& p, cache::Database& db, const TuneOption
     throw Error(ErrorKind::kUnsupported,
                 fmt::format("no valid GEMM config for {} on {}", to_key(p), device.name));
 
-  std::vector<std::optional<cache::CubinRecord>> cubins;
-  std::optional<GpuSession> gpu;
+  const cache::TuningKey key{to_key(p), report.device_fingerprint, kBenchmarkProtocolVersion,
+                             kGemmTemplateVersion};
+  CandidatePipeline pipe(db, gemm_pipeline_settings(p, o, key, report.run_id, seed, db.path()));
+  report.run_id = pipe.ledger().run_id();
+  report.resumed = pipe.ledger().resumed();
+  std::vector<std::optional<CompileOutcome>> compiled;
   auto run_round = [&](std::size_t begin) {
     const auto compile_start = Clock::now();
-    compile_range(p, report.candidates, begin, cubins, db, device, o);
+    compile_candidates(
+        pipe, report.candidates, begin, compiled, o.progress,
+        [&](const CandidateResult& c) { return gen::generate_gemm(p, c.config, device.arch()); },
+        [&](CandidateResult& c) { c.estimate = estimate(p, c.config, device, c.registers); });
     report.compile_wall_s += seconds_since(compile_start);
     if (o.predict_only) return;
     const auto measure_start = Clock::now();
-    if (!gpu) gpu.emplace(p, device, db, std::size_t(o.max_workspace_bytes), seed);
-    gpu->measure(report.candidates, begin, cubins, o);
+    measure_candidates(pipe, report.candidates, begin, compiled, o.progress, p.flops());
     report.measure_wall_s += seconds_since(measure_start);
   };
   run_round(0);
@@ -264,9 +164,11 @@ TuneReport tune_gemm(const GemmProblem& p, cache::Database& db, const TuneOption
       report.candidates.push_back(std::move(c));
     if (report.candidates.size() > begin) run_round(begin);
   }
-  if (gpu) {
+  std::vector<std::size_t> finalists;
+  if (!o.predict_only) {
     const auto finals_start = Clock::now();
-    gpu->remeasure_finalists(report.candidates, o);
+    finalists = remeasure_finalists(pipe, report.candidates, compiled, o.finalists,
+                                    o.finalist_rounds);
     report.measure_wall_s += seconds_since(finals_start);
   }
   for (const auto& c : report.candidates) {
@@ -302,13 +204,9 @@ TuneReport tune_gemm(const GemmProblem& p, cache::Database& db, const TuneOption
         int(std::find(by_model.begin(), by_model.end(), *report.winner) - by_model.begin());
   }
 
-  // Record every candidate, then the winner.
-  const cache::TuningKey key{to_key(p), report.device_fingerprint, kBenchmarkProtocolVersion,
-                             kGemmTemplateVersion};
-  std::vector<CandidateRow> rows;
-  for (const auto& c : report.candidates)
-    rows.push_back({to_key(c.config), c.status, c.estimate.predicted_us, &c.timing, c.detail});
-  record_tuning(db, key, report.run_id, o.predict_only, p.flops(), rows, report.winner);
+  // Every candidate's row is in; the finalists' rows, the winner and the run's end go together.
+  finish_run(pipe, report.candidates, finalists, report.winner);
+  report.num_worker_restarts = pipe.num_worker_restarts();
   return report;
 }
 

@@ -1,6 +1,7 @@
 // Tunes one GEMM problem on one device: enumerate the space, rank by the model, compile the top
 // candidates in parallel, verify and measure each on the GPU (or, without one, rank the compiled
-// candidates by the model), re-measure the finalists interleaved, store everything.
+// candidates by the model), re-measure the finalists interleaved, store everything. Candidates
+// are compiled and run in worker processes (candidate_pipeline.hpp); a killed run resumes.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "core/gemm_config.hpp"
 #include "core/gemm_model.hpp"
 #include "tuner/benchmark.hpp"
+#include "tuner/candidate_pipeline.hpp"
 #include "tuner/progress.hpp"
 
 namespace kt::tune {
@@ -35,6 +37,7 @@ struct TuneOptions {
   std::size_t max_workspace_bytes = 64u << 20;
   BenchmarkOptions bench;
   ProgressFn progress;
+  IsolationOptions isolation;       // worker time limits, the blocklist override, test faults
 };
 
 struct CandidateResult {
@@ -63,6 +66,8 @@ struct TuneReport {
   int num_cache_hits = 0;
   // Where the measured winner sat in the model's order (0 = the model's first choice).
   int winner_model_rank = -1;
+  int num_worker_restarts = 0;               // compile or benchmark workers lost to candidates
+  bool resumed = false;                      // continued a killed run of the same options
 };
 
 // Throws kt::Error only for problems with the problem itself, the database or the device;

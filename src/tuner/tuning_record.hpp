@@ -1,5 +1,5 @@
-// Writes a tuning run's outcome: one measurement row per candidate (measured, predicted or
-// failed with its reason) and the winner, the same way for every op.
+// What every tuning run shares, whatever the op: its session (device, run id, seed) and the row
+// a candidate becomes (measured, predicted or failed with its reason; run_ledger.hpp writes it).
 #pragma once
 
 #include <chrono>
@@ -48,11 +48,5 @@ struct CandidateRow {
 // A kernel that spills registers to local memory is never shipped: it becomes kRejected with
 // the spill size as its detail (it is still recorded, and compiled into the cache).
 void reject_if_spilling(int spill_bytes, cache::Status& status, std::string& detail);
-
-// predicted: the run ranked by the model (ok rows become kPredicted, times are the model's).
-// winner: index into rows, if any candidate won.
-void record_tuning(cache::Database& db, const cache::TuningKey& key, const std::string& run_id,
-                   bool predicted, double flops, const std::vector<CandidateRow>& rows,
-                   std::optional<std::size_t> winner);
 
 }  // namespace kt::tune

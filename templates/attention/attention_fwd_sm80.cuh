@@ -7,6 +7,7 @@
 #include "kerntune/attention/attention_params.h"
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm80.cuh"
+#include "kerntune/common/test_fault.cuh"
 
 namespace kt {
 namespace attn {
@@ -182,6 +183,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
                                  kWriteLse>::kBytes <= 227 * 1024,
                 "more shared memory than any sm_80+ GPU gives a CTA (227 KB)");
 
+  if (test_fault(params.o)) return;
   constexpr int kThreads = kWarps * 32;
   constexpr int kRowsPerWarp = kBlockM / kWarps;
   constexpr int kMTiles = kRowsPerWarp / 16;  // m16 row tiles of a warp

@@ -6,6 +6,7 @@
 
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm80.cuh"
+#include "kerntune/common/test_fault.cuh"
 #include "kerntune/gemm/gemm_params.h"
 #include "kerntune/gemm/gemm_splitk_reduce.cuh"
 #include "kerntune/gemm/tile_order.cuh"
@@ -183,6 +184,7 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
   static_assert(kStages >= 2 && kStages <= 8, "kStages must be in [2, 8]");
   static_assert(kBIsNxK || kTileN >= 64, "the nn layout needs kTileN >= 64 (128-byte B rows)");
 
+  if (test_fault(params.c)) return;
   constexpr int kWarpsM = kTileM / kWarpM;
   constexpr int kWarpsN = kTileN / kWarpN;
   constexpr int kThreads = 32 * kWarpsM * kWarpsN;

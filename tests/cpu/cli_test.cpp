@@ -206,3 +206,19 @@ TEST_F(Cli, CacheLsOnAFreshDatabaseShowsNothingTuned) {
   EXPECT_TRUE(contains(r.output, "0 winners")) << r.output;
   EXPECT_TRUE(std::filesystem::exists(db_.path()));
 }
+
+TEST_F(Cli, TuneHelpDocumentsTheTimeLimitAndTheBlocklistOverride) {
+  const Result r = run("tune --help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* option : {"--candidate-timeout", "--compile-timeout", "--retry-blocklisted"})
+    EXPECT_TRUE(contains(r.output, option)) << "no " << option << " in:\n" << r.output;
+}
+
+TEST_F(Cli, CacheBlocklistListsAndClearsAnEmptyList) {
+  const Result list = run("cache blocklist");
+  EXPECT_EQ(list.status, 0) << list.output;
+  EXPECT_TRUE(contains(list.output, "0 blocklisted kernels")) << list.output;
+  const Result clear = run("cache blocklist --clear");
+  EXPECT_EQ(clear.status, 0) << clear.output;
+  EXPECT_TRUE(contains(clear.output, "removed 0 blocklist entries")) << clear.output;
+}

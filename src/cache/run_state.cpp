@@ -1,0 +1,179 @@
+// The database's crash-isolation and resume state (schema version 2): the blocklist of kernels
+// that crashed, faulted or hung on a device, and the tuning_runs table that lets a killed run
+// be found and continued. Members of kt::cache::Database; one transaction per call.
+#include <fmt/format.h>
+
+#include <ctime>
+
+#include "cache/database.hpp"
+#include "cache/database_impl.hpp"
+#include "cache/sql.hpp"
+#include "core/error.hpp"
+
+namespace kt::cache {
+
+namespace {
+
+constexpr const char* kBlocklistColumns =
+    "device_fingerprint, compile_key, nvrtc_version, template_version, op, config_key, kernel, "
+    "problem_key, reason, detail, run_id, created_unix";
+
+constexpr const char* kRunColumns =
+    "run_id, problem_key, device_fingerprint, protocol_version, template_version, "
+    "options_sha256, state, pid, host, started_unix, finished_unix";
+
+BlocklistEntry read_entry(const sql::Statement& row, const std::string& path) {
+  BlocklistEntry e;
+  e.device_fingerprint = row.column_text(0);
+  e.compile_key = row.column_text(1);
+  e.nvrtc_version = row.column_text(2);
+  e.template_version = row.column_int(3);
+  e.op = row.column_text(4);
+  e.config_key = row.column_text(5);
+  e.kernel = row.column_text(6);
+  e.problem_key = row.column_text(7);
+  try {
+    e.reason = parse_status(row.column_text(8));
+  } catch (const Error& error) {
+    throw Error(ErrorKind::kDatabase,
+                fmt::format("database '{}': blocklist entry of {}: {}; clear it with `kerntune "
+                            "cache blocklist --clear`",
+                            path, e.config_key, error.what()));
+  }
+  e.detail = row.column_text(9);
+  e.run_id = row.column_text(10);
+  e.created_unix = row.column_int64(11);
+  return e;
+}
+
+TuningRun read_run(const sql::Statement& row) {
+  TuningRun r;
+  r.run_id = row.column_text(0);
+  r.key.problem_key = row.column_text(1);
+  r.key.device_fingerprint = row.column_text(2);
+  r.key.protocol_version = row.column_int(3);
+  r.key.template_version = row.column_int(4);
+  r.options_sha256 = row.column_text(5);
+  r.done = row.column_text(6) == "done";
+  r.pid = row.column_int64(7);
+  r.host = row.column_text(8);
+  r.started_unix = row.column_int64(9);
+  r.finished_unix = row.column_int64(10);
+  return r;
+}
+
+std::int64_t now_unix() { return static_cast<std::int64_t>(std::time(nullptr)); }
+
+}  // namespace
+
+bool is_crash(Status status) {
+  return status == Status::kCompileCrash || status == Status::kTimeout ||
+         status == Status::kIllegalAddress || status == Status::kLaunchFailure;
+}
+
+void Database::add_to_blocklist(const BlocklistEntry& entry) {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement insert(impl.db, fmt::format("INSERT OR REPLACE INTO blocklist ({}) VALUES (?, ?, "
+                                             "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                             kBlocklistColumns));
+  insert
+      .bind_all(entry.device_fingerprint, entry.compile_key, entry.nvrtc_version,
+                entry.template_version, entry.op, entry.config_key, entry.kernel,
+                entry.problem_key, std::string_view(to_string(entry.reason)), entry.detail,
+                entry.run_id, entry.created_unix == 0 ? now_unix() : entry.created_unix)
+      .run();
+}
+
+std::optional<BlocklistEntry> Database::find_blocklisted(const std::string& device_fingerprint,
+                                                         const std::string& compile_key) const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement query(impl.db, fmt::format("SELECT {} FROM blocklist WHERE device_fingerprint = "
+                                            "? AND compile_key = ?",
+                                            kBlocklistColumns));
+  query.bind_all(device_fingerprint, compile_key);
+  if (!query.step()) return std::nullopt;
+  return read_entry(query, impl.path);
+}
+
+std::vector<BlocklistEntry> Database::blocklist() const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement query(impl.db,
+                       fmt::format("SELECT {} FROM blocklist ORDER BY device_fingerprint, "
+                                   "created_unix, config_key",
+                                   kBlocklistColumns));
+  std::vector<BlocklistEntry> rows;
+  while (query.step()) rows.push_back(read_entry(query, impl.path));
+  return rows;
+}
+
+std::int64_t Database::clear_blocklist() {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement erase(impl.db, "DELETE FROM blocklist");
+  erase.run();
+  return impl.db.changes();
+}
+
+void Database::begin_run(const TuningRun& run) {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement exists(impl.db, "SELECT 1 FROM tuning_runs WHERE run_id = ?");
+  exists.bind(1, run.run_id);
+  if (exists.step()) {
+    throw Error(ErrorKind::kDatabase,
+                fmt::format("database '{}' already holds tuning run '{}'; pick another run id",
+                            impl.path, run.run_id));
+  }
+  sql::Statement insert(
+      impl.db, fmt::format("INSERT INTO tuning_runs ({}) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, "
+                           "?, ?, 0)",
+                           kRunColumns));
+  insert
+      .bind_all(run.run_id, run.key.problem_key, run.key.device_fingerprint,
+                run.key.protocol_version, run.key.template_version, run.options_sha256, run.pid,
+                run.host, run.started_unix == 0 ? now_unix() : run.started_unix)
+      .run();
+}
+
+std::optional<TuningRun> Database::find_run(const std::string& run_id) const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement query(impl.db,
+                       fmt::format("SELECT {} FROM tuning_runs WHERE run_id = ?", kRunColumns));
+  query.bind(1, run_id);
+  if (!query.step()) return std::nullopt;
+  return read_run(query);
+}
+
+std::vector<TuningRun> Database::unfinished_runs(const TuningKey& key,
+                                                 const std::string& options_sha256) const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement query(
+      impl.db, fmt::format("SELECT {} FROM tuning_runs WHERE problem_key = ? AND "
+                           "device_fingerprint = ? AND protocol_version = ? AND "
+                           "template_version = ? AND state = 'running' AND options_sha256 = ? "
+                           "ORDER BY started_unix, run_id",
+                           kRunColumns));
+  query.bind_all(key.problem_key, key.device_fingerprint, key.protocol_version,
+                 key.template_version, options_sha256);
+  std::vector<TuningRun> rows;
+  while (query.step()) rows.push_back(read_run(query));
+  return rows;
+}
+
+bool Database::claim_run(const std::string& run_id, std::int64_t old_pid,
+                         const std::string& old_host, std::int64_t pid, const std::string& host) {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement update(impl.db,
+                        "UPDATE tuning_runs SET pid = ?, host = ? WHERE run_id = ? AND pid = ? "
+                        "AND host = ? AND state = 'running'");
+  update.bind_all(pid, host, run_id, old_pid, old_host).run();
+  return impl.db.changes() == 1;
+}
+
+}  // namespace kt::cache

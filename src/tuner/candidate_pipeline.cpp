@@ -1,0 +1,73 @@
+// The crash-isolated candidate path shared by the tuners.
+#include "tuner/candidate_pipeline.hpp"
+
+#include "core/log.hpp"
+#include "core/sha256.hpp"
+#include "generator/nvrtc_library.hpp"
+
+namespace kt::tune {
+
+std::string options_sha256(const std::vector<std::string>& fields) {
+  Sha256 hash;
+  hash.update_field("kerntune tuning options v1");
+  for (const std::string& f : fields) hash.update_field(f);
+  return hash.hex_digest();
+}
+
+CandidatePipeline::CandidatePipeline(cache::Database& db, PipelineSettings settings)
+    : db_(db),
+      settings_(std::move(settings)),
+      ledger_(db, settings_.key, settings_.options_sha256, settings_.fresh_run_id,
+              settings_.predict_only, settings_.flops),
+      compiler_(db, CompileSettings{settings_.key.device_fingerprint,
+                                    settings_.isolation.compile_timeout_s,
+                                    settings_.isolation.retry_blocklisted,
+                                    settings_.isolation.test_faults}) {}
+
+CompileOutcome CandidatePipeline::compile(const std::string& config_key,
+                                          gen::GeneratedSource source) {
+  CompileOutcome out = compiler_.compile(config_key, std::move(source));
+  if (cache::is_crash(out.status)) blocklist(config_key, out, out.status, out.detail);
+  return out;
+}
+
+TrialOutcome CandidatePipeline::measure(const std::string& config_key,
+                                        const CompileOutcome& compiled, double predicted_us) {
+  if (!bench_) bench_.emplace(settings_.bench, settings_.isolation.candidate_timeout_s);
+  TrialOutcome out = bench_->measure(config_key, *compiled.record, predicted_us);
+  if (cache::is_crash(out.status)) blocklist(config_key, compiled, out.status, out.detail);
+  return out;
+}
+
+bool CandidatePipeline::remeasure(const std::vector<std::string>& config_keys,
+                                  const std::vector<const cache::CubinRecord*>& cubins,
+                                  const std::vector<double>& predicted_us,
+                                  std::vector<Timing*>& timings, int rounds) {
+  if (!bench_) bench_.emplace(settings_.bench, settings_.isolation.candidate_timeout_s);
+  return bench_->remeasure(config_keys, cubins, predicted_us, timings, rounds);
+}
+
+int CandidatePipeline::num_worker_restarts() const {
+  return compiler_.num_worker_restarts() + (bench_ ? bench_->num_worker_restarts() : 0);
+}
+
+void CandidatePipeline::blocklist(const std::string& config_key, const CompileOutcome& compiled,
+                                  cache::Status reason, const std::string& detail) {
+  cache::BlocklistEntry e;
+  e.device_fingerprint = settings_.key.device_fingerprint;
+  e.compile_key = compiled.compile_key;
+  e.nvrtc_version = compiled.record ? compiled.record->nvrtc_version : gen::nvrtc().version_string;
+  e.template_version = settings_.key.template_version;
+  e.op = settings_.op;
+  e.config_key = config_key;
+  e.kernel = compiled.kernel;
+  e.problem_key = settings_.key.problem_key;
+  e.reason = reason;
+  e.detail = detail;
+  e.run_id = ledger_.run_id();
+  db_.add_to_blocklist(e);
+  logger().warn("blocklisted config={} reason={} device=\"{}\"", config_key,
+                cache::to_string(reason), e.device_fingerprint);
+}
+
+}  // namespace kt::tune
