@@ -159,6 +159,13 @@ void Connection::fail(int code, std::string_view what) const {
         fmt::format("; another process held the database for more than {} s: retry when it is done",
                     kBusyDeadline.count() / 1000);
   }
+  const int primary = code & 0xff;
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB || primary == SQLITE_IOERR) {
+    text += fmt::format(
+        "; the file is damaged or unreadable: `kerntune doctor --db '{}'` checks it, and moving "
+        "it aside lets kerntune start a new one",
+        path_);
+  }
   throw SqliteError(code, text);
 }
 
