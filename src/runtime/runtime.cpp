@@ -10,6 +10,7 @@
 #include "kerntune/kerntune.hpp"
 #include "runtime/attention_dispatch.hpp"
 #include "runtime/attention_kernel.hpp"
+#include "runtime/call_checks.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -184,8 +185,8 @@ std::unique_ptr<Runtime> Runtime::open(const RuntimeOptions& options) {
 
 void Runtime::gemm(const GemmProblem& problem, const void* a, const void* b, void* c,
                    Stream stream) {
+  rt::check_gemm_call(problem, a, b, c);
   const GemmEntry& entry = impl_->lookup(problem);
-  entry.kernel.check_pointers(a, b, c);
   rt::ScopedCurrent current(impl_->context.context());
   rt::check(entry.kernel.launch(a, b, c, reinterpret_cast<void*>(impl_->workspace),
                                 static_cast<CUstream>(stream)),
@@ -198,8 +199,8 @@ DispatchInfo Runtime::prepare_gemm(const GemmProblem& problem) {
 
 void Runtime::attention_forward(const AttentionProblem& problem, const AttentionTensors& tensors,
                                 Stream stream) {
+  rt::check_attention_call(problem, tensors);
   const AttentionEntry& entry = impl_->lookup_attention({problem, tensors.lse != nullptr});
-  entry.kernel.check_tensors(tensors);
   rt::ScopedCurrent current(impl_->context.context());
   rt::check(entry.kernel.launch(tensors, static_cast<CUstream>(stream)),
             "cuLaunchKernel(attention_forward)");
