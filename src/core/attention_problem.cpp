@@ -15,12 +15,16 @@ namespace kt {
 
 double AttentionProblem::visible_pairs() const {
   double per_head = double(seqlen_q) * double(seqlen_k);
-  if (causal) {
-    // Row i sees keys j <= i + (seqlen_k - seqlen_q): clamp(i + offset + 1, 0, seqlen_k).
-    const std::int64_t offset = seqlen_k - seqlen_q;
-    per_head = 0;
-    for (std::int64_t i = 0; i < seqlen_q; ++i)
-      per_head += double(std::clamp<std::int64_t>(i + offset + 1, 0, seqlen_k));
+  if (causal && seqlen_q >= 1 && seqlen_k >= 1) {
+    // Row i sees keys j <= i + (seqlen_k - seqlen_q): clamp(i + offset + 1, 0, seqlen_k). Rows
+    // before `first` see none, rows [first, last) see i + offset + 1, and the last row sees
+    // all seqlen_k keys. In closed form, so that any size costs the same (the fuzzer found a
+    // loop over 2^31 rows).
+    const double offset = double(seqlen_k - seqlen_q);
+    const double first = double(std::clamp<std::int64_t>(seqlen_q - seqlen_k, 0, seqlen_q));
+    const double last = double(seqlen_q - 1);
+    const double rows = last - first;
+    per_head = rows * (offset + 1) + (first + last - 1) * rows / 2 + double(seqlen_k);
   }
   return per_head * double(batch) * double(heads_q);
 }
