@@ -115,7 +115,9 @@ struct Runtime::Impl {
         }
       }
     }
-    const rt::LoadedModule& module = modules.load(cubin.record);
+    const rt::LoadedModule& module =
+        rt::load_or_rebuild(modules, cubin, database, gen::generate_gemm(p, config, device.arch()),
+                            options.compile_on_miss, !options.read_only);
     GemmEntry entry{rt::GemmKernel(p, config, module),
                     DispatchInfo{to_key(config), rt::to_string(choice.grade),
                                      choice.tuned_problem_key, cubin.compiled_now}};
@@ -148,7 +150,11 @@ struct Runtime::Impl {
         }
       }
     }
-    AttentionEntry entry{rt::AttentionKernel(key.problem, config, modules.load(cubin.record)),
+    const rt::LoadedModule& module = rt::load_or_rebuild(
+        modules, cubin, database,
+        gen::generate_attention(key.problem, config, key.write_lse, device.arch()),
+        options.compile_on_miss, !options.read_only);
+    AttentionEntry entry{rt::AttentionKernel(key.problem, config, module),
                          DispatchInfo{to_key(config), rt::to_string(choice.grade),
                                       choice.tuned_problem_key, cubin.compiled_now}};
     return attentions.emplace(key, std::move(entry)).first->second;
