@@ -2,7 +2,9 @@
 # Every test from a fresh Debian 12 machine: installs what is missing, builds Release with the
 # tests, and runs CTest: labels cpu (no CUDA), nvrtc (the toolkit, no GPU), gpu (skip themselves
 # without a device) and package (installs the build and builds tests/package against it).
-# CTest's summary is the last thing printed. Safe to run again.
+# Then the fuzzers (scripts/run_fuzzers.sh, ${KT_FUZZ_SECONDS:-60} s each; KT_FUZZ_SECONDS=0
+# skips them). Exits non-zero when either failed; the fuzzers' table is printed last.
+# Safe to run again.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -12,5 +14,12 @@ bash scripts/configure_build.sh
 # GPU tests share one device: run serially where there is one, in parallel where there is none.
 jobs=${KT_TEST_JOBS:-$(nproc)}
 if [[ -z ${KT_TEST_JOBS:-} && -e /dev/nvidia0 ]]; then jobs=1; fi
-cd "${KT_BUILD_DIR:-build}"
-ctest --output-on-failure --parallel "$jobs"
+ctest_status=0
+(cd "${KT_BUILD_DIR:-build}" && ctest --output-on-failure --parallel "$jobs") || ctest_status=$?
+
+fuzz_status=0
+if [[ ${KT_FUZZ_SECONDS:-60} != 0 ]]; then bash scripts/run_fuzzers.sh || fuzz_status=$?; fi
+if ((ctest_status != 0 || fuzz_status != 0)); then
+  echo "run_tests: ctest exit $ctest_status, fuzzers exit $fuzz_status" >&2
+  exit 1
+fi

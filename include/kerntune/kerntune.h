@@ -1,5 +1,7 @@
 /* kerntune runtime, C ABI for FFI (ctypes, Rust, Go...). Every call returns a kt_status; on
- * failure kt_last_error() gives this thread's message. Opaque handles; no C++ types cross. */
+ * failure kt_last_error() gives this thread's message. Opaque handles; no C++ types cross.
+ * Arguments (sizes, enum values, null and misaligned pointers, strides) are checked before the
+ * runtime handle and before any device work: KT_ERROR_INVALID_ARGUMENT names the bad one. */
 #ifndef KERNTUNE_KERNTUNE_H_
 #define KERNTUNE_KERNTUNE_H_
 

@@ -209,10 +209,11 @@ void set_meta(sql::Connection& db, const char* key, const std::string& value) {
 
 std::string unusable_file_message(const std::string& path, const std::string& reason) {
   return fmt::format(
-      "'{}' is not a usable kerntune database: {}. Move it aside (e.g. `mv '{}' '{}.bad'`) or "
-      "pass --db PATH to use another file; `kerntune cache ls --db PATH` checks that a file "
-      "opens",
-      path, reason, path, path);
+      "'{0}' is not a usable kerntune database: {1}. The file was left untouched. Diagnose it "
+      "with `kerntune doctor --db '{0}'`; then move it aside (`mv '{0}' '{0}.bad'`) and let "
+      "kerntune create a new one, restoring results exported earlier with `kerntune cache "
+      "import BACKUP.csv`, or pass --db PATH to use another file",
+      path, reason);
 }
 
 FileState inspect(sql::Connection& db, const std::string& path) {
@@ -263,9 +264,11 @@ FileState inspect(sql::Connection& db, const std::string& path) {
     throw Error(ErrorKind::kDatabase,
                 fmt::format("'{}' has schema version {}, but this kerntune understands versions "
                             "up to {}: it was written by a newer kerntune. Use that newer "
-                            "kerntune, or pass --db PATH to use another file; this one was left "
-                            "untouched",
-                            path, version, kSchemaVersion));
+                            "kerntune (or export it there with `kerntune cache export FILE.csv` "
+                            "and import the CSV here), or pass --db PATH to use another file; "
+                            "this one was left untouched. `kerntune doctor --db '{}'` shows "
+                            "the details",
+                            path, version, kSchemaVersion, path));
   }
   return FileState{.empty = false, .schema_version = version};
 }

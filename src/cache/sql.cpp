@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -24,6 +25,8 @@ namespace {
 constexpr std::chrono::milliseconds kBusyDeadline{10000};
 constexpr std::chrono::milliseconds kMaxBusyPause{100};
 
+std::atomic<std::int64_t> g_busy_retries{0};
+
 bool is_busy(int code) {
   const int primary = code & 0xff;
   return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
@@ -38,6 +41,7 @@ int step_retrying(sqlite3_stmt* stmt, bool has_row) {
     const int rc = sqlite3_step(stmt);
     if (!is_busy(rc) || has_row || std::chrono::steady_clock::now() >= deadline) return rc;
     sqlite3_reset(stmt);
+    g_busy_retries.fetch_add(1, std::memory_order_relaxed);
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, kMaxBusyPause);
   }
@@ -58,6 +62,8 @@ bool is_unreserved_uri_char(char c) {
 }
 
 }  // namespace
+
+std::int64_t busy_retries() { return g_busy_retries.load(std::memory_order_relaxed); }
 
 bool SqliteError::is_not_a_database() const {
   return primary_code() == SQLITE_NOTADB || primary_code() == SQLITE_CORRUPT;
@@ -158,6 +164,13 @@ void Connection::fail(int code, std::string_view what) const {
     text +=
         fmt::format("; another process held the database for more than {} s: retry when it is done",
                     kBusyDeadline.count() / 1000);
+  }
+  const int primary = code & 0xff;
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB || primary == SQLITE_IOERR) {
+    text += fmt::format(
+        "; the file is damaged or unreadable: `kerntune doctor --db '{}'` checks it, and moving "
+        "it aside lets kerntune start a new one",
+        path_);
   }
   throw SqliteError(code, text);
 }

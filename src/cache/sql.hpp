@@ -33,6 +33,10 @@ class SqliteError : public Error {
 
 enum class OpenMode { kReadWriteCreate, kReadOnly };
 
+// How many times a step of this process found the database locked by another connection (past
+// SQLite's own busy timeout) and was retried; for the concurrency tests and diagnostics.
+std::int64_t busy_retries();
+
 // The URI SQLite is given for `path` (":memory:" stays as it is): file:// + the absolute path,
 // percent-encoded, with ?mode=ro when `read_only`. Used for the main file and for ATTACH.
 std::string uri_for_path(const std::string& path, bool read_only);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <vector>
 
@@ -14,12 +15,16 @@ namespace kt {
 
 double AttentionProblem::visible_pairs() const {
   double per_head = double(seqlen_q) * double(seqlen_k);
-  if (causal) {
-    // Row i sees keys j <= i + (seqlen_k - seqlen_q): clamp(i + offset + 1, 0, seqlen_k).
-    const std::int64_t offset = seqlen_k - seqlen_q;
-    per_head = 0;
-    for (std::int64_t i = 0; i < seqlen_q; ++i)
-      per_head += double(std::clamp<std::int64_t>(i + offset + 1, 0, seqlen_k));
+  if (causal && seqlen_q >= 1 && seqlen_k >= 1) {
+    // Row i sees keys j <= i + (seqlen_k - seqlen_q): clamp(i + offset + 1, 0, seqlen_k). Rows
+    // before `first` see none, rows [first, last) see i + offset + 1, and the last row sees
+    // all seqlen_k keys. In closed form, so that any size costs the same (the fuzzer found a
+    // loop over 2^31 rows).
+    const double offset = double(seqlen_k - seqlen_q);
+    const double first = double(std::clamp<std::int64_t>(seqlen_q - seqlen_k, 0, seqlen_q));
+    const double last = double(seqlen_q - 1);
+    const double rows = last - first;
+    per_head = rows * (offset + 1) + (first + last - 1) * rows / 2 + double(seqlen_k);
   }
   return per_head * double(batch) * double(heads_q);
 }
@@ -88,27 +93,42 @@ AttentionProblem parse_attention_key(std::string_view key) {
 
 void parse_attention_shape(std::string_view shape, AttentionProblem& p) {
   const char* hint = "expected e.g. b=4,hq=32,hkv=8,sq=4096,sk=4096,d=128";
-  bool has_hkv = false, has_sk = false, has_sq = false, has_hq = false;
+  // Each name sets one or two fields; a field set twice (b=1,b=2 or h=8,hq=8) is an error.
+  struct Name { const char* name; std::int64_t* first; std::int64_t* second; };
+  const Name names[] = {{"b", &p.batch, nullptr},        {"hq", &p.heads_q, nullptr},
+                        {"hkv", &p.heads_kv, nullptr},   {"h", &p.heads_q, &p.heads_kv},
+                        {"sq", &p.seqlen_q, nullptr},    {"sk", &p.seqlen_k, nullptr},
+                        {"s", &p.seqlen_q, &p.seqlen_k}, {"d", &p.head_dim, nullptr}};
+  std::vector<const std::int64_t*> set;
+  const auto is_set = [&set](const std::int64_t* field) {
+    return std::find(set.begin(), set.end(), field) != set.end();
+  };
   for (std::string_view item : split(shape, ',')) {
     const auto eq = item.find('=');
     if (eq == std::string_view::npos)
       throw_invalid(fmt::format("attention shape item '{}' is not NAME=VALUE; {}", item, hint));
     const std::string_view name = item.substr(0, eq);
+    const auto entry = std::find_if(std::begin(names), std::end(names),
+                                    [name](const Name& n) { return name == n.name; });
+    if (entry == std::end(names))
+      throw_invalid(fmt::format("unknown attention shape field '{}': use b, hq, hkv, h, sq, sk, s, d; {}", name, hint));
+    if (is_set(entry->first) || (entry->second != nullptr && is_set(entry->second)))
+      throw_invalid(fmt::format("attention shape '{}' sets '{}' twice (h= sets hq and hkv, s= sets "
+                                "sq and sk); give each size once", shape, name));
     const std::int64_t value = parse_int(item.substr(eq + 1), fmt::format("attention shape field '{}'", name));
-    if (name == "b") p.batch = value;
-    else if (name == "hq") { p.heads_q = value; has_hq = true; }
-    else if (name == "hkv") { p.heads_kv = value; has_hkv = true; }
-    else if (name == "h") { p.heads_q = p.heads_kv = value; has_hq = has_hkv = true; }
-    else if (name == "sq") { p.seqlen_q = value; has_sq = true; }
-    else if (name == "sk") { p.seqlen_k = value; has_sk = true; }
-    else if (name == "s") { p.seqlen_q = p.seqlen_k = value; has_sq = has_sk = true; }
-    else if (name == "d") p.head_dim = value;
-    else throw_invalid(fmt::format("unknown attention shape field '{}': use b, hq, hkv, h, sq, sk, s, d; {}", name, hint));
+    for (std::int64_t* field : {entry->first, entry->second}) {
+      if (field == nullptr) continue;
+      *field = value;
+      set.push_back(field);
+    }
   }
-  if (!has_hq) throw_invalid(fmt::format("attention shape '{}' lacks the head count hq (or h); {}", shape, hint));
-  if (!has_sq) throw_invalid(fmt::format("attention shape '{}' lacks the query length sq (or s); {}", shape, hint));
-  if (!has_hkv) p.heads_kv = p.heads_q;
-  if (!has_sk) p.seqlen_k = p.seqlen_q;
+  const struct { const std::int64_t* field; const char* what; } required[] = {
+      {&p.batch, "the batch b"}, {&p.heads_q, "the head count hq (or h)"},
+      {&p.seqlen_q, "the query length sq (or s)"}, {&p.head_dim, "the head dimension d"}};
+  for (const auto& r : required)
+    if (!is_set(r.field)) throw_invalid(fmt::format("attention shape '{}' lacks {}; {}", shape, r.what, hint));
+  if (!is_set(&p.heads_kv)) p.heads_kv = p.heads_q;
+  if (!is_set(&p.seqlen_k)) p.seqlen_k = p.seqlen_q;
   validate(p);
 }
 

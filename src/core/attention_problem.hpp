@@ -39,7 +39,9 @@ std::string to_key(const AttentionProblem& problem);
 AttentionProblem parse_attention_key(std::string_view key);
 
 // Parses "b=4,hq=32,hkv=8,sq=4096,sk=4096,d=128" into `problem` (h= sets both head counts,
-// s= both sequence lengths; hkv defaults to hq and sk to sq). Throws naming the bad field.
+// s= both sequence lengths; hkv defaults to hq and sk to sq; b, the heads, the query length and
+// d are required). Throws naming the bad field: unknown, given twice, missing, not a whole
+// decimal integer, out of range.
 void parse_attention_shape(std::string_view shape, AttentionProblem& problem);
 
 }  // namespace kt

@@ -52,6 +52,8 @@ GemmProblem parse_gemm_key(std::string_view key) {
   p.out_dtype = parse_dtype(parts[2]);
   p.layout = parse_layout(parts[3]);
   parse_gemm_shape(parts[4], p);
+  if (to_key(p) != key)
+    throw_invalid(fmt::format("GEMM key '{}' is not canonical: write it as '{}'", key, to_key(p)));
   return p;
 }
 

@@ -35,6 +35,7 @@ struct GemmProblem {
 void validate(const GemmProblem& problem);
 
 // Canonical key, e.g. "gemm:bf16:bf16:nt:4096x4096x4096" (op:in:out:layout:MxNxK).
+// parse_gemm_key is its exact inverse: it refuses a non-canonical spelling (e.g. "064").
 std::string to_key(const GemmProblem& problem);
 GemmProblem parse_gemm_key(std::string_view key);
 

@@ -30,27 +30,6 @@ AttentionKernel::AttentionKernel(const AttentionProblem& problem, const Attentio
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
 }
 
-void AttentionKernel::check_tensors(const AttentionTensors& t) const {
-  const struct { const char* name; const void* pointer; const std::int64_t* strides; } tensors[] = {
-      {"Q", t.q, t.q_strides}, {"K", t.k, t.k_strides}, {"V", t.v, t.v_strides}, {"O", t.o, t.o_strides}};
-  const char* stride_names[] = {"batch", "row", "head"};
-  for (const auto& x : tensors) {
-    if (x.pointer == nullptr) throw_invalid(fmt::format("attention tensor {} is a null pointer", x.name));
-    if (reinterpret_cast<std::uintptr_t>(x.pointer) % 16 != 0)
-      throw_invalid(fmt::format("attention tensor {} at {} is not 16-byte aligned", x.name, x.pointer));
-    for (int i = 0; i < 3; ++i)
-      if (x.strides[i] < 0 || x.strides[i] % 8 != 0)
-        throw_invalid(fmt::format("attention tensor {} has {} stride {}: strides must be >= 0 and "
-                                  "multiples of 8 elements (head_dim must be contiguous)",
-                                  x.name, stride_names[i], x.strides[i]));
-  }
-  if (t.lse != nullptr && reinterpret_cast<std::uintptr_t>(t.lse) % 4 != 0)
-    throw_invalid("attention lse buffer is not 4-byte aligned");
-  if (!(t.softmax_scale >= 0) || std::isinf(t.softmax_scale))
-    throw_invalid(fmt::format("attention softmax_scale = {} must be finite and >= 0 (0 means "
-                              "1/sqrt(head_dim))", t.softmax_scale));
-}
-
 AttentionParams AttentionKernel::make_params(const AttentionTensors& t) const {
   return make_attention_params(problem_, t);
 }

@@ -1,5 +1,5 @@
-// An attention-forward kernel ready to launch: loaded function, launch plan, and the checks of
-// the caller's tensors. launch() allocates nothing.
+// An attention-forward kernel ready to launch: loaded function and launch plan (the caller's
+// tensors are checked by runtime/call_checks.hpp). launch() allocates nothing.
 #pragma once
 
 #include <cuda.h>
@@ -20,9 +20,6 @@ class AttentionKernel {
   AttentionKernel(const AttentionProblem& problem, const AttentionConfig& config,
                   const LoadedModule& module);
 
-  // Throws kt::Error (invalid argument) naming the tensor: null pointer, misaligned base,
-  // stride not a multiple of 8 elements, or a missing lse buffer when `needs_lse`.
-  void check_tensors(const AttentionTensors& t) const;
   AttentionParams make_params(const AttentionTensors& t) const;
   CUresult launch(const AttentionTensors& t, CUstream stream) const;
 

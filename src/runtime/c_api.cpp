@@ -1,10 +1,13 @@
 // The C ABI over kt::Runtime: exceptions become kt_status codes plus a thread-local message.
+// A call's arguments are checked before its runtime handle and before any device work, so a bad
+// call is reported the same way with or without a GPU.
 #include "kerntune/kerntune.h"
 
 #include <exception>
 #include <string>
 
 #include "kerntune/kerntune.hpp"
+#include "runtime/call_checks.hpp"
 
 struct kt_runtime {
   std::unique_ptr<kt::Runtime> runtime;
@@ -74,7 +77,6 @@ kt_status kt_gemm(kt_runtime* runtime, int64_t m, int64_t n, int64_t k, kt_dtype
                   kt_dtype out_dtype, kt_layout layout, const void* a, const void* b, void* c,
                   void* stream) {
   return guarded([&] {
-    if (runtime == nullptr) kt::throw_invalid("kt_gemm: runtime is NULL (call kt_runtime_open)");
     if (layout != KT_LAYOUT_NN && layout != KT_LAYOUT_NT)
       kt::throw_invalid("kt_gemm: unknown kt_layout value " + std::to_string(int(layout)));
     kt::GemmProblem p;
@@ -84,6 +86,8 @@ kt_status kt_gemm(kt_runtime* runtime, int64_t m, int64_t n, int64_t k, kt_dtype
     p.in_dtype = to_dtype(in_dtype);
     p.out_dtype = to_dtype(out_dtype);
     p.layout = layout == KT_LAYOUT_NN ? kt::Layout::kNN : kt::Layout::kNT;
+    kt::rt::check_gemm_call(p, a, b, c);
+    if (runtime == nullptr) kt::throw_invalid("kt_gemm: runtime is NULL (call kt_runtime_open)");
     runtime->runtime->gemm(p, a, b, c, stream);
   });
 }
@@ -91,7 +95,6 @@ kt_status kt_gemm(kt_runtime* runtime, int64_t m, int64_t n, int64_t k, kt_dtype
 kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* args,
                                void* stream) {
   return guarded([&] {
-    if (runtime == nullptr) kt::throw_invalid("kt_attention_forward: runtime is NULL");
     if (args == nullptr) kt::throw_invalid("kt_attention_forward: args is NULL");
     kt::AttentionProblem p;
     p.batch = args->batch;
@@ -115,6 +118,9 @@ kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* arg
       t.o_strides[i] = args->o_strides[i];
     }
     t.softmax_scale = args->softmax_scale;
+    kt::rt::check_attention_call(p, t);
+    if (runtime == nullptr)
+      kt::throw_invalid("kt_attention_forward: runtime is NULL (call kt_runtime_open)");
     runtime->runtime->attention_forward(p, t, stream);
   });
 }

@@ -1,4 +1,4 @@
-// Cubins from the database, else from NVRTC.
+// Cubins from the database, else from NVRTC; stale stored cubins rebuilt.
 #include "runtime/cubin_provider.hpp"
 
 #include <fmt/format.h>
@@ -42,6 +42,42 @@ CubinResult get_or_compile(cache::Database* db, const gen::GeneratedSource& sour
   CubinResult result{to_record(gen::compile(source)), true};
   if (db != nullptr && write_back) db->put_cubin(result.record);
   return result;
+}
+
+namespace {
+
+// Driver results that mean "this image cannot serve this device", not "the device is broken".
+bool is_stale_image(int code) {
+  switch (code) {
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_NOT_FOUND:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+const LoadedModule& load_or_rebuild(ModuleCache& modules, CubinResult& cubin, cache::Database* db,
+                                    const gen::GeneratedSource& source, bool allow_compile,
+                                    bool write_back) {
+  try {
+    return modules.load(cubin.record);
+  } catch (const CudaError& error) {
+    if (cubin.compiled_now || !is_stale_image(error.code()) || !allow_compile) throw;
+    logger().warn(
+        "stored cubin does not load; rebuilding it from source kernel={} key={} arch={} "
+        "nvrtc={} error=\"{}\" replace_row={}",
+        source.name, cubin.record.compile_key.substr(0, 12), cubin.record.arch,
+        cubin.record.nvrtc_version, error.what(), db != nullptr && write_back);
+  }
+  cubin = CubinResult{to_record(gen::compile(source)), true};
+  if (db != nullptr && write_back) db->put_cubin(cubin.record);
+  return modules.load(cubin.record);
 }
 
 }  // namespace kt::rt

@@ -71,25 +71,6 @@ GemmKernel::GemmKernel(const GemmProblem& problem, const GemmConfig& config,
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
 }
 
-void GemmKernel::check_pointers(const void* a, const void* b, const void* c) const {
-  const struct { const char* name; const void* pointer; } operands[] = {{"A", a}, {"B", b}, {"C", c}};
-  for (const auto& o : operands) {
-    if (o.pointer == nullptr) throw_invalid(fmt::format("GEMM operand {} is a null pointer", o.name));
-  }
-  if (problem_.vector_aligned()) {
-    for (int i = 0; i < 2; ++i) {
-      if (reinterpret_cast<std::uintptr_t>(operands[i].pointer) % 16 != 0)
-        throw_invalid(fmt::format(
-            "GEMM operand {} at {} is not 16-byte aligned; the vectorized path chosen for K % 8 "
-            "== 0 needs 16-byte aligned A and B (pass aligned pointers, e.g. from cudaMalloc)",
-            operands[i].name, operands[i].pointer));
-    }
-  }
-  const int out_align = size_bytes(problem_.out_dtype);
-  if (reinterpret_cast<std::uintptr_t>(c) % out_align != 0)
-    throw_invalid(fmt::format("GEMM operand C at {} is not aligned to its {}-byte elements", c, out_align));
-}
-
 GemmParams GemmKernel::make_params(const void* a, const void* b, void* c, void* workspace) const {
   GemmParams params{};
   params.a = a;

@@ -30,9 +30,6 @@ class GemmKernel {
   CUresult make_sm90_params(const void* a, const void* b, void* c, void* workspace,
                             GemmSm90Params& params) const;
 
-  // Throws kt::Error (invalid argument) naming the operand when a pointer is null or less
-  // aligned than this kernel's load path needs.
-  void check_pointers(const void* a, const void* b, const void* c) const;
 
   const GemmProblem& problem() const { return problem_; }
   const GemmConfig& config() const { return config_; }

@@ -19,17 +19,24 @@ const LoadedModule& ModuleCache::load(const cache::CubinRecord& record) {
   if (it != modules_.end()) return *it->second;
   const CudaDriver& d = driver();
   auto loaded = std::make_unique<LoadedModule>();
-  const CUresult r = d.module_load_data(&loaded->module, record.cubin.data());
-  if (r != CUDA_SUCCESS) {
+  const auto fail = [&](const char* call, CUresult r) {
     const char* name = "?";
     d.get_error_name(r, &name);
-    throw Error(ErrorKind::kCuda,
-                fmt::format("cuModuleLoadData failed for {} ({}, arch {}): {}", record.source_name,
-                            record.compile_key.substr(0, 12), record.arch, name));
-  }
+    throw CudaError(fmt::format("{} for {} ({}, arch {})", call, record.source_name,
+                                record.compile_key.substr(0, 12), record.arch),
+                    r, name);
+  };
+  // NOTE: an empty blob is no image; the driver is not asked to read from a null pointer.
+  if (record.cubin.empty()) fail("cuModuleLoadData", CUDA_ERROR_INVALID_IMAGE);
+  if (const CUresult r = d.module_load_data(&loaded->module, record.cubin.data()); r != CUDA_SUCCESS)
+    fail("cuModuleLoadData", r);
   for (const auto& lowered : record.lowered_names) {
     CUfunction f = nullptr;
-    check(d.module_get_function(&f, loaded->module, lowered.c_str()), "cuModuleGetFunction");
+    if (const CUresult r = d.module_get_function(&f, loaded->module, lowered.c_str());
+        r != CUDA_SUCCESS) {
+      d.module_unload(loaded->module);
+      fail("cuModuleGetFunction", r);
+    }
     loaded->functions.push_back(f);
   }
   const LoadedModule& result = *loaded;

@@ -27,7 +27,8 @@ class ModuleCache {
   ModuleCache& operator=(const ModuleCache&) = delete;
 
   // Loads `record.cubin` into the current context (once per compile key) and looks up every
-  // kernel. Throws CudaError naming the call and the kernel on failure.
+  // kernel. Throws CudaError (with the driver's code) naming the call and the kernel on
+  // failure, and then caches nothing for the key.
   const LoadedModule& load(const cache::CubinRecord& record);
 
  private:

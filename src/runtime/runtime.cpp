@@ -10,6 +10,7 @@
 #include "kerntune/kerntune.hpp"
 #include "runtime/attention_dispatch.hpp"
 #include "runtime/attention_kernel.hpp"
+#include "runtime/call_checks.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -114,7 +115,9 @@ struct Runtime::Impl {
         }
       }
     }
-    const rt::LoadedModule& module = modules.load(cubin.record);
+    const rt::LoadedModule& module =
+        rt::load_or_rebuild(modules, cubin, database, gen::generate_gemm(p, config, device.arch()),
+                            options.compile_on_miss, !options.read_only);
     GemmEntry entry{rt::GemmKernel(p, config, module),
                     DispatchInfo{to_key(config), rt::to_string(choice.grade),
                                      choice.tuned_problem_key, cubin.compiled_now}};
@@ -147,7 +150,11 @@ struct Runtime::Impl {
         }
       }
     }
-    AttentionEntry entry{rt::AttentionKernel(key.problem, config, modules.load(cubin.record)),
+    const rt::LoadedModule& module = rt::load_or_rebuild(
+        modules, cubin, database,
+        gen::generate_attention(key.problem, config, key.write_lse, device.arch()),
+        options.compile_on_miss, !options.read_only);
+    AttentionEntry entry{rt::AttentionKernel(key.problem, config, module),
                          DispatchInfo{to_key(config), rt::to_string(choice.grade),
                                       choice.tuned_problem_key, cubin.compiled_now}};
     return attentions.emplace(key, std::move(entry)).first->second;
@@ -184,8 +191,8 @@ std::unique_ptr<Runtime> Runtime::open(const RuntimeOptions& options) {
 
 void Runtime::gemm(const GemmProblem& problem, const void* a, const void* b, void* c,
                    Stream stream) {
+  rt::check_gemm_call(problem, a, b, c);
   const GemmEntry& entry = impl_->lookup(problem);
-  entry.kernel.check_pointers(a, b, c);
   rt::ScopedCurrent current(impl_->context.context());
   rt::check(entry.kernel.launch(a, b, c, reinterpret_cast<void*>(impl_->workspace),
                                 static_cast<CUstream>(stream)),
@@ -198,8 +205,8 @@ DispatchInfo Runtime::prepare_gemm(const GemmProblem& problem) {
 
 void Runtime::attention_forward(const AttentionProblem& problem, const AttentionTensors& tensors,
                                 Stream stream) {
+  rt::check_attention_call(problem, tensors);
   const AttentionEntry& entry = impl_->lookup_attention({problem, tensors.lse != nullptr});
-  entry.kernel.check_tensors(tensors);
   rt::ScopedCurrent current(impl_->context.context());
   rt::check(entry.kernel.launch(tensors, static_cast<CUstream>(stream)),
             "cuLaunchKernel(attention_forward)");

@@ -12,5 +12,6 @@ void register_explain(CLI::App& app);
 void register_tune(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_cache(CLI::App& app);
+void register_doctor(CLI::App& app);
 
 }  // namespace kt::cli

@@ -29,6 +29,7 @@ constexpr const char* kFooter = R"(Examples:
   kerntune explain --shape 4100x4096x4096           waves, tile efficiency, predicted time
   kerntune compile --shape 4096x4096x4096 --arch sm_80   NVRTC only: registers and spills
   kerntune cache ls                                 what the database holds
+  kerntune doctor                                   check database, toolkit, driver; what to fix
 Run 'kerntune SUBCOMMAND --help' for the options of each.)";
 
 }  // namespace
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
   kt::cli::register_tune(app);
   kt::cli::register_bench(app);
   kt::cli::register_cache(app);
+  kt::cli::register_doctor(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

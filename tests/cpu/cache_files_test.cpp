@@ -159,7 +159,7 @@ TEST(CacheFiles, DatabaseTruncatedToHalfIsRefusedNamingThePath) {
   fs::resize_file(path, size / 2);
   const std::string bytes = read_bytes(path);
   expect_error([&] { Database::open(path); }, ErrorKind::kDatabase,
-               {path, "corrupt", "kerntune cache ls --db"});
+               {path, "corrupt", "kerntune doctor --db"});
   expect_error([&] { Database::open_readonly(path); }, ErrorKind::kDatabase, {path});
   EXPECT_EQ(read_bytes(path), bytes);
 }

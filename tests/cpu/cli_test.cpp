@@ -71,7 +71,7 @@ class Cli : public ::testing::Test {
 TEST_F(Cli, HelpListsEverySubcommand) {
   const Result r = run("--help");
   EXPECT_EQ(r.status, 0) << r.output;
-  for (const char* sub : {"info", "gen", "compile", "explain", "tune", "bench", "cache"}) {
+  for (const char* sub : {"info", "gen", "compile", "explain", "tune", "bench", "cache", "doctor"}) {
     // Each subcommand is listed at the start of a line of the Subcommands section.
     EXPECT_TRUE(contains(r.output, std::string("\n  ") + sub + " "))
         << "no subcommand '" << sub << "' in:\n"

@@ -3,6 +3,10 @@
 // validates with a launch grid of B x Hq x ceil(Nq / Br).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
 #include "core/attention_config.hpp"
 #include "core/error.hpp"
 
@@ -62,6 +66,29 @@ TEST(AttentionFlops, CausalCountsTheBottomRightAlignedTriangle) {
   EXPECT_DOUBLE_EQ(shape("b=1,h=1,sq=2,sk=10,d=64", true).visible_pairs(), 9.0 + 10.0);
   const AttentionProblem full = shape("b=2,h=3,sq=5,sk=7,d=64");
   EXPECT_DOUBLE_EQ(full.flops(), 4.0 * 2 * 3 * 5 * 7 * 64);
+}
+
+TEST(AttentionFlops, CausalClosedFormEqualsTheRowByRowCount) {
+  for (std::int64_t sq : {1, 2, 7, 64, 333}) {
+    for (std::int64_t sk : {1, 3, 64, 500}) {
+      AttentionProblem p;
+      p.seqlen_q = sq;
+      p.seqlen_k = sk;
+      p.causal = true;
+      double rows = 0;
+      for (std::int64_t i = 0; i < sq; ++i)
+        rows += double(std::clamp<std::int64_t>(i + sk - sq + 1, 0, sk));
+      EXPECT_DOUBLE_EQ(p.visible_pairs(), rows) << "sq=" << sq << " sk=" << sk;
+    }
+  }
+}
+
+TEST(AttentionFlops, CausalCountOfTheLargestShapeIsImmediateAndFinite) {
+  AttentionProblem p;
+  p.seqlen_q = p.seqlen_k = std::numeric_limits<std::int32_t>::max();
+  p.causal = true;
+  const double n = double(p.seqlen_q);
+  EXPECT_DOUBLE_EQ(p.visible_pairs(), n * (n + 1) / 2);
 }
 
 TEST(AttentionConfigSpace, EveryEnumeratedConfigValidatesAndPlansTheFlashAttentionGrid) {

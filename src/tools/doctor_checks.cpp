@@ -1,0 +1,211 @@
+// The sections of `kerntune doctor`: each turns facts from the library into checklist lines
+// with a fix. Nothing here writes anything.
+#include "tools/doctor_checks.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <filesystem>
+
+#include "cache/health.hpp"
+#include "core/env.hpp"
+#include "core/error.hpp"
+#include "core/versions.hpp"
+#include "generator/nvrtc_library.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "runtime/device_query.hpp"
+
+namespace kt::cli {
+
+namespace {
+
+CheckLine ok(std::string finding) { return {Verdict::kOk, std::move(finding), ""}; }
+CheckLine warn(std::string finding, std::string fix) {
+  return {Verdict::kWarn, std::move(finding), std::move(fix)};
+}
+CheckLine fail(std::string finding, std::string fix) {
+  return {Verdict::kFail, std::move(finding), std::move(fix)};
+}
+
+std::string quoted(const std::string& path) { return "'" + path + "'"; }
+
+void add_stale_lines(const cache::DatabaseHealth& h, const std::string& path,
+                     const MachineFacts& machine, std::vector<CheckLine>& lines) {
+  const cache::StaleRows& s = h.stale;
+  if (s.old_version_winners + s.old_version_measurements > 0) {
+    lines.push_back(warn(
+        fmt::format("{} winners and {} measurements are of an older benchmark protocol or "
+                    "template version (current: protocol {}, GEMM template {}, attention template "
+                    "{}): dispatch never uses them",
+                    s.old_version_winners, s.old_version_measurements, kBenchmarkProtocolVersion,
+                    kGemmTemplateVersion, kAttentionTemplateVersion),
+        fmt::format("re-tune those shapes (`kerntune tune --db {} --shape ...`); the old rows "
+                    "can stay as history",
+                    quoted(path))));
+  } else {
+    lines.push_back(ok("every winner and measurement is of the current protocol and template "
+                       "versions"));
+  }
+  if (machine.gpu) {
+    if (s.other_device_winners + s.other_device_measurements > 0) {
+      lines.push_back(warn(
+          fmt::format("{} winners and {} measurements are of other devices ({}), not of this "
+                      "machine's ({}): dispatch here falls back to the model for them",
+                      s.other_device_winners, s.other_device_measurements,
+                      fmt::join(s.other_devices, "; "), fmt::join(machine.device_fingerprints, "; ")),
+          fmt::format("tune on this machine (`kerntune tune --db {} ...`), or merge a database "
+                      "tuned on this GPU model (`kerntune cache merge OTHER.db --db {}`)",
+                      quoted(path), quoted(path))));
+    } else {
+      lines.push_back(ok("every winner and measurement is of a device of this machine"));
+    }
+  }
+  if (!machine.nvrtc_version.empty()) {
+    if (s.other_nvrtc_cubins > 0) {
+      lines.push_back(warn(
+          fmt::format("{} cubins were compiled by another NVRTC ({}; loaded: {}): their compile "
+                      "keys never match now, so they only take space",
+                      s.other_nvrtc_cubins, fmt::join(s.other_nvrtc_versions, ", "),
+                      machine.nvrtc_version),
+          "nothing breaks (kernels are recompiled on first use); to reclaim the space, export "
+          "the results (`kerntune cache export FILE.csv`), start a new database and import them"));
+    } else {
+      lines.push_back(ok(fmt::format("every cubin was compiled by the loaded NVRTC ({})",
+                                     machine.nvrtc_version)));
+    }
+  }
+}
+
+}  // namespace
+
+const char* to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kOk: return "OK";
+    case Verdict::kWarn: return "WARN";
+    case Verdict::kFail: return "FAIL";
+  }
+  return "?";
+}
+
+MachineFacts gather_machine_facts() {
+  MachineFacts facts;
+  try {
+    const gen::NvrtcLibrary& nvrtc = gen::nvrtc();
+    facts.nvrtc_version = nvrtc.version_string;
+    facts.nvrtc_path = nvrtc.path;
+  } catch (const Error& error) {
+    facts.nvrtc_error = error.what();
+  }
+  facts.gpu = rt::gpu_available(&facts.no_gpu_reason);
+  if (!facts.gpu) return facts;
+  try {
+    const rt::CudaDriver& driver = rt::driver();
+    facts.driver_path = driver.path;
+    driver.driver_get_version(&facts.driver_version);
+    int count = 0;
+    rt::check(driver.device_get_count(&count), "cuDeviceGetCount");
+    for (int ordinal = 0; ordinal < count; ++ordinal) {
+      CUdevice device = 0;
+      rt::check(driver.device_get(&device, ordinal), "cuDeviceGet");
+      facts.device_fingerprints.push_back(rt::query_device(device).fingerprint());
+    }
+  } catch (const Error& error) {
+    facts.gpu = false;
+    facts.no_gpu_reason = error.what();
+  }
+  return facts;
+}
+
+Section check_database(const std::string& path, const MachineFacts& machine) {
+  Section section{fmt::format("database {}", path), {}};
+  cache::HealthExpectations expected;
+  expected.protocol_version = kBenchmarkProtocolVersion;
+  expected.gemm_template_version = kGemmTemplateVersion;
+  expected.attention_template_version = kAttentionTemplateVersion;
+  expected.device_fingerprints = machine.device_fingerprints;
+  expected.nvrtc_version = machine.nvrtc_version;
+  const cache::DatabaseHealth h = cache::check_database_health(path, expected);
+  auto& lines = section.lines;
+  if (!h.exists) {
+    lines.push_back(warn("no database file here yet",
+                         "nothing to do: `kerntune tune`, `kerntune cache import` or a runtime "
+                         "that may write creates it; pass --db PATH if you meant another file"));
+    return section;
+  }
+  if (!h.integrity_problems.empty()) {
+    lines.push_back(fail(
+        fmt::format("PRAGMA integrity_check: {}", fmt::join(h.integrity_problems, "; ")),
+        fmt::format("the file is damaged: move it aside (`mv {0} {0}.bad`) and let kerntune "
+                    "start a new one; import results exported earlier (`kerntune cache import "
+                    "BACKUP.csv --db {0}`) or re-tune",
+                    quoted(path))));
+    return section;
+  }
+  if (!h.problem.empty()) {
+    lines.push_back(fail(h.problem, "as the message says; kerntune itself never repairs a file"));
+    return section;
+  }
+  lines.push_back(ok("PRAGMA integrity_check: ok"));
+  lines.push_back(ok(fmt::format("a kerntune database (application id {:#x}), opened read-only",
+                                 h.application_id)));
+  if (h.schema_version < cache::kSchemaVersion) {
+    lines.push_back(warn(
+        fmt::format("schema version {}, older than this kerntune's {}", h.schema_version,
+                    cache::kSchemaVersion),
+        fmt::format("it is upgraded on its next read-write open, e.g. `kerntune cache ls --db "
+                    "{}`; a read-only runtime refuses it until then",
+                    quoted(path))));
+  } else {
+    lines.push_back(ok(fmt::format("schema version {} (this kerntune reads up to {})",
+                                   h.schema_version, cache::kSchemaVersion)));
+  }
+  lines.push_back(ok(fmt::format("{} cubins ({:.1f} MiB), {} measurements, {} winners",
+                                 h.summary.num_cubins, double(h.summary.cubin_bytes) / (1 << 20),
+                                 h.summary.num_measurements, h.summary.num_winners)));
+  add_stale_lines(h, path, machine, lines);
+  return section;
+}
+
+Section check_toolkit(const MachineFacts& machine) {
+  Section section{"toolkit", {}};
+  if (machine.nvrtc_version.empty()) {
+    section.lines.push_back(fail(
+        fmt::format("NVRTC cannot be loaded: {}", machine.nvrtc_error),
+        "install the CUDA toolkit (13.x), or point KERNTUNE_NVRTC at libnvrtc.so or CUDA_HOME at "
+        "the toolkit; without NVRTC nothing can be compiled and no compile key computed"));
+  } else {
+    section.lines.push_back(
+        ok(fmt::format("NVRTC {} ({})", machine.nvrtc_version, machine.nvrtc_path)));
+  }
+  const std::filesystem::path include = std::filesystem::path(env::cuda_home()) / "include";
+  std::error_code error;
+  if (std::filesystem::exists(include / "cuda.h", error)) {
+    section.lines.push_back(ok(fmt::format("CUDA headers: {}", include.string())));
+  } else {
+    section.lines.push_back(warn(
+        fmt::format("no CUDA headers at {}", include.string()),
+        "only building kerntune needs them (kernels compile from embedded templates); set "
+        "CUDA_HOME to the toolkit to build"));
+  }
+  return section;
+}
+
+Section check_driver(const MachineFacts& machine) {
+  Section section{"driver", {}};
+  if (!machine.gpu) {
+    section.lines.push_back(warn(
+        fmt::format("no usable GPU: {}", machine.no_gpu_reason),
+        "`kerntune tune` predicts with a device profile here; measuring, `bench` and the runtime "
+        "need the NVIDIA driver (libcuda.so.1; KERNTUNE_CUDA_DRIVER names another path) and a "
+        "GPU"));
+    return section;
+  }
+  section.lines.push_back(ok(fmt::format("libcuda {}: CUDA driver {}.{}", machine.driver_path,
+                                         machine.driver_version / 1000,
+                                         machine.driver_version % 1000 / 10)));
+  for (std::size_t i = 0; i < machine.device_fingerprints.size(); ++i)
+    section.lines.push_back(ok(fmt::format("device {}: {}", i, machine.device_fingerprints[i])));
+  return section;
+}
+
+}  // namespace kt::cli
