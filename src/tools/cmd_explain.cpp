@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/attention_config.hpp"
@@ -11,6 +14,7 @@
 #include "core/versions.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
+#include "tuner/run_ledger.hpp"
 
 namespace kt::cli {
 
@@ -91,15 +95,24 @@ void run(const ExplainOptions& o) {
       print_estimate("config", p, c, device, "");
       continue;
     }
-    // Measured winner and runner-up, when this database has them for the profile's device.
-    std::vector<cache::Measurement> measured;
+    // Measured winner and runner-up, when this database has them for the profile's device. A
+    // finalist has two rows, its first pass and the interleaved re-measurement the winner was
+    // picked by; one row per config, the re-measurement where there is one, the latest else.
+    std::map<std::string, cache::Measurement> latest;
     try {
       cache::Database db = open_database(o.db);
       for (auto& m : db.measurements({to_key(p), device.fingerprint(), kBenchmarkProtocolVersion,
-                                      kGemmTemplateVersion}))
-        if (m.status == cache::Status::kOk) measured.push_back(m);
+                                      kGemmTemplateVersion})) {
+        if (m.status != cache::Status::kOk) continue;
+        auto [kept, inserted] = latest.try_emplace(m.config_key, m);
+        if (!inserted && (m.detail == tune::kFinalistDetail ||
+                          kept->second.detail != tune::kFinalistDetail))
+          kept->second = std::move(m);
+      }
     } catch (const Error&) {
     }
+    std::vector<cache::Measurement> measured;
+    for (auto& [config, m] : latest) measured.push_back(std::move(m));
     if (!measured.empty()) {
       std::sort(measured.begin(), measured.end(),
                 [](const auto& a, const auto& b) { return a.median_us < b.median_us; });

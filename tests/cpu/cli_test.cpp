@@ -13,10 +13,15 @@
 #include <string>
 #include <vector>
 
+#include "cache/database.hpp"
+#include "core/device_desc.hpp"
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
-#include "support/cli_runner.hpp"
+#include "core/versions.hpp"
 #include "generator/embedded_templates.hpp"
+#include "support/cli_runner.hpp"
+#include "support/gemm_builders.hpp"
+#include "tuner/run_ledger.hpp"
 
 namespace {
 
@@ -119,6 +124,37 @@ TEST_F(Cli, ExplainOfAGivenConfigShowsItsTileCount) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "32 x 32 = 1024 tiles of 128x128")) << r.output;
   EXPECT_TRUE(contains(r.output, "wave efficiency")) << r.output;
+}
+
+// A finalist has two rows, its first pass and the interleaved re-measurement the winner was
+// picked by: explain counts the re-measurement, and a config once.
+TEST_F(Cli, ExplainTakesAFinalistsReMeasurementOverItsFirstPass) {
+  const kt::GemmProblem p = kt::testing::problem(4096, 4096, 4096);
+  const std::string a = "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1";
+  const std::string b = "sm80.bm128.bn256.bk32.wm64.wn64.s3.g8.sk1";
+  {
+    kt::cache::Database database = kt::cache::Database::open(db_.path());
+    auto row = [&](const std::string& config, double us, const std::string& detail) {
+      kt::cache::Measurement m;
+      m.key = {to_key(p), kt::device_profile("h200").fingerprint(), kt::kBenchmarkProtocolVersion,
+               kt::kGemmTemplateVersion};
+      m.config_key = config;
+      m.median_us = us;
+      m.tflops = p.flops() / us / 1e6;
+      m.detail = detail;
+      m.run_id = "r1";
+      return m;
+    };
+    database.add_measurements({row(a, 1000, ""), row(b, 1010, "")});
+    database.finish_run("r1", {row(a, 1030, kt::tune::kFinalistDetail),
+                               row(b, 1020, kt::tune::kFinalistDetail)}, std::nullopt);
+  }
+  const Result r = run("explain --shape 4096x4096x4096");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "measured winner: " + b)) << r.output;
+  EXPECT_TRUE(contains(r.output, "measured runner-up: " + a)) << r.output;
+  EXPECT_TRUE(contains(r.output, "measured 1020.0 us")) << r.output;
+  EXPECT_TRUE(contains(r.output, "measured 1030.0 us")) << r.output;
 }
 
 TEST_F(Cli, RejectsAZeroDimensionNamingM) { expect_error("explain --shape 0x1x1", {"M = 0"}); }

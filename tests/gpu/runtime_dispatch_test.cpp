@@ -5,6 +5,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <set>
+#include <string>
 
 #include "core/versions.hpp"
 #include "gpu/gpu_fixture.hpp"
@@ -12,6 +15,7 @@
 #include "kerntune/kerntune.hpp"
 #include "tuner/gemm_tuner.hpp"
 #include "tuner/gemm_workload.hpp"
+#include "tuner/run_ledger.hpp"
 
 namespace kt {
 namespace {
@@ -38,10 +42,30 @@ TEST_F(RuntimeDispatch, TwoCandidateTuneRoundTripsThroughDatabaseAndRuntime) {
     const tune::TuneReport report = tune::tune_gemm(p, db, o);
     ASSERT_TRUE(report.winner.has_value());
     winner = to_key(report.candidates[*report.winner].config);
-    EXPECT_EQ(db.measurements({to_key(p), device_.fingerprint(), kBenchmarkProtocolVersion,
-                               kGemmTemplateVersion})
-                  .size(),
-              2u);
+    // Each candidate has its first-pass row and, as both are finalists, a row of the
+    // interleaved re-measurement (told apart by its detail); the winner is the faster finalist.
+    const cache::TuningKey key{to_key(p), device_.fingerprint(), kBenchmarkProtocolVersion,
+                               kGemmTemplateVersion};
+    std::multiset<std::string> first_pass, finalists;
+    std::map<std::string, double> finalist_us;
+    for (const cache::Measurement& m : db.measurements(key)) {
+      EXPECT_EQ(m.status, cache::Status::kOk) << m.config_key << ": " << m.detail;
+      EXPECT_EQ(m.run_id, report.run_id);
+      if (m.detail == tune::kFinalistDetail) {
+        finalists.insert(m.config_key);
+        finalist_us[m.config_key] = m.median_us;
+      } else {
+        first_pass.insert(m.config_key);
+      }
+    }
+    const std::multiset<std::string> both = {to_key(o.configs[0]), to_key(o.configs[1])};
+    EXPECT_EQ(first_pass, both);
+    EXPECT_EQ(finalists, both);
+    const auto stored = db.find_winner(key);
+    ASSERT_TRUE(stored.has_value());
+    EXPECT_EQ(stored->config_key, winner);
+    EXPECT_EQ(stored->median_us, finalist_us[winner]);
+    for (const auto& [config, us] : finalist_us) EXPECT_LE(stored->median_us, us) << config;
   }
   RuntimeOptions ro;
   ro.database_path = path;

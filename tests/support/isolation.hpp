@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/database.hpp"
@@ -102,15 +103,19 @@ inline int wait_exit_status(pid_t pid) {
 
 // After any number of killed and resumed runs, once the last run finished: every run is done,
 // no run holds two first-pass rows of one config, every run holds `rows_per_run` of them (all
-// its candidates), and each of `problems` has exactly one winner, from a finished run.
+// its candidates), no run re-measured a finalist twice, and each of `problems` has exactly one
+// winner, from a finished run.
 inline void expect_consistent(const std::string& db_path, const std::vector<std::string>& problems,
                               std::size_t rows_per_run) {
   cache::Database db = cache::Database::open(db_path);
   std::map<std::string, std::multiset<std::string>> first_pass;  // run id -> config keys
-  std::set<std::string> runs_with_rows;
+  std::set<std::pair<std::string, std::string>> finalists;      // (run id, config key)
   for (const cache::Measurement& m : db.all_measurements()) {
-    runs_with_rows.insert(m.run_id);
-    if (m.detail.rfind(tune::kFinalistDetail, 0) != 0) first_pass[m.run_id].insert(m.config_key);
+    if (m.detail.rfind(tune::kFinalistDetail, 0) != 0)
+      first_pass[m.run_id].insert(m.config_key);
+    else
+      EXPECT_TRUE(finalists.emplace(m.run_id, m.config_key).second)
+          << "run " << m.run_id << " re-measured finalist " << m.config_key << " twice";
   }
   for (const auto& [run_id, configs] : first_pass) {
     const auto run = db.find_run(run_id);
