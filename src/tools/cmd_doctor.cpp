@@ -1,6 +1,6 @@
-// `kerntune doctor`: a checklist of the database, the toolkit and the driver, each line OK, WARN
-// or FAIL with what to do; exits 1 when any line is FAIL. Reads only: the database is opened
-// read-only and nothing is compiled or written.
+// `kerntune doctor`: a checklist of the database, its blocklist, the toolkit and the driver, each
+// line OK, WARN or FAIL with what to do; exits 1 when any line is FAIL. Reads only: the database
+// is opened read-only and nothing is compiled or written.
 #include <fmt/format.h>
 
 #include <functional>
@@ -24,6 +24,10 @@ database  opened read-only (never created, migrated or written): SQLite's full i
           stale rows: winners and measurements of an older benchmark protocol or template
           version, of a device that is not this machine's (when a GPU is visible), and cubins
           of another NVRTC version.
+blocklist kernels that crashed, faulted or hung while tuning: how many apply to this machine's
+          GPUs and NVRTC, how many are of other devices, and stale ones (another NVRTC or
+          template version: their compile keys can no longer occur), with the command that
+          clears the list.
 toolkit   NVRTC found and its version; the CUDA headers.
 driver    libcuda found, the driver version and every device's fingerprint.
 
@@ -48,6 +52,7 @@ void run(const DoctorOptions& o) {
   const MachineFacts machine = gather_machine_facts();
   const std::vector<std::function<Section()>> sections = {
       [&] { return check_database(path, machine); },
+      [&] { return check_blocklist(path, machine); },
       [&] { return check_toolkit(machine); },
       [&] { return check_driver(machine); },
   };
@@ -69,7 +74,7 @@ void run(const DoctorOptions& o) {
 void register_doctor(CLI::App& app) {
   auto options = std::make_shared<DoctorOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "doctor", "Check the database, toolkit and driver; print what to fix (read-only)");
+      "doctor", "Check the database, blocklist, toolkit and driver; print what to fix (read-only)");
   cmd->description(kDescription);
   add_database_option(*cmd, options->db);
   cmd->callback([options] { run(*options); });

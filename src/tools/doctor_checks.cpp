@@ -5,8 +5,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
+#include "cache/database.hpp"
 #include "cache/health.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
@@ -163,6 +166,66 @@ Section check_database(const std::string& path, const MachineFacts& machine) {
                                  h.summary.num_cubins, double(h.summary.cubin_bytes) / (1 << 20),
                                  h.summary.num_measurements, h.summary.num_winners)));
   add_stale_lines(h, path, machine, lines);
+  return section;
+}
+
+Section check_blocklist(const std::string& path, const MachineFacts& machine) {
+  Section section{"blocklist", {}};
+  std::vector<cache::BlocklistEntry> entries;
+  try {
+    entries = cache::Database::open_readonly(path).blocklist();
+  } catch (const Error&) {
+    // Absent, damaged or of an older schema: the database section says which and what to do.
+    section.title = "blocklist (not read: see the database section)";
+    return section;
+  }
+  const std::string clear = fmt::format("kerntune cache blocklist --clear --db {}", quoted(path));
+  if (entries.empty()) {
+    section.lines.push_back(ok("no blocklisted kernels"));
+    return section;
+  }
+  // Stale: the compile key holds the NVRTC version and every template, so an entry of another
+  // NVRTC or template version can never match a kernel compiled here again.
+  std::int64_t here = 0, stale = 0;
+  std::set<std::string> stale_versions, other_devices;
+  for (const cache::BlocklistEntry& e : entries) {
+    const int template_version =
+        e.op == "attention" ? kAttentionTemplateVersion : kGemmTemplateVersion;
+    const bool other_nvrtc =
+        !machine.nvrtc_version.empty() && e.nvrtc_version != machine.nvrtc_version;
+    if (other_nvrtc || e.template_version != template_version) {
+      ++stale;
+      stale_versions.insert(fmt::format("NVRTC {} {} template {}", e.nvrtc_version, e.op,
+                                        e.template_version));
+    } else if (machine.device_fingerprints.empty() ||
+               std::count(machine.device_fingerprints.begin(), machine.device_fingerprints.end(),
+                          e.device_fingerprint) > 0) {
+      ++here;
+    } else {
+      other_devices.insert(e.device_fingerprint);
+    }
+  }
+  section.lines.push_back(ok(fmt::format(
+      "{} kernels blocklisted for {} and NVRTC {}: `kerntune tune` skips them (--retry-blocklisted "
+      "tries them); `kerntune cache blocklist` lists them, `{}` empties the list",
+      here, machine.gpu ? "this machine's GPUs" : "any device (no GPU here to tell)",
+      machine.nvrtc_version.empty() ? "(not loaded)" : machine.nvrtc_version, clear)));
+  const std::int64_t other = std::int64_t(entries.size()) - here - stale;
+  if (other > 0)
+    section.lines.push_back(ok(fmt::format(
+        "{} entries are of other devices ({}): they apply where this database serves those GPUs",
+        other, fmt::join(other_devices, "; "))));
+  if (stale > 0)
+    section.lines.push_back(warn(
+        fmt::format("{} entries are stale: recorded under another NVRTC or template version ({}; "
+                    "current: NVRTC {}, GEMM template {}, attention template {}), their compile "
+                    "keys can no longer occur",
+                    stale, fmt::join(stale_versions, ", "),
+                    machine.nvrtc_version.empty() ? "not loaded" : machine.nvrtc_version,
+                    kGemmTemplateVersion, kAttentionTemplateVersion),
+        fmt::format("nothing breaks, they only take space; `{}` removes them (and every other "
+                    "entry: kernels that still crash are blocklisted again by the next tune)",
+                    clear)));
   return section;
 }
 

@@ -1,6 +1,6 @@
-// The checks of `kerntune doctor`, one function per section (database, toolkit, driver), each
-// returning lines of a checklist: a verdict, what was found and what to do about it. A new
-// section is one more function here and one more entry in cmd_doctor.cpp's list.
+// The checks of `kerntune doctor`, one function per section (database, blocklist, toolkit,
+// driver), each returning lines of a checklist: a verdict, what was found and what to do about
+// it. A new section is one more function here and one more entry in cmd_doctor.cpp's list.
 #pragma once
 
 #include <string>
@@ -40,6 +40,10 @@ MachineFacts gather_machine_facts();
 // The database at `path`, opened read-only: integrity, schema version and application id,
 // stale rows against this machine.
 Section check_database(const std::string& path, const MachineFacts& machine);
+// The blocklist of the database at `path`: entries that apply on this machine, entries of other
+// devices, and stale ones (recorded under another NVRTC or template version, so their compile
+// keys can no longer occur). No lines when the file cannot be read (check_database says why).
+Section check_blocklist(const std::string& path, const MachineFacts& machine);
 // NVRTC and the CUDA headers.
 Section check_toolkit(const MachineFacts& machine);
 // libcuda, its version and the devices.

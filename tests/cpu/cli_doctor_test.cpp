@@ -11,6 +11,9 @@
 #include <string>
 
 #include "cache/database.hpp"
+#include "core/error.hpp"
+#include "core/versions.hpp"
+#include "generator/nvrtc_library.hpp"
 #include "support/cli_runner.hpp"
 #include "support/damaged_database.hpp"
 
@@ -43,11 +46,18 @@ bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
-// The lines of the database section: from its title to the next section's.
-std::string database_section(const std::string& output) {
-  const std::size_t start = output.find("database ");
-  const std::size_t end = output.find("\ntoolkit", start);
+// The lines of a section: from its title to the next section's.
+std::string section_between(const std::string& output, const std::string& title,
+                            const std::string& next) {
+  const std::size_t start = output.find(title);
+  const std::size_t end = output.find("\n" + next, start);
   return start == std::string::npos ? "" : output.substr(start, end - start);
+}
+std::string database_section(const std::string& output) {
+  return section_between(output, "database ", "blocklist");
+}
+std::string blocklist_section(const std::string& output) {
+  return section_between(output, "\nblocklist", "toolkit");
 }
 
 // The exit status doctor must have given the database section's verdicts: 1 also when the
@@ -71,6 +81,7 @@ TEST_F(DoctorTest, GoodDatabasePassesAndIsLeftUnchanged) {
   EXPECT_TRUE(contains(section, "[OK]   every winner and measurement is of the current"))
       << r.output;
   EXPECT_FALSE(contains(section, "[FAIL]")) << r.output;
+  EXPECT_TRUE(contains(blocklist_section(r.output), "[OK]   no blocklisted kernels")) << r.output;
   EXPECT_TRUE(contains(r.output, "\ntoolkit\n")) << r.output;
   EXPECT_TRUE(contains(r.output, "\ndriver\n  [WARN] no usable GPU")) << r.output;
   EXPECT_EQ(r.status, expected_status(r.output, false)) << r.output;
@@ -103,6 +114,57 @@ TEST_F(DoctorTest, StaleRowsAreWarnedWithTheFix) {
   EXPECT_EQ(r.status, expected_status(r.output, false)) << r.output;
 }
 
+// Run here without a GPU, so every entry of the current NVRTC and template versions counts as
+// this machine's; the others can never match again and are stale.
+TEST_F(DoctorTest, BlocklistIsCountedAndStaleEntriesAreWarnedWithTheCommandThatClears) {
+  const std::string db = file("blocklist.db");
+  write_healthy_database(db);
+  std::string nvrtc;  // the version doctor loads; empty where NVRTC is missing (not compared)
+  try {
+    nvrtc = gen::nvrtc().version_string;
+  } catch (const Error&) {
+  }
+  {
+    cache::Database database = cache::Database::open(db);
+    cache::BlocklistEntry e;
+    e.device_fingerprint = "NVIDIA H200/cc90/132sm";
+    e.op = "gemm";
+    e.template_version = kGemmTemplateVersion;
+    e.nvrtc_version = nvrtc.empty() ? "13.0" : nvrtc;
+    e.reason = cache::Status::kIllegalAddress;
+    for (const char* key : {"current-1", "current-2"}) {
+      e.compile_key = key;
+      database.add_to_blocklist(e);
+    }
+    e.compile_key = "old-nvrtc";
+    e.nvrtc_version = "11.0";  // no toolkit kerntune loads
+    database.add_to_blocklist(e);
+    e.compile_key = "old-template";
+    e.nvrtc_version = nvrtc.empty() ? "13.0" : nvrtc;
+    e.op = "attention";
+    e.template_version = kAttentionTemplateVersion - 1;
+    database.add_to_blocklist(e);
+  }
+  const std::string before = read_file_bytes(db);
+  const CliResult r = doctor(db);
+  const std::string section = blocklist_section(r.output);
+  const int stale = nvrtc.empty() ? 1 : 2;
+  EXPECT_TRUE(contains(section, fmt::format("[OK]   {} kernels blocklisted for any device (no GPU "
+                                            "here to tell)",
+                                            4 - stale)))
+      << r.output;
+  EXPECT_TRUE(contains(section, fmt::format("[WARN] {} entries are stale", stale))) << r.output;
+  if (!nvrtc.empty()) EXPECT_TRUE(contains(section, "NVRTC 11.0 gemm template")) << r.output;
+  EXPECT_TRUE(contains(section, fmt::format("attention template {}", kAttentionTemplateVersion - 1)))
+      << r.output;
+  EXPECT_TRUE(contains(section, "fix: nothing breaks")) << r.output;
+  EXPECT_TRUE(contains(section, "`kerntune cache blocklist --clear --db " + shell_quote(db) + "`"))
+      << r.output;
+  EXPECT_FALSE(contains(section, "[FAIL]")) << r.output;
+  EXPECT_EQ(r.status, expected_status(r.output, false)) << r.output;
+  EXPECT_EQ(read_file_bytes(db), before);
+}
+
 TEST_F(DoctorTest, MissingDatabaseIsAWarningAndIsNotCreated) {
   const std::string db = file("absent.db");
   const CliResult r = doctor(db);
@@ -128,6 +190,8 @@ TEST_P(DoctorOnDamage, FailsNamingTheProblemAndLeavesTheFileAlone) {
   const std::string section = database_section(r.output);
   EXPECT_TRUE(contains(section, "[FAIL]")) << r.output;
   EXPECT_TRUE(contains(section, "fix: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "\nblocklist (not read: see the database section)\n"))
+      << r.output;
   EXPECT_EQ(r.status, 1) << r.output;
   if (fs::is_regular_file(db)) {
     EXPECT_EQ(read_file_bytes(db), before);
