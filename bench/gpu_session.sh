@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# One GPU session on the device machine: the gpu test tier, then tune and bench a GEMM suite
-# beside cuBLASLt, then the dispatch overhead. Expects the install tree in dist/ (built and
-# installed here with -DKT_INSTALL_TESTS=ON) and writes logs, CSV and the database under $OUT.
-#   usage: bash bench/gpu_session.sh [suite] [tune flags...]
+# One GPU session on the device machine, in two steps that each fit one 10-minute call:
+#   tests: the whole gpu test tier (the kill-and-resume test alone takes 2-3 minutes), from the
+#          installed tree, its full log kept;
+#   perf:  tune a GEMM suite, bench it beside cuBLASLt, then the dispatch overhead.
+# Expects the install tree in dist/ (built and installed with -DKT_INSTALL_TESTS=ON) and writes
+# logs, CSV and the database under $OUT.
+#   usage: bash bench/gpu_session.sh tests            (GTEST_FILTER narrows it)
+#          bash bench/gpu_session.sh perf [suite] [tune flags...]
 set -uo pipefail
-suite=${1:-foundation}
+phase=${1:-tests}
 shift || true
 OUT=${OUT:-/tmp/kt_out}
 mkdir -p "$OUT"
 export PATH="$PWD/dist/bin:$PATH"
 export KERNTUNE_DB="$OUT/kerntune.db"
-if [ ! -e /usr/local/cuda/lib64/libcublasLt.so.13 ]; then
-  lt=$(find / -name 'libcublasLt.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)
-  [ -n "$lt" ] && export KERNTUNE_CUBLASLT="$lt"
-fi
 {
   date -u +"date: %Y-%m-%dT%H:%M:%SZ"
   echo "commit: $(cat dist/COMMIT 2>/dev/null || echo unknown)"
@@ -21,8 +21,25 @@ fi
   kerntune info
 } 2>&1 | tee "$OUT/session.log"
 
-if [ -x dist/libexec/kerntune/kt_tests_gpu ]; then
-  timeout 120 dist/libexec/kerntune/kt_tests_gpu --gtest_brief=1 2>&1 | tail -60 | tee "$OUT/gpu_tests.log"
+if [ "$phase" = tests ]; then
+  # The installed tests start the worker and the CLI installed beside them
+  # (tests/support/isolation.hpp); without them every isolation test would fail alike.
+  for f in dist/libexec/kerntune/kt_tests_gpu dist/libexec/kerntune/kerntune-worker dist/bin/kerntune; do
+    [ -x "$f" ] || { echo "missing $f: install with -DKT_INSTALL_TESTS=ON" | tee "$OUT/gpu_tests.log"; exit 1; }
+  done
+  timeout 570 dist/libexec/kerntune/kt_tests_gpu --gtest_filter="${GTEST_FILTER:-*}" --gtest_brief=1 \
+    >"$OUT/gpu_tests.log" 2>&1
+  status=$?
+  echo "kt_tests_gpu exit status: $status (124: past the time limit)" >>"$OUT/gpu_tests.log"
+  tail -60 "$OUT/gpu_tests.log"
+  exit $status
+fi
+[ "$phase" = perf ] || { echo "usage: bash bench/gpu_session.sh tests | perf [suite] [tune flags...]"; exit 2; }
+suite=${1:-foundation}
+shift || true
+if [ ! -e /usr/local/cuda/lib64/libcublasLt.so.13 ]; then
+  lt=$(find / -name 'libcublasLt.so.13*' -not -path '/proc/*' 2>/dev/null | head -1)
+  [ -n "$lt" ] && export KERNTUNE_CUBLASLT="$lt"
 fi
 start=$(date +%s)
 timeout 280 kerntune tune --suite "$suite" "$@" 2>"$OUT/tune_progress.log" | tee "$OUT/tune.log"

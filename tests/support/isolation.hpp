@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -25,10 +26,25 @@ extern char** environ;
 
 namespace kt::testing {
 
-// Points KERNTUNE_WORKER at this build's kerntune-worker: where CMake built it, else at the same
-// place relative to this test binary (a build tree copied elsewhere). Otherwise the tuner's own
-// search applies (next to the test binary, or ../libexec/kerntune for installed tests).
+// The prefix of an installed test binary (<prefix>/libexec/kerntune/, beside kerntune-worker):
+// such a binary uses the worker and CLI installed with it, never a build tree that may also be
+// on the machine (another build of possibly other code).
+inline std::optional<std::filesystem::path> installed_prefix() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error || !std::filesystem::exists(self.parent_path() / "kerntune-worker", error))
+    return std::nullopt;
+  return self.parent_path().parent_path().parent_path();
+}
+
+// Points KERNTUNE_WORKER at this build's kerntune-worker: the one installed beside an installed
+// test, else where CMake built it, else at the same place relative to this test binary (a build
+// tree copied elsewhere).
 inline void use_built_worker() {
+  if (const auto prefix = installed_prefix()) {
+    setenv("KERNTUNE_WORKER", (*prefix / "libexec" / "kerntune" / "kerntune-worker").c_str(), 1);
+    return;
+  }
   if (std::filesystem::exists(KT_WORKER_PATH)) {
     setenv("KERNTUNE_WORKER", KT_WORKER_PATH, 1);
     return;
@@ -63,14 +79,11 @@ class ScratchDb {
   std::string path_;
 };
 
-// The kerntune CLI of this build: in the build tree, else in the install layout beside an
-// installed test binary (<prefix>/libexec/kerntune/ → <prefix>/bin/kerntune).
+// The kerntune CLI of this build: <prefix>/bin/kerntune for an installed test, else the build
+// tree's.
 inline std::string cli_executable() {
-  if (std::filesystem::exists(KT_BINARY_DIR "/src/tools/kerntune"))
-    return KT_BINARY_DIR "/src/tools/kerntune";
-  std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return (self.parent_path().parent_path().parent_path() / "bin" / "kerntune").string();
+  if (const auto prefix = installed_prefix()) return (*prefix / "bin" / "kerntune").string();
+  return KT_BINARY_DIR "/src/tools/kerntune";
 }
 
 // Starts `kerntune <args>` with extra environment entries ("NAME=value"), output to `log`.
