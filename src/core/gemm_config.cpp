@@ -69,6 +69,8 @@ std::optional<std::string> validate_sm80(const GemmProblem& p, const GemmConfig&
   if (c.stages < 2 || c.stages > 8) return "stages must be in [2, 8]";
   if (c.raster_group < 1 || c.raster_group > 64) return "raster_group must be in [1, 64]";
   if (c.split_k < 1 || c.split_k > kMaxSplitK) return fmt::format("split_k must be in [1, {}]", kMaxSplitK);
+  if (c.consumers != 0 || c.epilogue != 0 || c.cluster != 1)
+    return "sm80 configs have no consumers, epilogue or cluster fields";
   // Every thread copies whole 16-byte chunks of both tiles in each stage.
   const int chunks_a = c.tile_m * c.tile_k / 8, chunks_b = c.tile_n * c.tile_k / 8;
   if (chunks_a % c.num_threads() != 0 || chunks_b % c.num_threads() != 0)
@@ -98,6 +100,19 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   if (c.split_k < 1 || c.split_k > kMaxSplitK) return fmt::format("split_k must be in [1, {}]", kMaxSplitK);
   if (!p.vector_aligned())
     return "TMA needs 16-byte row strides: K % 8 == 0 (and N % 8 == 0 for nn)";
+  if (c.cluster != 1 && c.cluster != 2) return "sm90 cluster must be 1 or 2";
+  if (c.epilogue < 0 || c.epilogue > 8) return "sm90 epilogue must be in [0, 8] (0: direct stores)";
+  if (c.epilogue > 0) {
+    if (c.split_k > 1)
+      return "split-K stores its FP32 partial sums directly: the epilogue must be e0";
+    if (p.n * size_bytes(p.out_dtype) % 16 != 0)
+      return fmt::format("the TMA-store epilogue needs 16-byte row strides of C: N * {} % 16 != 0 "
+                         "for N = {} (use e0)", size_bytes(p.out_dtype), p.n);
+    const int slabs = c.tile_n / sm90_slab_columns(p);
+    if (c.epilogue > slabs)
+      return fmt::format("epilogue = {} stages more slabs than the tile has ({} of {} columns)",
+                         c.epilogue, slabs, sm90_slab_columns(p));
+  }
   return std::nullopt;
 }
 
@@ -105,8 +120,9 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
 
 std::string to_key(const GemmConfig& c) {
   if (c.family == GemmFamily::kSm90)
-    return fmt::format("sm90.bm{}.bn{}.bk{}.s{}.c{}.g{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
-                       c.stages, c.consumers, c.raster_group, c.split_k);
+    return fmt::format("sm90.bm{}.bn{}.bk{}.s{}.c{}.e{}.cl{}.g{}.sk{}", c.tile_m, c.tile_n,
+                       c.tile_k, c.stages, c.consumers, c.epilogue, c.cluster, c.raster_group,
+                       c.split_k);
   return fmt::format("sm80.bm{}.bn{}.bk{}.wm{}.wn{}.s{}.g{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
                      c.warp_m, c.warp_n, c.stages, c.raster_group, c.split_k);
 }
@@ -114,7 +130,8 @@ std::string to_key(const GemmConfig& c) {
 GemmConfig parse_gemm_config_key(std::string_view key) {
   const std::vector<std::string_view> parts = split(key, '.');
   const char* hint =
-      "expected e.g. sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1 or sm90.bm128.bn256.bk64.s4.c2.g8.sk1";
+      "expected e.g. sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1 or "
+      "sm90.bm128.bn256.bk64.s4.c2.e2.cl2.g8.sk1";
   GemmConfig c;
   if (parts.size() == 9 && parts[0] == "sm80") {
     parse_key_fields(key, parts,
@@ -122,13 +139,24 @@ GemmConfig parse_gemm_config_key(std::string_view key) {
                       {"wn", &c.warp_n}, {"s", &c.stages}, {"g", &c.raster_group},
                       {"sk", &c.split_k}},
                      hint);
-  } else if (parts.size() == 8 && parts[0] == "sm90") {
+  } else if (parts.size() == 10 && parts[0] == "sm90") {
     c.family = GemmFamily::kSm90;
     c.warp_m = 0;
     c.warp_n = 0;
-    parse_key_fields(key, parts,
+    // e0 (direct stores) is a valid value, so the epilogue field is parsed apart from the others.
+    const std::string_view e = parts[6];
+    if (e.substr(0, 1) != "e")
+      throw_invalid(fmt::format("config key '{}': field 6 should start with 'e'; {}", key, hint));
+    const std::int64_t slots = parse_int(e.substr(1), "config field 'e'");
+    if (slots < 0 || slots > 8)
+      throw_invalid(fmt::format("config field 'e' = {} is out of range", slots));
+    c.epilogue = int(slots);
+    std::vector<std::string_view> rest(parts.begin(), parts.end());
+    rest.erase(rest.begin() + 6);
+    parse_key_fields(key, rest,
                      {{"bm", &c.tile_m}, {"bn", &c.tile_n}, {"bk", &c.tile_k}, {"s", &c.stages},
-                      {"c", &c.consumers}, {"g", &c.raster_group}, {"sk", &c.split_k}},
+                      {"c", &c.consumers}, {"cl", &c.cluster}, {"g", &c.raster_group},
+                      {"sk", &c.split_k}},
                      hint);
   } else {
     throw_invalid(fmt::format("'{}' is not a GEMM config key: {}", key, hint));
@@ -143,8 +171,11 @@ std::int64_t tiles_n(const GemmProblem& p, const GemmConfig& c) { return ceil_di
 
 int smem_bytes(const GemmProblem& p, const GemmConfig& c) {
   const int stages_bytes = c.stages * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
-  // sm90 adds a full and an empty mbarrier per stage and the 1024-byte alignment slack.
-  if (c.family == GemmFamily::kSm90) return stages_bytes + c.stages * 16 + kSm90SmemAlignBytes;
+  // sm90 adds the epilogue slabs (epilogue per consumer, 128 bytes per row of the consumer's
+  // rows: epilogue x tile_m x 128 in all), a full and an empty mbarrier per stage and the
+  // 1024-byte alignment slack.
+  if (c.family == GemmFamily::kSm90)
+    return stages_bytes + c.epilogue * c.tile_m * 128 + c.stages * 16 + kSm90SmemAlignBytes;
   return stages_bytes;
 }
 
@@ -198,13 +229,22 @@ std::int64_t work_units(const GemmProblem& p, const GemmConfig& c) {
   return tiles_m(p, c) * tiles_n(p, c) * c.split_k;
 }
 
+std::int64_t cluster_units(const GemmProblem& p, const GemmConfig& c) {
+  const int cluster = std::max(1, c.cluster);
+  return ceil_div(tiles_m(p, c), cluster) * tiles_n(p, c) * c.split_k;
+}
+
+int sm90_slab_columns(const GemmProblem& p) { return 128 / size_bytes(p.out_dtype); }
+
 GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c, int num_sms) {
   GemmLaunch launch;
   const std::int64_t tiles = tiles_m(p, c) * tiles_n(p, c);
   if (c.family == GemmFamily::kSm90) {
-    const std::int64_t units = work_units(p, c);
-    const std::int64_t ctas = num_sms > 0 ? std::min<std::int64_t>(units, num_sms) : units;
-    launch.main.grid = {std::uint32_t(ctas), 1, 1};
+    const std::int64_t units = cluster_units(p, c);
+    const std::int64_t slots = num_sms > 0 ? std::max(1, num_sms / c.cluster) : units;
+    const std::int64_t clusters = std::min<std::int64_t>(units, slots);
+    launch.main.grid = {std::uint32_t(clusters * c.cluster), 1, 1};
+    launch.main.cluster = {std::uint32_t(c.cluster), 1, 1};
   } else {
     launch.main.grid = {std::uint32_t(tiles), 1, std::uint32_t(c.split_k)};
   }
@@ -226,9 +266,9 @@ std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
   const char* nt = p.layout == Layout::kNT ? "true" : "false";
   const char* split = c.split_k > 1 ? "true" : "false";
   if (c.family == GemmFamily::kSm90)
-    return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}>", dtype_type(p.in_dtype),
-                       dtype_type(p.out_dtype), c.tile_m, c.tile_n, c.stages, c.consumers, nt,
-                       split);
+    return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+                       dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
+                       c.stages, c.consumers, nt, split, c.epilogue, c.cluster);
   return fmt::format("kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                      dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
                      c.tile_k, c.warp_m, c.warp_n, c.stages, nt,
@@ -275,9 +315,15 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
         if (bn > 2 * padded(p.n) && bn > 64) continue;
         for (int s : d.sm90_stages)
           for (int consumers : d.sm90_consumers)
-            for (int g : d.raster_group)
-              for (int sk : d.split_k)
-                keep(GemmConfig{GemmFamily::kSm90, bm, bn, kSm90TileK, 0, 0, s, g, sk, consumers});
+            for (int e : d.sm90_epilogue)
+              for (int cl : d.sm90_cluster) {
+                // A cluster of 2 over a single row of tiles leaves half of its CTAs idle.
+                if (cl > 1 && ceil_div(p.m, bm) < 2) continue;
+                for (int g : d.raster_group)
+                  for (int sk : d.split_k)
+                    keep(GemmConfig{GemmFamily::kSm90, bm, bn, kSm90TileK, 0, 0, s, g, sk,
+                                    consumers, e, cl});
+              }
       }
     }
   }

@@ -32,6 +32,11 @@ struct GemmConfig {
   int split_k = 1;        // K slices; > 1 adds an FP32 workspace and a reduce kernel
   int consumers = 0;      // sm90: consumer warpgroups (1 or 2), each owning tile_m / consumers
                           // rows; 0 for sm80
+  int epilogue = 0;       // sm90: 0 stores C from registers; n > 0 stages 128-byte-wide column
+                          // slabs of C in n shared buffers per consumer and TMA-stores them
+                          // (overlapping the next tile); 0 for sm80
+  int cluster = 1;        // sm90: CTAs per cluster along M (1 or 2); a pair shares its B tile by
+                          // TMA multicast; 1 for sm80
 
   // sm90: one producer warpgroup plus the consumers, 4 warps each.
   int num_warps() const {
@@ -59,10 +64,13 @@ struct GemmDomains {
   std::vector<int> sm90_tile_n{64, 128, 192, 256};
   std::vector<int> sm90_stages{3, 4, 5, 6};
   std::vector<int> sm90_consumers{1, 2};
+  std::vector<int> sm90_epilogue{0, 2, 4};
+  std::vector<int> sm90_cluster{1, 2};
 };
 
 // Canonical key, e.g. "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1" or
-// "sm90.bm128.bn256.bk64.s4.c2.g8.sk1" (c: consumer warpgroups); parse is its exact inverse.
+// "sm90.bm128.bn256.bk64.s4.c2.e2.cl2.g8.sk1" (c: consumer warpgroups, e: epilogue slabs staged
+// for TMA stores or 0 for direct stores, cl: cluster size); parse is its exact inverse.
 std::string to_key(const GemmConfig& config);
 GemmConfig parse_gemm_config_key(std::string_view key);  // throws kt::Error naming the field
 
@@ -88,14 +96,20 @@ struct GemmLaunch {
 };
 // num_sms: the device's SM count. The persistent sm90 family launches min(work units, num_sms)
 // CTAs, where a work unit is an output tile of one K split; 0 launches one CTA per unit (same
-// result, no persistence). sm80 ignores it.
+// result, no persistence). Clusters of 2 (cluster {2, 1, 1}) launch 2 * min(cluster units,
+// num_sms / 2), a cluster unit being a pair of vertically adjacent tiles. sm80 ignores it.
 GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c, int num_sms = 0);
 // Output tiles times K splits: what the CTAs of the main kernel share out.
 std::int64_t work_units(const GemmProblem& p, const GemmConfig& c);
+// What the clusters share out: work_units() for cluster size 1; for clusters of 2, pairs of
+// vertically adjacent tiles (tile rows rounded up to even) times K splits.
+std::int64_t cluster_units(const GemmProblem& p, const GemmConfig& c);
+// sm90 epilogue: columns of one staged slab (128 bytes of the output type) and slabs per tile.
+int sm90_slab_columns(const GemmProblem& p);
 
 // Name of the kernel template and its template arguments for this (problem, config), e.g.
 // "kt::gemm_sm80<kt::bf16, kt::bf16, 128, 128, 32, 64, 64, 4, true, true, false>" or
-// "kt::gemm_sm90<kt::bf16, kt::bf16, 128, 256, 4, 2, true, false>".
+// "kt::gemm_sm90<kt::bf16, kt::bf16, 128, 256, 4, 2, true, false, 2, 2>".
 std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c);
 std::string gemm_reduce_expression(const GemmProblem& p);
 

@@ -36,6 +36,14 @@ double sm90_tile_factor(const GemmConfig& c) {
 // every few rows once the operands outgrow L2 (fast.cu's grouped order was worth a few percent).
 constexpr double kSm90UngroupedFactor = 0.97;
 
+// sm90 clusters of 2 sharing B by multicast: half of B's L2 reads per CTA. fast.cu's ladder on
+// our H200 measured +2% at 8192^3 and +0.4% at 4096^3 for this step; a lead, not a measurement
+// of ours.
+constexpr double kSm90ClusterFactor = 1.015;
+// sm90 TMA-store epilogue: the consumers write the tile to shared memory (stmatrix, 128 B/clock)
+// plus two named barriers per 128-byte slab; the global writes drain during the next tile.
+constexpr double kSm90SlabBarrierUs = 0.02;
+
 // sm90: a shallow ring exposes TMA latency between k-tiles.
 double sm90_pipelining(const GemmConfig& c) {
   return c.stages >= 4 ? 1.0 : c.stages == 3 ? 0.97 : 0.9;
@@ -77,10 +85,13 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 // store the tile directly (at the SM's share of L2 bandwidth) while the tensor cores wait.
 double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d,
                        GemmEstimate& e) {
-  e.waves = wave_stats(work_units(p, c), d.num_sms, 1);
+  // Clusters of 2 take two SMs per cluster unit (a pair of tiles), so a wave is num_sms / 2 of
+  // them and lasts one unit time, like num_sms single tiles.
+  e.waves = c.cluster > 1 ? wave_stats(cluster_units(p, c), d.num_sms / c.cluster, 1)
+                          : wave_stats(work_units(p, c), d.num_sms, 1);
   e.mma_efficiency =
       (c.consumers == 2 ? kWgmmaEfficiencyTwoConsumers : kWgmmaEfficiencyOneConsumer) *
-      sm90_tile_factor(c) * sm90_pipelining(c);
+      sm90_tile_factor(c) * sm90_pipelining(c) * (c.cluster > 1 ? kSm90ClusterFactor : 1.0);
   const double operand_bytes = (double(p.m) + double(p.n)) * double(p.k) * size_bytes(p.in_dtype);
   if (c.raster_group == 1 && operand_bytes > 0.5 * double(d.l2_bytes))
     e.mma_efficiency *= kSm90UngroupedFactor;
@@ -89,8 +100,12 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   const double unit_flops = 2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
   const double sm_flops_per_s = d.wgmma_tflops * 1e12 / d.num_sms * e.mma_efficiency;
   const double out_bytes = c.split_k > 1 ? 4.0 : double(size_bytes(p.out_dtype));
+  const double tile_out_bytes = double(c.tile_m) * c.tile_n * out_bytes;
   const double epilogue_s =
-      double(c.tile_m) * c.tile_n * out_bytes / (kL2OverDram * d.dram_gbps * 1e9 / d.num_sms);
+      c.epilogue > 0
+          ? tile_out_bytes / (kSmemBytesPerClock * d.sm_clock_mhz * 1e6) +
+                double(c.tile_n / sm90_slab_columns(p)) * kSm90SlabBarrierUs * 1e-6
+          : tile_out_bytes / (kL2OverDram * d.dram_gbps * 1e9 / d.num_sms);
   return double(e.waves.waves) * (unit_flops / sm_flops_per_s + epilogue_s) * 1e6;
 }
 
@@ -119,8 +134,12 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   const double in = size_bytes(p.in_dtype);
   const std::int64_t k_padded =
       ceil_div(std::min<std::int64_t>(k_per_split(p, c), p.k), c.tile_k) * c.tile_k;
+  // A cluster of 2 reads its shared B tile from L2 once (multicast).
+  const double b_rows = c.family == GemmFamily::kSm90 && c.cluster > 1
+                            ? double(c.tile_n) / c.cluster
+                            : double(c.tile_n);
   const double l2_reads =
-      double(work_units(p, c)) * double(c.tile_m + c.tile_n) * double(k_padded) * in;
+      double(work_units(p, c)) * (double(c.tile_m) + b_rows) * double(k_padded) * in;
   double dram = p.min_bytes();
   if (c.raster_group == 1 && (double(p.m) * p.k + double(p.k) * p.n) * in > 0.5 * d.l2_bytes)
     dram += 0.5 * (double(p.m) * p.k + double(p.k) * p.n) * in;

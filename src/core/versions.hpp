@@ -7,7 +7,8 @@ namespace kt {
 // Bump when the measuring protocol changes what a median means (flush, clocks, repeats).
 inline constexpr int kBenchmarkProtocolVersion = 1;
 // Bump when a GEMM template changes its performance or its config semantics.
-inline constexpr int kGemmTemplateVersion = 1;
+// 2: the sm90 keys gained e (TMA-store epilogue) and cl (cluster) fields.
+inline constexpr int kGemmTemplateVersion = 2;
 // Bump when an attention template changes its performance or its config semantics.
 inline constexpr int kAttentionTemplateVersion = 1;
 

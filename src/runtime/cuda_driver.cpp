@@ -62,6 +62,8 @@ CudaDriver load() {
   KT_RESOLVE(cuFuncSetAttribute, d.func_set_attribute);
   KT_RESOLVE(cuFuncGetAttribute, d.func_get_attribute);
   KT_RESOLVE(cuLaunchKernel, d.launch_kernel);
+  KT_RESOLVE(cuLaunchKernelEx, d.launch_kernel_ex);
+  KT_RESOLVE(cuOccupancyMaxActiveClusters, d.occupancy_max_active_clusters);
   KT_RESOLVE(cuTensorMapEncodeTiled, d.tensor_map_encode_tiled);
   KT_RESOLVE(cuMemAlloc, d.mem_alloc);
   KT_RESOLVE(cuMemFree, d.mem_free);

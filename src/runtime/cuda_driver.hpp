@@ -33,6 +33,8 @@ struct CudaDriver {
   decltype(&::cuFuncSetAttribute) func_set_attribute = nullptr;
   decltype(&::cuFuncGetAttribute) func_get_attribute = nullptr;
   decltype(&::cuLaunchKernel) launch_kernel = nullptr;
+  decltype(&::cuLaunchKernelEx) launch_kernel_ex = nullptr;  // cluster launches
+  decltype(&::cuOccupancyMaxActiveClusters) occupancy_max_active_clusters = nullptr;
   decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;
   decltype(&::cuMemAlloc) mem_alloc = nullptr;
   decltype(&::cuMemFree) mem_free = nullptr;

@@ -15,7 +15,7 @@ static_assert(sizeof(GemmParams) == 4 * 8 + 3 * 8 + 8 * 4, "GemmParams layout ch
 static_assert(sizeof(SplitKReduceParams) == 8 + 8 + 8 + 4 * 4, "SplitKReduceParams layout changed");
 static_assert(sizeof(TmaDescriptor) == sizeof(CUtensorMap) && alignof(TmaDescriptor) == alignof(CUtensorMap),
               "TmaDescriptor must have CUtensorMap's size and alignment");
-static_assert(sizeof(GemmSm90Params) == 2 * 128 + 128 && offsetof(GemmSm90Params, gemm) == 256,
+static_assert(sizeof(GemmSm90Params) == 3 * 128 + 128 && offsetof(GemmSm90Params, gemm) == 384,
               "GemmSm90Params layout changed");
 
 namespace {
@@ -32,22 +32,23 @@ int current_device_sms() {
   return sms;
 }
 
-// A row-major matrix of `rows` x `cols` 16-bit elements (row stride `row_elements`) as a 2D TMA
-// map, innermost dimension first, read in boxes of box_cols x box_rows elements into
-// 128B-swizzled shared memory, zeros outside the matrix.
+// A row-major matrix of `rows` x `cols` elements (row stride `row_elements`) as a 2D TMA map,
+// innermost dimension first, moved in boxes of box_cols x box_rows elements to or from
+// 128B-swizzled shared memory; loads read zeros outside the matrix, stores skip it.
 CUresult encode_tile_map(TmaDescriptor& map, DType dtype, const void* base, std::int64_t rows,
                          std::int64_t cols, std::int64_t row_elements, std::uint32_t box_cols,
                          std::uint32_t box_rows) {
   const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(row_elements) * 2};
+  const cuuint64_t strides[1] = {cuuint64_t(row_elements) * cuuint64_t(size_bytes(dtype))};
   const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t element_strides[2] = {1, 1};
+  const CUtensorMapDataType type = dtype == DType::kBF16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : dtype == DType::kFP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   return driver().tensor_map_encode_tiled(
-      reinterpret_cast<CUtensorMap*>(&map),
-      dtype == DType::kBF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-      2, const_cast<void*>(base), dims, strides, box, element_strides,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      reinterpret_cast<CUtensorMap*>(&map), type, 2, const_cast<void*>(base), dims, strides, box,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
 }  // namespace
@@ -69,6 +70,46 @@ GemmKernel::GemmKernel(const GemmProblem& problem, const GemmConfig& config,
     check(driver().func_set_attribute(main_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                       int(plan_.main.smem_bytes)),
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  // NOTE: a cluster needs its CTAs on SMs of one GPC; when the GPCs' SM counts leave some SMs
+  // unpaired, fewer than num_sms / 2 clusters fit at once, and the clusters past that would run
+  // as a second wave after the persistent ones. The kernel loops over its units with any grid,
+  // so the grid shrinks to what is co-resident.
+  if (plan_.main.cluster[0] > 1) {
+    const int resident = max_active_clusters();
+    const std::uint32_t clusters = plan_.main.grid[0] / plan_.main.cluster[0];
+    if (resident > 0 && std::uint32_t(resident) < clusters)
+      plan_.main.grid[0] = std::uint32_t(resident) * plan_.main.cluster[0];
+  }
+}
+
+CUlaunchConfig GemmKernel::main_launch_config(CUstream stream, CUlaunchAttribute& cluster) const {
+  const LaunchPlan& m = plan_.main;
+  CUlaunchConfig config{};
+  config.gridDimX = m.grid[0];
+  config.gridDimY = m.grid[1];
+  config.gridDimZ = m.grid[2];
+  config.blockDimX = m.block[0];
+  config.blockDimY = m.block[1];
+  config.blockDimZ = m.block[2];
+  config.sharedMemBytes = m.smem_bytes;
+  config.hStream = stream;
+  cluster = CUlaunchAttribute{};
+  cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  cluster.value.clusterDim.x = m.cluster[0];
+  cluster.value.clusterDim.y = m.cluster[1];
+  cluster.value.clusterDim.z = m.cluster[2];
+  config.attrs = &cluster;
+  config.numAttrs = 1;
+  return config;
+}
+
+int GemmKernel::max_active_clusters() const {
+  CUlaunchAttribute cluster;
+  const CUlaunchConfig config = main_launch_config(nullptr, cluster);
+  int clusters = 0;
+  check(driver().occupancy_max_active_clusters(&clusters, main_, &config),
+        "cuOccupancyMaxActiveClusters");
+  return clusters;
 }
 
 GemmParams GemmKernel::make_params(const void* a, const void* b, void* c, void* workspace) const {
@@ -100,10 +141,21 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
   CUresult r = encode_tile_map(params.a_map, p.in_dtype, a, p.m, p.k, p.k, 64,
                                std::uint32_t(config_.tile_m));
   if (r != CUDA_SUCCESS) return r;
+  // Clusters of 2: each CTA loads half of the B tile (nt: half the rows of N; nn: half the 64
+  // K-rows of each 64-column atom) and multicasts it to both.
+  const std::uint32_t cluster = std::uint32_t(config_.cluster);
   if (p.layout == Layout::kNT)
-    return encode_tile_map(params.b_map, p.in_dtype, b, p.n, p.k, p.k, 64,
-                           std::uint32_t(config_.tile_n));
-  return encode_tile_map(params.b_map, p.in_dtype, b, p.k, p.n, p.n, 64, 64);
+    r = encode_tile_map(params.b_map, p.in_dtype, b, p.n, p.k, p.k, 64,
+                        std::uint32_t(config_.tile_n) / cluster);
+  else
+    r = encode_tile_map(params.b_map, p.in_dtype, b, p.k, p.n, p.n, 64, 64 / cluster);
+  if (r != CUDA_SUCCESS) return r;
+  params.c_map = TmaDescriptor{};
+  if (config_.epilogue > 0 && config_.split_k == 1)
+    r = encode_tile_map(params.c_map, p.out_dtype, c, p.m, p.n, p.n,
+                        std::uint32_t(sm90_slab_columns(p)),
+                        std::uint32_t(config_.tile_m / config_.consumers));
+  return r;
 }
 
 CUresult GemmKernel::launch(const void* a, const void* b, void* c, void* workspace,
@@ -116,8 +168,14 @@ CUresult GemmKernel::launch(const void* a, const void* b, void* c, void* workspa
     r = make_sm90_params(a, b, c, workspace, params);
     if (r != CUDA_SUCCESS) return r;
     void* args[] = {&params};
-    r = d.launch_kernel(main_, m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1],
-                        m.block[2], m.smem_bytes, stream, args, nullptr);
+    if (m.cluster[0] * m.cluster[1] * m.cluster[2] > 1) {
+      CUlaunchAttribute cluster;
+      const CUlaunchConfig config = main_launch_config(stream, cluster);
+      r = d.launch_kernel_ex(&config, main_, args, nullptr);
+    } else {
+      r = d.launch_kernel(main_, m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1],
+                          m.block[2], m.smem_bytes, stream, args, nullptr);
+    }
   } else {
     GemmParams params = make_params(a, b, c, workspace);
     void* args[] = {&params};

@@ -25,8 +25,8 @@ class GemmKernel {
 
   // The main kernel's parameter block for these operands (sm80; the common part for sm90).
   GemmParams make_params(const void* a, const void* b, void* c, void* workspace) const;
-  // The sm90 parameter block: make_params plus the tensor maps of A and B; returns the driver's
-  // result of encoding them.
+  // The sm90 parameter block: make_params plus the tensor maps of A, B and (TMA-store
+  // epilogues) C; returns the driver's result of encoding them.
   CUresult make_sm90_params(const void* a, const void* b, void* c, void* workspace,
                             GemmSm90Params& params) const;
 
@@ -38,6 +38,12 @@ class GemmKernel {
   CUfunction main_function() const { return main_; }
 
  private:
+  // The main kernel's cuLaunchKernelEx configuration with its cluster attribute (stored in
+  // `cluster`, which must outlive the returned config).
+  CUlaunchConfig main_launch_config(CUstream stream, CUlaunchAttribute& cluster) const;
+  // Clusters of the main kernel that fit on the device at once (cuOccupancyMaxActiveClusters).
+  int max_active_clusters() const;
+
   GemmProblem problem_;
   GemmConfig config_;
   GemmLaunch plan_;

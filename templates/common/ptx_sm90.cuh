@@ -52,6 +52,66 @@ __device__ __forceinline__ void mbarrier_wait(unsigned int bar, unsigned int par
   } while (done == 0);
 }
 
+// The same wait with cluster-scope acquire: for a barrier that receives arrivals from other CTAs
+// of the cluster (the producers' empty barriers of a cluster launch), so the peers' releases of
+// their shared-memory stages happen before this thread's next TMA writes into them.
+__device__ __forceinline__ void mbarrier_wait_cluster(unsigned int bar, unsigned int parity) {
+  unsigned int done;
+  do {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (done == 0);
+}
+
+// ---- clusters -------------------------------------------------------------------------------
+
+// This CTA's rank in its cluster, the cluster's index in the grid (x) and the number of clusters.
+__device__ __forceinline__ unsigned int cluster_ctarank() {
+  unsigned int r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned int cluster_id_x() {
+  unsigned int r;
+  asm volatile("mov.u32 %0, %%clusterid.x;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned int cluster_count_x() {
+  unsigned int r;
+  asm volatile("mov.u32 %0, %%nclusterid.x;\n" : "=r"(r));
+  return r;
+}
+
+// Every thread of every CTA of the cluster arrives (release) and waits (acquire): shared memory
+// and barriers of the peers written before are visible after. Not .aligned, so threads of a
+// warp may reach it apart.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile(
+      "barrier.cluster.arrive.release;\n"
+      "barrier.cluster.wait.acquire;\n" ::
+          : "memory");
+}
+
+// One arrival (release at cluster scope) on the barrier at the same shared offset as `bar` in the
+// cluster's CTA `cta_rank` (which may be this one).
+__device__ __forceinline__ void mbarrier_arrive_cluster(unsigned int bar, unsigned int cta_rank) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(bar),
+      "r"(cta_rank)
+      : "memory");
+}
+
 // ---- TMA ------------------------------------------------------------------------------------
 
 // Copies the box at element coordinates (x innermost, y) of the tensor map at `map` (the generic
@@ -65,6 +125,68 @@ __device__ __forceinline__ void tma_load_2d(unsigned int dst, const void* map, i
       " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar)
       : "memory");
+}
+
+// tma_load_2d into the same shared offset `dst` of every CTA of the cluster whose bit is set in
+// `cta_mask`, completing `bytes` on the barrier at offset `bar` of each of them.
+__device__ __forceinline__ void tma_load_2d_multicast(unsigned int dst, const void* map, int x,
+                                                      int y, unsigned int bar,
+                                                      unsigned short cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(bar), "h"(cta_mask)
+      : "memory");
+}
+
+// Copies the shared-memory box at `src` (laid out as the map's swizzle says) to the tensor at
+// element coordinates (x, y); elements outside the tensor are not written. Asynchronous: joins
+// this thread's current bulk group (close it with bulk_commit_group).
+__device__ __forceinline__ void tma_store_2d(const void* map, unsigned int src, int x, int y) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+          reinterpret_cast<unsigned long long>(map)),
+      "r"(x), "r"(y), "r"(src)
+      : "memory");
+}
+
+__device__ __forceinline__ void bulk_commit_group() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most kPending of this thread's bulk groups still read their shared memory.
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Waits until every bulk group of this thread has completed (its global writes done).
+__device__ __forceinline__ void bulk_wait_group_all() {
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+
+// Makes this thread's generic-proxy shared-memory writes visible to the async proxy (a TMA store
+// that reads them after a barrier).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Synchronizes the `threads` threads (a multiple of 32) that use named barrier `id` (1..15).
+__device__ __forceinline__ void named_barrier_sync(unsigned int id, unsigned int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+// Stores four 8x8 matrices of 16-bit pairs: lane l supplies the shared address of row l % 8 of
+// matrix l / 8; r[i] is this lane's pair (row lane / 4, columns 2 (lane % 4) + {0, 1}) of matrix i.
+__device__ __forceinline__ void stmatrix_x4(unsigned int addr, unsigned int r0, unsigned int r1,
+                                            unsigned int r2, unsigned int r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
+__device__ __forceinline__ void st_shared_v2f32(unsigned int addr, float lo, float hi) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(lo), "f"(hi) : "memory");
 }
 
 // ---- shared-memory matrix descriptors (128-byte swizzle) --------------------------------------

@@ -31,10 +31,12 @@ struct alignas(128) TmaDescriptor {
 };
 
 // The sm90 family's parameter block: the tensor maps of A and B (128B-swizzled boxes of 64
-// K-elements, see gemm_sm90.cuh) and the common block.
+// K-elements, see gemm_sm90.cuh), of C (TMA-store epilogues only; zeros otherwise) and the
+// common block.
 struct GemmSm90Params {
   TmaDescriptor a_map;
   TmaDescriptor b_map;
+  TmaDescriptor c_map;
   GemmParams gemm;
 };
 

@@ -7,6 +7,7 @@
 
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm90.cuh"
+#include "kerntune/common/test_fault.cuh"
 #include "kerntune/gemm/gemm_params.h"
 #include "kerntune/gemm/gemm_splitk_reduce.cuh"
 #include "kerntune/gemm/tile_order.cuh"
@@ -25,23 +26,76 @@ constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
 
 // One unit of work of a persistent CTA: an output tile and the K range of one split.
+// has_tile is false for the second CTA of a cluster when the tile rows are odd and its row of
+// tiles lies below C: it still loads and multiplies (its peer needs its half of B), stores nothing.
 struct WorkUnit {
   int tile_m, tile_n;
+  bool has_tile;
   int split;
   int k_begin, k_end;
 };
 
-// Unit `unit` of tiles_m * tiles_n * splits: splits are the slow index, so CTAs running together
-// work on neighbouring tiles of the same split.
-__device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, bool split_k) {
+// Unit `unit` of ceil(tiles_m / kCluster) * tiles_n * splits, for the CTA of rank `rank` in its
+// cluster: a cluster works on kCluster vertically adjacent tiles (same tile_n, so they share B).
+// Splits are the slow index, so clusters running together work on neighbouring tiles of the same
+// split; the raster group counts tile rows, so a cluster row is raster_group / kCluster of them.
+template <int kCluster>
+__device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, bool split_k,
+                                              int rank) {
   WorkUnit w;
-  const int num_tiles = p.tiles_m * p.tiles_n;
+  const int cluster_rows = (p.tiles_m + kCluster - 1) / kCluster;
+  const int num_tiles = cluster_rows * p.tiles_n;
   w.split = split_k ? unit / num_tiles : 0;
-  grouped_tile(unit - w.split * num_tiles, p.tiles_m, p.tiles_n, p.raster_group, w.tile_m,
-               w.tile_n);
+  const int group = p.raster_group / kCluster < 1 ? 1 : p.raster_group / kCluster;
+  int cluster_row = 0;
+  grouped_tile(unit - w.split * num_tiles, cluster_rows, p.tiles_n, group, cluster_row, w.tile_n);
+  w.tile_m = cluster_row * kCluster + rank;
+  w.has_tile = w.tile_m < p.tiles_m;
   w.k_begin = split_k ? w.split * p.k_per_split : 0;
   w.k_end = split_k && p.k - w.k_begin > p.k_per_split ? w.k_begin + p.k_per_split : p.k;
   return w;
+}
+
+// Writes 128-byte-wide column slab `slab` of a consumer's kMI x (64 x kN) accumulator tiles into
+// the shared buffer `slot` as the TMA 128B swizzle lays out a {128 B, rows} box: row r at r * 128,
+// its 16-byte chunk c at chunk c ^ (r % 8) (`slot` is 1024-byte aligned). 16-bit outputs: a slab
+// is 64 columns = 8 n8 blocks, written by stmatrix (each 8-row x 16-byte matrix row lands in 8
+// distinct chunks: no bank conflict). FP32: 32 columns = 4 n8 blocks, 8-byte stores.
+template <typename TOut, int kMI, int kAccs>
+__device__ __forceinline__ void stage_slab(unsigned int slot, const float (&acc)[kMI][kAccs],
+                                           int slab, int warp, int lane) {
+  if constexpr (sizeof(TOut) == 2) {
+    const int matrix = lane / 8;  // the matrix whose row this lane addresses
+#pragma unroll
+    for (int mi = 0; mi < kMI; ++mi) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int j = 8 * slab + 2 * q;  // n8 blocks j and j + 1
+        const int row = mi * 64 + 16 * warp + 8 * (matrix & 1) + (lane & 7);
+        const int chunk = 2 * q + (matrix >> 1);
+        const unsigned int addr = slot + row * 128 + ((chunk ^ (lane & 7)) << 4);
+        stmatrix_x4(addr, DTypeTraits<TOut>::pack2(acc[mi][4 * j], acc[mi][4 * j + 1]),
+                    DTypeTraits<TOut>::pack2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]),
+                    DTypeTraits<TOut>::pack2(acc[mi][4 * j + 4], acc[mi][4 * j + 5]),
+                    DTypeTraits<TOut>::pack2(acc[mi][4 * j + 6], acc[mi][4 * j + 7]));
+      }
+    }
+  } else {
+#pragma unroll
+    for (int mi = 0; mi < kMI; ++mi) {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int j = 4 * slab + q;
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = mi * 64 + 16 * warp + 8 * half + lane / 4;
+          const int byte = 32 * q + 8 * (lane % 4);
+          const unsigned int addr = slot + row * 128 + (((byte >> 4) ^ (row & 7)) << 4) + (byte & 15);
+          st_shared_v2f32(addr, acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]);
+        }
+      }
+    }
+  }
 }
 
 // Writes a consumer's kMI x (64 x kN) wgmma accumulator tiles to c (leading dimension ldc),
@@ -82,14 +136,47 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // producer warpgroup and kConsumers consumer warpgroups; it computes kTileM x kTileN tiles, each
 // consumer kTileM / kConsumers rows of them (64 or 128, one m64 wgmma per 64 rows) by kTileN
 // columns. params.a_map: A as {K, M} (innermost first), box {64, kTileM}. params.b_map: for
-// kBIsNxK ("nt"), B as {K, N}, box {64, kTileN}; otherwise ("nn"), B as {N, K}, box {64, 64}.
-// Both 128B-swizzled, OOB fill zero; the host guarantees 16-byte row strides (K % 8 == 0, and
-// N % 8 == 0 for nn) and 16-byte aligned operands. kSplitK: unit z of the K splits sums K range
+// kBIsNxK ("nt"), B as {K, N}, box {64, kTileN / kCluster}; otherwise ("nn"), B as {N, K}, box
+// {64, 64 / kCluster}. Both 128B-swizzled, OOB fill zero; the host guarantees 16-byte row strides
+// (K % 8 == 0, and N % 8 == 0 for nn) and 16-byte aligned operands.
+// kEpilogueSlots == 0: consumers store C from registers. > 0: they stage 128-byte-wide column
+// slabs of their rows in that many 1024-byte-aligned shared buffers (128B swizzle) and TMA-store
+// them through params.c_map (C as {N, M}, box {128 / sizeof(TOut), kTileM / kConsumers},
+// 128B-swizzled; needs N * sizeof(TOut) % 16 == 0); the stores drain while the next tile's main
+// loop runs. kCluster == 2: clusters of two CTAs on vertically adjacent tiles; each CTA loads half
+// of the shared B tile and multicasts it to both. kSplitK: unit z of the K splits sums K range
 // [z * k_per_split, min(k, (z + 1) * k_per_split)) into FP32 slice z of params.gemm.workspace
-// (row stride n) and never touches C. Launch: 128 * (kConsumers + 1) threads, any grid (CTAs
-// loop over tiles_m * tiles_n * num_splits units), gemm_sm90_smem_bytes() of dynamic shared memory.
+// (row stride n, direct stores) and never touches C. Launch: 128 * (kConsumers + 1) threads,
+// cluster (kCluster, 1, 1), any grid that is a multiple of kCluster (clusters loop over
+// ceil(tiles_m / kCluster) * tiles_n * num_splits units), gemm_sm90_smem_bytes() of dynamic
+// shared memory.
+//
+// Barrier invariants (s: stage, k: the k-th use of stage s in this CTA, k = 0, 1, ...):
+//  * full[s], count 1: phase k completes when this CTA's producer has arrived with expect_tx of
+//    the whole stage (A + all of B) and every byte has landed, its own TMA bytes and (cluster)
+//    the peer's multicast half. A peer byte can land before the expect_tx (tx-count goes
+//    negative, the pending arrival keeps the phase open); it cannot land in phase k - 1 because
+//    the peer issues it only after its empty[s] phase k - 1, which needs our consumers' release
+//    of use k - 1, which needs our full[s] phase k - 1.
+//  * empty[s], count kConsumers * kCluster: every consumer warpgroup of the cluster arrives once
+//    per use on every CTA's empty[s] (its own first). The producer waits on its own empty[s]
+//    before writing stage s anywhere in the cluster. Since every full barrier needs both
+//    producers' bytes (each CTA loads half of B), no consumer can start use k + 1 of stage s
+//    before both empty[s] barriers completed phase k, so no arrival of use k + 1 can be counted
+//    in phase k.
+//  * Consumers release a stage only after the wgmma reading it has completed (wait_group 1
+//    after the next k-tile's wgmma is issued, wait_group 0 at the end of a tile).
+//  * Cluster: barriers are initialized and fenced (fence.mbarrier_init.release.cluster) before a
+//    cluster barrier, so no peer touches them uninitialized; every thread (none returns early)
+//    meets a cluster barrier again before exit, after all of its remote arrivals, and every
+//    multicast byte sent to a peer is consumed there before the peer reaches it.
+//  * Epilogue slots: a consumer's thread 0 issues every TMA store of the consumer; before slot
+//    (count % kEpilogueSlots) is rewritten it waits until at most kEpilogueSlots - 1 of its bulk
+//    groups are still reading, i.e. the group that last used the slot is done; a named barrier
+//    then releases the warpgroup's writes, each writer fences generic -> async proxy, and a second
+//    named barrier precedes the store. Thread 0 waits for all of its groups before exit.
 template <typename TIn, typename TOut, int kTileM, int kTileN, int kStages, int kConsumers,
-          bool kBIsNxK, bool kSplitK>
+          bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     gemm_sm90(const __grid_constant__ GemmSm90Params params) {
   static_assert(DTypeTraits<TIn>::kIsMmaOperand, "TIn must be kt::bf16 or kt::fp16");
@@ -100,6 +187,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   static_assert(kTileN % 64 == 0 && kTileN <= 256, "kTileN must be 64, 128, 192 or 256");
   static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= 128, "at most 128 accumulators per thread");
   static_assert(kStages >= 2 && kStages <= 8, "kStages must be in [2, 8]");
+  static_assert(kEpilogueSlots >= 0 && kEpilogueSlots <= 8, "kEpilogueSlots must be in [0, 8]");
+  static_assert(kEpilogueSlots == 0 || !kSplitK, "split-K partial sums are stored directly");
+  static_assert(kCluster == 1 || kCluster == 2, "clusters of one or two CTAs");
+
+  if (test_fault(params.gemm.c)) return;
 
   constexpr int kRowsPerConsumer = kTileM / kConsumers;
   constexpr int kMI = kRowsPerConsumer / 64;  // m64 wgmma tiles per consumer
@@ -108,133 +200,214 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   constexpr int kAStageBytes = kTileM * sm90::kRowBytes;
   constexpr int kBStageBytes = kTileN * sm90::kRowBytes;
   constexpr int kBAtomBytes = sm90::kTileK * sm90::kRowBytes;  // nn: 64 K-rows of 64 columns
+  constexpr int kSlabCols = 128 / int(sizeof(TOut));           // epilogue: columns of a slab
+  constexpr int kSlabs = kTileN / kSlabCols;
+  constexpr int kSlabBytes = kRowsPerConsumer * 128;
+  constexpr int kEpilogueBytes = kConsumers * kEpilogueSlots * kSlabBytes;
 
-  // NOTE: the 128B swizzle is a function of absolute shared addresses, so the stages must start
-  // on 1024-byte boundaries; the host adds 1024 bytes of slack for this alignment.
+  // NOTE: the 128B swizzle is a function of absolute shared addresses, so the stages and the
+  // epilogue slabs must start on 1024-byte boundaries (all their sizes are multiples of 1024);
+  // the host adds 1024 bytes of slack for this alignment. A cluster's CTAs share this layout, so
+  // a multicast lands at the same offsets in both.
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned int smem_a = (shared_address(smem_raw) + 1023u) & ~1023u;
   const unsigned int smem_b = smem_a + kStages * kAStageBytes;
-  const unsigned int full_bars = smem_b + kStages * kBStageBytes;  // TMA bytes have landed
-  const unsigned int empty_bars = full_bars + kStages * 8;          // every consumer is done
+  const unsigned int smem_c = smem_b + kStages * kBStageBytes;
+  const unsigned int full_bars = smem_c + kEpilogueBytes;   // TMA bytes have landed
+  const unsigned int empty_bars = full_bars + kStages * 8;  // every consumer is done
 
   const GemmParams& p = params.gemm;
+  const int rank = kCluster > 1 ? int(cluster_ctarank()) : 0;
   if (threadIdx.x == 0) {
 #pragma unroll 1
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(full_bars + 8 * s, 1);
-      mbarrier_init(empty_bars + 8 * s, kConsumers);
+      mbarrier_init(empty_bars + 8 * s, kConsumers * kCluster);
     }
     fence_mbarrier_init();
   }
-  __syncthreads();
+  if constexpr (kCluster > 1) {
+    cluster_sync();
+  } else {
+    __syncthreads();
+  }
 
-  const int num_units = p.tiles_m * p.tiles_n * (kSplitK ? p.num_splits : 1);
+  const int cluster_rows = (p.tiles_m + kCluster - 1) / kCluster;
+  const int num_units = cluster_rows * p.tiles_n * (kSplitK ? p.num_splits : 1);
+  const int first_unit = kCluster > 1 ? int(cluster_id_x()) : int(blockIdx.x);
+  const int unit_stride = kCluster > 1 ? int(cluster_count_x()) : int(gridDim.x);
   const int warpgroup = threadIdx.x / 128;
 
   if (warpgroup == 0) {
-    // Producer: one thread issues every TMA load of the CTA.
+    // Producer: one thread issues every TMA load of the CTA; the others idle to the end.
     if constexpr (kConsumers == 2) setmaxnreg_dec<sm90::kProducerRegs>();
-    if (threadIdx.x != 0) return;
+    if (threadIdx.x == 0) {
+      int stage = 0;
+      unsigned int phase = 0;
+      for (int unit = first_unit; unit < num_units; unit += unit_stride) {
+        const sm90::WorkUnit w = sm90::work_unit<kCluster>(unit, p, kSplitK, rank);
+        // A CTA without a tile loads its peer's A rows (in bounds, L2-hot); nothing is stored.
+        const int m0 = (w.has_tile ? w.tile_m : w.tile_m - 1) * kTileM;
+        const int n0 = w.tile_n * kTileN;
+        // nn: 64-column atoms wholly right of N are not loaded; their stale shared memory only
+        // feeds columns of C that are never stored. (Partial boxes are zero-filled and count
+        // whole.) The count depends on n0 only, so both CTAs of a cluster agree on it.
+        int b_atoms = kTileN / 64;
+        if constexpr (!kBIsNxK) {
+          const int atoms_left = (p.n - n0 + 63) / 64;
+          if (atoms_left < b_atoms) b_atoms = atoms_left;
+        }
+        const unsigned int stage_bytes = kAStageBytes + b_atoms * kBAtomBytes;
+        for (int k = w.k_begin; k < w.k_end; k += sm90::kTileK) {
+          if constexpr (kCluster > 1) {
+            mbarrier_wait_cluster(empty_bars + 8 * stage, phase ^ 1);
+          } else {
+            mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);
+          }
+          const unsigned int full = full_bars + 8 * stage;
+          const unsigned int b_stage = smem_b + stage * kBStageBytes;
+          mbarrier_arrive_expect_tx(full, stage_bytes);
+          tma_load_2d(smem_a + stage * kAStageBytes, &params.a_map, k, m0, full);
+          if constexpr (kCluster == 1) {
+            if constexpr (kBIsNxK) {
+              tma_load_2d(b_stage, &params.b_map, k, n0, full);
+            } else {
+              for (int j = 0; j < b_atoms; ++j)
+                tma_load_2d(b_stage + j * kBAtomBytes, &params.b_map, n0 + 64 * j, k, full);
+            }
+          } else {
+            // Half of B each, multicast to both CTAs: nt, rows [n0 + rank * kTileN / 2, ...);
+            // nn, K rows [k + 32 rank, k + 32 rank + 32) of every atom (32 rows = 4 whole
+            // swizzle periods, so the halves tile the atom exactly).
+            if constexpr (kBIsNxK) {
+              tma_load_2d_multicast(b_stage + rank * (kBStageBytes / 2), &params.b_map, k,
+                                    n0 + rank * (kTileN / 2), full, 0x3);
+            } else {
+              for (int j = 0; j < b_atoms; ++j)
+                tma_load_2d_multicast(b_stage + j * kBAtomBytes + rank * (kBAtomBytes / 2),
+                                      &params.b_map, n0 + 64 * j, k + 32 * rank, full, 0x3);
+            }
+          }
+          if (++stage == kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
+        }
+      }
+    }
+  } else {
+    // Consumers.
+    if constexpr (kConsumers == 2) setmaxnreg_inc<sm90::kConsumerRegs>();
+    const int consumer = warpgroup - 1;
+    const int thread = threadIdx.x % 128;
+    const int warp = thread / 32;
+    const int lane = thread % 32;
+    const unsigned int my_slots = smem_c + consumer * kEpilogueSlots * kSlabBytes;
+    int stores = 0;  // TMA stores this consumer issued; the next one uses slot stores % slots
+    float acc[kMI][kAccs];
+#pragma unroll
+    for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+      for (int i = 0; i < kAccs; ++i) acc[mi][i] = 0.0f;
+
     int stage = 0;
     unsigned int phase = 0;
-    for (int unit = blockIdx.x; unit < num_units; unit += gridDim.x) {
-      const sm90::WorkUnit w = sm90::work_unit(unit, p, kSplitK);
-      const int m0 = w.tile_m * kTileM;
-      const int n0 = w.tile_n * kTileN;
-      // nn: 64-column atoms wholly right of N are not loaded; their stale shared memory only
-      // feeds columns of C that are never stored. (Partial boxes are zero-filled and count whole.)
-      int b_atoms = kTileN / 64;
-      if constexpr (!kBIsNxK) {
-        const int atoms_left = (p.n - n0 + 63) / 64;
-        if (atoms_left < b_atoms) b_atoms = atoms_left;
-      }
-      const unsigned int stage_bytes = kAStageBytes + b_atoms * kBAtomBytes;
-      for (int k = w.k_begin; k < w.k_end; k += sm90::kTileK) {
-        mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);
-        const unsigned int full = full_bars + 8 * stage;
-        mbarrier_arrive_expect_tx(full, stage_bytes);
-        tma_load_2d(smem_a + stage * kAStageBytes, &params.a_map, k, m0, full);
-        if constexpr (kBIsNxK) {
-          tma_load_2d(smem_b + stage * kBStageBytes, &params.b_map, k, n0, full);
-        } else {
-          for (int j = 0; j < b_atoms; ++j)
-            tma_load_2d(smem_b + stage * kBStageBytes + j * kBAtomBytes, &params.b_map, n0 + 64 * j,
-                        k, full);
+    for (int unit = first_unit; unit < num_units; unit += unit_stride) {
+      const sm90::WorkUnit w = sm90::work_unit<kCluster>(unit, p, kSplitK, rank);
+      const int num_k_tiles = (w.k_end - w.k_begin + sm90::kTileK - 1) / sm90::kTileK;
+      int previous_stage = 0;
+      for (int kt = 0; kt < num_k_tiles; ++kt) {
+        mbarrier_wait(full_bars + 8 * stage, phase);
+        const unsigned int a_tile =
+            smem_a + stage * kAStageBytes + consumer * kRowsPerConsumer * sm90::kRowBytes;
+        const unsigned int b_tile = smem_b + stage * kBStageBytes;
+#pragma unroll
+        for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < kKSteps; ++ks) {
+          const unsigned long long desc_b =
+              kBIsNxK ? kmajor_descriptor(b_tile + 32 * ks)
+                      : mnmajor_descriptor(b_tile + 2048 * ks, kBAtomBytes);
+#pragma unroll
+          for (int mi = 0; mi < kMI; ++mi) {
+            // The first k16 step of a tile overwrites the previous tile's accumulators.
+            wgmma_m64k16_ss<TIn, kTileN, kBIsNxK ? 0 : 1>(
+                acc[mi], kmajor_descriptor(a_tile + mi * 64 * sm90::kRowBytes + 32 * ks), desc_b,
+                kt > 0 || ks > 0);
+          }
         }
+        wgmma_commit();
+#pragma unroll
+        for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
+        // Keep this k-tile's wgmma in flight; the previous one is done, so its stage is free.
+        wgmma_wait<1>();
+        if (kt > 0 && thread == 0) {
+          if constexpr (kCluster > 1) {
+            mbarrier_arrive_cluster(empty_bars + 8 * previous_stage, rank);
+            mbarrier_arrive_cluster(empty_bars + 8 * previous_stage, rank ^ 1);
+          } else {
+            mbarrier_arrive(empty_bars + 8 * previous_stage);
+          }
+        }
+        previous_stage = stage;
         if (++stage == kStages) {
           stage = 0;
           phase ^= 1;
         }
       }
-    }
-    return;
-  }
-
-  // Consumers.
-  if constexpr (kConsumers == 2) setmaxnreg_inc<sm90::kConsumerRegs>();
-  const int consumer = warpgroup - 1;
-  const int thread = threadIdx.x % 128;
-  float acc[kMI][kAccs];
-#pragma unroll
-  for (int mi = 0; mi < kMI; ++mi)
-#pragma unroll
-    for (int i = 0; i < kAccs; ++i) acc[mi][i] = 0.0f;
-
-  int stage = 0;
-  unsigned int phase = 0;
-  for (int unit = blockIdx.x; unit < num_units; unit += gridDim.x) {
-    const sm90::WorkUnit w = sm90::work_unit(unit, p, kSplitK);
-    const int num_k_tiles = (w.k_end - w.k_begin + sm90::kTileK - 1) / sm90::kTileK;
-    int previous_stage = 0;
-    for (int kt = 0; kt < num_k_tiles; ++kt) {
-      mbarrier_wait(full_bars + 8 * stage, phase);
-      const unsigned int a_tile =
-          smem_a + stage * kAStageBytes + consumer * kRowsPerConsumer * sm90::kRowBytes;
-      const unsigned int b_tile = smem_b + stage * kBStageBytes;
+      wgmma_wait<0>();
 #pragma unroll
       for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
-      wgmma_fence();
-#pragma unroll
-      for (int ks = 0; ks < kKSteps; ++ks) {
-        const unsigned long long desc_b = kBIsNxK
-                                              ? kmajor_descriptor(b_tile + 32 * ks)
-                                              : mnmajor_descriptor(b_tile + 2048 * ks, kBAtomBytes);
-#pragma unroll
-        for (int mi = 0; mi < kMI; ++mi) {
-          // The first k16 step of a tile overwrites the previous tile's accumulators.
-          wgmma_m64k16_ss<TIn, kTileN, kBIsNxK ? 0 : 1>(
-              acc[mi], kmajor_descriptor(a_tile + mi * 64 * sm90::kRowBytes + 32 * ks), desc_b,
-              kt > 0 || ks > 0);
+      if (thread == 0) {
+        if constexpr (kCluster > 1) {
+          mbarrier_arrive_cluster(empty_bars + 8 * previous_stage, rank);
+          mbarrier_arrive_cluster(empty_bars + 8 * previous_stage, rank ^ 1);
+        } else {
+          mbarrier_arrive(empty_bars + 8 * previous_stage);
         }
       }
-      wgmma_commit();
+      if (!w.has_tile) continue;
+
+      const int row_begin = w.tile_m * kTileM + consumer * kRowsPerConsumer;
+      if constexpr (kSplitK) {
+        const int row0 = row_begin + 16 * warp + lane / 4;
+        const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
+        float* slice = p.workspace + static_cast<long long>(w.split) * p.m * p.n;
+        sm90::store_accumulators(slice, p.n, p.m, p.n, row0, col0, acc);
+      } else if constexpr (kEpilogueSlots == 0) {
+        const int row0 = row_begin + 16 * warp + lane / 4;
+        const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
+        sm90::store_accumulators(static_cast<TOut*>(p.c), p.ldc, p.m, p.n, row0, col0, acc);
+      } else {
+        // Uniform over the warpgroup (tile coordinates only), so the named barriers match.
+        if (row_begin < p.m) {
 #pragma unroll
-      for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
-      // Keep this k-tile's wgmma in flight; the previous one is done, so its stage is free.
-      wgmma_wait<1>();
-      if (kt > 0 && thread == 0) mbarrier_arrive(empty_bars + 8 * previous_stage);
-      previous_stage = stage;
-      if (++stage == kStages) {
-        stage = 0;
-        phase ^= 1;
+          for (int slab = 0; slab < kSlabs; ++slab) {
+            const int col_begin = w.tile_n * kTileN + slab * kSlabCols;
+            if (col_begin >= p.n) continue;
+            const unsigned int slot = my_slots + (stores % kEpilogueSlots) * kSlabBytes;
+            if (thread == 0) bulk_wait_group_read<kEpilogueSlots - 1>();
+            named_barrier_sync(1 + consumer, 128);
+            sm90::stage_slab<TOut>(slot, acc, slab, warp, lane);
+            fence_proxy_async_shared();
+            named_barrier_sync(1 + consumer, 128);
+            if (thread == 0) {
+              tma_store_2d(&params.c_map, slot, col_begin, row_begin);
+              bulk_commit_group();
+            }
+            ++stores;
+          }
+        }
       }
     }
-    wgmma_wait<0>();
-#pragma unroll
-    for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
-    if (thread == 0) mbarrier_arrive(empty_bars + 8 * previous_stage);
-
-    const int warp = thread / 32;
-    const int lane = thread % 32;
-    const int row0 = w.tile_m * kTileM + consumer * kRowsPerConsumer + 16 * warp + lane / 4;
-    const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
-    if constexpr (kSplitK) {
-      float* slice = p.workspace + static_cast<long long>(w.split) * p.m * p.n;
-      sm90::store_accumulators(slice, p.n, p.m, p.n, row0, col0, acc);
-    } else {
-      sm90::store_accumulators(static_cast<TOut*>(p.c), p.ldc, p.m, p.n, row0, col0, acc);
+    if constexpr (kEpilogueSlots > 0) {
+      if (thread == 0) bulk_wait_group_all();
     }
   }
+
+  // No CTA of a cluster may exit while a peer can still arrive on its barriers.
+  if constexpr (kCluster > 1) cluster_sync();
 }
 
 }  // namespace kt

@@ -166,48 +166,60 @@ TEST(GemmConfigKey, RoundTripsEveryPointOfTheDomains) {
 
 TEST(GemmConfigKey, Sm90GoldenString) {
   const kt::GemmConfig c{kt::GemmFamily::kSm90, 128, 256, 64, 0, 0, 4, 8, 1, 2};
-  EXPECT_EQ(kt::to_key(c), "sm90.bm128.bn256.bk64.s4.c2.g8.sk1");
+  EXPECT_EQ(kt::to_key(c), "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk1");
   // Distinct values in every field: each lands behind its own prefix.
-  const kt::GemmConfig d{kt::GemmFamily::kSm90, 64, 192, 64, 0, 0, 5, 1, 3, 1};
-  EXPECT_EQ(kt::to_key(d), "sm90.bm64.bn192.bk64.s5.c1.g1.sk3");
-  EXPECT_EQ(kt::parse_gemm_config_key("sm90.bm64.bn192.bk64.s5.c1.g1.sk3"), d);
+  const kt::GemmConfig d{kt::GemmFamily::kSm90, 64, 192, 64, 0, 0, 5, 1, 3, 1, 4, 2};
+  EXPECT_EQ(kt::to_key(d), "sm90.bm64.bn192.bk64.s5.c1.e4.cl2.g1.sk3");
+  EXPECT_EQ(kt::parse_gemm_config_key("sm90.bm64.bn192.bk64.s5.c1.e4.cl2.g1.sk3"), d);
 }
 
 TEST(GemmConfigKey, RoundTripsEveryPointOfTheSm90Domains) {
   const kt::GemmDomains d;
   const std::size_t expected = d.sm90_tile_m.size() * d.sm90_tile_n.size() *
                                d.sm90_stages.size() * d.sm90_consumers.size() *
+                               d.sm90_epilogue.size() * d.sm90_cluster.size() *
                                d.raster_group.size() * d.split_k.size();
   std::set<std::string> keys;
   for (int bm : d.sm90_tile_m)
     for (int bn : d.sm90_tile_n)
       for (int s : d.sm90_stages)
         for (int consumers : d.sm90_consumers)
-          for (int g : d.raster_group)
-            for (int sk : d.split_k) {
-              const kt::GemmConfig c{kt::GemmFamily::kSm90, bm, bn, 64, 0, 0, s, g, sk, consumers};
-              const std::string key = kt::to_key(c);
-              const kt::GemmConfig parsed = kt::parse_gemm_config_key(key);
-              ASSERT_EQ(parsed, c) << key;
-              ASSERT_EQ(kt::to_key(parsed), key);
-              keys.insert(key);
-            }
+          for (int e : d.sm90_epilogue)
+            for (int cl : d.sm90_cluster)
+              for (int g : d.raster_group)
+                for (int sk : d.split_k) {
+                  const kt::GemmConfig c{kt::GemmFamily::kSm90, bm, bn, 64, 0, 0, s, g, sk,
+                                         consumers, e, cl};
+                  const std::string key = kt::to_key(c);
+                  const kt::GemmConfig parsed = kt::parse_gemm_config_key(key);
+                  ASSERT_EQ(parsed, c) << key;
+                  ASSERT_EQ(kt::to_key(parsed), key);
+                  keys.insert(key);
+                }
   EXPECT_EQ(keys.size(), expected) << "two configs share a key";
 }
 
 TEST(GemmConfigKey, MalformedSm90KeysThrowNamingTheProblem) {
   auto parse = [](std::string key) { return [key] { kt::parse_gemm_config_key(key); }; };
-  // Wrong field count, or sm80 fields under the sm90 family.
-  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.g8"), {"not a GEMM config key"});
-  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.g8.sk1.x1"), {"not a GEMM config key"});
-  expect_invalid(parse("sm90.bm128.bn256.bk64.wm64.s4.c2.g8.sk1"), {"not a GEMM config key"});
+  // Wrong field count (the keys of template version 1 had no e and cl), or sm80 fields under
+  // the sm90 family.
+  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.g8.sk1"), {"not a GEMM config key"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8"), {"not a GEMM config key"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk1.x1"), {"not a GEMM config key"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.wm64.s4.c2.e0.cl1.g8.sk1"), {"not a GEMM config key"});
   // Fields out of order: the message names the expected prefix.
-  expect_invalid(parse("sm90.bm128.bn256.bk64.c2.s4.g8.sk1"), {"'s'"});
-  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.g8.c2.sk1"), {"'c'"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.c2.s4.e0.cl1.g8.sk1"), {"'s'"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.g8.e0.cl1.c2.sk1"), {"'c'"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.cl1.e0.g8.sk1"), {"'e'"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.e0.g8.cl1.sk1"), {"'cl'"});
   // Non-numeric, out of range, not canonical.
-  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.cX.g8.sk1"), {"c", "X"});
-  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c0.g8.sk1"), {"'c'", "out of range"});
-  expect_invalid(parse("sm90.bm128.bn256.bk64.s04.c2.g8.sk1"), {"not canonical"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.cX.e0.cl1.g8.sk1"), {"c", "X"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c0.e0.cl1.g8.sk1"), {"'c'", "out of range"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.e9.cl1.g8.sk1"), {"'e'", "out of range"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.e0.cl0.g8.sk1"), {"'cl'", "out of range"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.eX.cl1.g8.sk1"), {"e", "X"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.s04.c2.e0.cl1.g8.sk1"), {"not canonical"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.e02.cl1.g8.sk1"), {"not canonical"});
 }
 
 TEST(GemmConfigKey, MalformedKeysThrowNamingTheProblem) {

@@ -200,6 +200,51 @@ TEST(ValidateSm90Config, RejectsTilesOutsideTheTemplate) {
   EXPECT_FALSE(kt::validate(p, sm90_config(128, 256, 4, 2), h200).has_value());
 }
 
+TEST(ValidateSm90Config, TheTmaStoreEpilogueNeedsSixteenByteRowsOfCAndNoSplitK) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmConfig e2 = sm90_config(128, 128, 4, 2, 1, 2);
+  EXPECT_FALSE(kt::validate(problem(127, 136, 72), e2, h200).has_value());
+  // N = 129 bf16: 258-byte rows; the direct-store epilogue takes it.
+  expect_rejected(problem(127, 129, 72), e2, h200, "16-byte row strides of C");
+  EXPECT_FALSE(kt::validate(problem(127, 129, 72), sm90_config(128, 128, 4, 2), h200).has_value());
+  // FP32 C: N % 4 == 0 suffices.
+  EXPECT_FALSE(kt::validate(problem(127, 132, 72, kt::Layout::kNT, kt::DType::kBF16,
+                                    kt::DType::kFP32),
+                            e2, h200)
+                   .has_value());
+  expect_rejected(problem(4096, 4096, 4096), sm90_config(128, 128, 4, 2, 4, 2), h200, "split-K");
+  // A 128-column bf16 tile has two 64-column slabs.
+  expect_rejected(problem(4096, 4096, 4096), sm90_config(128, 128, 4, 2, 1, 4), h200, "slabs");
+  // The slabs count against shared memory: 4 x 48 KB stages + 64 KB of a 128 x 256 tile do not
+  // fit, 3 stages do; 4 stages with half the tile staged do.
+  expect_rejected(problem(4096, 4096, 4096), sm90_config(128, 256, 4, 2, 1, 4), h200,
+                  "shared memory");
+  EXPECT_FALSE(
+      kt::validate(problem(4096, 4096, 4096), sm90_config(128, 256, 3, 2, 1, 4), h200).has_value());
+  EXPECT_FALSE(
+      kt::validate(problem(4096, 4096, 4096), sm90_config(128, 256, 4, 2, 1, 2, 2), h200).has_value());
+  expect_rejected(problem(4096, 4096, 4096), sm90_config(128, 256, 4, 2, 1, 0, 3), h200, "cluster");
+  // sm80 configs carry none of these fields.
+  kt::GemmConfig sm80 = config(128, 128, 32, 64, 64, 4);
+  sm80.cluster = 2;
+  expect_rejected(problem(4096, 4096, 4096), sm80, h200, "cluster");
+}
+
+TEST(PlanLaunch, Sm90ClustersOfTwoPairTileRowsAndLaunchWholeClusters) {
+  const kt::GemmConfig c = sm90_config(128, 256, 4, 2, 1, 2, 2);
+  const kt::GemmProblem p = problem(4096, 4096, 4096);
+  EXPECT_EQ(kt::cluster_units(p, c), 16 * 16);
+  const kt::GemmLaunch launch = kt::plan_launch(p, c, 132);
+  EXPECT_EQ(launch.main.grid[0], 132u);
+  EXPECT_EQ(launch.main.cluster[0], 2u);
+  // 3 tile rows x 2 tile columns: 2 cluster rows (the second CTA of the last has no tile).
+  const kt::GemmProblem odd = problem(300, 512, 1024);
+  EXPECT_EQ(kt::cluster_units(odd, c), 2 * 2);
+  EXPECT_EQ(kt::plan_launch(odd, c, 132).main.grid[0], 8u);
+  // An odd SM count still launches whole clusters.
+  EXPECT_EQ(kt::plan_launch(p, c, 131).main.grid[0], 130u);
+}
+
 TEST(PlanLaunch, Sm90IsPersistentOverTilesTimesSplits) {
   const kt::GemmProblem p = problem(4096, 4096, 4096);
   const kt::GemmConfig c = sm90_config(128, 256, 4, 2);
@@ -242,11 +287,12 @@ TEST(EnumerateGemmConfigs, ReturnsOnlyConfigsValidateAccepts) {
                   ? in(domains.sm90_tile_m, c.tile_m) && in(domains.sm90_tile_n, c.tile_n) &&
                         c.tile_k == 64 && c.warp_m == 0 && c.warp_n == 0 &&
                         in(domains.sm90_stages, c.stages) &&
-                        in(domains.sm90_consumers, c.consumers)
+                        in(domains.sm90_consumers, c.consumers) &&
+                        in(domains.sm90_epilogue, c.epilogue) && in(domains.sm90_cluster, c.cluster)
                   : in(domains.tile_m, c.tile_m) && in(domains.tile_n, c.tile_n) &&
                         in(domains.tile_k, c.tile_k) && in(domains.warp_m, c.warp_m) &&
                         in(domains.warp_n, c.warp_n) && in(domains.stages, c.stages) &&
-                        c.consumers == 0;
+                        c.consumers == 0 && c.epilogue == 0 && c.cluster == 1;
           EXPECT_TRUE(family_fields && in(domains.raster_group, c.raster_group) &&
                       in(domains.split_k, c.split_k))
               << kt::to_key(c) << " is outside GemmDomains";

@@ -134,11 +134,43 @@ TEST_F(GemmCorrectness, Sm90WritesFp32AndMixedOutputs) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
   const DType pairs[][2] = {{DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32},
                             {DType::kBF16, DType::kFP16}};
-  for (const char* key : {"sm90.bm128.bn256.bk64.s4.c2.g8.sk1", "sm90.bm64.bn128.bk64.s6.c1.g8.sk1",
-                          "sm90.bm128.bn128.bk64.s4.c2.g8.sk4"})
+  for (const char* key :
+       {"sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk1", "sm90.bm64.bn128.bk64.s6.c1.e0.cl1.g8.sk1",
+        "sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk4", "sm90.bm128.bn256.bk64.s3.c2.e4.cl2.g8.sk1",
+        "sm90.bm128.bn128.bk64.s4.c1.e2.cl2.g8.sk1", "sm90.bm64.bn128.bk64.s6.c1.e4.cl1.g8.sk1",
+        "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk4"})
     for (const auto& pair : pairs)
       for (Layout layout : {Layout::kNT, Layout::kNN})
         check({"300x520x4104", pair[0], pair[1], layout, key});
+}
+
+// Clusters of 2 when the tile rows are odd (the second CTA of the last cluster row has no tile
+// but must still load its half of B and meet the exit barrier), with fewer cluster units than
+// clusters and more, K tails that put one CTA's half of an nn B atom wholly past K, and N tails
+// that put a whole half of an nt B tile past N; every epilogue.
+TEST_F(GemmCorrectness, Sm90ClustersWithOddTileRowsAndTails) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const char* shapes[] = {"1x8x8",      "129x136x72",  "300x520x4104", "64x1032x1024",
+                          "2000x3000x200", "4100x4096x4128", "384x64x8200", "130x96x2056"};
+  int checked = 0;
+  for (const char* key :
+       {"sm90.bm128.bn256.bk64.s4.c2.e2.cl2.g8.sk1", "sm90.bm128.bn128.bk64.s5.c2.e0.cl2.g1.sk1",
+        "sm90.bm64.bn64.bk64.s6.c1.e1.cl2.g8.sk1", "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g8.sk1",
+        "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk3"})
+    for (const char* shape : shapes)
+      for (Layout layout : {Layout::kNT, Layout::kNN})
+        for (DType dtype : {DType::kBF16, DType::kFP16}) {
+          GemmProblem p;
+          p.in_dtype = dtype;
+          p.out_dtype = dtype;
+          p.layout = layout;
+          parse_gemm_shape(shape, p);
+          const GemmConfig config = parse_gemm_config_key(key);
+          if (validate(p, config, device_)) continue;
+          check(p, config);
+          ++checked;
+        }
+  EXPECT_GE(checked, 60);
 }
 
 }  // namespace

@@ -278,6 +278,11 @@ TEST(TemplatesCompile, Sm90WritesFp32AndMixedOutputs) {
                      kt::testing::sm90_config(128, 256, 4, 2), "sm_90a"});
     cases.push_back({problem(2048, 2048, 2048, layout, kt::DType::kBF16, kt::DType::kFP16),
                      kt::testing::sm90_config(128, 128, 4, 1), "sm_90a"});
+    // The TMA-store epilogue stages FP32 slabs of 32 columns (8-byte stores, not stmatrix).
+    cases.push_back({problem(2048, 2048, 2048, layout, kt::DType::kBF16, kt::DType::kFP32),
+                     kt::testing::sm90_config(128, 256, 3, 2, 1, 4, 2), "sm_90a"});
+    cases.push_back({problem(2048, 2048, 2048, layout, kt::DType::kFP16, kt::DType::kFP32),
+                     kt::testing::sm90_config(64, 128, 6, 1, 1, 4, 1), "sm_90a"});
   }
   compile_and_check(cases);
 }
@@ -293,6 +298,29 @@ TEST(Ptx, TheSm90FamilyUsesWgmmaTmaMbarriersAndSetmaxnreg) {
     EXPECT_NE(ptx.find("setmaxnreg.inc.sync.aligned.u32 232"), std::string::npos);
     EXPECT_NE(ptx.find("setmaxnreg.dec.sync.aligned.u32 40"), std::string::npos);
     EXPECT_EQ(ptx.find("mma.sync"), std::string::npos) << "the sm80 path leaked in";
+    // The default epilogue stores directly; no cluster, no multicast.
+    EXPECT_EQ(ptx.find("cp.async.bulk.tensor.2d.global.shared"), std::string::npos);
+    EXPECT_EQ(ptx.find("multicast"), std::string::npos);
+  }
+}
+
+TEST(Ptx, TheSm90TmaStoreEpilogueAndClustersUseBulkStoresMulticastAndRemoteArrivals) {
+  for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN}) {
+    SCOPED_TRACE(kt::to_string(layout));
+    const std::string ptx = gen::compile_to_ptx(
+        gen::generate_gemm(problem(4096, 4096, 4096, layout),
+                           kt::testing::sm90_config(128, 256, 4, 2, 1, 2, 2), "sm_90a"));
+    EXPECT_NE(ptx.find("wgmma.mma_async"), std::string::npos);
+    EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"),
+              std::string::npos);
+    EXPECT_NE(ptx.find("cp.async.bulk.commit_group"), std::string::npos);
+    EXPECT_NE(ptx.find("cp.async.bulk.wait_group.read"), std::string::npos);
+    EXPECT_NE(ptx.find("fence.proxy.async.shared::cta"), std::string::npos);
+    EXPECT_NE(ptx.find("stmatrix.sync.aligned.m8n8.x4.shared.b16"), std::string::npos);
+    EXPECT_NE(ptx.find(".multicast::cluster"), std::string::npos);
+    EXPECT_NE(ptx.find("mapa.shared::cluster"), std::string::npos);
+    EXPECT_NE(ptx.find("mbarrier.arrive.release.cluster.shared::cluster"), std::string::npos);
+    EXPECT_NE(ptx.find("barrier.cluster.wait"), std::string::npos);
   }
 }
 

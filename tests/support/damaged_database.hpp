@@ -14,6 +14,7 @@
 
 #include "cache/database.hpp"
 #include "cache/sql.hpp"
+#include "core/versions.hpp"
 
 namespace kt::testing {
 
@@ -77,7 +78,8 @@ inline void write_healthy_database(const std::string& path) {
   std::vector<cache::Measurement> rows;
   for (int i = 0; i < 200; ++i) {
     cache::Measurement m;
-    m.key = {"gemm:bf16:bf16:nt:64x64x64", "NVIDIA H200/cc90/132sm", 1, 1};
+    m.key = {"gemm:bf16:bf16:nt:64x64x64", "NVIDIA H200/cc90/132sm", kBenchmarkProtocolVersion,
+             kGemmTemplateVersion};
     m.config_key = fmt::format("c{}", i);
     m.median_us = i;
     m.run_id = "r1";

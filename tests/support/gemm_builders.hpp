@@ -27,19 +27,28 @@ inline GemmConfig config(int bm, int bn, int bk, int wm, int wn, int stages, int
   return GemmConfig{GemmFamily::kSm80, bm, bn, bk, wm, wn, stages, 8, split_k};
 }
 
-// An sm90 config (tile_k 64) with raster group 8.
-inline GemmConfig sm90_config(int bm, int bn, int stages, int consumers, int split_k = 1) {
-  return GemmConfig{GemmFamily::kSm90, bm, bn, 64, 0, 0, stages, 8, split_k, consumers};
+// An sm90 config (tile_k 64) with raster group 8; epilogue 0 stores directly, cluster 1 has no
+// multicast.
+inline GemmConfig sm90_config(int bm, int bn, int stages, int consumers, int split_k = 1,
+                              int epilogue = 0, int cluster = 1) {
+  return GemmConfig{GemmFamily::kSm90, bm, bn,       64,       0,      0,
+                    stages,            8,  split_k, consumers, epilogue, cluster};
 }
 
 // The sm90 configs we ship as known-good starting points: the 128 x 256 flagship and its
-// 256 x 128 twin, narrower two-consumer tiles, one-consumer tiles for small M or N, and split-K.
+// 256 x 128 twin, narrower two-consumer tiles, one-consumer tiles for small M or N, and split-K;
+// each family member also with the TMA-store epilogue (e > 0) and clusters of 2 (cl2).
 // The nvrtc tier compiles each cleanly; the gpu tier checks each on ragged shapes.
 inline const std::vector<GemmConfig>& shipped_sm90_configs() {
   static const std::vector<GemmConfig> all = {
-      sm90_config(128, 256, 4, 2), sm90_config(256, 128, 4, 2), sm90_config(128, 192, 4, 2),
-      sm90_config(128, 128, 5, 2), sm90_config(128, 128, 4, 1), sm90_config(64, 128, 6, 1),
-      sm90_config(64, 64, 6, 1),   sm90_config(128, 128, 4, 2, 4)};
+      sm90_config(128, 256, 4, 2),          sm90_config(256, 128, 4, 2),
+      sm90_config(128, 192, 4, 2),          sm90_config(128, 128, 5, 2),
+      sm90_config(128, 128, 4, 1),          sm90_config(64, 128, 6, 1),
+      sm90_config(64, 64, 6, 1),            sm90_config(128, 128, 4, 2, 4),
+      sm90_config(128, 256, 4, 2, 1, 2, 2), sm90_config(128, 256, 3, 2, 1, 4, 1),
+      sm90_config(256, 128, 4, 2, 1, 1, 2), sm90_config(128, 192, 4, 2, 1, 3, 2),
+      sm90_config(128, 128, 5, 2, 1, 2, 2), sm90_config(64, 128, 6, 1, 1, 2, 2),
+      sm90_config(128, 128, 4, 2, 4, 0, 2)};
   return all;
 }
 
