@@ -32,9 +32,12 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 std::string_view dtype_type(DType dtype) {
   switch (dtype) {
-    case DType::kBF16: return "kt::bf16";
-    case DType::kFP16: return "kt::fp16";
-    case DType::kFP32: return "float";
+    case DType::kBF16:
+      return "kt::bf16";
+    case DType::kFP16:
+      return "kt::fp16";
+    case DType::kFP32:
+      return "float";
   }
   return "?";
 }
@@ -117,10 +120,10 @@ std::optional<std::string> validate_small_m(const GemmProblem& p, const GemmConf
 }
 
 std::string small_m_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
-  return fmt::format("kt::gemm_small_m<{}, {}, {}, {}, {}, {}, {}, {}, {}>",
-                     dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.warp_n,
-                     c.tile_n / c.warp_n, c.warps_k, c.tile_k,
-                     p.layout == Layout::kNT ? "true" : "false", c.split_k > 1 ? "true" : "false");
+  return fmt::format("kt::gemm_small_m<{}, {}, {}, {}, {}, {}, {}, {}, {}>", dtype_type(p.in_dtype),
+                     dtype_type(p.out_dtype), c.tile_m, c.warp_n, c.tile_n / c.warp_n, c.warps_k,
+                     c.tile_k, p.layout == Layout::kNT ? "true" : "false",
+                     c.split_k > 1 ? "true" : "false");
 }
 
 std::vector<GemmConfig> small_m_candidates(const GemmProblem& p, const GemmDomains& d) {
@@ -165,8 +168,8 @@ GemmEstimate estimate_small_m(const GemmProblem& p, const GemmConfig& c, const D
   e.regs_per_thread = regs > 0 ? regs : estimated_registers(c);
   e.smem_bytes = smem_bytes(p, c);
   e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
-  e.tile_efficiency = double(p.m) * double(p.n) /
-                      (double(e.tiles_m * c.tile_m) * double(e.tiles_n * c.tile_n));
+  e.tile_efficiency =
+      double(p.m) * double(p.n) / (double(e.tiles_m * c.tile_m) * double(e.tiles_n * c.tile_n));
   e.waves = wave_stats(e.num_ctas, d.num_sms, e.occupancy.ctas_per_sm);
   e.mma_efficiency = kMmaEfficiency;
 
@@ -176,10 +179,10 @@ GemmEstimate estimate_small_m(const GemmProblem& p, const GemmConfig& c, const D
 
   // Memory: each wave of resident CTAs streams its share of the DRAM bytes at the bandwidth
   // its loads in flight sustain (every resident warp keeps one batch of B loads in flight).
-  const double cta_inflight =
-      double(c.num_threads()) * small_m_loads_per_thread(c) * 16.0;
+  const double cta_inflight = double(c.num_threads()) * small_m_loads_per_thread(c) * 16.0;
   auto wave_bandwidth = [&](std::int64_t ctas) {
-    const double fill = std::min(1.0, double(ctas) * cta_inflight / (kInflightBytesPerSm * d.num_sms));
+    const double fill =
+        std::min(1.0, double(ctas) * cta_inflight / (kInflightBytesPerSm * d.num_sms));
     return kStreamEfficiency * d.dram_gbps * 1e9 * fill;
   };
   // With split-K the main kernel writes FP32 partial sums instead of C (the reduce's traffic is
@@ -189,12 +192,12 @@ GemmEstimate estimate_small_m(const GemmProblem& p, const GemmConfig& c, const D
   const double dram_bytes = b_bytes + double(p.m) * double(p.k) * in + out_bytes;
   const double bytes_per_cta = dram_bytes / double(e.num_ctas);
   const std::int64_t full_waves = e.waves.waves - 1;
-  double dram_s = double(full_waves) * double(e.waves.slots) * bytes_per_cta /
-                  wave_bandwidth(e.waves.slots);
+  double dram_s =
+      double(full_waves) * double(e.waves.slots) * bytes_per_cta / wave_bandwidth(e.waves.slots);
   dram_s += double(e.waves.last_wave_ctas) * bytes_per_cta / wave_bandwidth(e.waves.last_wave_ctas);
   // L2: B again for every further M tile, and A by every CTA (its warps along N share it in L1).
-  const double l2_bytes = double(e.tiles_m) * b_bytes +
-                          double(e.num_ctas) * double(c.tile_m) * double(k_slice) * in;
+  const double l2_bytes =
+      double(e.tiles_m) * b_bytes + double(e.num_ctas) * double(c.tile_m) * double(k_slice) * in;
   const double l2_s = l2_bytes / (kL2OverDram * d.dram_gbps * 1e9);
   e.memory_us = std::max(dram_s, l2_s) * 1e6;
 
@@ -203,8 +206,8 @@ GemmEstimate estimate_small_m(const GemmProblem& p, const GemmConfig& c, const D
   const double padded_flops = 2.0 * double(e.num_ctas) * double(c.tile_n) * double(c.tile_m) *
                               double(ceil_div(k_slice, 16) * 16);
   const double busy_sms = double(std::min<std::int64_t>(e.num_ctas, d.num_sms));
-  e.compute_us = padded_flops /
-                 (d.mma_sync_tflops * 1e12 * kMmaEfficiency * busy_sms / d.num_sms) * 1e6;
+  e.compute_us =
+      padded_flops / (d.mma_sync_tflops * 1e12 * kMmaEfficiency * busy_sms / d.num_sms) * 1e6;
 
   if (c.split_k > 1) {
     const double dram_bw = d.dram_gbps * 1e9;

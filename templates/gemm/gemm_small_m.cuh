@@ -83,7 +83,8 @@ __device__ __forceinline__ unsigned int permute_halves(unsigned int x, unsigned 
 // kWarpsK (along K) grid. Warp (wn, wk) owns kWarpN columns and the batches wk, wk + kWarpsK, ...
 // of kBatchK elements of the CTA's K range; it keeps the next batch's B words in registers
 // while the current batch's mma run, so kWarpN * kBatchK / 256 16-byte loads per thread are in
-// flight; A is read chunk by chunk just before its mma (L1 hits after the CTA's first warp). The warps along K are summed through shared memory at the end.
+// flight; A is read chunk by chunk just before its mma (L1 hits after the CTA's first warp). The
+// warps along K are summed through shared memory at the end.
 //
 // The dot product over a batch may visit K in any order as long as A and B agree, so each
 // thread's contiguous 16 bytes serve directly as fragments:
@@ -109,17 +110,18 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) gemm_small_m(const Gem
                 "kTileM must be 8, 16, 32 or 64");
   static_assert(kBIsNxK ? (kWarpN == 16 || kWarpN == 32 || kWarpN == 64) : kWarpN == 64,
                 "kWarpN must be 16, 32 or 64 (nt) or 64 (nn)");
-  static_assert(kBatchK % (kBIsNxK ? 32 : 16) == 0, "kBatchK must be a multiple of 32 (nt), 16 (nn)");
+  static_assert(kBatchK % (kBIsNxK ? 32 : 16) == 0,
+                "kBatchK must be a multiple of 32 (nt), 16 (nn)");
   static_assert(kWarpsN * kWarpsK <= 16, "at most 16 warps");
 
   if (test_fault(params.c)) return;
 
-  constexpr int kTilesM8 = kTileM / 8;                 // n8 fragments over M
-  constexpr int kGroups = kWarpN / 16;                 // m16 fragments over N
-  constexpr int kBLoads = kWarpN * kBatchK / 256;      // 16-byte B loads per thread per batch
+  constexpr int kTilesM8 = kTileM / 8;             // n8 fragments over M
+  constexpr int kGroups = kWarpN / 16;             // m16 fragments over N
+  constexpr int kBLoads = kWarpN * kBatchK / 256;  // 16-byte B loads per thread per batch
   constexpr int kAWordsPerChunk = kTilesM8 * (kBIsNxK ? 4 : 2);  // A words per thread per chunk
-  constexpr int kChunks = kBatchK / (kBIsNxK ? 32 : 16);  // k chunks of a batch
-  constexpr int kAcc = kGroups * kTilesM8 * 4;         // accumulators per thread
+  constexpr int kChunks = kBatchK / (kBIsNxK ? 32 : 16);         // k chunks of a batch
+  constexpr int kAcc = kGroups * kTilesM8 * 4;                   // accumulators per thread
 
   const int lane = threadIdx.x % 32;
   const int warp = threadIdx.x / 32;
@@ -145,7 +147,7 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) gemm_small_m(const Gem
 
   // Loads the B words of the batch that starts at K offset kb (a batch past the end loads
   // zeros and reads nothing).
-  auto load_b = [&](unsigned int (&bw)[kBLoads][4], long long kb) {
+  auto load_b = [&](unsigned int(&bw)[kBLoads][4], long long kb) {
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       if constexpr (kBIsNxK) {
@@ -174,7 +176,7 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) gemm_small_m(const Gem
 
   // Loads the A words of chunk c of the batch at kb: rows m0 + 8j + g, the 8 (nt) or 4 (nn)
   // elements this thread's B words pair with.
-  auto load_a = [&](unsigned int (&aw)[kAWordsPerChunk], long long kb, int c) {
+  auto load_a = [&](unsigned int(&aw)[kAWordsPerChunk], long long kb, int c) {
 #pragma unroll
     for (int j = 0; j < kTilesM8; ++j) {
       const int m = m0 + 8 * j + g;
@@ -204,7 +206,7 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) gemm_small_m(const Gem
 
   // The mma of one batch (see the fragment mapping above). A is loaded chunk by chunk as it is
   // needed: it comes from L1, and double-buffering it would cost as many registers as B.
-  auto compute_batch = [&](const unsigned int (&bw)[kBLoads][4], long long kb) {
+  auto compute_batch = [&](const unsigned int(&bw)[kBLoads][4], long long kb) {
     if constexpr (kBIsNxK) {
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
