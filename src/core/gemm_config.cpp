@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "core/gemm_small_m.hpp"
 #include "core/text.hpp"
 
 namespace kt {
@@ -119,6 +120,9 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
 }  // namespace
 
 std::string to_key(const GemmConfig& c) {
+  if (c.family == GemmFamily::kSmallM)
+    return fmt::format("smallm.bm{}.bn{}.bk{}.wn{}.wk{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
+                       c.warp_n, c.warps_k, c.split_k);
   if (c.family == GemmFamily::kSm90)
     return fmt::format("sm90.bm{}.bn{}.bk{}.s{}.c{}.e{}.cl{}.g{}.sk{}", c.tile_m, c.tile_n,
                        c.tile_k, c.stages, c.consumers, c.epilogue, c.cluster, c.raster_group,
@@ -130,8 +134,8 @@ std::string to_key(const GemmConfig& c) {
 GemmConfig parse_gemm_config_key(std::string_view key) {
   const std::vector<std::string_view> parts = split(key, '.');
   const char* hint =
-      "expected e.g. sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1 or "
-      "sm90.bm128.bn256.bk64.s4.c2.e2.cl2.g8.sk1";
+      "expected e.g. sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1, "
+      "sm90.bm128.bn256.bk64.s4.c2.e2.cl2.g8.sk1 or smallm.bm16.bn128.bk64.wn64.wk4.sk1";
   GemmConfig c;
   if (parts.size() == 9 && parts[0] == "sm80") {
     parse_key_fields(key, parts,
@@ -158,6 +162,12 @@ GemmConfig parse_gemm_config_key(std::string_view key) {
                       {"c", &c.consumers}, {"cl", &c.cluster}, {"g", &c.raster_group},
                       {"sk", &c.split_k}},
                      hint);
+  } else if (parts.size() == 7 && parts[0] == "smallm") {
+    c = small_m_config(0, 0, 0, 0, 0);
+    parse_key_fields(key, parts,
+                     {{"bm", &c.tile_m}, {"bn", &c.tile_n}, {"bk", &c.tile_k}, {"wn", &c.warp_n},
+                      {"wk", &c.warps_k}, {"sk", &c.split_k}},
+                     hint);
   } else {
     throw_invalid(fmt::format("'{}' is not a GEMM config key: {}", key, hint));
   }
@@ -170,6 +180,7 @@ std::int64_t tiles_m(const GemmProblem& p, const GemmConfig& c) { return ceil_di
 std::int64_t tiles_n(const GemmProblem& p, const GemmConfig& c) { return ceil_div(p.n, c.tile_n); }
 
 int smem_bytes(const GemmProblem& p, const GemmConfig& c) {
+  if (c.family == GemmFamily::kSmallM) return small_m_smem_bytes(c);
   const int stages_bytes = c.stages * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
   // sm90 adds the epilogue slabs (epilogue per consumer, 128 bytes per row of the consumer's
   // rows: epilogue x tile_m x 128 in all), a full and an empty mbarrier per stage and the
@@ -188,6 +199,7 @@ std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c) {
 }
 
 int estimated_registers(const GemmConfig& c) {
+  if (c.family == GemmFamily::kSmallM) return small_m_estimated_registers(c);
   if (c.family == GemmFamily::kSm90) {
     // Two consumers: the launch-bounds cap that setmaxnreg redistributes. One consumer (no
     // setmaxnreg): its accumulators plus descriptors, barriers and epilogue addressing.
@@ -205,6 +217,8 @@ std::optional<std::string> validate(const GemmProblem& p, const GemmConfig& c,
                                     const DeviceDesc& device) {
   if (c.family == GemmFamily::kSm90) {
     if (auto why = validate_sm90(p, c, device)) return why;
+  } else if (c.family == GemmFamily::kSmallM) {
+    if (auto why = validate_small_m(p, c, device)) return why;
   } else if (c.family != GemmFamily::kSm80) {
     return "unknown template family";
   } else {
@@ -265,6 +279,7 @@ GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c, int num_sms) {
 std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
   const char* nt = p.layout == Layout::kNT ? "true" : "false";
   const char* split = c.split_k > 1 ? "true" : "false";
+  if (c.family == GemmFamily::kSmallM) return small_m_kernel_expression(p, c);
   if (c.family == GemmFamily::kSm90)
     return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                        dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
@@ -327,6 +342,8 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
       }
     }
   }
+  for (const GemmConfig& c : small_m_candidates(p, d))
+    if (!validate(p, c, device)) out.push_back(c);
   return out;
 }
 

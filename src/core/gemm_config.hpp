@@ -17,8 +17,9 @@ namespace kt {
 
 // Template family. kSm80: mma.sync m16n8k16 + ldmatrix + cp.async multistage (runs on sm_80+).
 // kSm90: wgmma + TMA + mbarrier ring, a producer warpgroup feeding 1 or 2 consumer warpgroups,
-// persistent CTAs (sm_90a only).
-enum class GemmFamily : std::uint8_t { kSm80, kSm90 };
+// persistent CTAs (sm_90a only). kSmallM: M <= 64 (decoding), B streamed from global memory
+// straight into mma.sync fragments, warps along N and K (runs on sm_80+; gemm_small_m.hpp).
+enum class GemmFamily : std::uint8_t { kSm80, kSm90, kSmallM };
 
 struct GemmConfig {
   GemmFamily family = GemmFamily::kSm80;
@@ -37,11 +38,14 @@ struct GemmConfig {
                           // (overlapping the next tile); 0 for sm80
   int cluster = 1;        // sm90: CTAs per cluster along M (1 or 2); a pair shares its B tile by
                           // TMA multicast; 1 for sm80
+  int warps_k = 0;        // small-M: warps splitting the CTA's K range; 0 for sm80 and sm90
 
-  // sm90: one producer warpgroup plus the consumers, 4 warps each.
+  // sm90: one producer warpgroup plus the consumers, 4 warps each. small-M: tile_n / warp_n
+  // warps along N times warps_k along K.
   int num_warps() const {
-    return family == GemmFamily::kSm90 ? 4 * (1 + consumers)
-                                       : (tile_m / warp_m) * (tile_n / warp_n);
+    if (family == GemmFamily::kSm90) return 4 * (1 + consumers);
+    if (family == GemmFamily::kSmallM) return warp_n > 0 ? tile_n / warp_n * warps_k : 0;
+    return (tile_m / warp_m) * (tile_n / warp_n);
   }
   int num_threads() const { return 32 * num_warps(); }
   bool operator==(const GemmConfig&) const = default;
@@ -51,7 +55,7 @@ struct GemmConfig {
 // sm80 family takes tile_m .. warp_n and stages; sm90 its own tiles, stages and consumers (its
 // tile_k is 64); raster_group and split_k are shared.
 struct GemmDomains {
-  std::vector<GemmFamily> families{GemmFamily::kSm80, GemmFamily::kSm90};
+  std::vector<GemmFamily> families{GemmFamily::kSm80, GemmFamily::kSm90, GemmFamily::kSmallM};
   std::vector<int> tile_m{16, 32, 64, 128, 256};
   std::vector<int> tile_n{32, 64, 128, 256};
   std::vector<int> tile_k{32, 64};
@@ -66,11 +70,20 @@ struct GemmDomains {
   std::vector<int> sm90_consumers{1, 2};
   std::vector<int> sm90_epilogue{0, 2, 4};
   std::vector<int> sm90_cluster{1, 2};
+  // small-M (only for M <= 64): rows of C per CTA, N columns per warp, warps along N and K, K
+  // per warp per batch (tile_k).
+  std::vector<int> small_m_tile_m{8, 16, 32, 64};
+  std::vector<int> small_m_warp_n{16, 32, 64};
+  std::vector<int> small_m_warps_n{1, 2, 4, 8};
+  std::vector<int> small_m_warps_k{1, 2, 4, 8};
+  std::vector<int> small_m_tile_k{16, 32, 64, 128, 256};
 };
 
-// Canonical key, e.g. "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1" or
+// Canonical key, e.g. "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1",
 // "sm90.bm128.bn256.bk64.s4.c2.e2.cl2.g8.sk1" (c: consumer warpgroups, e: epilogue slabs staged
-// for TMA stores or 0 for direct stores, cl: cluster size); parse is its exact inverse.
+// for TMA stores or 0 for direct stores, cl: cluster size) or
+// "smallm.bm16.bn128.bk64.wn64.wk4.sk1" (bk: K per warp per batch, wn: N per warp, wk: warps
+// along K); parse is its exact inverse.
 std::string to_key(const GemmConfig& config);
 GemmConfig parse_gemm_config_key(std::string_view key);  // throws kt::Error naming the field
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/gemm_small_m.hpp"
+
 namespace kt {
 
 namespace {
@@ -112,6 +114,7 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 }  // namespace
 
 GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d, int regs) {
+  if (c.family == GemmFamily::kSmallM) return estimate_small_m(p, c, d, regs);
   GemmEstimate e;
   e.tiles_m = tiles_m(p, c);
   e.tiles_n = tiles_n(p, c);

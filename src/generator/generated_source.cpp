@@ -39,6 +39,10 @@ GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& conf
                  "#include \"kerntune/gemm/gemm_sm90.cuh\"\n"
                : "// kerntune generated: GEMM instantiation\n"
                  "#include \"kerntune/gemm/gemm_sm80.cuh\"\n";
+  if (config.family == GemmFamily::kSmallM)
+    s.code =
+        "// kerntune generated: GEMM instantiation\n"
+        "#include \"kerntune/gemm/gemm_small_m.cuh\"\n";
   s.name_expressions.push_back(gemm_kernel_expression(problem, config));
   if (config.split_k > 1) s.name_expressions.push_back(gemm_reduce_expression(problem));
   s.arch = arch;

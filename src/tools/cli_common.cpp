@@ -26,6 +26,10 @@ const std::vector<Suite>& suites() {
         "512x512x32768", "64x14336x4096", "16x4096x4096"}},
       {"square", "square shapes", {"2048x2048x2048", "4096x4096x4096", "8192x8192x8192"}},
       {"ragged", "tails in every dimension", {"127x129x65", "1x4096x4096", "4100x4096x4096"}},
+      // Decoding: a batch of 1, 16 or 64 tokens through a 4096 projection and an MLP's
+      // 14336-wide up projection; memory-bound (B streamed once), served by the small-M family.
+      {"decode", "M <= 64 decoding shapes: memory-bound, bench reports TB/s",
+       {"1x4096x4096", "16x4096x4096", "64x4096x4096", "64x14336x4096"}},
       // FlashAttention's benchmark: batch x seqlen = 16k tokens, hidden 2048 (heads = 2048 / d).
       {"attention-d128", "16k tokens, hidden 2048, d = 128, seqlen 512..16k",
        {"b=32,h=16,s=512,d=128", "b=16,h=16,s=1024,d=128", "b=8,h=16,s=2048,d=128",

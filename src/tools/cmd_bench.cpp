@@ -78,17 +78,22 @@ void run(const BenchCliOptions& o) {
                  "cublaslt_rel_error\n");
   }
   fmt::print("baseline: cuBLASLt {}\n", tune::CublasLtGemm::library_path());
-  fmt::print("{:<34} {:<44} {:<13} {:>9} {:>9} {:>7}  {}\n", "problem", "config", "grade",
-             "kt TF/s", "cuBLAS", "ratio", "check");
+  // TB/s: the fewest bytes the problem moves (A and B read once, C written once) over the
+  // median time; the figure of merit where the problem is memory-bound (decoding, small M).
+  fmt::print("{:<34} {:<44} {:<13} {:>9} {:>9} {:>8} {:>8} {:>7}  {}\n", "problem", "config",
+             "grade", "kt TF/s", "cuBLAS", "kt TB/s", "cuBLAS", "ratio", "check");
   double log_sum = 0;
   int counted = 0;
   for (const GemmProblem& p : problems) {
     const tune::GemmBenchRow r = tune::bench_gemm(*runtime, p, bo);
     std::string check = r.kerntune_check.passed ? "ok" : "FAILED: " + r.kerntune_check.detail;
     if (!r.baseline_error.empty()) check += "; baseline: " + r.baseline_error;
-    fmt::print("{:<34} {:<44} {:<13} {:>9.1f} {:>9.1f} {:>7.3f}  {}\n", to_key(p),
+    auto tbps = [&](const tune::Timing& t) {
+      return t.median_us > 0 ? p.min_bytes() / t.median_us / 1e6 : 0.0;
+    };
+    fmt::print("{:<34} {:<44} {:<13} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>7.3f}  {}\n", to_key(p),
                r.dispatch.config_key, r.dispatch.grade, r.kerntune_tflops(), r.baseline_tflops(),
-               r.ratio(), check);
+               tbps(r.kerntune), tbps(r.baseline), r.ratio(), check);
     if (r.ratio() > 0) {
       log_sum += std::log(r.ratio());
       ++counted;

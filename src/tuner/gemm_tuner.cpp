@@ -21,8 +21,13 @@ using Clock = std::chrono::steady_clock;
 bool same_shape(const GemmConfig& a, const GemmConfig& b) {
   return a.family == b.family && a.tile_m == b.tile_m && a.tile_n == b.tile_n &&
          a.warp_m == b.warp_m && a.warp_n == b.warp_n && a.consumers == b.consumers &&
-         a.split_k == b.split_k;
+         a.split_k == b.split_k && a.warps_k == b.warps_k;
 }
+
+// Round 1 measures at least this many small-M tile shapes when the problem has them (M <= 64):
+// the family's model is new, and the sm80/sm90 models do not see the bandwidth their few CTAs
+// leave unused at small M, so model order alone could keep the family from being measured.
+constexpr int kSmallMFirstRoundShapes = 8;
 
 CandidateResult make_candidate(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& device) {
   CandidateResult r;
@@ -45,13 +50,22 @@ std::vector<CandidateResult> first_round(const GemmProblem& p, const TuneOptions
     for (const auto& c : o.configs) out.push_back(make_candidate(p, c, device));
     return out;
   }
-  for (const auto& r : ranked) {
-    if (std::any_of(out.begin(), out.end(),
-                    [&](const CandidateResult& c) { return same_shape(c.config, r.config); }))
-      continue;
-    out.push_back({r.config, r.estimate});
-    if (int(out.size()) >= o.max_candidates) break;
-  }
+  auto add_distinct_shapes = [&](bool small_m_only, int limit) {
+    for (const auto& r : ranked) {
+      if (int(out.size()) >= limit) break;
+      if (small_m_only && r.config.family != GemmFamily::kSmallM) continue;
+      if (std::any_of(out.begin(), out.end(),
+                      [&](const CandidateResult& c) { return same_shape(c.config, r.config); }))
+        continue;
+      out.push_back({r.config, r.estimate});
+    }
+  };
+  add_distinct_shapes(true, std::min(kSmallMFirstRoundShapes, o.max_candidates));
+  add_distinct_shapes(false, o.max_candidates);
+  // Keep model order: round 2 and the report read candidates as ranked.
+  std::stable_sort(out.begin(), out.end(), [](const CandidateResult& a, const CandidateResult& b) {
+    return a.estimate.predicted_us < b.estimate.predicted_us;
+  });
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
+#include "core/gemm_small_m.hpp"
 #include "core/types.hpp"
 
 namespace {
@@ -244,4 +245,47 @@ TEST(GemmConfigKey, MalformedKeysThrowNamingTheProblem) {
   expect_invalid(parse("sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk100000"), {"sk", "out of range"});
   expect_invalid(parse("sm80.bm128.bn128.bk99999999999999999999.wm64.wn64.s4.g8.sk1"),
                  {"bk", "out of range"});
+}
+
+TEST(GemmConfigKey, SmallMGoldenString) {
+  const kt::GemmConfig c = kt::small_m_config(16, 128, 64, 64, 4);
+  EXPECT_EQ(kt::to_key(c), "smallm.bm16.bn128.bk64.wn64.wk4.sk1");
+  // Distinct values in every field: each lands behind its own prefix.
+  const kt::GemmConfig d = kt::small_m_config(64, 32, 128, 16, 2, 3);
+  EXPECT_EQ(kt::to_key(d), "smallm.bm64.bn32.bk128.wn16.wk2.sk3");
+  EXPECT_EQ(kt::parse_gemm_config_key("smallm.bm64.bn32.bk128.wn16.wk2.sk3"), d);
+  EXPECT_EQ(d.family, kt::GemmFamily::kSmallM);
+  EXPECT_EQ(d.num_warps(), 2 * 2);
+}
+
+TEST(GemmConfigKey, RoundTripsEveryPointOfTheSmallMDomains) {
+  const kt::GemmDomains d;
+  const std::size_t expected = d.small_m_tile_m.size() * d.small_m_warp_n.size() *
+                               d.small_m_warps_n.size() * d.small_m_warps_k.size() *
+                               d.small_m_tile_k.size() * d.split_k.size();
+  std::set<std::string> keys;
+  for (int bm : d.small_m_tile_m)
+    for (int wn : d.small_m_warp_n)
+      for (int warps_n : d.small_m_warps_n)
+        for (int wk : d.small_m_warps_k)
+          for (int bk : d.small_m_tile_k)
+            for (int sk : d.split_k) {
+              const kt::GemmConfig c = kt::small_m_config(bm, wn * warps_n, bk, wn, wk, sk);
+              const std::string key = kt::to_key(c);
+              const kt::GemmConfig parsed = kt::parse_gemm_config_key(key);
+              ASSERT_EQ(parsed, c) << key;
+              ASSERT_EQ(kt::to_key(parsed), key);
+              keys.insert(key);
+            }
+  EXPECT_EQ(keys.size(), expected) << "two configs share a key";
+}
+
+TEST(GemmConfigKey, MalformedSmallMKeysThrowNamingTheProblem) {
+  auto parse = [](std::string key) { return [key] { kt::parse_gemm_config_key(key); }; };
+  expect_invalid(parse("smallm.bm16.bn128.bk64.wn64.wk4"), {"not a GEMM config key"});
+  expect_invalid(parse("smallm.bm16.bn128.bk64.wn64.wk4.sk1.x1"), {"not a GEMM config key"});
+  expect_invalid(parse("smallm.bm16.bn128.bk64.wk4.wn64.sk1"), {"'wn'"});
+  expect_invalid(parse("smallm.bm16.bn128.bk64.wn64.wkX.sk1"), {"wk", "X"});
+  expect_invalid(parse("smallm.bm16.bn128.bk64.wn64.wk0.sk1"), {"'wk'", "out of range"});
+  expect_invalid(parse("smallm.bm16.bn128.bk064.wn64.wk4.sk1"), {"not canonical"});
 }

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
+#include "core/gemm_small_m.hpp"
 #include "support/gemm_builders.hpp"
 #include "core/sha256.hpp"
 
@@ -264,6 +265,81 @@ TEST(PlanLaunch, Sm90IsPersistentOverTilesTimesSplits) {
   EXPECT_EQ(split_launch.workspace_bytes, 4 * 256 * 256 * 4);
 }
 
+TEST(ValidateSmallMConfig, ServesMUpTo64WithSixteenByteRowsOnAmpereAndLater) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmConfig c = kt::small_m_config(16, 64, 64, 64, 4);
+  EXPECT_FALSE(kt::validate(problem(1, 4096, 4096), c, h200).has_value());
+  EXPECT_FALSE(kt::validate(problem(64, 4096, 4096), c, h200).has_value());
+  EXPECT_FALSE(kt::validate(problem(3, 129, 72), c, h200).has_value());
+  EXPECT_FALSE(kt::validate(problem(3, 136, 72, kt::Layout::kNN), c, h200).has_value());
+  EXPECT_FALSE(kt::validate(problem(16, 4096, 4096), c, kt::device_profile("a100")).has_value());
+  expect_rejected(problem(65, 4096, 4096), c, h200, "M <= 64");
+  expect_rejected(problem(16, 4096, 4100), c, h200, "16-byte");
+  expect_rejected(problem(16, 4100, 4096, kt::Layout::kNN), c, h200, "16-byte");
+  kt::DeviceDesc volta = h200;
+  volta.cc_major = 7;
+  expect_rejected(problem(16, 4096, 4096), c, volta, "8.0");
+}
+
+TEST(ValidateSmallMConfig, RejectsPointsOutsideTheTemplate) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmProblem nt = problem(16, 4096, 4096);
+  const kt::GemmProblem nn = problem(16, 4096, 4096, kt::Layout::kNN);
+  expect_rejected(nt, kt::small_m_config(24, 64, 64, 64, 4), h200, "tile_m");
+  expect_rejected(nt, kt::small_m_config(16, 64, 64, 48, 4), h200, "warp_n");
+  expect_rejected(nn, kt::small_m_config(16, 64, 64, 32, 4), h200, "warp_n must be 64 for nn");
+  expect_rejected(nt, kt::small_m_config(16, 96, 64, 32, 4), h200, "tile_n");
+  expect_rejected(nt, kt::small_m_config(16, 64, 64, 64, 3), h200, "warps_k");
+  expect_rejected(nt, kt::small_m_config(16, 512, 64, 64, 4), h200, "warps per CTA");
+  expect_rejected(nt, kt::small_m_config(16, 64, 16, 64, 4), h200, "tile_k");
+  expect_rejected(nt, kt::small_m_config(16, 64, 128, 64, 4), h200, "loads");
+  expect_rejected(nt, kt::small_m_config(64, 64, 32, 64, 4), h200, "accumulators");
+  kt::GemmConfig grouped = kt::small_m_config(16, 64, 64, 64, 4);
+  grouped.raster_group = 8;
+  expect_rejected(nt, grouped, h200, "raster_group");
+  // nn takes half the K depth per batch (16-row chunks).
+  EXPECT_FALSE(kt::validate(nn, kt::small_m_config(16, 64, 16, 64, 4), h200).has_value());
+}
+
+TEST(PlanLaunch, SmallMHasOneCtaPerTileAndSplitWithPartialSumsInSharedMemory) {
+  const kt::GemmProblem p = problem(17, 4100, 4096);
+  const kt::GemmConfig c = kt::small_m_config(16, 128, 64, 64, 4, 2);
+  ASSERT_FALSE(kt::validate(p, c, kt::device_profile("h200")).has_value());
+  const kt::GemmLaunch launch = kt::plan_launch(p, c, 132);
+  EXPECT_EQ(launch.main.grid[0], 2u * 33u);  // M tiles (fastest) x N tiles
+  EXPECT_EQ(launch.main.grid[2], 2u);
+  EXPECT_EQ(launch.main.block[0], 32u * 2 * 4);
+  EXPECT_EQ(launch.main.smem_bytes, 3u * 16 * 128 * 4);
+  ASSERT_TRUE(launch.reduce.has_value());
+  EXPECT_EQ(launch.workspace_bytes, 2 * 17 * 4100 * 4);
+  EXPECT_EQ(kt::k_per_split(p, c), 2048);
+  EXPECT_EQ(kt::plan_launch(p, kt::small_m_config(16, 128, 64, 64, 1)).main.smem_bytes, 0u);
+  EXPECT_EQ(kt::gemm_kernel_expression(p, c),
+            "kt::gemm_small_m<kt::bf16, kt::bf16, 16, 64, 2, 4, 64, true, true>");
+}
+
+TEST(EnumerateGemmConfigs, OffersTheSmallMFamilyExactlyWhenMIsAtMost64) {
+  for (const std::string& name : {std::string("a100"), std::string("h200")})
+    for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN})
+      for (std::int64_t m : {1, 16, 17, 64, 65, 128}) {
+        const kt::GemmProblem p = problem(m, 4096, 4096, layout);
+        const auto configs = kt::enumerate_gemm_configs(p, kt::device_profile(name));
+        const auto small = std::count_if(configs.begin(), configs.end(), [](const kt::GemmConfig& c) {
+          return c.family == kt::GemmFamily::kSmallM;
+        });
+        if (m <= 64) {
+          EXPECT_GT(small, 0) << kt::to_key(p) << " on " << name;
+        } else {
+          EXPECT_EQ(small, 0) << kt::to_key(p) << " on " << name;
+        }
+      }
+  kt::GemmDomains without;
+  without.families = {kt::GemmFamily::kSm80};
+  for (const kt::GemmConfig& c :
+       kt::enumerate_gemm_configs(problem(16, 4096, 4096), kt::device_profile("h200"), without))
+    EXPECT_NE(c.family, kt::GemmFamily::kSmallM);
+}
+
 TEST(EnumerateGemmConfigs, ReturnsOnlyConfigsValidateAccepts) {
   const kt::GemmDomains domains;
   auto in = [](const std::vector<int>& domain, int v) {
@@ -283,7 +359,12 @@ TEST(EnumerateGemmConfigs, ReturnsOnlyConfigsValidateAccepts) {
           const auto why = kt::validate(p, c, device);
           EXPECT_FALSE(why.has_value()) << kt::to_key(c) << ": " << why.value_or("");
           const bool family_fields =
-              c.family == kt::GemmFamily::kSm90
+              c.family == kt::GemmFamily::kSmallM
+                  ? in(domains.small_m_tile_m, c.tile_m) && in(domains.small_m_warp_n, c.warp_n) &&
+                        in(domains.small_m_warps_n, c.tile_n / c.warp_n) &&
+                        in(domains.small_m_warps_k, c.warps_k) &&
+                        in(domains.small_m_tile_k, c.tile_k) && c.raster_group == 1
+              : c.family == kt::GemmFamily::kSm90
                   ? in(domains.sm90_tile_m, c.tile_m) && in(domains.sm90_tile_n, c.tile_n) &&
                         c.tile_k == 64 && c.warp_m == 0 && c.warp_n == 0 &&
                         in(domains.sm90_stages, c.stages) &&
@@ -292,10 +373,13 @@ TEST(EnumerateGemmConfigs, ReturnsOnlyConfigsValidateAccepts) {
                   : in(domains.tile_m, c.tile_m) && in(domains.tile_n, c.tile_n) &&
                         in(domains.tile_k, c.tile_k) && in(domains.warp_m, c.warp_m) &&
                         in(domains.warp_n, c.warp_n) && in(domains.stages, c.stages) &&
-                        c.consumers == 0 && c.epilogue == 0 && c.cluster == 1;
+                        c.consumers == 0 && c.epilogue == 0 && c.cluster == 1 &&
+                        c.warps_k == 0;
           EXPECT_TRUE(family_fields && in(domains.raster_group, c.raster_group) &&
                       in(domains.split_k, c.split_k))
               << kt::to_key(c) << " is outside GemmDomains";
+          // The small-M family serves M <= 64 only.
+          if (c.family == kt::GemmFamily::kSmallM) EXPECT_LE(p.m, 64);
           // The sm90 family runs on sm_90a devices only.
           if (c.family == kt::GemmFamily::kSm90) EXPECT_EQ(device.arch(), "sm_90a");
           keys.insert(kt::to_key(c));

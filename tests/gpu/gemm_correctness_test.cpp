@@ -173,5 +173,47 @@ TEST_F(GemmCorrectness, Sm90ClustersWithOddTileRowsAndTails) {
   EXPECT_GE(checked, 60);
 }
 
+// The small-M family (sm_80 and later): every shipped config, both layouts, bf16 and fp16, at
+// M = 1, 3, 16, 17 and 64 with N and K tails (N % 16 != 0, N = 1 for nt, K down to 8 and not a
+// multiple of any batch depth), K shorter than one batch per warp, and split-K.
+TEST_F(GemmCorrectness, SmallMShippedConfigsOnRaggedShapesBothLayoutsBothDTypes) {
+  const char* shapes[] = {"1x4096x4096", "3x1000x776", "16x4104x200", "17x72x4104",
+                          "64x520x1032", "64x136x8",   "17x129x1024", "3x1x64",
+                          "1x8x8",       "64x4096x4096"};
+  int checked = 0;
+  for (const GemmConfig& config : testing::shipped_small_m_configs())
+    for (const char* shape : shapes)
+      for (Layout layout : {Layout::kNT, Layout::kNN})
+        for (DType dtype : {DType::kBF16, DType::kFP16}) {
+          GemmProblem p;
+          p.in_dtype = dtype;
+          p.out_dtype = dtype;
+          p.layout = layout;
+          parse_gemm_shape(shape, p);
+          if (validate(p, config, device_)) continue;  // nn needs warp_n 64, N % 8; split-K > K
+          check(p, config);
+          ++checked;
+        }
+  EXPECT_GE(checked, 300);
+}
+
+TEST_F(GemmCorrectness, SmallMWritesFp32AndMixedOutputs) {
+  const DType pairs[][2] = {{DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32},
+                            {DType::kBF16, DType::kFP16}, {DType::kFP16, DType::kBF16}};
+  for (const char* key : {"smallm.bm8.bn64.bk64.wn64.wk4.sk1", "smallm.bm64.bn32.bk32.wn32.wk4.sk4",
+                          "smallm.bm16.bn64.bk64.wn64.wk4.sk2"})
+    for (const auto& pair : pairs)
+      for (Layout layout : {Layout::kNT, Layout::kNN}) {
+        GemmProblem p;
+        p.in_dtype = pair[0];
+        p.out_dtype = pair[1];
+        p.layout = layout;
+        parse_gemm_shape("17x520x1032", p);
+        const GemmConfig config = parse_gemm_config_key(key);
+        if (validate(p, config, device_)) continue;  // nn needs warp_n 64
+        check(p, config);
+      }
+}
+
 }  // namespace
 }  // namespace kt

@@ -31,6 +31,7 @@ namespace gen = kt::gen;
 using kt::testing::problem;
 using kt::testing::config;
 using kt::testing::shipped_sm90_configs;
+using kt::testing::shipped_small_m_configs;
 
 // The configs we ship as known-good starting points; they must compile cleanly everywhere.
 const std::vector<kt::GemmConfig>& hand_picked() {
@@ -47,6 +48,10 @@ struct Case {
   kt::GemmConfig config;
   std::string arch;
   bool clean = true;  // zero spills and no ptxas performance warnings required
+  // The model's register estimate lands in the same occupancy bucket as ptxas's count. Off for
+  // the small-M family: its count moves by ~30 registers between nt and nn and between sm_80
+  // and sm_90a for one config, more than a bucket; the tuner re-scores with ptxas's count.
+  bool estimate_occupancy = true;
 
   std::string label() const { return kt::to_key(problem) + " " + kt::to_key(config) + " " + arch; }
 };
@@ -110,6 +115,7 @@ void check_compiled(const Case& c, const gen::GeneratedSource& source, const Out
   // The model sees registers only through occupancy: its estimate must give the same CTAs per
   // SM as the registers ptxas actually allocated.
   const kt::DeviceDesc& device = profile_for(c.arch);
+  if (!c.estimate_occupancy) return;
   EXPECT_EQ(kt::estimate(c.problem, c.config, device).occupancy.ctas_per_sm,
             kt::estimate(c.problem, c.config, device, main.registers).occupancy.ctas_per_sm)
       << "estimated " << kt::estimated_registers(c.config) << " registers, ptxas used "
@@ -331,6 +337,45 @@ TEST(Ptx, TheSm80FamilyUsesMmaSyncLdmatrixAndCpAsync) {
   EXPECT_NE(ptx.find("ldmatrix.sync"), std::string::npos);
   EXPECT_NE(ptx.find("cp.async"), std::string::npos);
   EXPECT_NE(ptx.find(".entry"), std::string::npos);
+}
+
+TEST(TemplatesCompile, ShippedSmallMConfigsCompileCleanlyForSm90aAndSm80) {
+  // Zero spills for every shipped small-M config, nt and (where warp_n is 64) nn, on both
+  // targets; split-K configs bring the reduce kernel.
+  std::vector<Case> cases;
+  for (const kt::GemmConfig& c : shipped_small_m_configs())
+    for (const std::string arch : {"sm_90a", "sm_80"})
+      for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN}) {
+        const kt::GemmProblem p = problem(16, 4096, 4096, layout);
+        if (kt::validate(p, c, profile_for(arch))) continue;  // nn needs warp_n 64
+        cases.push_back({p, c, arch, true, false});
+      }
+  EXPECT_GE(cases.size(), 2 * shipped_small_m_configs().size());
+  compile_and_check(cases);
+}
+
+TEST(TemplatesCompile, SmallMWritesEveryOutputDTypeFromBothInputs) {
+  std::vector<Case> cases;
+  for (kt::DType in : {kt::DType::kBF16, kt::DType::kFP16})
+    for (kt::DType out : {kt::DType::kBF16, kt::DType::kFP16, kt::DType::kFP32})
+      for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN})
+        cases.push_back({problem(3, 4104, 4096, layout, in, out),
+                         kt::small_m_config(8, 64, 64, 64, 4), "sm_90a", true, false});
+  compile_and_check(cases);
+}
+
+TEST(Ptx, TheSmallMFamilyStreamsBIntoMmaSyncWithoutStaging) {
+  for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN}) {
+    SCOPED_TRACE(kt::to_string(layout));
+    const std::string ptx = gen::compile_to_ptx(gen::generate_gemm(
+        problem(16, 4096, 4096, layout), kt::small_m_config(16, 64, 64, 64, 4), "sm_80"));
+    EXPECT_NE(ptx.find("ld.global.nc.L1::no_allocate.L2::256B.v4.u32"), std::string::npos);
+    EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
+    EXPECT_EQ(ptx.find("cp.async"), std::string::npos) << "B is not staged in shared memory";
+    EXPECT_EQ(ptx.find("ldmatrix"), std::string::npos);
+    // nn pairs rows of B with byte permutes; nt needs none.
+    EXPECT_EQ(ptx.find("prmt.b32") != std::string::npos, layout == kt::Layout::kNN);
+  }
 }
 
 TEST(CompileKey, StableForIdenticalInputAndSensitiveToEveryPart) {

@@ -6,6 +6,7 @@
 
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
+#include "core/gemm_small_m.hpp"
 
 namespace kt::testing {
 
@@ -49,6 +50,22 @@ inline const std::vector<GemmConfig>& shipped_sm90_configs() {
       sm90_config(256, 128, 4, 2, 1, 1, 2), sm90_config(128, 192, 4, 2, 1, 3, 2),
       sm90_config(128, 128, 5, 2, 1, 2, 2), sm90_config(64, 128, 6, 1, 1, 2, 2),
       sm90_config(128, 128, 4, 2, 4, 0, 2)};
+  return all;
+}
+
+// The small-M configs we ship as known-good starting points for decoding shapes (M <= 64): at
+// 8, 16, 32 and 64 rows of C per CTA, narrow nt-only warps (16 or 32 columns) with 8 warps
+// along K, 64-column warps that serve nn too, and split-K. The nvrtc tier compiles each cleanly
+// (sm_90a, sm_80); the gpu tier checks each on ragged shapes.
+inline const std::vector<GemmConfig>& shipped_small_m_configs() {
+  static const std::vector<GemmConfig> all = {
+      small_m_config(8, 16, 256, 16, 8),   small_m_config(8, 32, 128, 32, 8),
+      small_m_config(8, 64, 64, 64, 4),    small_m_config(16, 32, 128, 32, 8),
+      small_m_config(16, 64, 64, 64, 4),   small_m_config(16, 128, 32, 64, 4),
+      small_m_config(32, 32, 64, 32, 8),   small_m_config(32, 64, 32, 64, 4),
+      small_m_config(64, 32, 64, 32, 4),   small_m_config(64, 32, 32, 32, 8),
+      small_m_config(8, 64, 64, 64, 4, 2), small_m_config(16, 64, 64, 64, 4, 2),
+      small_m_config(64, 32, 32, 32, 4, 4)};
   return all;
 }
 
