@@ -14,9 +14,12 @@ __device__ __forceinline__ bool test_fault(void* out) {
 #elif defined(KT_TEST_FAULT) && KT_TEST_FAULT == 2
   asm volatile("trap;");
 #elif defined(KT_TEST_FAULT) && KT_TEST_FAULT == 3
-  volatile int spin = 1;
-  while (spin) {
-  }
+  // A loop on a constant condition is deleted by ptxas; one on the 64-bit clock, which it can
+  // neither predict nor hoist, spins for good (the clock is never 0 once a kernel runs).
+  unsigned long long clock = 1;
+  do {
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(clock));
+  } while (clock != 0);
 #elif defined(KT_TEST_FAULT) && KT_TEST_FAULT == 4
   return true;
 #endif

@@ -137,7 +137,7 @@ TEST_F(GemmCorrectness, Sm90WritesFp32AndMixedOutputs) {
   for (const char* key :
        {"sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk1", "sm90.bm64.bn128.bk64.s6.c1.e0.cl1.g8.sk1",
         "sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk4", "sm90.bm128.bn256.bk64.s3.c2.e4.cl2.g8.sk1",
-        "sm90.bm128.bn128.bk64.s4.c1.e2.cl2.g8.sk1", "sm90.bm64.bn128.bk64.s6.c1.e4.cl1.g8.sk1",
+        "sm90.bm128.bn128.bk64.s4.c1.e2.cl2.g8.sk1", "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk1",
         "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk4"})
     for (const auto& pair : pairs)
       for (Layout layout : {Layout::kNT, Layout::kNN})
