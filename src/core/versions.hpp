@@ -9,6 +9,6 @@ inline constexpr int kBenchmarkProtocolVersion = 1;
 // Bump when a GEMM template changes its performance or its config semantics.
 inline constexpr int kGemmTemplateVersion = 1;
 // Bump when an attention template changes its performance or its config semantics.
-inline constexpr int kAttentionTemplateVersion = 1;
+inline constexpr int kAttentionTemplateVersion = 2;
 
 }  // namespace kt
