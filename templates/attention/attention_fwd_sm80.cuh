@@ -387,15 +387,29 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
     // Online softmax: new running max, rescale of the old sum and O by 2^((m_old - m_new) c),
     // P = 2^(S c - m_new c) with c = scale_log2. A row whose max is still -inf (no visible key
     // yet) uses 0 as its scaled max, so it gets P = 0 and a factor of 0 instead of NaN.
+    // kSkipRescale: the rescale is skipped for a row tile when no row of the warp's tile raised
+    // its max (a warp vote, so the branch is uniform): the factor would be 1 for every row.
+    // After the first few blocks of a long row that is most blocks; it saves 4 kOTiles + 2
+    // multiplies per row tile and lane. (A rescaled row whose max did not change gets
+    // 2^(m c - round(m c)), the contracted difference, within an ulp or two of 1, as before.)
+    // Where the branch and the factors go is what ptxas allocates without spills (sm_80 and
+    // sm_90): one row tile rescales after P and computes the factors in the branch; two row
+    // tiles rescale before P with the factors computed next to the max; two row tiles of 64
+    // keys at head_dim 128 (255 registers) keep the unconditional rescale after P.
     // With two row tiles of 32 keys, P is packed to T pairs (the A fragments of P·V, see below)
     // as soon as it is computed: ptxas then fits head_dim 128 causal in 255 registers without
     // spills (packing in the P·V loop spills there; packing early spills more at kBlockN 64).
     constexpr bool kPackEarly = kMTiles == 2 && kBlockN == 32;
+    constexpr bool kSkipRescale = !(kMTiles == 2 && kBlockN == 64 && kHeadDim == 128);
+    constexpr bool kRescaleBeforeP = kSkipRescale && kMTiles == 2;
+    constexpr bool kEagerFactors = kMTiles == 2;
     unsigned int p_frag[kPackEarly ? kMTiles : 1][kPackEarly ? kPSteps : 1][4];
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
       float scaled_max[2];
       float correction[2];
+      float old_max[2];
+      bool raised = false;
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
         float m = row_max[mt][r];
@@ -403,8 +417,27 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
         for (int t = 0; t < kSTiles; ++t) m = fmaxf(m, fmaxf(s[mt][t][2 * r], s[mt][t][2 * r + 1]));
         m = attn::quad_reduce<true>(m);
         scaled_max[r] = m == attn::negative_infinity() ? 0.0f : m * scale_log2;
-        correction[r] = exp2_approx(row_max[mt][r] * scale_log2 - scaled_max[r]);
+        raised = raised || m > row_max[mt][r];
+        old_max[r] = row_max[mt][r];
+        if constexpr (kEagerFactors)
+          correction[r] = exp2_approx(old_max[r] * scale_log2 - scaled_max[r]);
         row_max[mt][r] = m;
+      }
+      // O and this lane's sum times the factors (exp2 of -inf rows gives 0, of others <= 1).
+      const auto rescale = [&] {
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          if constexpr (!kEagerFactors)
+            correction[r] = exp2_approx(old_max[r] * scale_log2 - scaled_max[r]);
+          row_sum[mt][r] *= correction[r];
+        }
+#pragma unroll
+        for (int t = 0; t < kOTiles; ++t)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) o[mt][t][e] *= correction[e / 2];
+      };
+      if constexpr (kRescaleBeforeP) {
+        if (__any_sync(0xFFFFFFFFu, raised)) rescale();
       }
       float block_sum[2] = {0.0f, 0.0f};
 #pragma unroll
@@ -419,12 +452,13 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
           p_frag[mt][t / 2][2 * (t % 2) + 1] = DTypeTraits<T>::pack2(s[mt][t][2], s[mt][t][3]);
         }
       }
+      if constexpr (!kSkipRescale) {
+        rescale();
+      } else if constexpr (!kRescaleBeforeP) {
+        if (__any_sync(0xFFFFFFFFu, raised)) rescale();
+      }
 #pragma unroll
-      for (int r = 0; r < 2; ++r) row_sum[mt][r] = row_sum[mt][r] * correction[r] + block_sum[r];
-#pragma unroll
-      for (int t = 0; t < kOTiles; ++t)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) o[mt][t][e] *= correction[e / 2];
+      for (int r = 0; r < 2; ++r) row_sum[mt][r] += block_sum[r];
     }
 
     // O += P·V. The C fragments of n8 tiles 2 kk and 2 kk + 1 of a row tile (rows g, g + 8;
