@@ -154,7 +154,9 @@ TEST_F(DoctorTest, BlocklistIsCountedAndStaleEntriesAreWarnedWithTheCommandThatC
                                             4 - stale)))
       << r.output;
   EXPECT_TRUE(contains(section, fmt::format("[WARN] {} entries are stale", stale))) << r.output;
-  if (!nvrtc.empty()) EXPECT_TRUE(contains(section, "NVRTC 11.0 gemm template")) << r.output;
+  if (!nvrtc.empty()) {
+    EXPECT_TRUE(contains(section, "NVRTC 11.0 gemm template")) << r.output;
+  }
   EXPECT_TRUE(contains(section, fmt::format("attention template {}", kAttentionTemplateVersion - 1)))
       << r.output;
   EXPECT_TRUE(contains(section, "fix: nothing breaks")) << r.output;
