@@ -29,8 +29,8 @@ GemmConfig small_m_config(int tile_m, int tile_n, int batch_k, int warp_n, int w
 int small_m_loads_per_thread(const GemmConfig& c);
 // Dynamic shared memory: the partial sums of warps_k - 1 warps along K.
 int small_m_smem_bytes(const GemmConfig& c);
-// Registers per thread before compiling: accumulators, two batches of B words, one chunk of A
-// words, addressing.
+// Registers per thread before compiling: accumulators, two batches of B words, up to two chunks
+// of A words, addressing.
 int small_m_estimated_registers(const GemmConfig& c);
 
 // Why `c` (family kSmallM) cannot run `p` on `device`, or nullopt; the common checks (shared

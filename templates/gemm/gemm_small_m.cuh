@@ -81,10 +81,11 @@ __device__ __forceinline__ unsigned int permute_halves(unsigned int x, unsigned 
 //
 // A CTA owns kTileM rows of C by kWarpN * kWarpsN columns; its warps form a kWarpsN (along N) by
 // kWarpsK (along K) grid. Warp (wn, wk) owns kWarpN columns and the batches wk, wk + kWarpsK, ...
-// of kBatchK elements of the CTA's K range; it keeps the next batch's B words in registers
-// while the current batch's mma run, so kWarpN * kBatchK / 256 16-byte loads per thread are in
-// flight; A is read chunk by chunk just before its mma (L1 hits after the CTA's first warp). The
-// warps along K are summed through shared memory at the end.
+// of kBatchK elements of the CTA's K range; it holds two batches of B words in registers, used
+// in turn, so up to 2 * kWarpN * kBatchK / 256 16-byte loads per thread are in flight (the loads
+// of batch i + 2 go out before batch i + 1's mma wait); A is prefetched into L1 with its batch's
+// B loads and read chunk by chunk just before its mma. The warps along K are summed through
+// shared memory at the end.
 //
 // The dot product over a batch may visit K in any order as long as A and B agree, so each
 // thread's contiguous 16 bytes serve directly as fragments:
@@ -254,18 +255,46 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) gemm_small_m(const Gem
     }
   };
 
-  // Register double buffer of B: batch wk, then every kWarpsK-th batch after it.
-  unsigned int b_cur[kBLoads][4], b_next[kBLoads][4];
-  load_b(b_cur, k_begin + static_cast<long long>(wk) * kBatchK);
+  // Prefetches into L1 the lines of A that the batch at kb will read (rows m0 .. m0 + kTileM - 1,
+  // K range [kb, kb + kBatchK)), so that compute_batch's A loads hit L1 instead of waiting a
+  // loaded L2 round trip after the batch's B words arrived. One warp along N per K slot issues
+  // them (its peers read the same A); lines past M or K are skipped. A hint: A rows need not be
+  // 128-byte aligned, and a line it misses is only an L2 hit.
+  auto prefetch_a = [&](long long kb) {
+    if (wn != 0) return;
+    constexpr int kElemsPerLine = 64;  // 128 bytes of 16-bit elements
+    constexpr int kLinesPerRow = kBatchK >= kElemsPerLine ? kBatchK / kElemsPerLine : 1;
+#pragma unroll
+    for (int l0 = 0; l0 < kTileM * kLinesPerRow; l0 += 32) {
+      const int l = l0 + lane;
+      const int m = m0 + l / kLinesPerRow;
+      const long long k = kb + static_cast<long long>(l % kLinesPerRow) * kElemsPerLine;
+      if ((kTileM * kLinesPerRow % 32 == 0 || l < kTileM * kLinesPerRow) && m < params.m &&
+          k < k_end)
+        asm volatile("prefetch.global.L1 [%0];\n" ::"l"(a + m * lda + k));
+    }
+  };
+
+  // Two register buffers of B used in turn (batch wk, then every kWarpsK-th batch after it): the
+  // loads of the batch after next are issued before the next batch's mma wait for its words,
+  // so two batches per warp are in flight, and no register copy waits for a load (a copy
+  // b_cur = b_next at the end of an iteration would stall on the loads just issued and leave
+  // one batch in flight).
+  unsigned int b_even[kBLoads][4], b_odd[kBLoads][4];
+  const long long k_step = static_cast<long long>(kWarpsK) * kBatchK;
+  long long kb = k_begin + static_cast<long long>(wk) * kBatchK;
+  prefetch_a(kb);
+  load_b(b_even, kb);
 #pragma unroll 1
-  for (int batch = wk; batch < num_batches; batch += kWarpsK) {
-    const long long kb = k_begin + static_cast<long long>(batch) * kBatchK;
-    load_b(b_next, kb + static_cast<long long>(kWarpsK) * kBatchK);
-    compute_batch(b_cur, kb);
-#pragma unroll
-    for (int l = 0; l < kBLoads; ++l)
-#pragma unroll
-      for (int w = 0; w < 4; ++w) b_cur[l][w] = b_next[l][w];
+  for (int batch = wk; batch < num_batches; batch += 2 * kWarpsK) {
+    prefetch_a(kb + k_step);
+    load_b(b_odd, kb + k_step);
+    compute_batch(b_even, kb);
+    if (batch + kWarpsK >= num_batches) break;
+    prefetch_a(kb + 2 * k_step);
+    load_b(b_even, kb + 2 * k_step);
+    compute_batch(b_odd, kb + k_step);
+    kb += 2 * k_step;
   }
 
   // The warps along K add their partial sums into warp (wn, 0), in a fixed order. Every warp

@@ -371,6 +371,7 @@ TEST(Ptx, TheSmallMFamilyStreamsBIntoMmaSyncWithoutStaging) {
         problem(16, 4096, 4096, layout), kt::small_m_config(16, 64, 64, 64, 4), "sm_80"));
     EXPECT_NE(ptx.find("ld.global.nc.L1::no_allocate.L2::256B.v4.u32"), std::string::npos);
     EXPECT_NE(ptx.find("mma.sync.aligned.m16n8k16"), std::string::npos);
+    EXPECT_NE(ptx.find("prefetch.global.L1"), std::string::npos) << "A is prefetched into L1";
     EXPECT_EQ(ptx.find("cp.async"), std::string::npos) << "B is not staged in shared memory";
     EXPECT_EQ(ptx.find("ldmatrix"), std::string::npos);
     // nn pairs rows of B with byte permutes; nt needs none.

@@ -55,7 +55,8 @@ inline const std::vector<GemmConfig>& shipped_sm90_configs() {
 
 // The small-M configs we ship as known-good starting points for decoding shapes (M <= 64): at
 // 8, 16, 32 and 64 rows of C per CTA, narrow nt-only warps (16 or 32 columns) with 8 warps
-// along K, 64-column warps that serve nn too, and split-K. The nvrtc tier compiles each cleanly
+// along K (16-column CTAs: 256 CTAs at N = 4096, two per SM), 64-column warps that serve nn
+// too, and split-K. The nvrtc tier compiles each cleanly
 // (sm_90a, sm_80); the gpu tier checks each on ragged shapes.
 inline const std::vector<GemmConfig>& shipped_small_m_configs() {
   static const std::vector<GemmConfig> all = {
@@ -65,7 +66,8 @@ inline const std::vector<GemmConfig>& shipped_small_m_configs() {
       small_m_config(32, 32, 64, 32, 8),   small_m_config(32, 64, 32, 64, 4),
       small_m_config(64, 32, 64, 32, 4),   small_m_config(64, 32, 32, 32, 8),
       small_m_config(8, 64, 64, 64, 4, 2), small_m_config(16, 64, 64, 64, 4, 2),
-      small_m_config(64, 32, 32, 32, 4, 4)};
+      small_m_config(64, 32, 32, 32, 4, 4), small_m_config(16, 16, 128, 16, 8),
+      small_m_config(64, 16, 64, 16, 8)};
   return all;
 }
 
