@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "runtime/cuda_driver.hpp"
 
 namespace kt::rt {
@@ -74,12 +75,21 @@ GemmKernel::GemmKernel(const GemmProblem& problem, const GemmConfig& config,
   // unpaired, fewer than num_sms / 2 clusters fit at once, and the clusters past that would run
   // as a second wave after the persistent ones. The kernel loops over its units with any grid,
   // so the grid shrinks to what is co-resident.
+  // The query failing or answering 0 keeps the planned grid (correct with any grid, at worst a
+  // second partial wave).
+  int resident = -1;
   if (plan_.main.cluster[0] > 1) {
-    const int resident = max_active_clusters();
+    resident = max_active_clusters();
     const std::uint32_t clusters = plan_.main.grid[0] / plan_.main.cluster[0];
     if (resident > 0 && std::uint32_t(resident) < clusters)
       plan_.main.grid[0] = std::uint32_t(resident) * plan_.main.cluster[0];
   }
+  const LaunchPlan& m = plan_.main;
+  logger().debug(
+      "gemm kernel {} for {}: grid=({},{},{}) cluster=({},{},{}) block={} smem={} "
+      "max_active_clusters={} reduce={}",
+      to_key(config_), to_key(problem_), m.grid[0], m.grid[1], m.grid[2], m.cluster[0],
+      m.cluster[1], m.cluster[2], m.block[0], m.smem_bytes, resident, plan_.reduce.has_value());
 }
 
 CUlaunchConfig GemmKernel::main_launch_config(CUstream stream, CUlaunchAttribute& cluster) const {
@@ -107,8 +117,12 @@ int GemmKernel::max_active_clusters() const {
   CUlaunchAttribute cluster;
   const CUlaunchConfig config = main_launch_config(nullptr, cluster);
   int clusters = 0;
-  check(driver().occupancy_max_active_clusters(&clusters, main_, &config),
-        "cuOccupancyMaxActiveClusters");
+  const CUresult r = driver().occupancy_max_active_clusters(&clusters, main_, &config);
+  if (r != CUDA_SUCCESS) {
+    logger().warn("cuOccupancyMaxActiveClusters failed (CUresult {}) for {}; keeping the planned grid",
+                  int(r), to_key(config_));
+    return 0;
+  }
   return clusters;
 }
 

@@ -41,7 +41,8 @@ class GemmKernel {
   // The main kernel's cuLaunchKernelEx configuration with its cluster attribute (stored in
   // `cluster`, which must outlive the returned config).
   CUlaunchConfig main_launch_config(CUstream stream, CUlaunchAttribute& cluster) const;
-  // Clusters of the main kernel that fit on the device at once (cuOccupancyMaxActiveClusters).
+  // Clusters of the main kernel that fit on the device at once (cuOccupancyMaxActiveClusters);
+  // 0 (logged) when the query fails.
   int max_active_clusters() const;
 
   GemmProblem problem_;

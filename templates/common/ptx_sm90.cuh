@@ -52,24 +52,6 @@ __device__ __forceinline__ void mbarrier_wait(unsigned int bar, unsigned int par
   } while (done == 0);
 }
 
-// The same wait with cluster-scope acquire: for a barrier that receives arrivals from other CTAs
-// of the cluster (the producers' empty barriers of a cluster launch), so the peers' releases of
-// their shared-memory stages happen before this thread's next TMA writes into them.
-__device__ __forceinline__ void mbarrier_wait_cluster(unsigned int bar, unsigned int parity) {
-  unsigned int done;
-  do {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n"
-        "}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (done == 0);
-}
-
 // ---- clusters -------------------------------------------------------------------------------
 
 // This CTA's rank in its cluster, the cluster's index in the grid (x) and the number of clusters.
@@ -99,14 +81,21 @@ __device__ __forceinline__ void cluster_sync() {
           : "memory");
 }
 
-// One arrival (release at cluster scope) on the barrier at the same shared offset as `bar` in the
-// cluster's CTA `cta_rank` (which may be this one).
+// One arrival on the barrier at the same shared offset as `bar` in the cluster's CTA `cta_rank`
+// (which may be this one). Default semantics (release at CTA scope), as for a local arrival: it
+// only signals that this CTA is done reading a stage through wgmma (complete at wgmma_wait), and
+// the waiter then writes that stage by TMA, so no generic-proxy data needs cluster-wide ordering.
+// NOTE: never .release.cluster here (nor .acquire.cluster on the matching wait): ptxas (13.0,
+// sm_90a) compiles a cluster-scope release to 4 more SASS instructions, among them two MEMBARs,
+// and a cluster-scope acquire to an extra instruction after every successful try_wait. Issued by
+// a consumer thread every k-tile, those fences sit on the wgmma issue path (2-CTA cluster configs
+// ran ~30% slower than their 1-CTA twins with them).
 __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned int bar, unsigned int cta_rank) {
   asm volatile(
       "{\n"
       ".reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
       "}\n" ::"r"(bar),
       "r"(cta_rank)
       : "memory");

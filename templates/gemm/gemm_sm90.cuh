@@ -56,6 +56,18 @@ __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, boo
   return w;
 }
 
+// A consumer warpgroup's release of a stage: one arrival on the empty barrier `bar` of every CTA
+// of the cluster. Threads 0 .. kCluster - 1 (lanes of warp 0) arrive on CTA `thread`, so the
+// arrivals of a cluster go out as one instruction.
+template <int kCluster>
+__device__ __forceinline__ void release_stage(unsigned int bar, int thread) {
+  if constexpr (kCluster > 1) {
+    if (thread < kCluster) mbarrier_arrive_cluster(bar, static_cast<unsigned int>(thread));
+  } else {
+    if (thread == 0) mbarrier_arrive(bar);
+  }
+}
+
 // Writes 128-byte-wide column slab `slab` of a consumer's kMI x (64 x kN) accumulator tiles into
 // the shared buffer `slot` as the TMA 128B swizzle lays out a {128 B, rows} box: row r at r * 128,
 // its 16-byte chunk c at chunk c ^ (r % 8) (`slot` is 1024-byte aligned). 16-bit outputs: a slab
@@ -159,11 +171,13 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    the peer issues it only after its empty[s] phase k - 1, which needs our consumers' release
 //    of use k - 1, which needs our full[s] phase k - 1.
 //  * empty[s], count kConsumers * kCluster: every consumer warpgroup of the cluster arrives once
-//    per use on every CTA's empty[s] (its own first). The producer waits on its own empty[s]
-//    before writing stage s anywhere in the cluster. Since every full barrier needs both
-//    producers' bytes (each CTA loads half of B), no consumer can start use k + 1 of stage s
-//    before both empty[s] barriers completed phase k, so no arrival of use k + 1 can be counted
-//    in phase k.
+//    per use on every CTA's empty[s] (release_stage: lane r of its warp 0 on CTA r). The
+//    producer waits on its own empty[s] before writing stage s anywhere in the cluster. These
+//    arrivals and waits have CTA-scope semantics on purpose (see mbarrier_arrive_cluster): they
+//    order wgmma reads before TMA writes, and no generic-proxy data crosses CTAs through them.
+//    Since every full barrier needs both producers' bytes (each CTA loads half of B), no
+//    consumer can start use k + 1 of stage s before both empty[s] barriers completed phase k, so
+//    no arrival of use k + 1 can be counted in phase k.
 //  * Consumers release a stage only after the wgmma reading it has completed (wait_group 1
 //    after the next k-tile's wgmma is issued, wait_group 0 at the end of a tile).
 //  * Cluster: barriers are initialized and fenced (fence.mbarrier_init.release.cluster) before a
@@ -259,11 +273,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         }
         const unsigned int stage_bytes = kAStageBytes + b_atoms * kBAtomBytes;
         for (int k = w.k_begin; k < w.k_end; k += sm90::kTileK) {
-          if constexpr (kCluster > 1) {
-            mbarrier_wait_cluster(empty_bars + 8 * stage, phase ^ 1);
-          } else {
-            mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);
-          }
+          mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);
           const unsigned int full = full_bars + 8 * stage;
           const unsigned int b_stage = smem_b + stage * kBStageBytes;
           mbarrier_arrive_expect_tx(full, stage_bytes);
@@ -342,14 +352,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
         // Keep this k-tile's wgmma in flight; the previous one is done, so its stage is free.
         wgmma_wait<1>();
-        if (kt > 0 && thread == 0) {
-          if constexpr (kCluster > 1) {
-            mbarrier_arrive_cluster(empty_bars + 8 * previous_stage, rank);
-            mbarrier_arrive_cluster(empty_bars + 8 * previous_stage, rank ^ 1);
-          } else {
-            mbarrier_arrive(empty_bars + 8 * previous_stage);
-          }
-        }
+        if (kt > 0) sm90::release_stage<kCluster>(empty_bars + 8 * previous_stage, thread);
         previous_stage = stage;
         if (++stage == kStages) {
           stage = 0;
@@ -359,14 +362,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       wgmma_wait<0>();
 #pragma unroll
       for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
-      if (thread == 0) {
-        if constexpr (kCluster > 1) {
-          mbarrier_arrive_cluster(empty_bars + 8 * previous_stage, rank);
-          mbarrier_arrive_cluster(empty_bars + 8 * previous_stage, rank ^ 1);
-        } else {
-          mbarrier_arrive(empty_bars + 8 * previous_stage);
-        }
-      }
+      sm90::release_stage<kCluster>(empty_bars + 8 * previous_stage, thread);
       if (!w.has_tile) continue;
 
       const int row_begin = w.tile_m * kTileM + consumer * kRowsPerConsumer;

@@ -325,8 +325,12 @@ TEST(Ptx, TheSm90TmaStoreEpilogueAndClustersUseBulkStoresMulticastAndRemoteArriv
     EXPECT_NE(ptx.find("stmatrix.sync.aligned.m8n8.x4.shared.b16"), std::string::npos);
     EXPECT_NE(ptx.find(".multicast::cluster"), std::string::npos);
     EXPECT_NE(ptx.find("mapa.shared::cluster"), std::string::npos);
-    EXPECT_NE(ptx.find("mbarrier.arrive.release.cluster.shared::cluster"), std::string::npos);
+    EXPECT_NE(ptx.find("mbarrier.arrive.shared::cluster.b64"), std::string::npos);
     EXPECT_NE(ptx.find("barrier.cluster.wait"), std::string::npos);
+    // Cluster-scope mbarrier semantics put MEMBARs on the consumers' wgmma issue path (~30%
+    // slower cl2 configs on the H200); the ring needs only CTA scope.
+    EXPECT_EQ(ptx.find("mbarrier.arrive.release.cluster"), std::string::npos);
+    EXPECT_EQ(ptx.find("acquire.cluster.shared"), std::string::npos);
   }
 }
 
