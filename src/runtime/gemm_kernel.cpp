@@ -172,29 +172,29 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
   return r;
 }
 
+CUresult GemmKernel::launch_main(void* params, CUstream stream) const {
+  const LaunchPlan& m = plan_.main;
+  void* args[] = {params};
+  if (m.cluster[0] * m.cluster[1] * m.cluster[2] > 1) {
+    CUlaunchAttribute cluster;
+    const CUlaunchConfig config = main_launch_config(stream, cluster);
+    return driver().launch_kernel_ex(&config, main_, args, nullptr);
+  }
+  return driver().launch_kernel(main_, m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1],
+                                m.block[2], m.smem_bytes, stream, args, nullptr);
+}
+
 CUresult GemmKernel::launch(const void* a, const void* b, void* c, void* workspace,
                             CUstream stream) const {
   const CudaDriver& d = driver();
-  const LaunchPlan& m = plan_.main;
   CUresult r = CUDA_SUCCESS;
   if (config_.family == GemmFamily::kSm90) {
     GemmSm90Params params;
     r = make_sm90_params(a, b, c, workspace, params);
-    if (r != CUDA_SUCCESS) return r;
-    void* args[] = {&params};
-    if (m.cluster[0] * m.cluster[1] * m.cluster[2] > 1) {
-      CUlaunchAttribute cluster;
-      const CUlaunchConfig config = main_launch_config(stream, cluster);
-      r = d.launch_kernel_ex(&config, main_, args, nullptr);
-    } else {
-      r = d.launch_kernel(main_, m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1],
-                          m.block[2], m.smem_bytes, stream, args, nullptr);
-    }
+    if (r == CUDA_SUCCESS) r = launch_main(&params, stream);
   } else {
     GemmParams params = make_params(a, b, c, workspace);
-    void* args[] = {&params};
-    r = d.launch_kernel(main_, m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1],
-                        m.block[2], m.smem_bytes, stream, args, nullptr);
+    r = launch_main(&params, stream);
   }
   if (r != CUDA_SUCCESS || !plan_.reduce) return r;
   SplitKReduceParams reduce{};

@@ -29,7 +29,9 @@ class GemmKernel {
   // epilogues) C; returns the driver's result of encoding them.
   CUresult make_sm90_params(const void* a, const void* b, void* c, void* workspace,
                             GemmSm90Params& params) const;
-
+  // Enqueues the main kernel alone with a prepared parameter block (GemmParams, or
+  // GemmSm90Params for sm90), in its cluster shape: for harnesses that time the bare launch.
+  CUresult launch_main(void* params, CUstream stream) const;
 
   const GemmProblem& problem() const { return problem_; }
   const GemmConfig& config() const { return config_; }
