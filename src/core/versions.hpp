@@ -10,6 +10,6 @@ inline constexpr int kBenchmarkProtocolVersion = 1;
 // 2: the sm90 keys gained e (TMA-store epilogue) and cl (cluster) fields.
 inline constexpr int kGemmTemplateVersion = 2;
 // Bump when an attention template changes its performance or its config semantics.
-inline constexpr int kAttentionTemplateVersion = 2;
+inline constexpr int kAttentionTemplateVersion = 3;
 
 }  // namespace kt

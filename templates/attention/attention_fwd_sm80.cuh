@@ -80,8 +80,10 @@ struct LaneAddress {
 // Copies chunks [kFirstChunk, kFirstChunk + kColumnChunks) of rows [0, kRows) of a tile whose row r
 // starts at global `src` + r * ld into the HeadTile at shared address `tile_addr`; each thread
 // keeps one chunk column and steps down kThreads / kColumnChunks rows at a time. Rows >= num_rows
-// are zero-filled without reading global memory.
-template <int kRows, int kCols, int kThreads, int kFirstChunk, int kColumnChunks>
+// are zero-filled without reading global memory. kFull: every row is in bounds (num_rows is
+// ignored), so no copy needs a compare or selects (ptxas cannot fold `r < kRows` itself: it does
+// not know that thread < kThreads).
+template <int kRows, int kCols, int kThreads, int kFirstChunk, int kColumnChunks, bool kFull>
 __device__ __forceinline__ void copy_columns_async(unsigned int tile_addr,
                                                    const unsigned short* src, long long ld,
                                                    int num_rows, int thread) {
@@ -100,7 +102,7 @@ __device__ __forceinline__ void copy_columns_async(unsigned int tile_addr,
     // A step of a multiple of 8 rows keeps the swizzle key.
     const int dst = kRowsPerIter % 8 == 0 ? offset + it * kRowsPerIter * Tile::kRowBytes
                                           : Tile::offset(r, chunk);
-    const bool in_bounds = r < num_rows;
+    const bool in_bounds = kFull || r < num_rows;
     cp_async_16(tile_addr + dst, in_bounds ? p + it * kRowsPerIter * ld : src,
                 in_bounds ? 16u : 0u);
   }
@@ -110,18 +112,20 @@ __device__ __forceinline__ void copy_columns_async(unsigned int tile_addr,
 // kCols contiguous, 16-byte aligned) into the HeadTile at shared address `tile_addr` with
 // cp.async in 16-byte chunks. Rows >= num_rows are zero-filled without reading global memory.
 // Issues no commit. A quarter-warp copies 8 chunks of one row, or for 12-chunk rows also the last
-// 4 chunks of two adjacent rows: eight distinct bank groups either way.
-template <int kRows, int kCols, int kThreads>
+// 4 chunks of two adjacent rows: eight distinct bank groups either way. kFull: num_rows >= kRows.
+template <int kRows, int kCols, int kThreads, bool kFull = false>
 __device__ __forceinline__ void copy_tile_async(unsigned int tile_addr, const void* src,
                                                 long long ld, int num_rows, int thread) {
   using Tile = HeadTile<kRows, kCols>;
   const unsigned short* base = static_cast<const unsigned short*>(src);
   if constexpr (Tile::kUniformKey) {
-    copy_columns_async<kRows, kCols, kThreads, 0, Tile::kChunksPerRow>(tile_addr, base, ld,
-                                                                       num_rows, thread);
+    copy_columns_async<kRows, kCols, kThreads, 0, Tile::kChunksPerRow, kFull>(
+        tile_addr, base, ld, num_rows, thread);
   } else {
-    copy_columns_async<kRows, kCols, kThreads, 0, 8>(tile_addr, base, ld, num_rows, thread);
-    copy_columns_async<kRows, kCols, kThreads, 8, 4>(tile_addr, base, ld, num_rows, thread);
+    copy_columns_async<kRows, kCols, kThreads, 0, 8, kFull>(tile_addr, base, ld, num_rows,
+                                                            thread);
+    copy_columns_async<kRows, kCols, kThreads, 8, 4, kFull>(tile_addr, base, ld, num_rows,
+                                                            thread);
   }
 }
 
@@ -232,6 +236,14 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
     num_full_blocks = full < num_full_blocks ? full : num_full_blocks;
   }
 
+  // kWholeCopies: the K/V copies of whole blocks (all but the first block visited, which may hold
+  // the seqlen_k tail) drop the per-copy row check (kFull of copy_tile_async), about half the
+  // integer instructions of the copies. Limited to the config where ptxas was checked to allocate
+  // no more registers or spills for it on sm_80 and sm_90 (d128, 64 x 128 blocks, four warps, one
+  // stage); elsewhere the new schedule costs registers or spills in some variants.
+  constexpr bool kWholeCopies =
+      kHeadDim == 128 && kWarps == 4 && kBlockM == 64 && kBlockN == 128 && kStages == 1;
+
   // Prologue: Q (group 0); K of the first block visited, and its V when kStages is 2 (group 1).
   attn::copy_tile_async<kBlockM, kHeadDim, kThreads>(smem_q, q, params.q_row_stride, rows_in_block,
                                                      thread);
@@ -316,16 +328,23 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
     if constexpr (kStages == 2) {
       if (n_block > 0) {
         const int next0 = n0 - kBlockN;
-        attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_k + (stage ^ 1) * TileKV::kBytes,
-                                                           k + next0 * params.k_row_stride,
-                                                           params.k_row_stride, kBlockN, thread);
-        attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_v + (stage ^ 1) * TileKV::kBytes,
-                                                           v + next0 * params.v_row_stride,
-                                                           params.v_row_stride, kBlockN, thread);
+        // Blocks below the first one visited end at or before (num_blocks - 1) kBlockN < key_end
+        // <= seqlen_k: whole blocks.
+        attn::copy_tile_async<kBlockN, kHeadDim, kThreads, kWholeCopies>(
+            smem_k + (stage ^ 1) * TileKV::kBytes, k + next0 * params.k_row_stride,
+            params.k_row_stride, kBlockN, thread);
+        attn::copy_tile_async<kBlockN, kHeadDim, kThreads, kWholeCopies>(
+            smem_v + (stage ^ 1) * TileKV::kBytes, v + next0 * params.v_row_stride,
+            params.v_row_stride, kBlockN, thread);
       }
     } else {
-      attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(
-          v_tile, v + n0 * params.v_row_stride, params.v_row_stride, seqlen_k - n0, thread);
+      if (kWholeCopies && n0 + kBlockN <= seqlen_k) {  // every block but the seqlen_k tail
+        attn::copy_tile_async<kBlockN, kHeadDim, kThreads, kWholeCopies>(
+            v_tile, v + n0 * params.v_row_stride, params.v_row_stride, kBlockN, thread);
+      } else {
+        attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(
+            v_tile, v + n0 * params.v_row_stride, params.v_row_stride, seqlen_k - n0, thread);
+      }
     }
     cp_async_commit();
 
@@ -378,8 +397,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
       __syncthreads();
       if (n_block > 0) {
         const int next0 = n0 - kBlockN;
-        attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_k, k + next0 * params.k_row_stride,
-                                                           params.k_row_stride, kBlockN, thread);
+        attn::copy_tile_async<kBlockN, kHeadDim, kThreads, kWholeCopies>(
+            smem_k, k + next0 * params.k_row_stride, params.k_row_stride, kBlockN, thread);
       }
       cp_async_commit();
     }
