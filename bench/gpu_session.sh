@@ -46,6 +46,8 @@ timeout 280 kerntune tune --suite "$suite" "$@" 2>"$OUT/tune_progress.log" | tee
 echo "tune wall seconds: $(( $(date +%s) - start ))" | tee -a "$OUT/tune.log"
 timeout 130 kerntune bench --suite "$suite" --csv "$OUT/bench.csv" 2>&1 | tee "$OUT/bench.log"
 timeout 25 kerntune bench --dispatch-overhead --shape 4096x4096x4096 --shape 2048x2048x2048 2>&1 | tee -a "$OUT/bench.log"
+# Why each winner won: the model's figures beside the measured winner and runner-up.
+timeout 30 kerntune explain --suite "$suite" >"$OUT/explain.txt" 2>&1
 kerntune cache export "$OUT/measurements.csv" >/dev/null 2>&1
 # The database with its cubins can exceed what comes back; keep the CSV and a small summary.
 kerntune cache ls > "$OUT/cache_ls.txt" 2>&1
