@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cache/database.hpp"
+#include "support/scratch_dir.hpp"
 
 extern char** environ;
 
@@ -30,25 +31,7 @@ constexpr int kWriters = 8;
 constexpr int kRowsEach = 300;
 constexpr int kRowsPerTransaction = 3;
 
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            fmt::format("kt_concurrency_{}_{}_{}", ::getpid(), counter++, std::random_device{}());
-    fs::create_directories(path_);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using kt::testing::ScratchDir;
 
 // A kt_test_db_worker process with its stdout in `out_path`.
 pid_t spawn_worker(const std::vector<std::string>& args, const std::string& out_path) {

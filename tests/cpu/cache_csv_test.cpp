@@ -18,34 +18,14 @@
 #include "cache/csv.hpp"
 #include "cache/database.hpp"
 #include "core/error.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace kt::cache {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh directory under the system temp dir, removed with everything in it afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            fmt::format("kt_cache_csv_{}_{}_{}_{}", ::getpid(), counter++,
-                        test != nullptr ? test->name() : "none", std::random_device{}());
-    fs::create_directories(path_);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using kt::testing::ScratchDir;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -15,31 +15,14 @@
 #include "core/error.hpp"
 #include "support/cli_runner.hpp"
 #include "support/damaged_database.hpp"
+#include "support/scratch_dir.hpp"
 
 namespace kt::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-class ScratchDir {
- public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            fmt::format("kt_integrity_{}_{}_{}", ::getpid(), counter++, std::random_device{}());
-    fs::create_directories(path_);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using kt::testing::ScratchDir;
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
