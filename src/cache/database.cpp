@@ -238,6 +238,17 @@ std::int64_t insert_measurement(sql::Connection& db, sql::Statement& insert, con
   return db.changes();
 }
 
+// Inserts `rows` inside the caller's write transaction, stamping those without a creation time
+// with `now`.
+void insert_new_measurements(sql::Connection& db, const std::vector<Measurement>& rows,
+                             std::int64_t now) {
+  sql::Statement insert(db, insert_measurement_sql());
+  for (Measurement row : rows) {
+    if (row.created_unix == 0) row.created_unix = now;
+    insert_measurement(db, insert, row);
+  }
+}
+
 // Inserts or updates `w` (created_unix already set) under the rule `insert` was built with;
 // returns 1 when a row was added or changed.
 std::int64_t upsert_winner(sql::Connection& db, sql::Statement& insert, const Winner& w) {
@@ -457,11 +468,7 @@ void Database::add_measurements(const std::vector<Measurement>& rows) {
   sql::Connection& db = impl.db;
   const std::int64_t now = now_unix();
   sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
-  sql::Statement insert(db, insert_measurement_sql());
-  for (Measurement row : rows) {
-    if (row.created_unix == 0) row.created_unix = now;
-    insert_measurement(db, insert, row);
-  }
+  insert_new_measurements(db, rows, now);
   transaction.commit();
 }
 
@@ -472,11 +479,7 @@ void Database::finish_run(const std::string& run_id, const std::vector<Measureme
   sql::Connection& db = impl.db;
   const std::int64_t now = now_unix();
   sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
-  sql::Statement insert(db, insert_measurement_sql());
-  for (Measurement row : rows) {
-    if (row.created_unix == 0) row.created_unix = now;
-    insert_measurement(db, insert, row);
-  }
+  insert_new_measurements(db, rows, now);
   if (winner) {
     Winner row = *winner;
     if (row.created_unix == 0) row.created_unix = now;
