@@ -18,31 +18,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Everything that shapes an attention run's candidate list, so that only a run with the same
-// options is resumed.
+// The settings of an attention run; its own search options (finalists) join the options hash.
 PipelineSettings attention_pipeline_settings(const AttentionProblem& p,
                                              const AttentionTuneOptions& o,
                                              const cache::TuningKey& key,
                                              const std::string& run_id, std::uint64_t seed,
                                              const std::string& db_path) {
-  std::vector<std::string> fields = {
-      "attention", fmt::format("{} {} {}", o.finalists, o.finalist_rounds, o.predict_only),
-      fmt::format("{} {} {} {}", o.bench.warmup, o.bench.min_reps, o.bench.max_reps,
-                  o.bench.target_ms),
-      fmt::format("retry={}", o.isolation.retry_blocklisted)};
-  for (const AttentionConfig& c : o.configs) fields.push_back(to_key(c));
-  for (const auto& [config, fault] : o.isolation.test_faults)
-    fields.push_back(fmt::format("fault {}:{}", config, to_string(fault)));
   PipelineSettings s;
   s.op = "attention";
   s.key = key;
-  s.options_sha256 = options_sha256(fields);
   s.fresh_run_id = run_id;
   s.predict_only = o.predict_only;
   s.flops = p.flops();
   s.compile_threads = o.compile_threads;
   s.bench = {to_key(p), o.device_ordinal, seed, 0, db_path, o.bench};
   s.isolation = o.isolation;
+  std::vector<std::string> config_keys;
+  for (const AttentionConfig& c : o.configs) config_keys.push_back(to_key(c));
+  set_options_sha256(s, {fmt::format("{} {}", o.finalists, o.finalist_rounds)}, config_keys);
   return s;
 }
 

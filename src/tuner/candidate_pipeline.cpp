@@ -1,17 +1,28 @@
 // The crash-isolated candidate path shared by the tuners.
 #include "tuner/candidate_pipeline.hpp"
 
+#include <fmt/format.h>
+
 #include "core/log.hpp"
 #include "core/sha256.hpp"
 #include "generator/nvrtc_library.hpp"
 
 namespace kt::tune {
 
-std::string options_sha256(const std::vector<std::string>& fields) {
+void set_options_sha256(PipelineSettings& s, const std::vector<std::string>& op_fields,
+                        const std::vector<std::string>& config_keys) {
+  const BenchmarkOptions& b = s.bench.bench;
   Sha256 hash;
-  hash.update_field("kerntune tuning options v1");
-  for (const std::string& f : fields) hash.update_field(f);
-  return hash.hex_digest();
+  hash.update_field("kerntune tuning options v2");
+  hash.update_field(s.op);
+  for (const std::string& f : op_fields) hash.update_field(f);
+  hash.update_field(fmt::format("predict={} bench={} {} {} {}", s.predict_only, b.warmup,
+                                b.min_reps, b.max_reps, b.target_ms));
+  hash.update_field(fmt::format("retry={}", s.isolation.retry_blocklisted));
+  for (const std::string& key : config_keys) hash.update_field(key);
+  for (const auto& [config, fault] : s.isolation.test_faults)
+    hash.update_field(fmt::format("fault {}:{}", config, to_string(fault)));
+  s.options_sha256 = hash.hex_digest();
 }
 
 CandidatePipeline::CandidatePipeline(cache::Database& db, PipelineSettings settings)

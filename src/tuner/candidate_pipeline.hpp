@@ -42,8 +42,12 @@ struct PipelineSettings {
   IsolationOptions isolation;
 };
 
-// SHA-256 over the fields given (length-prefixed): the options_sha256 of a run.
-std::string options_sha256(const std::vector<std::string>& fields);
+// Sets s.options_sha256: a SHA-256 over everything that shapes a run's candidate list, so that
+// only a run with the same options is resumed — s.op, `op_fields` (the op's own search options),
+// predict-only, the benchmark protocol's options, the blocklist override, `config_keys` (explicit
+// candidates) and any test faults.
+void set_options_sha256(PipelineSettings& s, const std::vector<std::string>& op_fields,
+                        const std::vector<std::string>& config_keys);
 
 class CandidatePipeline {
  public:

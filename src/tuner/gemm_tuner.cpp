@@ -101,31 +101,26 @@ std::vector<CandidateResult> second_round(const std::vector<CandidateResult>& do
   return out;
 }
 
-// Everything that shapes a GEMM run's candidate list, so that only a run with the same
-// options is resumed.
+// The settings of a GEMM run; its own search options (rounds, finalists, workspace) join the
+// options hash.
 PipelineSettings gemm_pipeline_settings(const GemmProblem& p, const TuneOptions& o,
                                         const cache::TuningKey& key, const std::string& run_id,
                                         std::uint64_t seed, const std::string& db_path) {
-  std::vector<std::string> fields = {
-      "gemm",
-      fmt::format("{} {} {} {} {}", o.max_candidates, o.refine_per_shape, o.finalists,
-                  o.finalist_rounds, o.max_workspace_bytes),
-      fmt::format("{} {} {} {} {}", o.predict_only, o.bench.warmup, o.bench.min_reps,
-                  o.bench.max_reps, o.bench.target_ms),
-      fmt::format("retry={}", o.isolation.retry_blocklisted)};
-  for (const GemmConfig& c : o.configs) fields.push_back(to_key(c));
-  for (const auto& [config, fault] : o.isolation.test_faults)
-    fields.push_back(fmt::format("fault {}:{}", config, to_string(fault)));
   PipelineSettings s;
   s.op = "gemm";
   s.key = key;
-  s.options_sha256 = options_sha256(fields);
   s.fresh_run_id = run_id;
   s.predict_only = o.predict_only;
   s.flops = p.flops();
   s.compile_threads = o.compile_threads;
   s.bench = {to_key(p), o.device_ordinal, seed, o.max_workspace_bytes, db_path, o.bench};
   s.isolation = o.isolation;
+  std::vector<std::string> config_keys;
+  for (const GemmConfig& c : o.configs) config_keys.push_back(to_key(c));
+  set_options_sha256(s,
+                     {fmt::format("{} {} {} {} {}", o.max_candidates, o.refine_per_shape,
+                                  o.finalists, o.finalist_rounds, o.max_workspace_bytes)},
+                     config_keys);
   return s;
 }
 
