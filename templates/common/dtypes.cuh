@@ -93,4 +93,23 @@ __device__ __forceinline__ void store_two(T* p, float lo, float hi) {
   }
 }
 
+// Whether rows of T starting at `c`, `ldc` elements apart, allow store_two at every even column.
+template <typename T>
+__device__ __forceinline__ bool pairs_aligned(const T* c, long long ldc) {
+  return ldc % 2 == 0 && reinterpret_cast<unsigned long long>(c) % (2 * sizeof(T)) == 0;
+}
+
+// Stores `lo`, `hi` at columns col, col + 1 of `row`, a row of n columns: one access when both
+// are in bounds and `aligned` (pairs_aligned), else each one that is in bounds.
+template <typename T>
+__device__ __forceinline__ void store_pair_masked(T* row, int col, int n, float lo, float hi,
+                                                  bool aligned) {
+  if (aligned && col + 1 < n) {
+    store_two(row + col, lo, hi);
+  } else {
+    if (col < n) store_one(row + col, lo);
+    if (col + 1 < n) store_one(row + col + 1, hi);
+  }
+}
+
 }  // namespace kt

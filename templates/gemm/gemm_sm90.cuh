@@ -117,8 +117,7 @@ __device__ __forceinline__ void stage_slab(unsigned int slot, const float (&acc)
 template <typename T, int kMI, int kAccs>
 __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, int n, int row0,
                                                    int col0, const float (&acc)[kMI][kAccs]) {
-  const bool pairs_aligned =
-      ldc % 2 == 0 && reinterpret_cast<unsigned long long>(c) % (2 * sizeof(T)) == 0;
+  const bool aligned = pairs_aligned(c, ldc);
 #pragma unroll
   for (int mi = 0; mi < kMI; ++mi) {
 #pragma unroll
@@ -131,12 +130,7 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
         const int col = col0 + j * 8;
         const float lo = acc[mi][4 * j + 2 * half];
         const float hi = acc[mi][4 * j + 2 * half + 1];
-        if (pairs_aligned && col + 1 < n) {
-          store_two(c_row + col, lo, hi);
-        } else {
-          if (col < n) store_one(c_row + col, lo);
-          if (col + 1 < n) store_one(c_row + col + 1, hi);
-        }
+        store_pair_masked(c_row, col, n, lo, hi, aligned);
       }
     }
   }

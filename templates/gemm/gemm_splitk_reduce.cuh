@@ -22,8 +22,7 @@ __global__ void __launch_bounds__(256) gemm_splitk_reduce(const SplitKReducePara
   const long long n = params.n;
   // Whole pairs load as 8 bytes when every slice starts 8-byte aligned.
   const bool vector_in = count % 2 == 0 && reinterpret_cast<unsigned long long>(ws) % 8 == 0;
-  const bool pairs_aligned =
-      params.ldc % 2 == 0 && reinterpret_cast<unsigned long long>(c) % (2 * sizeof(TOut)) == 0;
+  const bool aligned = pairs_aligned(c, params.ldc);
   struct alignas(8) Pair {
     float lo, hi;
   };
@@ -53,7 +52,7 @@ __global__ void __launch_bounds__(256) gemm_splitk_reduce(const SplitKReducePara
       }
       const long long row = i / n;
       const long long col = i - row * n;
-      if (has_hi && col + 1 < n && pairs_aligned) {
+      if (has_hi && col + 1 < n && aligned) {
         store_two(c + row * params.ldc + col, lo, hi);
       } else {
         store_one(c + row * params.ldc + col, lo);
