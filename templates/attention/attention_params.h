@@ -2,6 +2,12 @@
 // device (NVRTC), so it uses plain types only; the host static_asserts the layout.
 #pragma once
 
+#if defined(__CUDACC_RTC__)
+#include "kerntune/common/tma_descriptor.h"
+#else
+#include "common/tma_descriptor.h"
+#endif
+
 namespace kt {
 
 // Q is [batch, seqlen_q, heads_q, head_dim] or [batch, heads_q, seqlen_q, head_dim] (or any
@@ -34,6 +40,18 @@ struct AttentionParams {
   float softmax_scale;        // usually 1 / sqrt(head_dim)
   float scale_log2;           // softmax_scale * log2(e), for exp2-based softmax
   int reserved;
+};
+
+// The sm90 (fa3) family's parameter block: TMA maps of Q, K, V and O as 4D tensors
+// {head_dim, seqlen, heads, batch} (element strides of AttentionParams, in bytes), 128B swizzle,
+// boxes of 64 head-dim columns: Q and O {64, 64} (one consumer warpgroup's rows), K and V
+// {64, block_n}. See attention_fwd_sm90.cuh.
+struct AttentionSm90Params {
+  TmaDescriptor q_map;
+  TmaDescriptor k_map;
+  TmaDescriptor v_map;
+  TmaDescriptor o_map;
+  AttentionParams attn;
 };
 
 }  // namespace kt

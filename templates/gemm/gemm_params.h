@@ -2,6 +2,12 @@
 // device (NVRTC), so it uses plain types only; the host static_asserts the layout.
 #pragma once
 
+#if defined(__CUDACC_RTC__)
+#include "kerntune/common/tma_descriptor.h"
+#else
+#include "common/tma_descriptor.h"
+#endif
+
 namespace kt {
 
 struct GemmParams {
@@ -20,14 +26,6 @@ struct GemmParams {
   int tiles_m;          // ceil(m / tile_m)
   int tiles_n;          // ceil(n / tile_n)
   int num_splits;       // split-K slices: gridDim.z of sm80, part of the work-unit count of sm90
-};
-
-// A CUtensorMap as kernels see it: 128 opaque bytes, filled on the host by cuTensorMapEncodeTiled.
-// It must travel inside a `const __grid_constant__` kernel parameter: the TMA unit reads it from
-// parameter space through its generic address. TMA needs 64-byte alignment; 128 is what CUDA 13's
-// cuda.h gives CUtensorMap, so the host can encode into it in place.
-struct alignas(128) TmaDescriptor {
-  unsigned long long words[16];
 };
 
 // The sm90 family's parameter block: the tensor maps of A and B (128B-swizzled boxes of 64
