@@ -1,11 +1,14 @@
 // The attention-forward op declaration and its model. Model constants are leads: FA2-style
-// mma.sync kernels reach ~300-370 TFLOP/s on Hopper (../shared/notes/hopper-kernels.md).
+// mma.sync kernels reach ~300-370 TFLOP/s on Hopper (../shared/notes/hopper-kernels.md); the fa3
+// constants are set so that the h200 profile predicts ~450 TFLOP/s for d128 at long sequences.
 #include "core/attention_config.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -21,7 +24,27 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 constexpr double kAttentionMmaEfficiency = 0.58;
 constexpr double kLaunchUs = 3.0;
 
+// fa3: the fraction of the wgmma rate its consumers sustain between softmax steps, the share of
+// the exp unit's time (exps of a block over its mma time: 64 / d on Hopper, 16 exp2 per clock
+// per SM against 4096 FLOPs) left exposed — two consumers overlap half of it, one none — and
+// factors for one consumer (issue gaps exposed, as for the GEMM), 64-key blocks (per-block
+// barriers and O rescale on half the work) and a single stage (loads not overlapped).
+constexpr double kFa3WgmmaEfficiency = 0.59;
+constexpr double kFa3ExpShareTimesHeadDim = 64;
+constexpr double kFa3ExposedExpTwoConsumers = 0.5;
+constexpr double kFa3OneConsumerFactor = 0.8;
+constexpr double kFa3BlockN64Factor = 0.93;
+constexpr double kFa3OneStageFactor = 0.85;
+// fa3: dynamic shared memory beyond the Q tile and K/V stages (mbarriers, 1024-byte alignment),
+// and the registers of a CTA at launch: the __launch_bounds__(threads, 1) cap that setmaxnreg
+// redistributes between the producer and the consumers.
+constexpr int kFa3SmemReserveBytes = 2048;
+constexpr int kFa3TwoConsumerRegs = 168;
+constexpr int kFa3OneConsumerRegs = 255;
+
 int estimated_registers(const AttentionProblem& p, const AttentionConfig& c) {
+  if (c.family == AttentionFamily::kSm90)
+    return c.block_m == 128 ? kFa3TwoConsumerRegs : kFa3OneConsumerRegs;
   const int d = int(p.head_dim);
   const int tiles = c.block_m / c.warps / 16;  // m16 row tiles per warp
   // O accumulators (16 x d per tile), S (16 x block_n per tile), P, the Q fragments (kept in
@@ -39,44 +62,24 @@ std::int64_t visited_key_blocks(const AttentionProblem& p, const AttentionConfig
   return std::min(key_blocks, last_key / c.block_n + 1);
 }
 
-}  // namespace
-
-std::string to_key(const AttentionConfig& c) {
-  return fmt::format("fa2.bm{}.bn{}.w{}.s{}", c.block_m, c.block_n, c.warps, c.stages);
-}
-
-AttentionConfig parse_attention_config_key(std::string_view key) {
-  const auto parts = split(key, '.');
-  const char* hint = "expected e.g. fa2.bm128.bn64.w8.s2";
-  if (parts.size() != 5 || parts[0] != "fa2")
-    throw_invalid(fmt::format("'{}' is not an attention config key: {}", key, hint));
-  AttentionConfig c;
-  struct Field { const char* prefix; int* value; };
-  const Field fields[] = {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}};
-  for (int i = 0; i < 4; ++i) {
-    const std::string_view prefix = fields[i].prefix;
-    if (parts[i + 1].substr(0, prefix.size()) != prefix)
-      throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key, i + 1, prefix, hint));
-    const std::int64_t v = parse_int(parts[i + 1].substr(prefix.size()), fmt::format("config field '{}'", prefix));
+// Parses the fields after the family of `key` into `fields`, in order.
+void parse_key_fields(std::string_view key, const std::vector<std::string_view>& parts,
+                      std::initializer_list<std::pair<std::string_view, int*>> fields,
+                      const char* hint) {
+  std::size_t i = 1;
+  for (const auto& [prefix, value] : fields) {
+    const std::string_view part = parts[i];
+    if (part.substr(0, prefix.size()) != prefix)
+      throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key, i, prefix, hint));
+    const std::int64_t v = parse_int(part.substr(prefix.size()), fmt::format("config field '{}'", prefix));
     if (v < 1 || v > 4096) throw_invalid(fmt::format("config field '{}' = {} is out of range", prefix, v));
-    *fields[i].value = int(v);
+    *value = int(v);
+    ++i;
   }
-  if (to_key(c) != key)
-    throw_invalid(fmt::format("config key '{}' is not canonical: write it as '{}'", key, to_key(c)));
-  return c;
 }
 
-int smem_bytes(const AttentionProblem& p, const AttentionConfig& c) {
-  const int e = size_bytes(p.dtype);
-  return int(c.block_m * p.head_dim * e + c.stages * 2 * c.block_n * p.head_dim * e);
-}
-
-std::int64_t num_ctas(const AttentionProblem& p, const AttentionConfig& c) {
-  return ceil_div(p.seqlen_q, c.block_m) * p.heads_q * p.batch;
-}
-
-std::optional<std::string> validate(const AttentionProblem& p, const AttentionConfig& c,
-                                    const DeviceDesc& device) {
+std::optional<std::string> validate_sm80(const AttentionProblem& p, const AttentionConfig& c,
+                                         const DeviceDesc& device) {
   if (device.cc_major < 8) return "the fa2 family needs compute capability >= 8.0";
   if (c.warps != 4 && c.warps != 8) return "warps must be 4 or 8";
   if (c.block_m != 16 * c.warps && c.block_m != 32 * c.warps)
@@ -87,11 +90,90 @@ std::optional<std::string> validate(const AttentionProblem& p, const AttentionCo
   if (c.stages != 1 && c.stages != 2) return "stages must be 1 or 2";
   if (p.head_dim != 64 && p.head_dim != 96 && p.head_dim != 128 && p.head_dim != 256)
     return "head_dim must be 64, 96, 128 or 256";
+  if (p.head_dim == 256 && c.block_n > 64) return "head_dim 256 needs block_n <= 64 (registers)";
+  return std::nullopt;
+}
+
+std::optional<std::string> validate_sm90(const AttentionProblem& p, const AttentionConfig& c,
+                                         const DeviceDesc& device) {
+  if (device.arch() != "sm_90a")
+    return fmt::format("the fa3 family needs sm_90a (compute capability 9.0), device has {}.{}",
+                       device.cc_major, device.cc_minor);
+  if (c.warps != 0) return "fa3 configs have no warps field (warps = 0: block_m sets the warpgroups)";
+  if (c.block_m != 64 && c.block_m != 128)
+    return "fa3 block_m must be 64 or 128 (one or two consumer warpgroups of 64 query rows)";
+  if (c.block_n != 64 && c.block_n != 128) return "fa3 block_n must be 64 or 128";
+  if (c.stages < 1 || c.stages > 3) return "fa3 stages must be 1, 2 or 3";
+  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
+    return "the fa3 family needs head_dim 64, 128 or 256";
+  if (p.head_dim == 256 && c.block_n != 64) return "fa3 head_dim 256 needs block_n 64 (registers)";
+  return std::nullopt;
+}
+
+// The FLOP rate one SM sustains on this config's blocks, with `ctas_per_sm` resident.
+double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const DeviceDesc& d,
+                      int ctas_per_sm) {
+  if (c.family == AttentionFamily::kSm90) {
+    const bool two_consumers = c.block_m == 128;
+    const double exposed_exp = (two_consumers ? kFa3ExposedExpTwoConsumers : 1.0) *
+                               kFa3ExpShareTimesHeadDim / double(p.head_dim);
+    return d.wgmma_tflops * 1e12 / d.num_sms * kFa3WgmmaEfficiency *
+           (two_consumers ? 1.0 : kFa3OneConsumerFactor) *
+           (c.block_n == 64 ? kFa3BlockN64Factor : 1.0) *
+           (c.stages == 1 ? kFa3OneStageFactor : 1.0) / (1.0 + exposed_exp);
+  }
+  // Two row tiles per warp read each K and V fragment once for both (half the smem traffic).
+  const double reuse = c.block_m / c.warps == 32 ? 1.05 : 1.0;
+  return d.mma_sync_tflops * 1e12 / d.num_sms * kAttentionMmaEfficiency * reuse *
+         std::min(1.0, 0.5 + 0.0625 * ctas_per_sm * c.warps);
+}
+
+}  // namespace
+
+std::string to_key(const AttentionConfig& c) {
+  if (c.family == AttentionFamily::kSm90)
+    return fmt::format("fa3.bm{}.bn{}.s{}", c.block_m, c.block_n, c.stages);
+  return fmt::format("fa2.bm{}.bn{}.w{}.s{}", c.block_m, c.block_n, c.warps, c.stages);
+}
+
+AttentionConfig parse_attention_config_key(std::string_view key) {
+  const auto parts = split(key, '.');
+  const char* hint = "expected e.g. fa2.bm128.bn64.w8.s2 or fa3.bm128.bn128.s2";
+  AttentionConfig c;
+  if (parts.size() == 5 && parts[0] == "fa2") {
+    parse_key_fields(key, parts, {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}}, hint);
+  } else if (parts.size() == 4 && parts[0] == "fa3") {
+    c.family = AttentionFamily::kSm90;
+    c.warps = 0;
+    parse_key_fields(key, parts, {{"bm", &c.block_m}, {"bn", &c.block_n}, {"s", &c.stages}}, hint);
+  } else {
+    throw_invalid(fmt::format("'{}' is not an attention config key: {}", key, hint));
+  }
+  if (to_key(c) != key)
+    throw_invalid(fmt::format("config key '{}' is not canonical: write it as '{}'", key, to_key(c)));
+  return c;
+}
+
+int smem_bytes(const AttentionProblem& p, const AttentionConfig& c) {
+  const int e = size_bytes(p.dtype);
+  const int tiles = int(c.block_m * p.head_dim * e + c.stages * 2 * c.block_n * p.head_dim * e);
+  return c.family == AttentionFamily::kSm90 ? kFa3SmemReserveBytes + tiles : tiles;
+}
+
+std::int64_t num_ctas(const AttentionProblem& p, const AttentionConfig& c) {
+  return ceil_div(p.seqlen_q, c.block_m) * p.heads_q * p.batch;
+}
+
+std::optional<std::string> validate(const AttentionProblem& p, const AttentionConfig& c,
+                                    const DeviceDesc& device) {
+  const std::optional<std::string> why = c.family == AttentionFamily::kSm90 ? validate_sm90(p, c, device)
+                                          : c.family == AttentionFamily::kSm80 ? validate_sm80(p, c, device)
+                                                                               : "unknown template family";
+  if (why) return why;
   const int smem = smem_bytes(p, c);
   if (smem > device.max_smem_per_block_optin_bytes)
     return fmt::format("needs {} B of shared memory; the device allows {} B per block", smem,
                        device.max_smem_per_block_optin_bytes);
-  if (p.head_dim == 256 && c.block_n > 64) return "head_dim 256 needs block_n <= 64 (registers)";
   if (num_ctas(p, c) > std::int64_t(65535) * 65535 || p.heads_q > 65535 || p.batch > 65535)
     return "grid too large (heads_q and batch must be <= 65535)";
   return std::nullopt;
@@ -101,13 +183,18 @@ LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c) {
   LaunchPlan plan;
   plan.grid = {std::uint32_t(ceil_div(p.seqlen_q, c.block_m)), std::uint32_t(p.heads_q),
                std::uint32_t(p.batch)};
-  plan.block = {std::uint32_t(32 * c.warps), 1, 1};
+  plan.block = {std::uint32_t(c.num_threads()), 1, 1};
   plan.smem_bytes = std::uint32_t(smem_bytes(p, c));
   return plan;
 }
 
 std::string attention_kernel_expression(const AttentionProblem& p, const AttentionConfig& c,
                                         bool write_lse) {
+  if (c.family == AttentionFamily::kSm90)
+    return fmt::format("kt::attention_fwd_sm90<{}, {}, {}, {}, {}, {}, {}>",
+                       p.dtype == DType::kBF16 ? "kt::bf16" : "kt::fp16", p.head_dim, c.block_m,
+                       c.block_n, c.stages, p.causal ? "true" : "false",
+                       write_lse ? "true" : "false");
   return fmt::format("kt::attention_fwd_sm80<{}, {}, {}, {}, {}, {}, {}, {}>",
                      p.dtype == DType::kBF16 ? "kt::bf16" : "kt::fp16", p.head_dim, c.block_m,
                      c.block_n, c.warps, c.stages, p.causal ? "true" : "false",
@@ -118,13 +205,21 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
                                                          const DeviceDesc& device,
                                                          const AttentionDomains& d) {
   std::vector<AttentionConfig> out;
-  for (int bm : d.block_m)
-    for (int warps : d.warps)
-      for (int bn : d.block_n)
-        for (int s : d.stages) {
-          const AttentionConfig c{bm, bn, warps, s};
-          if (!validate(p, c, device)) out.push_back(c);
-        }
+  auto keep = [&](const AttentionConfig& c) {
+    if (!validate(p, c, device)) out.push_back(c);
+  };
+  auto has = [&](AttentionFamily f) {
+    return std::find(d.families.begin(), d.families.end(), f) != d.families.end();
+  };
+  if (has(AttentionFamily::kSm80))
+    for (int bm : d.block_m)
+      for (int warps : d.warps)
+        for (int bn : d.block_n)
+          for (int s : d.stages) keep({bm, bn, warps, s});
+  if (has(AttentionFamily::kSm90))
+    for (int bm : d.fa3_block_m)
+      for (int bn : d.fa3_block_n)
+        for (int s : d.fa3_stages) keep({bm, bn, 0, s, AttentionFamily::kSm90});
   return out;
 }
 
@@ -132,10 +227,16 @@ AttentionEstimate estimate(const AttentionProblem& p, const AttentionConfig& c,
                            const DeviceDesc& d, int regs) {
   AttentionEstimate e;
   e.num_ctas = num_ctas(p, c);
-  e.threads = 32 * c.warps;
+  e.threads = c.num_threads();
   e.regs_per_thread = regs > 0 ? regs : estimated_registers(p, c);
   e.smem_bytes = smem_bytes(p, c);
   e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
+  // fa3: __launch_bounds__(threads, 1), and setmaxnreg shares out the registers the CTA was
+  // launched with: one CTA per SM.
+  if (c.family == AttentionFamily::kSm90 && e.occupancy.ctas_per_sm > 1) {
+    e.occupancy.ctas_per_sm = 1;
+    e.occupancy.limiter = "launch bounds";
+  }
   e.waves = wave_stats(e.num_ctas, d.num_sms, e.occupancy.ctas_per_sm);
 
   // Work the visited blocks cover (masked blocks still cost a full block).
@@ -149,10 +250,7 @@ AttentionEstimate estimate(const AttentionProblem& p, const AttentionConfig& c,
   covered_pairs *= double(p.batch) * double(p.heads_q);
   e.block_efficiency = covered_pairs > 0 ? p.visible_pairs() / covered_pairs : 0;
 
-  // Two row tiles per warp read each K and V fragment once for both (half the smem traffic).
-  const double reuse = c.block_m / c.warps == 32 ? 1.05 : 1.0;
-  const double sm_rate = d.mma_sync_tflops * 1e12 / d.num_sms * kAttentionMmaEfficiency * reuse *
-                         std::min(1.0, 0.5 + 0.0625 * e.occupancy.ctas_per_sm * c.warps);
+  const double sm_rate = sm_flops_per_s(p, c, d, e.occupancy.ctas_per_sm);
   const double block_s = 4.0 * c.block_m * c.block_n * double(p.head_dim) / sm_rate;
   const double covered_blocks = covered_pairs / (double(c.block_m) * c.block_n);
   // Balanced over the SMs and stretched by wave quantization, but never shorter than the

@@ -1,5 +1,5 @@
-// One point of the attention-forward search space (the FA2-style sm80 family), declared once:
-// fields and domains, validity, launch plan, template arguments, and the model's estimate.
+// One point of the attention-forward search space, declared once: fields and domains, validity,
+// launch plan, template arguments, and the model's estimate.
 #pragma once
 
 #include <cstdint>
@@ -15,22 +15,39 @@
 
 namespace kt {
 
+// Template family. kSm80 ("fa2"): FlashAttention-2 on mma.sync, K/V streamed by cp.async (runs
+// on sm_80+). kSm90 ("fa3"): wgmma + TMA, a producer warpgroup feeding block_m / 64 consumer
+// warpgroups of 64 query rows each (sm_90a only).
+enum class AttentionFamily : std::uint8_t { kSm80, kSm90 };
+
 struct AttentionConfig {
-  int block_m = 128;  // query rows per CTA (Br); 16 or 32 per warp
+  int block_m = 128;  // query rows per CTA (Br); fa2: 16 or 32 per warp; fa3: 64 per consumer
   int block_n = 64;   // keys per inner step (Bc)
-  int warps = 8;
+  int warps = 8;      // fa2 only; 0 for fa3, whose warps follow from block_m (num_warps())
   int stages = 2;     // K/V shared-memory buffers
+  AttentionFamily family = AttentionFamily::kSm80;
+
+  // fa3: one producer warpgroup plus block_m / 64 consumers, 4 warps each.
+  int num_warps() const { return family == AttentionFamily::kSm90 ? 4 * (block_m / 64 + 1) : warps; }
+  int num_threads() const { return 32 * num_warps(); }
   bool operator==(const AttentionConfig&) const = default;
 };
 
+// The value domains the tuner enumerates (validate() is the authority on combinations): fa2
+// takes block_m .. stages, fa3 its own block_m, block_n and stages.
 struct AttentionDomains {
+  std::vector<AttentionFamily> families{AttentionFamily::kSm80, AttentionFamily::kSm90};
   std::vector<int> block_m{64, 128, 256};
   std::vector<int> warps{4, 8};
   std::vector<int> block_n{32, 64, 128};
   std::vector<int> stages{1, 2};
+  std::vector<int> fa3_block_m{64, 128};
+  std::vector<int> fa3_block_n{64, 128};
+  std::vector<int> fa3_stages{1, 2, 3};
 };
 
-// Canonical key, e.g. "fa2.bm128.bn64.w8.s2"; parse is its exact inverse.
+// Canonical key, e.g. "fa2.bm128.bn64.w8.s2" or "fa3.bm128.bn128.s2"; parse is its exact
+// inverse (throws kt::Error naming the field, or the canonical spelling).
 std::string to_key(const AttentionConfig& config);
 AttentionConfig parse_attention_config_key(std::string_view key);
 
@@ -41,7 +58,8 @@ std::optional<std::string> validate(const AttentionProblem& p, const AttentionCo
                                     const DeviceDesc& device);
 LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c);
 
-// "kt::attention_fwd_sm80<kt::bf16, 128, 128, 64, 8, 2, true, false>".
+// "kt::attention_fwd_sm80<kt::bf16, 128, 128, 64, 8, 2, true, false>" or
+// "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, true, false>".
 std::string attention_kernel_expression(const AttentionProblem& p, const AttentionConfig& c,
                                         bool write_lse);
 

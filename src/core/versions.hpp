@@ -10,6 +10,7 @@ inline constexpr int kBenchmarkProtocolVersion = 1;
 // 2: the sm90 keys gained e (TMA-store epilogue) and cl (cluster) fields.
 inline constexpr int kGemmTemplateVersion = 2;
 // Bump when an attention template changes its performance or its config semantics.
-inline constexpr int kAttentionTemplateVersion = 3;
+// 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
+inline constexpr int kAttentionTemplateVersion = 4;
 
 }  // namespace kt

@@ -75,9 +75,11 @@ GeneratedSource generate_attention(const AttentionProblem& problem, const Attent
   s.name = fmt::format("{}.d{}.{}.{}{}", to_key(config), problem.head_dim,
                        to_string(problem.dtype), problem.causal ? "causal" : "full",
                        write_lse ? ".lse" : "");
-  s.code =
-      "// kerntune generated: attention forward instantiation\n"
-      "#include \"kerntune/attention/attention_fwd_sm80.cuh\"\n";
+  s.code = config.family == AttentionFamily::kSm90
+               ? "// kerntune generated: attention forward instantiation\n"
+                 "#include \"kerntune/attention/attention_fwd_sm90.cuh\"\n"
+               : "// kerntune generated: attention forward instantiation\n"
+                 "#include \"kerntune/attention/attention_fwd_sm80.cuh\"\n";
   s.name_expressions.push_back(attention_kernel_expression(problem, config, write_lse));
   s.arch = arch;
   s.options = nvrtc_options(arch);

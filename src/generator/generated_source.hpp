@@ -32,7 +32,8 @@ GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& conf
 // sampled float64 reference and the non-finite count (templates/gemm/gemm_check.cuh).
 GeneratedSource generate_gemm_check(const GemmProblem& problem, const std::string& arch);
 
-// The attention forward kernel; write_lse selects the variant that stores the row logsumexp.
+// The attention forward kernel of the config's family (an fa3 config needs arch sm_90a);
+// write_lse selects the variant that stores the row logsumexp.
 GeneratedSource generate_attention(const AttentionProblem& problem, const AttentionConfig& config,
                                    bool write_lse, const std::string& arch);
 

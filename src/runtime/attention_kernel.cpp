@@ -4,18 +4,48 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "core/error.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/tensor_map.hpp"
 
 namespace kt::rt {
 
 static_assert(sizeof(AttentionParams) == 5 * 8 + 12 * 8 + 8 * 4, "AttentionParams layout changed");
+static_assert(offsetof(AttentionSm90Params, attn) == 4 * 128 && sizeof(AttentionSm90Params) == 6 * 128,
+              "AttentionSm90Params layout changed");
 
 namespace {
+
 constexpr std::uint32_t kDefaultDynamicSmemLimit = 48 * 1024;
 constexpr double kLog2e = 1.4426950408889634;
+// fa3 boxes: 64 head-dim columns (one 128-byte swizzle row) by 64 rows of Q and O (one consumer
+// warpgroup's) or block_n rows of K and V.
+constexpr std::uint32_t kFa3BoxColumns = 64;
+constexpr std::uint32_t kFa3QueryBoxRows = 64;
+
+// One attention tensor (element strides {batch, row, head}) as a 4D TMA map {head_dim, seqlen,
+// heads, batch}, in boxes of {64, rows, 1, 1}.
+CUresult encode_attention_map(TmaDescriptor& map, const char* name, const AttentionProblem& p,
+                              const void* base, const std::int64_t (&strides)[3],
+                              std::int64_t seqlen, std::int64_t heads, std::uint32_t rows) {
+  const std::uint64_t e = std::uint64_t(size_bytes(p.dtype));
+  const std::uint64_t byte_strides[3] = {std::uint64_t(strides[1]) * e, std::uint64_t(strides[2]) * e,
+                                         std::uint64_t(strides[0]) * e};
+  const std::string_view stride_names[3] = {"row", "head", "batch"};
+  if (auto why = tma_addressing_error(base, byte_strides, stride_names))
+    throw_invalid(fmt::format("attention tensor {} cannot be read through a TMA map, which the fa3 "
+                              "family needs: {} (the fa2 family has no such requirement)",
+                              name, *why));
+  const std::uint64_t dims[4] = {std::uint64_t(p.head_dim), std::uint64_t(seqlen),
+                                 std::uint64_t(heads), std::uint64_t(p.batch)};
+  const std::uint32_t box[4] = {kFa3BoxColumns, rows, 1, 1};
+  return encode_tensor_map(map, p.dtype, base, dims, byte_strides, box);
+}
+
 }  // namespace
 
 AttentionKernel::AttentionKernel(const AttentionProblem& problem, const AttentionConfig& config,
@@ -63,9 +93,36 @@ AttentionParams make_attention_params(const AttentionProblem& problem, const Att
   return p;
 }
 
+CUresult AttentionKernel::make_sm90_params(const AttentionTensors& t,
+                                           AttentionSm90Params& params) const {
+  // NOTE: encoded per launch (a few hundred ns of host work, no allocation), as for the GEMM.
+  const AttentionProblem& p = problem_;
+  const std::uint32_t kv_rows = std::uint32_t(config_.block_n);
+  params.attn = make_params(t);
+  CUresult r = encode_attention_map(params.q_map, "Q", p, t.q, t.q_strides, p.seqlen_q, p.heads_q,
+                                    kFa3QueryBoxRows);
+  if (r == CUDA_SUCCESS)
+    r = encode_attention_map(params.k_map, "K", p, t.k, t.k_strides, p.seqlen_k, p.heads_kv, kv_rows);
+  if (r == CUDA_SUCCESS)
+    r = encode_attention_map(params.v_map, "V", p, t.v, t.v_strides, p.seqlen_k, p.heads_kv, kv_rows);
+  if (r == CUDA_SUCCESS)
+    r = encode_attention_map(params.o_map, "O", p, t.o, t.o_strides, p.seqlen_q, p.heads_q,
+                             kFa3QueryBoxRows);
+  return r;
+}
+
 CUresult AttentionKernel::launch(const AttentionTensors& t, CUstream stream) const {
+  if (config_.family == AttentionFamily::kSm90) {
+    AttentionSm90Params params;
+    const CUresult r = make_sm90_params(t, params);
+    return r == CUDA_SUCCESS ? launch_with(&params, stream) : r;
+  }
   AttentionParams params = make_params(t);
-  void* args[] = {&params};
+  return launch_with(&params, stream);
+}
+
+CUresult AttentionKernel::launch_with(void* params, CUstream stream) const {
+  void* args[] = {params};
   return driver().launch_kernel(function_, plan_.grid[0], plan_.grid[1], plan_.grid[2],
                                 plan_.block[0], plan_.block[1], plan_.block[2], plan_.smem_bytes,
                                 stream, args, nullptr);

@@ -1,5 +1,6 @@
 // An attention-forward kernel ready to launch: loaded function and launch plan (the caller's
-// tensors are checked by runtime/call_checks.hpp). launch() allocates nothing.
+// tensors are checked by runtime/call_checks.hpp; fa3 also by TMA's addressing rules).
+// launch() allocates nothing.
 #pragma once
 
 #include <cuda.h>
@@ -21,6 +22,12 @@ class AttentionKernel {
                   const LoadedModule& module);
 
   AttentionParams make_params(const AttentionTensors& t) const;
+  // The fa3 parameter block: make_params plus the TMA maps of Q, K, V and O (4D {head_dim,
+  // seqlen, heads, batch}, boxes of 64 columns by 64 rows for Q and O, block_n rows for K and V).
+  // Throws kt::Error (invalid argument) naming the tensor when TMA cannot address it; returns
+  // the driver's result of encoding.
+  CUresult make_sm90_params(const AttentionTensors& t, AttentionSm90Params& params) const;
+  // Enqueues the kernel (fa3: with tensor maps encoded for `t`; no allocation either way).
   CUresult launch(const AttentionTensors& t, CUstream stream) const;
 
   const AttentionProblem& problem() const { return problem_; }
@@ -28,6 +35,10 @@ class AttentionKernel {
   const LaunchPlan& plan() const { return plan_; }
 
  private:
+  // Enqueues the kernel with a prepared parameter block (AttentionParams, or AttentionSm90Params
+  // for fa3).
+  CUresult launch_with(void* params, CUstream stream) const;
+
   AttentionProblem problem_;
   AttentionConfig config_;
   LaunchPlan plan_;

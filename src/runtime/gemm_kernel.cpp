@@ -9,13 +9,12 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/tensor_map.hpp"
 
 namespace kt::rt {
 
 static_assert(sizeof(GemmParams) == 4 * 8 + 3 * 8 + 8 * 4, "GemmParams layout changed");
 static_assert(sizeof(SplitKReduceParams) == 8 + 8 + 8 + 4 * 4, "SplitKReduceParams layout changed");
-static_assert(sizeof(TmaDescriptor) == sizeof(CUtensorMap) && alignof(TmaDescriptor) == alignof(CUtensorMap),
-              "TmaDescriptor must have CUtensorMap's size and alignment");
 static_assert(sizeof(GemmSm90Params) == 3 * 128 + 128 && offsetof(GemmSm90Params, gemm) == 384,
               "GemmSm90Params layout changed");
 
@@ -34,22 +33,14 @@ int current_device_sms() {
 }
 
 // A row-major matrix of `rows` x `cols` elements (row stride `row_elements`) as a 2D TMA map,
-// innermost dimension first, moved in boxes of box_cols x box_rows elements to or from
-// 128B-swizzled shared memory; loads read zeros outside the matrix, stores skip it.
+// moved in boxes of box_cols x box_rows elements (encode_tensor_map).
 CUresult encode_tile_map(TmaDescriptor& map, DType dtype, const void* base, std::int64_t rows,
                          std::int64_t cols, std::int64_t row_elements, std::uint32_t box_cols,
                          std::uint32_t box_rows) {
-  const cuuint64_t dims[2] = {cuuint64_t(cols), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(row_elements) * cuuint64_t(size_bytes(dtype))};
-  const cuuint32_t box[2] = {box_cols, box_rows};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUtensorMapDataType type = dtype == DType::kBF16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                   : dtype == DType::kFP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-  return driver().tensor_map_encode_tiled(
-      reinterpret_cast<CUtensorMap*>(&map), type, 2, const_cast<void*>(base), dims, strides, box,
-      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const std::uint64_t dims[2] = {std::uint64_t(cols), std::uint64_t(rows)};
+  const std::uint64_t strides[1] = {std::uint64_t(row_elements) * std::uint64_t(size_bytes(dtype))};
+  const std::uint32_t box[2] = {box_cols, box_rows};
+  return encode_tensor_map(map, dtype, base, dims, strides, box);
 }
 
 }  // namespace

@@ -53,6 +53,12 @@ void print_attention_estimate(const std::string& title, const AttentionProblem& 
                               const AttentionConfig& c, const DeviceDesc& d) {
   const AttentionEstimate e = estimate(p, c, d);
   fmt::print("{}: {}\n", title, to_key(c));
+  if (c.family == AttentionFamily::kSm90)
+    fmt::print("  family       fa3: wgmma + TMA, 1 producer + {} consumer warpgroup(s) of 64 query "
+               "rows; registers fixed at launch (setmaxnreg), 1 CTA/SM\n", c.block_m / 64);
+  else
+    fmt::print("  family       fa2: mma.sync + cp.async, {} warps of {} query rows\n", c.warps,
+               c.block_m / c.warps);
   fmt::print("  CTAs         B x Hq x ceil(Nq / Br) = {} x {} x {} = {}\n", p.batch, p.heads_q,
              (p.seqlen_q + c.block_m - 1) / c.block_m, e.num_ctas);
   fmt::print("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",

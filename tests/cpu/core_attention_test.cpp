@@ -1,6 +1,7 @@
-// The attention op's vocabulary: keys round-trip, shapes parse with defaults and clear errors,
-// the causal pair count follows the bottom-right alignment, and every enumerated config
-// validates with a launch grid of B x Hq x ceil(Nq / Br).
+// The attention op's vocabulary: keys of both families round-trip, shapes parse with defaults and
+// clear errors, the causal pair count follows the bottom-right alignment, every enumerated config
+// validates with a launch grid of B x Hq x ceil(Nq / Br), and the fa3 family's rules, launch
+// plan and model.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "core/attention_config.hpp"
 #include "core/error.hpp"
+#include "support/attention_builders.hpp"
 
 namespace kt {
 namespace {
@@ -103,12 +105,152 @@ TEST(AttentionConfigSpace, EveryEnumeratedConfigValidatesAndPlansTheFlashAttenti
       EXPECT_EQ(plan.grid[0], std::uint32_t((p.seqlen_q + c.block_m - 1) / c.block_m));
       EXPECT_EQ(plan.grid[1], std::uint32_t(p.heads_q));
       EXPECT_EQ(plan.grid[2], std::uint32_t(p.batch));
-      EXPECT_EQ(plan.num_threads(), std::uint32_t(32 * c.warps));
+      EXPECT_EQ(plan.num_threads(), std::uint32_t(c.num_threads()));
       const AttentionEstimate e = estimate(p, c, h200);
       EXPECT_GT(e.predicted_us, 0) << to_key(c);
       EXPECT_EQ(e.num_ctas, plan.num_ctas());
     }
   }
+}
+
+using testing::fa3_config;
+
+std::string why_invalid(const char* text, const AttentionConfig& c, const char* profile) {
+  return validate(shape(text), c, device_profile(profile)).value_or("valid");
+}
+
+const AttentionConfig* best_of(const std::vector<RankedAttentionConfig>& ranked, AttentionFamily f,
+                               AttentionEstimate* e = nullptr) {
+  for (const auto& r : ranked)
+    if (r.config.family == f) {
+      if (e != nullptr) *e = r.estimate;
+      return &r.config;
+    }
+  return nullptr;
+}
+
+TEST(AttentionKey, Fa3KeysRoundTripAndFa2KeysKeepTheirSpelling) {
+  const AttentionConfig c = parse_attention_config_key("fa3.bm128.bn128.s2");
+  EXPECT_EQ(c, fa3_config(128, 128, 2));
+  EXPECT_EQ(c.warps, 0);
+  EXPECT_EQ(c.num_threads(), 384);
+  EXPECT_EQ(fa3_config(64, 64, 3).num_threads(), 256);
+  EXPECT_EQ(to_key(fa3_config(64, 128, 1)), "fa3.bm64.bn128.s1");
+  for (const AttentionConfig& k : {fa3_config(64, 64, 1), fa3_config(128, 64, 3), AttentionConfig{128, 64, 8, 2}})
+    EXPECT_EQ(parse_attention_config_key(to_key(k)), k) << to_key(k);
+  const AttentionConfig fa2 = parse_attention_config_key("fa2.bm128.bn64.w8.s2");
+  EXPECT_EQ(fa2.family, AttentionFamily::kSm80);
+  EXPECT_EQ(to_key(fa2), "fa2.bm128.bn64.w8.s2");
+}
+
+TEST(AttentionKey, NonCanonicalFa3KeysAreRefusedWithTheReason) {
+  auto message = [](const char* key) {
+    try {
+      parse_attention_config_key(key);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << key;
+      return std::string(e.what());
+    }
+    return std::string("parsed");
+  };
+  EXPECT_NE(message("fa3.bm0128.bn128.s2").find("write it as 'fa3.bm128.bn128.s2'"), std::string::npos);
+  EXPECT_NE(message("fa3.bm128.bn128.w12.s2").find("not an attention config key"), std::string::npos);
+  EXPECT_NE(message("fa3.bm128.bn128").find("not an attention config key"), std::string::npos);
+  EXPECT_NE(message("FA3.bm128.bn128.s2").find("not an attention config key"), std::string::npos);
+  EXPECT_NE(message("fa3.bn128.bm128.s2").find("should start with 'bm'"), std::string::npos);
+  EXPECT_NE(message("fa3.bm128.bn128.w2").find("should start with 's'"), std::string::npos);
+  EXPECT_NE(message("fa3.bm128.bn128.s0").find("out of range"), std::string::npos);
+  EXPECT_NE(message("fa3.bm128.bn128.s+2").find("not an integer"), std::string::npos);
+  EXPECT_NE(message("fa2.bm128.bn128.s2").find("not an attention config key"), std::string::npos);
+}
+
+TEST(AttentionFa3, ValidateNeedsSm90aItsHeadDimsAndTheSharedMemory) {
+  const char* d128 = "b=4,hq=32,hkv=8,s=4096,d=128";
+  EXPECT_EQ(why_invalid(d128, fa3_config(128, 128, 2), "h200"), "valid");
+  EXPECT_EQ(why_invalid(d128, fa3_config(64, 64, 1), "h100-sxm"), "valid");
+  EXPECT_NE(why_invalid(d128, fa3_config(128, 128, 2), "a100").find("needs sm_90a (compute capability 9.0)"),
+            std::string::npos);
+  EXPECT_NE(why_invalid("b=1,h=2,s=777,d=96", fa3_config(128, 128, 2), "h200").find("head_dim 64, 128 or 256"),
+            std::string::npos);
+  EXPECT_NE(why_invalid("b=1,h=2,s=777,d=256", fa3_config(128, 128, 1), "h200").find("block_n 64"),
+            std::string::npos);
+  EXPECT_EQ(why_invalid("b=1,h=2,s=777,d=256", fa3_config(128, 64, 2), "h200"), "valid");
+  // d256: 2048 + 128*256*2 + 3*2*64*256*2 = 264192 B > 232448 B.
+  EXPECT_NE(why_invalid("b=1,h=2,s=777,d=256", fa3_config(128, 64, 3), "h200").find("264192 B of shared memory"),
+            std::string::npos);
+  EXPECT_NE(why_invalid(d128, fa3_config(256, 128, 2), "h200").find("block_m"), std::string::npos);
+  EXPECT_NE(why_invalid(d128, fa3_config(128, 32, 2), "h200").find("block_n"), std::string::npos);
+  EXPECT_NE(why_invalid(d128, fa3_config(128, 128, 4), "h200").find("stages"), std::string::npos);
+  EXPECT_NE(why_invalid(d128, AttentionConfig{128, 128, 8, 2, AttentionFamily::kSm90}, "h200").find("warps"),
+            std::string::npos);
+}
+
+TEST(AttentionFa3, TheSpaceHasFa3ConfigsOnHopperOnly) {
+  auto count_fa3 = [](const char* text, const char* profile) {
+    int n = 0;
+    for (const AttentionConfig& c : enumerate_attention_configs(shape(text), device_profile(profile)))
+      n += c.family == AttentionFamily::kSm90;
+    return n;
+  };
+  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "h200"), 12);  // bm 64/128 x bn 64/128 x s 1-3
+  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=64", "h100-sxm"), 12);
+  EXPECT_EQ(count_fa3("b=2,h=8,s=4096,d=256", "h200"), 5);    // bn 64; bm128.s3 does not fit
+  EXPECT_EQ(count_fa3("b=2,h=8,s=777,d=96", "h200"), 0);
+  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "a100"), 0);
+  AttentionDomains fa2_only;
+  fa2_only.families = {AttentionFamily::kSm80};
+  for (const AttentionConfig& c : enumerate_attention_configs(shape("b=1,h=2,s=64,d=128"), device_profile("h200"), fa2_only))
+    EXPECT_EQ(c.family, AttentionFamily::kSm80) << to_key(c);
+}
+
+TEST(AttentionFa3, LaunchPlanIsAProducerPlusConsumerWarpgroupsOverTheFlashGrid) {
+  const AttentionProblem p = shape("b=4,hq=32,hkv=8,sq=1000,sk=4097,d=128", true);
+  const LaunchPlan two = plan_launch(p, fa3_config(128, 128, 2));
+  EXPECT_EQ(two.grid[0], 8u);
+  EXPECT_EQ(two.grid[1], 32u);
+  EXPECT_EQ(two.grid[2], 4u);
+  EXPECT_EQ(two.num_threads(), 384u);
+  EXPECT_EQ(two.smem_bytes, 2048u + 128 * 128 * 2 + 2 * 2 * 128 * 128 * 2);
+  const LaunchPlan one = plan_launch(p, fa3_config(64, 64, 3));
+  EXPECT_EQ(one.grid[0], 16u);
+  EXPECT_EQ(one.num_threads(), 256u);
+  EXPECT_EQ(one.smem_bytes, 2048u + 64 * 128 * 2 + 3 * 2 * 64 * 128 * 2);
+  EXPECT_EQ(attention_kernel_expression(p, fa3_config(128, 128, 2), true),
+            "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, true, true>");
+  AttentionProblem fp16 = p;
+  fp16.dtype = DType::kFP16;
+  fp16.causal = false;
+  EXPECT_EQ(attention_kernel_expression(fp16, fa3_config(64, 64, 1), false),
+            "kt::attention_fwd_sm90<kt::fp16, 128, 64, 64, 1, false, false>");
+}
+
+TEST(AttentionFa3, ModelPredictsAbout450TflopsAtD128AndBeatsFa2OnHopper) {
+  const DeviceDesc& h200 = device_profile("h200");
+  const AttentionEstimate flagship = estimate(shape("b=1,h=16,s=16384,d=128"), fa3_config(128, 128, 2), h200);
+  EXPECT_EQ(flagship.occupancy.ctas_per_sm, 1);
+  EXPECT_EQ(flagship.threads, 384);
+  EXPECT_EQ(flagship.regs_per_thread, 168);
+  EXPECT_GT(flagship.predicted_tflops, 420);
+  EXPECT_LT(flagship.predicted_tflops, 480);
+  for (bool causal : {false, true}) {
+    const AttentionProblem p = shape("b=4,h=16,s=4096,d=128", causal);
+    const auto ranked = rank_by_model(p, enumerate_attention_configs(p, h200), h200);
+    AttentionEstimate fa3, fa2;
+    ASSERT_NE(best_of(ranked, AttentionFamily::kSm90, &fa3), nullptr);
+    ASSERT_NE(best_of(ranked, AttentionFamily::kSm80, &fa2), nullptr);
+    EXPECT_LT(fa3.predicted_us, fa2.predicted_us) << "causal=" << causal;
+    EXPECT_EQ(ranked.front().config.family, AttentionFamily::kSm90);
+  }
+  // Causal skips the key blocks past the diagonal: about half the time at N = 4096.
+  const double full = estimate(shape("b=4,h=16,s=4096,d=128"), fa3_config(128, 128, 2), h200).predicted_us;
+  const double causal = estimate(shape("b=4,h=16,s=4096,d=128", true), fa3_config(128, 128, 2), h200).predicted_us;
+  EXPECT_GT(causal, 0.45 * full);
+  EXPECT_LT(causal, 0.6 * full);
+  // The exp unit weighs more at smaller head dims, and one consumer sustains less than two.
+  EXPECT_LT(estimate(shape("b=1,h=32,s=16384,d=64"), fa3_config(128, 128, 2), h200).predicted_tflops,
+            flagship.predicted_tflops);
+  EXPECT_LT(estimate(shape("b=1,h=16,s=16384,d=128"), fa3_config(64, 128, 2), h200).predicted_tflops,
+            flagship.predicted_tflops);
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+// Terse builders of attention configs for the tests of every tier, and the fa3 configs we ship.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/attention_config.hpp"
+
+namespace kt::testing {
+
+// An fa3 (sm90) config: warps is 0, block_m sets the warpgroups.
+inline AttentionConfig fa3_config(int bm, int bn, int stages) {
+  return AttentionConfig{bm, bn, 0, stages, AttentionFamily::kSm90};
+}
+
+struct ShippedAttentionConfig {
+  std::int64_t head_dim;
+  AttentionConfig config;
+};
+
+// The fa3 configs we ship as known-good starting points, per head dim and for both masks: two
+// consumer warpgroups over 128-key blocks (the model's pick at d = 64 and 128) and one consumer
+// for short sequences; 64-key blocks at d = 256 (registers). The nvrtc tier compiles each for
+// sm_90a without spills; the gpu tier checks each.
+inline const std::vector<ShippedAttentionConfig>& shipped_fa3_configs() {
+  static const std::vector<ShippedAttentionConfig> all = {
+      {64, fa3_config(128, 128, 2)},  {64, fa3_config(64, 128, 2)},
+      {128, fa3_config(128, 128, 2)}, {128, fa3_config(64, 128, 2)},
+      {256, fa3_config(128, 64, 2)}};
+  return all;
+}
+
+}  // namespace kt::testing
