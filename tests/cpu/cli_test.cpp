@@ -117,6 +117,21 @@ TEST_F(Cli, ExplainAttentionCountsCtasAsBatchTimesHeadsTimesQueryBlocks) {
   EXPECT_TRUE(contains(r.output, "wave efficiency")) << r.output;
 }
 
+TEST_F(Cli, Fa3KeysAreExplainedAndGeneratedForSm90a) {
+  const std::string shape = "--op attention --shape b=2,hq=8,hkv=2,s=1000,d=128 --causal";
+  Result r = run("explain " + shape + " --config fa3.bm128.bn128.s2");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "fa3: wgmma + TMA, 1 producer + 2 consumer")) << r.output;
+  EXPECT_TRUE(contains(r.output, "= 2 x 8 x 8 = 128")) << r.output;
+  EXPECT_TRUE(contains(r.output, "384 threads")) << r.output;
+  r = run("gen " + shape + " --config fa3.bm64.bn128.s3");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "#include \"kerntune/attention/attention_fwd_sm90.cuh\"")) << r.output;
+  EXPECT_TRUE(contains(r.output, "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, true, false>")) << r.output;
+  EXPECT_TRUE(contains(r.output, "--gpu-architecture=sm_90a")) << r.output;
+  expect_error("explain " + shape + " --config fa3.bm128.bn128.s2 --device-profile a100", {"sm_90a"});
+}
+
 TEST_F(Cli, ExplainOfAGivenConfigShowsItsTileCount) {
   // 4096 / 128 = 32 tiles in each of M and N.
   const Result r =

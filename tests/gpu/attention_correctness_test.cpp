@@ -1,17 +1,20 @@
 // Attention-forward correctness on the GPU: fresh random Q, K, V with O and LSE poisoned first,
 // against an FP32 reference on sampled rows, over every feature: dtypes, head dims, causal with
-// Nq != Nk, GQA and MQA, ragged lengths, both layouts, the LSE, and every config of the space.
+// Nq != Nk, GQA and MQA, ragged lengths, both layouts, the LSE, and every config of the space;
+// once per family (fa2, and fa3 on sm_90a), plus the shipped fa3 configs and TMA's rules.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "generator/generated_source.hpp"
 #include "gpu/gpu_fixture.hpp"
-#include "runtime/attention_dispatch.hpp"
 #include "runtime/attention_kernel.hpp"
 #include "runtime/cubin_provider.hpp"
+#include "support/attention_builders.hpp"
 #include "tuner/attention_workload.hpp"
 
 namespace kt {
@@ -25,14 +28,17 @@ class AttentionCorrectness : public testing::GpuTest {
     return db;
   }
 
-  void check(const std::string& shape, DType dtype, bool causal, tune::AttentionLayout layout,
-             const AttentionConfig* forced = nullptr, bool lse = true) {
+  static AttentionProblem make_problem(const std::string& shape, DType dtype, bool causal) {
     AttentionProblem p;
     p.dtype = dtype;
     p.causal = causal;
     parse_attention_shape(shape, p);
-    const AttentionConfig config =
-        forced ? *forced : rt::model_ranked_attention_configs(p, device_, 1).front();
+    return p;
+  }
+
+  void check(const std::string& shape, DType dtype, bool causal, tune::AttentionLayout layout,
+             const AttentionConfig& config, bool lse = true) {
+    const AttentionProblem p = make_problem(shape, dtype, causal);
     const std::string label = fmt::format("{} {} {} lse={}", to_key(p), to_key(config),
                                           layout == tune::AttentionLayout::kBNHD ? "bnhd" : "bhnd", lse);
     if (auto why = validate(p, config, device_)) GTEST_SKIP() << label << ": " << *why;
@@ -55,40 +61,120 @@ class AttentionCorrectness : public testing::GpuTest {
   }
 };
 
+// The feature tests, once per family (fa3 only on an sm_90a device), each problem with the
+// model's best config of the family.
+class AttentionCorrectnessPerFamily : public AttentionCorrectness,
+                                      public ::testing::WithParamInterface<AttentionFamily> {
+ protected:
+  void SetUp() override {
+    AttentionCorrectness::SetUp();
+    if (IsSkipped()) return;
+    if (GetParam() == AttentionFamily::kSm90 && device_.arch() != "sm_90a")
+      GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
+  }
+
+  std::vector<AttentionConfig> family_space(const AttentionProblem& p) const {
+    std::vector<AttentionConfig> out;
+    for (const AttentionConfig& c : enumerate_attention_configs(p, device_))
+      if (c.family == GetParam()) out.push_back(c);
+    return out;
+  }
+
+  // The family has no config for d = 96 (fa3); every other problem here must have one.
+  void check_best(const std::string& shape, DType dtype, bool causal, tune::AttentionLayout layout,
+                  bool lse = true) {
+    const AttentionProblem p = make_problem(shape, dtype, causal);
+    const auto ranked = rank_by_model(p, family_space(p), device_);
+    if (ranked.empty()) {
+      if (GetParam() == AttentionFamily::kSm90 && p.head_dim == 96) return;
+      FAIL() << "no config of the family for " << to_key(p);
+    }
+    check(shape, dtype, causal, layout, ranked.front().config, lse);
+  }
+};
+
 using tune::AttentionLayout;
 
-TEST_F(AttentionCorrectness, RaggedLengthsBothMasksBothDtypes) {
+INSTANTIATE_TEST_SUITE_P(Attention, AttentionCorrectnessPerFamily,
+                         ::testing::Values(AttentionFamily::kSm80, AttentionFamily::kSm90),
+                         [](const auto& info) {
+                           return std::string(info.param == AttentionFamily::kSm90 ? "fa3" : "fa2");
+                         });
+
+TEST_P(AttentionCorrectnessPerFamily, RaggedLengthsBothMasksBothDtypes) {
   for (const char* shape : {"b=2,h=4,sq=1,sk=1,d=128", "b=2,h=4,s=127,d=128", "b=1,h=4,s=1000,d=128",
-                            "b=1,h=2,s=4097,d=128", "b=3,h=2,sq=127,sk=1000,d=64"})
+                            "b=1,h=2,s=4097,d=128", "b=3,h=2,sq=127,sk=1000,d=64",
+                            "b=2,h=2,sq=1000,sk=127,d=64"})
     for (DType dtype : {DType::kBF16, DType::kFP16})
-      for (bool causal : {false, true}) check(shape, dtype, causal, AttentionLayout::kBNHD);
+      for (bool causal : {false, true}) check_best(shape, dtype, causal, AttentionLayout::kBNHD);
 }
 
-TEST_F(AttentionCorrectness, CausalWithMoreQueriesThanKeysLeavesEmptyRowsZero) {
+TEST_P(AttentionCorrectnessPerFamily, CausalWithMoreQueriesThanKeysLeavesEmptyRowsZero) {
   // Bottom-right alignment: the first sq - sk rows see no key (O = 0, lse = -inf).
-  check("b=1,h=2,sq=300,sk=100,d=128", DType::kBF16, true, AttentionLayout::kBNHD);
-  check("b=1,h=2,sq=1000,sk=127,d=64", DType::kBF16, true, AttentionLayout::kBHND);
+  check_best("b=1,h=2,sq=300,sk=100,d=128", DType::kBF16, true, AttentionLayout::kBNHD);
+  check_best("b=1,h=2,sq=1000,sk=127,d=64", DType::kBF16, true, AttentionLayout::kBHND);
 }
 
-TEST_F(AttentionCorrectness, GqaAndMqaWithoutCopies) {
-  check("b=1,hq=32,hkv=8,s=1024,d=128", DType::kBF16, true, AttentionLayout::kBNHD);
-  check("b=2,hq=8,hkv=1,s=513,d=128", DType::kFP16, false, AttentionLayout::kBHND);
-  check("b=1,hq=32,hkv=8,sq=77,sk=2000,d=64", DType::kBF16, false, AttentionLayout::kBNHD);
+TEST_P(AttentionCorrectnessPerFamily, GqaAndMqaWithoutCopies) {
+  check_best("b=1,hq=32,hkv=8,s=1024,d=128", DType::kBF16, true, AttentionLayout::kBNHD);
+  check_best("b=2,hq=8,hkv=1,s=513,d=128", DType::kFP16, false, AttentionLayout::kBHND);
+  check_best("b=1,hq=32,hkv=8,sq=77,sk=2000,d=64", DType::kBF16, false, AttentionLayout::kBNHD);
 }
 
-TEST_F(AttentionCorrectness, EveryHeadDimBothLayouts) {
+TEST_P(AttentionCorrectnessPerFamily, EveryHeadDimBothLayouts) {
   for (const char* shape : {"b=2,h=4,s=777,d=64", "b=2,h=4,s=777,d=96", "b=2,h=4,s=777,d=128",
                             "b=2,h=2,s=777,d=256"})
     for (AttentionLayout layout : {AttentionLayout::kBNHD, AttentionLayout::kBHND})
-      for (bool causal : {false, true}) check(shape, DType::kBF16, causal, layout);
+      for (bool causal : {false, true}) check_best(shape, DType::kBF16, causal, layout);
 }
 
-TEST_F(AttentionCorrectness, EveryConfigOfTheSpaceWithAndWithoutLse) {
+TEST_P(AttentionCorrectnessPerFamily, EveryConfigOfTheSpaceWithAndWithoutLse) {
+  // fa3 compiles take longer: each of its configs once, every other one with the LSE.
+  const bool both = GetParam() == AttentionFamily::kSm80;
   for (const char* shape : {"b=1,h=4,sq=333,sk=517,d=128", "b=1,h=4,s=300,d=64", "b=1,h=2,s=300,d=256"}) {
-    AttentionProblem p;
-    parse_attention_shape(shape, p);
-    for (const AttentionConfig& c : enumerate_attention_configs(p, device_))
-      for (bool lse : {false, true}) check(shape, DType::kBF16, true, AttentionLayout::kBNHD, &c, lse);
+    const auto space = family_space(make_problem(shape, DType::kBF16, true));
+    ASSERT_FALSE(space.empty()) << shape;
+    for (std::size_t i = 0; i < space.size(); ++i)
+      for (bool lse : {false, true})
+        if (both || lse == (i % 2 == 1))
+          check(shape, DType::kBF16, true, AttentionLayout::kBNHD, space[i], lse);
+  }
+}
+
+// The shipped fa3 configs on ragged GQA and MQA shapes with Nq < Nk and Nq > Nk, both layouts,
+// both masks and dtypes.
+TEST_F(AttentionCorrectness, ShippedFa3ConfigsOnRaggedGqaAndMqaShapes) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
+  for (const auto& s : testing::shipped_fa3_configs()) {
+    const std::string d = std::to_string(s.head_dim);
+    check("b=2,hq=8,hkv=2,sq=127,sk=1000,d=" + d, DType::kBF16, true, AttentionLayout::kBNHD, s.config);
+    check("b=1,hq=4,hkv=1,sq=1000,sk=127,d=" + d, DType::kFP16, false, AttentionLayout::kBHND, s.config);
+  }
+}
+
+// TMA's addressing rules are fa3's alone: a row stride that is not a multiple of 16 bytes is
+// refused before any launch, naming the tensor and the stride.
+TEST_F(AttentionCorrectness, Fa3RefusesTensorsTmaCannotAddress) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
+  const AttentionProblem p = make_problem("b=1,h=2,s=64,d=64", DType::kBF16, false);
+  const AttentionConfig config = testing::fa3_config(128, 128, 2);
+  rt::ModuleCache modules;
+  const auto cubin = rt::get_or_compile(&cubin_cache(), gen::generate_attention(p, config, false, device_.arch()), true, true);
+  const rt::AttentionKernel kernel(p, config, modules.load(cubin.record));
+  AttentionTensors t;
+  t.set_bnhd_strides(p);
+  alignas(16) static char buffer[64];
+  t.q = t.k = t.v = t.o = buffer;
+  t.q_strides[1] += 4;  // 8 bytes more per row
+  AttentionSm90Params params;
+  try {
+    kernel.make_sm90_params(t, params);
+    ADD_FAILURE() << "an 8-byte row stride remainder was accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("tensor Q"), std::string::npos) << what;
+    EXPECT_NE(what.find("row stride"), std::string::npos) << what;
+    EXPECT_NE(what.find("fa2 family has no such requirement"), std::string::npos) << what;
   }
 }
 

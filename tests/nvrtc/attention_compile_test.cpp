@@ -1,18 +1,22 @@
-// The attention templates under NVRTC, no GPU needed: every config of the space compiles for
-// sm_90a on every head dim; the shipped configs (the tuned winners on the H200) compile with
-// zero spill bytes in the variant the tuner measured, and with LSE and for sm_80; the check
-// kernels compile. (A config that spills may exist in the space: the tuner measures it and the
-// runtime's model default skips it.)
+// The attention templates under NVRTC, no GPU needed: every config of the space (fa2 and fa3)
+// compiles for sm_90a on every head dim; the shipped fa2 configs (the tuned winners on the H200)
+// compile with zero spill bytes in the variant the tuner measured, and with LSE and for sm_80;
+// the shipped fa3 configs compile for sm_90a with zero spill bytes on both masks and dtypes, and
+// their PTX is wgmma fed by TMA; the check kernels compile. (A config that spills may exist in
+// the space: the tuner measures it and the runtime's model default skips it.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <future>
 #include <string>
 #include <vector>
 
 #include "core/attention_config.hpp"
 #include "core/error.hpp"
+#include "generator/embedded_templates.hpp"
 #include "generator/generated_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
+#include "support/attention_builders.hpp"
 
 namespace kt {
 namespace {
@@ -93,6 +97,39 @@ TEST(AttentionTemplates, ShippedConfigsCompileSpillFreeAndForSm80) {
   EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
   failures = compile_all(compiles, false);
   EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
+}
+
+TEST(AttentionTemplates, ShippedFa3ConfigsCompileSpillFreeForSm90a) {
+  // Each mask and dtype once, the LSE written on one of each: the variant the tuner measures (no
+  // LSE) and the one the runtime serves when asked for the LSE.
+  const struct { DType dtype; bool causal; bool lse; } variants[] = {
+      {DType::kBF16, false, false}, {DType::kBF16, true, true}, {DType::kFP16, false, true},
+      {DType::kFP16, true, false}};
+  std::vector<Case> cases;
+  for (const auto& s : testing::shipped_fa3_configs())
+    for (const auto& v : variants)
+      cases.push_back({problem(s.head_dim, v.dtype, v.causal), s.config, v.lse, "sm_90a"});
+  for (const Case& c : cases) ASSERT_FALSE(validate(c.problem, c.config, device_profile("h200"))) << to_key(c.config);
+  const auto failures = compile_all(cases, true);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
+}
+
+TEST(AttentionTemplates, Fa3PtxIsWgmmaFedByTmaAndItsHeaderIsEmbedded) {
+  const auto& embedded = gen::embedded_templates();
+  EXPECT_TRUE(std::any_of(embedded.begin(), embedded.end(), [](const gen::EmbeddedFile& f) {
+    return f.name == "kerntune/attention/attention_fwd_sm90.cuh";
+  }));
+  std::vector<std::future<std::string>> ptx;
+  for (const auto& s : testing::shipped_fa3_configs())
+    ptx.push_back(std::async(std::launch::async, [s] {
+      return gen::compile_to_ptx(gen::generate_attention(problem(s.head_dim, DType::kBF16, true), s.config, true, "sm_90a"));
+    }));
+  for (std::size_t i = 0; i < ptx.size(); ++i) {
+    const std::string text = ptx[i].get();
+    SCOPED_TRACE(to_key(testing::shipped_fa3_configs()[i].config));
+    EXPECT_NE(text.find("wgmma.mma_async"), std::string::npos);
+    EXPECT_NE(text.find("cp.async.bulk.tensor"), std::string::npos);
+  }
 }
 
 TEST(AttentionTemplates, CheckKernelsCompileForBothDtypes) {
