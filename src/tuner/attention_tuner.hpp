@@ -1,7 +1,8 @@
-// Tunes one attention-forward problem on one device: every valid config of the (small) space is
-// compiled in parallel, verified against the reference and timed on the GPU (or, without one,
-// ranked by the model); the finalists are re-measured interleaved; everything is stored. The
-// same crash-isolated worker path as GEMM (candidate_pipeline.hpp); a killed run resumes.
+// Tunes one attention-forward problem on one device: every valid config of the (small) space,
+// both families on sm_90a (so fa3 is measured whatever the model prefers), is compiled in
+// parallel, verified against the reference and timed on the GPU (or, without one, ranked by the
+// model); the finalists are re-measured interleaved; everything is stored. The same
+// crash-isolated worker path as GEMM (candidate_pipeline.hpp); a killed run resumes.
 #pragma once
 
 #include <optional>
