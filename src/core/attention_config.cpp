@@ -166,9 +166,9 @@ std::int64_t num_ctas(const AttentionProblem& p, const AttentionConfig& c) {
 
 std::optional<std::string> validate(const AttentionProblem& p, const AttentionConfig& c,
                                     const DeviceDesc& device) {
-  const std::optional<std::string> why = c.family == AttentionFamily::kSm90 ? validate_sm90(p, c, device)
-                                          : c.family == AttentionFamily::kSm80 ? validate_sm80(p, c, device)
-                                                                               : "unknown template family";
+  std::optional<std::string> why = "unknown template family";
+  if (c.family == AttentionFamily::kSm80) why = validate_sm80(p, c, device);
+  if (c.family == AttentionFamily::kSm90) why = validate_sm90(p, c, device);
   if (why) return why;
   const int smem = smem_bytes(p, c);
   if (smem > device.max_smem_per_block_optin_bytes)
