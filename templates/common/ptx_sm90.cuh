@@ -194,8 +194,82 @@ __device__ __forceinline__ void stmatrix_x4(unsigned int addr, unsigned int r0, 
                : "memory");
 }
 
+__device__ __forceinline__ void st_shared_u32(unsigned int addr, unsigned int v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+// Volatile, so it is issued where it stands (its value is not kept in a register across code
+// that needs all of them).
+__device__ __forceinline__ unsigned int ld_shared_u32(unsigned int addr) {
+  unsigned int v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+
 __device__ __forceinline__ void st_shared_v2f32(unsigned int addr, float lo, float hi) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(lo), "f"(hi) : "memory");
+}
+
+// ---- global memory: flags between CTAs, partial sums ---------------------------------------
+
+// Loads and stores of 32-bit flag words at GPU scope (PTX memory model): relaxed ones are
+// morally strong (coherent with every other GPU-scope access of the word) without ordering
+// anything else; acquire orders this thread's later accesses after the load, release orders
+// its earlier ones (and, through a barrier before it, those of the threads that met it) before
+// the store.
+__device__ __forceinline__ unsigned int ld_relaxed_gpu(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned int ld_acquire_gpu(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_relaxed_gpu(unsigned int* p, unsigned int v) {
+  asm volatile("st.relaxed.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void st_release_gpu(unsigned int* p, unsigned int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+// Returns the old value; acquire and release at once.
+__device__ __forceinline__ unsigned int atom_add_acq_rel_gpu(unsigned int* p, unsigned int v) {
+  unsigned int old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;\n"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
+}
+
+// Suspends the thread for about `ns` nanoseconds (a spin loop's backoff).
+__device__ __forceinline__ void nanosleep_ns(unsigned int ns) {
+  asm volatile("nanosleep.u32 %0;\n" ::"r"(ns));
+}
+
+// 16-byte global store of four floats; `p` 16-byte aligned.
+__device__ __forceinline__ void st_global_v4f32(float* p, float a, float b, float c, float d) {
+  asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(a), "f"(b), "f"(c),
+               "f"(d)
+               : "memory");
+}
+// a, b, c, d += the four floats at `p` (16-byte aligned), loaded from L2 only (.cg: they were
+// written by another SM and are read once), in one block so that only four temporaries are live
+// per load.
+__device__ __forceinline__ void add_global_cg_v4f32(const float* p, float& a, float& b, float& c,
+                                                    float& d) {
+  asm volatile(
+      "{\n"
+      ".reg .f32 t0, t1, t2, t3;\n"
+      "ld.global.cg.v4.f32 {t0, t1, t2, t3}, [%4];\n"
+      "add.f32 %0, %0, t0;\n"
+      "add.f32 %1, %1, t1;\n"
+      "add.f32 %2, %2, t2;\n"
+      "add.f32 %3, %3, t3;\n"
+      "}\n"
+      : "+f"(a), "+f"(b), "+f"(c), "+f"(d)
+      : "l"(p)
+      : "memory");
 }
 
 // ---- shared-memory matrix descriptors (128-byte swizzle) --------------------------------------

@@ -170,8 +170,8 @@ TEST(Estimate, SplitKMultipliesTheCtasByItsFactor) {
     EXPECT_EQ(launch.main.num_ctas(), e.num_ctas);
     EXPECT_EQ(launch.main.grid[2], std::uint32_t(split));
     ASSERT_TRUE(launch.reduce.has_value());
-    // One FP32 M x N slice per split.
-    EXPECT_EQ(launch.workspace_bytes, std::int64_t(split) * 512 * 512 * 4);
+    // The flag region, then one FP32 M x N slice per split.
+    EXPECT_EQ(launch.workspace_bytes, kt::kGemmFlagRegionBytes + std::int64_t(split) * 512 * 512 * 4);
   }
   EXPECT_FALSE(kt::plan_launch(p, config(128, 128, 32, 64, 64, 4, 1)).reduce.has_value());
 }
