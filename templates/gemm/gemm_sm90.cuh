@@ -441,12 +441,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           if (thread == 0) st_release_gpu(flags + slot * kConsumers, ld_shared_u32(epoch_word));
           continue;
         }
-        const float* partial = slots + static_cast<long long>(tile) * (kTileM * kTileN) + 4 * thread;
+        const float* slot = slots + static_cast<long long>(tile) * (kTileM * kTileN);
         const unsigned int* flag = flags + tile * kConsumers;
-        for (int z = 0; z < p.num_splits - 1; ++z) {
+        for (int z = 0; z < p.num_splits - 1; ++z) {  // slot and flag of (tile, split z)
           sm90::wait_flag(flag, epoch_word);
-          sm90::add_partials(partial, acc, 0);
-          partial += static_cast<long long>(tiles) * (kTileM * kTileN);
+          sm90::add_partials(slot, acc, thread);
+          slot += static_cast<long long>(tiles) * (kTileM * kTileN);
           flag += tiles * kConsumers;
         }
       }
