@@ -34,6 +34,9 @@ constexpr int kMaxSplitK = 32;
 constexpr int kSm90TileK = 64;
 constexpr int kSm90SmemAlignBytes = 1024;
 constexpr int kSm90TwoConsumerRegs = 168;
+// sm90 split-K: the flag words ahead of the ready flags (the launch epoch and the arrival count,
+// then padding to a 128-byte line); gemm_sm90.cuh's kFlagHeaderWords.
+constexpr std::int64_t kSm90FlagHeaderWords = 32;
 
 struct KeyField {
   const char* prefix;
@@ -103,9 +106,11 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
     return "TMA needs 16-byte row strides: K % 8 == 0 (and N % 8 == 0 for nn)";
   if (c.cluster != 1 && c.cluster != 2) return "sm90 cluster must be 1 or 2";
   if (c.epilogue < 0 || c.epilogue > 8) return "sm90 epilogue must be in [0, 8] (0: direct stores)";
+  if (c.split_k > 1 && sm90_splitk_flag_words(p, c) * 4 > kGemmFlagRegionBytes)
+    return fmt::format("split-K needs {} flag words for {} tiles x {} splits; the workspace's flag "
+                       "region holds {}", sm90_splitk_flag_words(p, c), tiles_m(p, c) * tiles_n(p, c),
+                       c.split_k, kGemmFlagRegionBytes / 4);
   if (c.epilogue > 0) {
-    if (c.split_k > 1)
-      return "split-K stores its FP32 partial sums directly: the epilogue must be e0";
     if (p.n * size_bytes(p.out_dtype) % 16 != 0)
       return fmt::format("the TMA-store epilogue needs 16-byte row strides of C: N * {} % 16 != 0 "
                          "for N = {} (use e0)", size_bytes(p.out_dtype), p.n);
@@ -194,8 +199,21 @@ std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c) {
   return ceil_div(ceil_div(p.k, c.split_k), c.tile_k) * c.tile_k;
 }
 
+std::int64_t splitk_partial_bytes(const GemmProblem& p, const GemmConfig& c) {
+  if (c.split_k <= 1) return 0;
+  if (c.family == GemmFamily::kSm90)
+    return std::int64_t(c.split_k - 1) * tiles_m(p, c) * tiles_n(p, c) * c.tile_m * c.tile_n * 4;
+  return std::int64_t(c.split_k) * p.m * p.n * 4;
+}
+
 std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c) {
-  return c.split_k > 1 ? std::int64_t(c.split_k) * p.m * p.n * 4 : 0;
+  return c.split_k > 1 ? kGemmFlagRegionBytes + splitk_partial_bytes(p, c) : 0;
+}
+
+std::int64_t sm90_splitk_flag_words(const GemmProblem& p, const GemmConfig& c) {
+  if (c.family != GemmFamily::kSm90 || c.split_k <= 1) return 0;
+  return kSm90FlagHeaderWords +
+         std::int64_t(c.split_k - 1) * tiles_m(p, c) * tiles_n(p, c) * std::max(1, c.consumers);
 }
 
 int estimated_registers(const GemmConfig& c) {
@@ -264,14 +282,15 @@ GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c, int num_sms) {
   }
   launch.main.block = {std::uint32_t(c.num_threads()), 1, 1};
   launch.main.smem_bytes = std::uint32_t(smem_bytes(p, c));
-  if (c.split_k > 1) {
+  if (c.split_k > 1) launch.workspace_bytes = workspace_bytes(p, c);
+  // sm90 split-K sums its partial sums inside the main kernel (gemm_sm90.cuh).
+  if (c.split_k > 1 && c.family != GemmFamily::kSm90) {
     constexpr std::uint32_t kReduceThreads = 256, kPairsPerThread = 2;
     const std::int64_t pairs = ceil_div(p.m * p.n, 2);
     LaunchPlan reduce;
     reduce.grid = {std::uint32_t(ceil_div(pairs, kReduceThreads * kPairsPerThread)), 1, 1};
     reduce.block = {kReduceThreads, 1, 1};
     launch.reduce = reduce;
-    launch.workspace_bytes = workspace_bytes(p, c);
   }
   return launch;
 }

@@ -30,7 +30,8 @@ struct GemmConfig {
   int warp_n = 64;        // warp tile columns (sm80; 0 for sm90)
   int stages = 4;         // shared-memory pipeline depth
   int raster_group = 8;   // CTA rows per group of the grouped (L2-friendly) raster order
-  int split_k = 1;        // K slices; > 1 adds an FP32 workspace and a reduce kernel
+  int split_k = 1;        // K slices; > 1 adds an FP32 workspace (and, for sm80 and small-M,
+                          // a reduce kernel; sm90 reduces inside the main kernel)
   int consumers = 0;      // sm90: consumer warpgroups (1 or 2), each owning tile_m / consumers
                           // rows; 0 for sm80
   int epilogue = 0;       // sm90: 0 stores C from registers; n > 0 stages 128-byte-wide column
@@ -93,7 +94,20 @@ std::int64_t tiles_n(const GemmProblem& p, const GemmConfig& c);
 int smem_bytes(const GemmProblem& p, const GemmConfig& c);
 // K range of one split, a multiple of tile_k: splits are [z*k_per_split, (z+1)*k_per_split).
 std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c);
+// The split-K workspace of every family: kGemmFlagRegionBytes of 32-bit flag words at its head,
+// then the FP32 partial sums (splitk_partial_bytes). The flag region belongs to the sm90 family's
+// in-kernel reduction (its launch epoch, an arrival count and one ready flag per (tile, split,
+// consumer), see gemm_sm90.cuh); it must be zeroed once when the workspace is allocated
+// (rt::clear_gemm_workspace_flags) and nothing else ever writes it, so no family stores partial
+// sums there. 0 without split-K.
+inline constexpr std::int64_t kGemmFlagRegionBytes = 64 * 1024;
 std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c);
+// The FP32 partial sums alone: sm80 and small-M, split_k slices of M x N; sm90, one tile slot per
+// (tile, split) of the splits that do not reduce, (split_k - 1) x tiles x tile_m x tile_n.
+std::int64_t splitk_partial_bytes(const GemmProblem& p, const GemmConfig& c);
+// sm90 split-K: the flag words of the flag region a launch uses (two counters, then one ready
+// flag per (tile, split < split_k - 1, consumer)); at most kGemmFlagRegionBytes / 4.
+std::int64_t sm90_splitk_flag_words(const GemmProblem& p, const GemmConfig& c);
 // Registers per thread before compiling: accumulators + fragments + addressing (sm80); the
 // allocation at launch, which setmaxnreg then redistributes between warpgroups (sm90).
 int estimated_registers(const GemmConfig& c);
@@ -104,13 +118,16 @@ std::optional<std::string> validate(const GemmProblem& p, const GemmConfig& c,
 
 struct GemmLaunch {
   LaunchPlan main;
-  std::optional<LaunchPlan> reduce;  // split-K only
+  std::optional<LaunchPlan> reduce;  // split-K of the sm80 and small-M families only
   std::int64_t workspace_bytes = 0;
 };
 // num_sms: the device's SM count. The persistent sm90 family launches min(work units, num_sms)
-// CTAs, where a work unit is an output tile of one K split; 0 launches one CTA per unit (same
-// result, no persistence). Clusters of 2 (cluster {2, 1, 1}) launch 2 * min(cluster units,
-// num_sms / 2), a cluster unit being a pair of vertically adjacent tiles. sm80 ignores it.
+// CTAs, where a work unit is an output tile of one K split; 0 (no device known) plans one CTA
+// per unit, for display only: a kernel is always planned with its device's SM count (GemmKernel),
+// which split-K needs, since its in-kernel reduction spins on units of other CTAs and so relies
+// on every CTA of the grid being resident at once. Clusters of 2
+// (cluster {2, 1, 1}) launch 2 * min(cluster units, num_sms / 2), a cluster unit being a pair of
+// vertically adjacent tiles. sm80 ignores it.
 GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c, int num_sms = 0);
 // Output tiles times K splits: what the CTAs of the main kernel share out.
 std::int64_t work_units(const GemmProblem& p, const GemmConfig& c);
@@ -124,6 +141,7 @@ int sm90_slab_columns(const GemmProblem& p);
 // "kt::gemm_sm80<kt::bf16, kt::bf16, 128, 128, 32, 64, 64, 4, true, true, false>" or
 // "kt::gemm_sm90<kt::bf16, kt::bf16, 128, 256, 4, 2, true, false, 2, 2>".
 std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c);
+// The split-K reduce kernel of the sm80 and small-M families.
 std::string gemm_reduce_expression(const GemmProblem& p);
 
 // Every config of `domains` that validate() accepts for (problem, device), in key order.

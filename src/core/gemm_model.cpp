@@ -46,6 +46,12 @@ constexpr double kSm90ClusterFactor = 1.015;
 // plus two named barriers per 128-byte slab; the global writes drain during the next tile.
 constexpr double kSm90SlabBarrierUs = 0.02;
 
+// sm90 split-K: what one SM moves between L2 and its registers when few SMs do so at once (the
+// reducers of the last wave, each loading split_k - 1 partial tiles): 64 bytes per clock, a lead
+// (Hopper's L1 <-> L2 path), not a measurement. When every SM stores at once (the writers), each
+// gets its share of the L2 bandwidth instead (kL2OverDram x DRAM / SMs).
+constexpr double kL2BytesPerClockPerSm = 64;
+
 // sm90: a shallow ring exposes TMA latency between k-tiles.
 double sm90_pipelining(const GemmConfig& c) {
   return c.stages >= 4 ? 1.0 : c.stages == 3 ? 0.97 : 0.9;
@@ -85,6 +91,10 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 // tiles (times K splits) back to back. A unit costs its padded tile over its K slice plus one
 // k-tile of pipeline fill at the SM's share of the wgmma rate, then its epilogue: the consumers
 // store the tile directly (at the SM's share of L2 bandwidth) while the tensor cores wait.
+// Split-K (reduced in the kernel): a unit's epilogue is instead the FP32 store of its partial
+// tile (writers, at the SM's share of L2, every SM storing at once), and the last wave's
+// reducers then load split_k - 1 partial tiles each and store C: that tail is e.reduce_us, on
+// the critical path after the last wave (its writers finish in the same wave or earlier).
 double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d,
                        GemmEstimate& e) {
   // Clusters of 2 take two SMs per cluster unit (a pair of tiles), so a wave is num_sms / 2 of
@@ -101,14 +111,21 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   const std::int64_t k_padded = ceil_div(k_slice, c.tile_k) * c.tile_k;
   const double unit_flops = 2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
   const double sm_flops_per_s = d.wgmma_tflops * 1e12 / d.num_sms * e.mma_efficiency;
-  const double out_bytes = c.split_k > 1 ? 4.0 : double(size_bytes(p.out_dtype));
-  const double tile_out_bytes = double(c.tile_m) * c.tile_n * out_bytes;
+  const double l2_share_per_sm = kL2OverDram * d.dram_gbps * 1e9 / d.num_sms;
+  const double tile_out_bytes = double(c.tile_m) * c.tile_n * size_bytes(p.out_dtype);
   const double epilogue_s =
       c.epilogue > 0
           ? tile_out_bytes / (kSmemBytesPerClock * d.sm_clock_mhz * 1e6) +
                 double(c.tile_n / sm90_slab_columns(p)) * kSm90SlabBarrierUs * 1e-6
-          : tile_out_bytes / (kL2OverDram * d.dram_gbps * 1e9 / d.num_sms);
-  return double(e.waves.waves) * (unit_flops / sm_flops_per_s + epilogue_s) * 1e6;
+          : tile_out_bytes / l2_share_per_sm;
+  const double unit_s = unit_flops / sm_flops_per_s;
+  if (c.split_k == 1) return double(e.waves.waves) * (unit_s + epilogue_s) * 1e6;
+  const double partial_tile_bytes = double(c.tile_m) * c.tile_n * 4.0;
+  const double store_s = partial_tile_bytes / l2_share_per_sm;
+  const double reducer_load_s = double(c.split_k - 1) * partial_tile_bytes /
+                                (kL2BytesPerClockPerSm * d.sm_clock_mhz * 1e6);
+  e.reduce_us = (reducer_load_s + epilogue_s) * 1e6;
+  return double(e.waves.waves) * (unit_s + store_s) * 1e6;
 }
 
 }  // namespace
@@ -141,16 +158,22 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   const double b_rows = c.family == GemmFamily::kSm90 && c.cluster > 1
                             ? double(c.tile_n) / c.cluster
                             : double(c.tile_n);
+  // sm90 split-K adds its partial tiles, written and read back once each through L2.
+  const double partial_traffic =
+      c.family == GemmFamily::kSm90 ? 2.0 * double(splitk_partial_bytes(p, c)) : 0.0;
   const double l2_reads =
-      double(work_units(p, c)) * (double(c.tile_m) + b_rows) * double(k_padded) * in;
+      double(work_units(p, c)) * (double(c.tile_m) + b_rows) * double(k_padded) * in +
+      partial_traffic;
   double dram = p.min_bytes();
   if (c.raster_group == 1 && (double(p.m) * p.k + double(p.k) * p.n) * in > 0.5 * d.l2_bytes)
     dram += 0.5 * (double(p.m) * p.k + double(p.k) * p.n) * in;
   const double dram_bw = d.dram_gbps * 1e9;
   e.memory_us = std::max(dram / dram_bw, l2_reads / (kL2OverDram * dram_bw)) * 1e6;
 
-  if (c.split_k > 1) {
-    const double ws = double(workspace_bytes(p, c));
+  // sm80 split-K: the reduce kernel reads the slices back and writes C, in a second launch
+  // (sm90's in-kernel reduction set reduce_us above).
+  if (c.split_k > 1 && c.family != GemmFamily::kSm90) {
+    const double ws = double(splitk_partial_bytes(p, c));
     e.reduce_us = (2.0 * ws + double(p.m) * p.n * size_bytes(p.out_dtype)) / dram_bw * 1e6 + kLaunchUs;
   }
   e.predicted_us = std::max(e.compute_us, e.memory_us) + e.reduce_us + kLaunchUs;

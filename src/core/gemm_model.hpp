@@ -24,7 +24,9 @@ struct GemmEstimate {
                                  // allow; sm90: the warp-specialized main loop's wgmma fraction
   double compute_us = 0;         // padded tiles at the mma (sm80) or wgmma (sm90) rate, by waves
   double memory_us = 0;          // operand traffic at DRAM/L2 bandwidth
-  double reduce_us = 0;          // split-K workspace round trip + second launch
+  double reduce_us = 0;          // split-K: sm80 and small-M, the workspace round trip and the
+                                 // reduce launch; sm90, the last wave's in-kernel reduction
+                                 // (partial-tile loads) and C store
   double predicted_us = 0;
   double predicted_tflops = 0;   // useful FLOPs over predicted_us
 };

@@ -197,7 +197,7 @@ GemmEstimate estimate_small_m(const GemmProblem& p, const GemmConfig& c, const D
   };
   // With split-K the main kernel writes FP32 partial sums instead of C (the reduce's traffic is
   // reduce_us).
-  const double out_bytes = c.split_k > 1 ? double(workspace_bytes(p, c))
+  const double out_bytes = c.split_k > 1 ? double(splitk_partial_bytes(p, c))
                                          : double(p.m) * double(p.n) * size_bytes(p.out_dtype);
   const double dram_bytes = b_bytes + double(p.m) * double(p.k) * in + out_bytes;
   const double bytes_per_cta = dram_bytes / double(e.num_ctas);
@@ -221,7 +221,7 @@ GemmEstimate estimate_small_m(const GemmProblem& p, const GemmConfig& c, const D
 
   if (c.split_k > 1) {
     const double dram_bw = d.dram_gbps * 1e9;
-    const double ws = double(workspace_bytes(p, c));
+    const double ws = double(splitk_partial_bytes(p, c));
     e.reduce_us = (ws + double(p.m) * p.n * size_bytes(p.out_dtype)) / dram_bw * 1e6 + kLaunchUs;
   }
   e.predicted_us = std::max(e.compute_us, e.memory_us) + e.reduce_us + kLaunchUs;

@@ -44,7 +44,9 @@ GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& conf
         "// kerntune generated: GEMM instantiation\n"
         "#include \"kerntune/gemm/gemm_small_m.cuh\"\n";
   s.name_expressions.push_back(gemm_kernel_expression(problem, config));
-  if (config.split_k > 1) s.name_expressions.push_back(gemm_reduce_expression(problem));
+  // sm90 split-K reduces inside the main kernel; the other families add the reduce kernel.
+  if (config.split_k > 1 && config.family != GemmFamily::kSm90)
+    s.name_expressions.push_back(gemm_reduce_expression(problem));
   s.arch = arch;
   s.options = nvrtc_options(arch);
   return s;

@@ -13,7 +13,7 @@
 
 namespace kt::rt {
 
-static_assert(sizeof(GemmParams) == 4 * 8 + 3 * 8 + 8 * 4, "GemmParams layout changed");
+static_assert(sizeof(GemmParams) == 5 * 8 + 3 * 8 + 8 * 4, "GemmParams layout changed");
 static_assert(sizeof(SplitKReduceParams) == 8 + 8 + 8 + 4 * 4, "SplitKReduceParams layout changed");
 static_assert(sizeof(GemmSm90Params) == 3 * 128 + 128 && offsetof(GemmSm90Params, gemm) == 384,
               "GemmSm90Params layout changed");
@@ -45,6 +45,16 @@ CUresult encode_tile_map(TmaDescriptor& map, DType dtype, const void* base, std:
 
 }  // namespace
 
+void clear_gemm_workspace_flags(CUdeviceptr workspace, std::size_t bytes) {
+  if (workspace == 0 || bytes < std::size_t(kGemmFlagRegionBytes)) return;
+  const CudaDriver& d = driver();
+  // The legacy stream, waited for at once: later launches on any stream (blocking or not) find
+  // the zeros in place.
+  check(d.memset_d8_async(workspace, 0, std::size_t(kGemmFlagRegionBytes), nullptr),
+        "cuMemsetD8Async(workspace flags)");
+  check(d.stream_synchronize(nullptr), "cuStreamSynchronize(workspace flags)");
+}
+
 GemmKernel::GemmKernel(const GemmProblem& problem, const GemmConfig& config,
                        const LoadedModule& module)
     : problem_(problem),
@@ -67,13 +77,21 @@ GemmKernel::GemmKernel(const GemmProblem& problem, const GemmConfig& config,
   // as a second wave after the persistent ones. The kernel loops over its units with any grid,
   // so the grid shrinks to what is co-resident.
   // The query failing or answering 0 keeps the planned grid (correct with any grid, at worst a
-  // second partial wave).
+  // second partial wave), except for sm90 split-K: its reducers spin on units of other CTAs, so
+  // every CTA of the grid must be resident at once (gemm_sm90.cuh, "Deadlock freedom"); without
+  // the query's answer that is not known, and the kernel is refused. (Without clusters the grid
+  // is at most one CTA per SM, and validate() has checked that one CTA fits an SM.)
   int resident = -1;
   if (plan_.main.cluster[0] > 1) {
     resident = max_active_clusters();
     const std::uint32_t clusters = plan_.main.grid[0] / plan_.main.cluster[0];
     if (resident > 0 && std::uint32_t(resident) < clusters)
       plan_.main.grid[0] = std::uint32_t(resident) * plan_.main.cluster[0];
+    if (resident <= 0 && config.family == GemmFamily::kSm90 && config.split_k > 1)
+      throw Error(ErrorKind::kUnsupported,
+                  fmt::format("{}: the clusters that fit the device at once are unknown, and "
+                              "split-K needs them all resident",
+                              to_key(config)));
   }
   const LaunchPlan& m = plan_.main;
   logger().debug(
@@ -122,7 +140,11 @@ GemmParams GemmKernel::make_params(const void* a, const void* b, void* c, void* 
   params.a = a;
   params.b = b;
   params.c = c;
-  params.workspace = static_cast<float*>(workspace);
+  if (workspace != nullptr) {
+    params.flags = static_cast<unsigned int*>(workspace);
+    params.workspace =
+        reinterpret_cast<float*>(static_cast<char*>(workspace) + kGemmFlagRegionBytes);
+  }
   params.lda = problem_.k;
   params.ldb = problem_.layout == Layout::kNT ? problem_.k : problem_.n;
   params.ldc = problem_.n;
@@ -156,7 +178,7 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
     r = encode_tile_map(params.b_map, p.in_dtype, b, p.k, p.n, p.n, 64, 64 / cluster);
   if (r != CUDA_SUCCESS) return r;
   params.c_map = TmaDescriptor{};
-  if (config_.epilogue > 0 && config_.split_k == 1)
+  if (config_.epilogue > 0)
     r = encode_tile_map(params.c_map, p.out_dtype, c, p.m, p.n, p.n,
                         std::uint32_t(sm90_slab_columns(p)),
                         std::uint32_t(config_.tile_m / config_.consumers));
@@ -189,7 +211,7 @@ CUresult GemmKernel::launch(const void* a, const void* b, void* c, void* workspa
   }
   if (r != CUDA_SUCCESS || !plan_.reduce) return r;
   SplitKReduceParams reduce{};
-  reduce.workspace = static_cast<const float*>(workspace);
+  reduce.workspace = make_params(a, b, c, workspace).workspace;
   reduce.c = c;
   reduce.ldc = problem_.n;
   reduce.m = int(problem_.m);

@@ -4,6 +4,8 @@
 
 #include <cuda.h>
 
+#include <cstddef>
+
 #include "core/gemm_config.hpp"
 #include "gemm/gemm_params.h"
 #include "core/gemm_problem.hpp"
@@ -11,19 +13,28 @@
 
 namespace kt::rt {
 
+// Zeroes the flag region at the head of a freshly allocated GEMM workspace of `bytes` (a no-op
+// when it is smaller than kGemmFlagRegionBytes, since no split-K config fits it then); blocks
+// until done. Call once per allocation, before its first launch.
+void clear_gemm_workspace_flags(CUdeviceptr workspace, std::size_t bytes);
+
 class GemmKernel {
  public:
   GemmKernel() = default;
-  // `module` holds the main kernel first and, for split-K, the reduce kernel second. Raises
+  // `module` holds the main kernel first and, for split-K of the sm80 and small-M families, the
+  // reduce kernel second (sm90 split-K reduces in the main kernel). Raises
   // the dynamic shared-memory limit when the plan needs more than 48 KB. An sm90 kernel is
   // planned for the current context's device (its SM count sizes the persistent grid).
   GemmKernel(const GemmProblem& problem, const GemmConfig& config, const LoadedModule& module);
 
-  // Enqueues C = A·B on `stream`. `workspace` must hold workspace_bytes() when that is > 0.
-  // Returns the first failing driver result (CUDA_SUCCESS when both launches were accepted).
+  // Enqueues C = A·B on `stream`. `workspace` must hold workspace_bytes() when that is > 0, with
+  // its flag region zeroed once after allocation (clear_gemm_workspace_flags) and not written by
+  // anything but these kernels since; a workspace serves one launch at a time (stream order).
+  // Returns the first failing driver result (CUDA_SUCCESS when every launch was accepted).
   CUresult launch(const void* a, const void* b, void* c, void* workspace, CUstream stream) const;
 
-  // The main kernel's parameter block for these operands (sm80; the common part for sm90).
+  // The main kernel's parameter block for these operands (sm80; the common part for sm90): the
+  // partial sums start kGemmFlagRegionBytes into `workspace`, after its flag region.
   GemmParams make_params(const void* a, const void* b, void* c, void* workspace) const;
   // The sm90 parameter block: make_params plus the tensor maps of A, B and (TMA-store
   // epilogues) C; returns the driver's result of encoding them.
@@ -31,6 +42,8 @@ class GemmKernel {
                             GemmSm90Params& params) const;
   // Enqueues the main kernel alone with a prepared parameter block (GemmParams, or
   // GemmSm90Params for sm90), in its cluster shape: for harnesses that time the bare launch.
+  // A block may be launched any number of times (sm90 split-K keeps its launch epoch in the
+  // workspace, not in the parameters).
   CUresult launch_main(void* params, CUstream stream) const;
 
   const GemmProblem& problem() const { return problem_; }

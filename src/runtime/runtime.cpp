@@ -85,8 +85,10 @@ struct Runtime::Impl {
     } else {
       db = cache::Database::open(path);
     }
-    if (options.workspace_bytes > 0)
+    if (options.workspace_bytes > 0) {
       rt::check(rt::driver().mem_alloc(&workspace, options.workspace_bytes), "cuMemAlloc(workspace)");
+      rt::clear_gemm_workspace_flags(workspace, options.workspace_bytes);
+    }
   }
 
   ~Impl() {

@@ -109,8 +109,9 @@ DispatchOverhead measure_dispatch_overhead(Runtime& runtime, const GemmProblem& 
   const auto source = gen::generate_gemm(p, config, device.arch());
   const auto cubin = rt::get_or_compile(&db, source, true, false);
   const rt::GemmKernel kernel(p, config, modules.load(cubin.record));
-  if (kernel.plan().reduce)
-    throw Error(ErrorKind::kUnsupported, "dispatch overhead is measured on a single-kernel config");
+  if (kernel.workspace_bytes() > 0)
+    throw Error(ErrorKind::kUnsupported,
+                "dispatch overhead is measured on a config without split-K (no workspace)");
 
   const rt::CudaDriver& d = rt::driver();
   auto time_batches = [&](auto&& call) {

@@ -10,6 +10,7 @@
 #include "generator/generated_source.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/gemm_kernel.hpp"
 
 namespace kt::tune {
 
@@ -42,6 +43,7 @@ GemmWorkload::GemmWorkload(const GemmProblem& p, const DeviceDesc& device, cache
       b_(std::size_t(p.k * p.n) * size_bytes(p.in_dtype)),
       c_(std::size_t(p.m * p.n) * size_bytes(p.out_dtype)),
       workspace_(workspace_bytes) {
+  rt::clear_gemm_workspace_flags(workspace_.get(), workspace_.bytes());
   const gen::GeneratedSource source = gen::generate_gemm_check(p, device.arch());
   module_ = &modules.load(rt::get_or_compile(db, source, true, db != nullptr).record);
 

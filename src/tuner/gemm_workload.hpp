@@ -32,7 +32,8 @@ double gemm_tolerance(DType out_dtype);
 class GemmWorkload {
  public:
   // Allocates and fills A and B with uniform [-1, 1] values from `seed`, and computes the
-  // reference samples. The check kernels come from `db` or NVRTC.
+  // reference samples; zeroes the flag region of the split-K workspace (GemmKernel::launch).
+  // The check kernels come from `db` or NVRTC.
   GemmWorkload(const GemmProblem& problem, const DeviceDesc& device, cache::Database* db,
                rt::ModuleCache& modules, CUstream stream, std::uint64_t seed,
                std::size_t workspace_bytes);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "kerntune/attention/attention_params.h"
+#include "kerntune/attention/softmax_rows.cuh"
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm80.cuh"
 #include "kerntune/common/test_fault.cuh"
@@ -128,20 +129,6 @@ __device__ __forceinline__ void copy_tile_async(unsigned int tile_addr, const vo
                                                             thread);
   }
 }
-
-// Sum (kMax false) or maximum (kMax true) of `v` over the four lanes of a quad (lane / 4 equal),
-// which hold the same accumulator rows.
-template <bool kMax>
-__device__ __forceinline__ float quad_reduce(float v) {
-#pragma unroll
-  for (int offset = 1; offset < 4; offset *= 2) {
-    const float other = __shfl_xor_sync(0xFFFFFFFFu, v, offset);
-    v = kMax ? fmaxf(v, other) : v + other;
-  }
-  return v;
-}
-
-__device__ __forceinline__ float negative_infinity() { return __uint_as_float(0xFF800000u); }
 
 }  // namespace attn
 

@@ -128,6 +128,16 @@ __device__ __forceinline__ void tma_load_2d_multicast(unsigned int dst, const vo
       : "memory");
 }
 
+// tma_load_2d for a 4D tensor map: the box at element coordinates (x innermost, y, z, w).
+__device__ __forceinline__ void tma_load_4d(unsigned int dst, const void* map, int x, int y, int z,
+                                            int w, unsigned int bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(y), "r"(z), "r"(w), "r"(bar)
+      : "memory");
+}
+
 // Copies the shared-memory box at `src` (laid out as the map's swizzle says) to the tensor at
 // element coordinates (x, y); elements outside the tensor are not written. Asynchronous: joins
 // this thread's current bulk group (close it with bulk_commit_group).
@@ -136,6 +146,16 @@ __device__ __forceinline__ void tma_store_2d(const void* map, unsigned int src, 
       "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
           reinterpret_cast<unsigned long long>(map)),
       "r"(x), "r"(y), "r"(src)
+      : "memory");
+}
+
+// tma_store_2d for a 4D tensor map, at element coordinates (x innermost, y, z, w).
+__device__ __forceinline__ void tma_store_4d(const void* map, unsigned int src, int x, int y,
+                                             int z, int w) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(
+          reinterpret_cast<unsigned long long>(map)),
+      "r"(x), "r"(y), "r"(z), "r"(w), "r"(src)
       : "memory");
 }
 
@@ -174,8 +194,82 @@ __device__ __forceinline__ void stmatrix_x4(unsigned int addr, unsigned int r0, 
                : "memory");
 }
 
+__device__ __forceinline__ void st_shared_u32(unsigned int addr, unsigned int v) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+// Volatile, so it is issued where it stands (its value is not kept in a register across code
+// that needs all of them).
+__device__ __forceinline__ unsigned int ld_shared_u32(unsigned int addr) {
+  unsigned int v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+
 __device__ __forceinline__ void st_shared_v2f32(unsigned int addr, float lo, float hi) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(lo), "f"(hi) : "memory");
+}
+
+// ---- global memory: flags between CTAs, partial sums ---------------------------------------
+
+// Loads and stores of 32-bit flag words at GPU scope (PTX memory model): relaxed ones are
+// morally strong (coherent with every other GPU-scope access of the word) without ordering
+// anything else; acquire orders this thread's later accesses after the load, release orders
+// its earlier ones (and, through a barrier before it, those of the threads that met it) before
+// the store.
+__device__ __forceinline__ unsigned int ld_relaxed_gpu(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned int ld_acquire_gpu(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_relaxed_gpu(unsigned int* p, unsigned int v) {
+  asm volatile("st.relaxed.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void st_release_gpu(unsigned int* p, unsigned int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+// Returns the old value; acquire and release at once.
+__device__ __forceinline__ unsigned int atom_add_acq_rel_gpu(unsigned int* p, unsigned int v) {
+  unsigned int old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;\n"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
+}
+
+// Suspends the thread for about `ns` nanoseconds (a spin loop's backoff).
+__device__ __forceinline__ void nanosleep_ns(unsigned int ns) {
+  asm volatile("nanosleep.u32 %0;\n" ::"r"(ns));
+}
+
+// 16-byte global store of four floats; `p` 16-byte aligned.
+__device__ __forceinline__ void st_global_v4f32(float* p, float a, float b, float c, float d) {
+  asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(a), "f"(b), "f"(c),
+               "f"(d)
+               : "memory");
+}
+// a, b, c, d += the four floats at `p` (16-byte aligned), loaded from L2 only (.cg: they were
+// written by another SM and are read once), in one block so that only four temporaries are live
+// per load.
+__device__ __forceinline__ void add_global_cg_v4f32(const float* p, float& a, float& b, float& c,
+                                                    float& d) {
+  asm volatile(
+      "{\n"
+      ".reg .f32 t0, t1, t2, t3;\n"
+      "ld.global.cg.v4.f32 {t0, t1, t2, t3}, [%4];\n"
+      "add.f32 %0, %0, t0;\n"
+      "add.f32 %1, %1, t1;\n"
+      "add.f32 %2, %2, t2;\n"
+      "add.f32 %3, %3, t3;\n"
+      "}\n"
+      : "+f"(a), "+f"(b), "+f"(c), "+f"(d)
+      : "l"(p)
+      : "memory");
 }
 
 // ---- shared-memory matrix descriptors (128-byte swizzle) --------------------------------------
@@ -233,6 +327,14 @@ template <int kCount>
 __device__ __forceinline__ void fence_accumulators(float (&d)[kCount]) {
 #pragma unroll
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// The same for registers an in-flight wgmma reads (A operands in registers): they must keep their
+// values and registers until the wait, so fence them after it.
+template <int kCount>
+__device__ __forceinline__ void fence_operands(unsigned int (&a)[kCount]) {
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) asm volatile("" : "+r"(a[i])::"memory");
 }
 
 // Operand lists of the wgmma wrappers: accumulator placeholders and "+f" constraints, with
@@ -299,6 +401,59 @@ __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[kN / 2], unsigned lon
   }
 }
 
+// One wgmma m64nNk16 with A in registers (four b32 registers of 16-bit pairs per thread: per
+// warp, the mma.sync m16n8k16 A layout of its 16 rows) and B in shared memory. A0..A3: the A
+// operand numbers; IB, IS, IT as for KT_WGMMA_SS.
+#define KT_WGMMA_RS(N, TYPE, D_LIST, A0, A1, A2, A3, IB, IS, IT, ...)                       \
+  asm volatile("{\n"                                                                       \
+               ".reg .pred p;\n"                                                           \
+               "setp.ne.b32 p, %" #IS ", 0;\n"                                             \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE " {" D_LIST \
+               "}, {%" #A0 ", %" #A1 ", %" #A2 ", %" #A3 "}, %" #IB ", p, 1, 1, %" #IT ";\n" \
+               "}\n"                                                                       \
+               : __VA_ARGS__                                                               \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d),    \
+                 "n"(kTransB))
+
+// d (+)= A·B for a 64 x kN x 16 step with A (64 x 16) in registers: a[0..3] of each thread hold
+// its warp's rows 16w + l/4 (+8) and columns 2(l%4) (+8) as 16-bit pairs, which is how an FP32
+// accumulator tile converted pairwise lays out (accumulator n8 blocks 2t and 2t + 1 give the A
+// registers of k16 step t). B and the rest as wgmma_m64k16_ss. The A registers must stay
+// unchanged until the wgmma completes (keep them live past the wait).
+template <typename T, int kN, int kTransB>
+__device__ __forceinline__ void wgmma_m64k16_rs(float (&d)[kN / 2], const unsigned int (&a)[4],
+                                                unsigned long long desc_b, int scale_d) {
+  static_assert(kN == 64 || kN == 128 || kN == 256, "kN must be 64, 128 or 256");
+  if constexpr (kN == 64) {
+    if constexpr (DTypeTraits<T>::kIsBf16) {
+      KT_WGMMA_RS(64, "bf16", KT_WGMMA_D0_31, 32, 33, 34, 35, 36, 37, 38, KT_ACC32(0));
+    } else {
+      KT_WGMMA_RS(64, "f16", KT_WGMMA_D0_31, 32, 33, 34, 35, 36, 37, 38, KT_ACC32(0));
+    }
+  } else if constexpr (kN == 128) {
+    if constexpr (DTypeTraits<T>::kIsBf16) {
+      KT_WGMMA_RS(128, "bf16", KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63, 64, 65, 66, 67, 68, 69, 70,
+                  KT_ACC32(0), KT_ACC32(32));
+    } else {
+      KT_WGMMA_RS(128, "f16", KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63, 64, 65, 66, 67, 68, 69, 70,
+                  KT_ACC32(0), KT_ACC32(32));
+    }
+  } else {
+    if constexpr (DTypeTraits<T>::kIsBf16) {
+      KT_WGMMA_RS(256, "bf16",
+                  KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_95 ", " KT_WGMMA_D96_127,
+                  128, 129, 130, 131, 132, 133, 134, KT_ACC32(0), KT_ACC32(32), KT_ACC32(64),
+                  KT_ACC32(96));
+    } else {
+      KT_WGMMA_RS(256, "f16",
+                  KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_95 ", " KT_WGMMA_D96_127,
+                  128, 129, 130, 131, 132, 133, 134, KT_ACC32(0), KT_ACC32(32), KT_ACC32(64),
+                  KT_ACC32(96));
+    }
+  }
+}
+
+#undef KT_WGMMA_RS
 #undef KT_WGMMA_SS_TYPED
 #undef KT_WGMMA_SS
 #undef KT_ACC32

@@ -13,8 +13,13 @@ namespace kt {
 struct GemmParams {
   const void* a;        // M x K, row-major, leading dimension lda
   const void* b;        // K x N (nn) or N x K (nt), row-major, leading dimension ldb
-  void* c;              // M x N, row-major, leading dimension ldc; unused with split-K
-  float* workspace;     // split-K only: split_k slices of M x N FP32, slice stride m * n
+  void* c;              // M x N, row-major, leading dimension ldc (sm80 and small-M: unused
+                        // with split-K, the reduce kernel writes it)
+  float* workspace;     // split-K only, FP32 partial sums: sm80 and small-M, split_k slices of
+                        // M x N (slice stride m * n); sm90, a tile slot per (tile, split <
+                        // num_splits - 1) in the consumers' fragment order (gemm_sm90.cuh)
+  unsigned int* flags;  // sm90 split-K only: the workspace's flag region (launch epoch, arrival
+                        // count, ready flags; zeroed once at allocation, see gemm_sm90.cuh)
   long long lda;        // in elements
   long long ldb;
   long long ldc;

@@ -2,14 +2,15 @@
 // warpgroup streams A and B tiles by TMA into a kStages-deep ring of 128B-swizzled shared-memory
 // stages guarded by full/empty mbarriers; 1 or 2 consumer warpgroups multiply them with wgmma and
 // store their rows of C directly. CTAs are persistent: each walks the output tiles (times the K
-// splits) in grouped raster order. Instantiated by NVRTC name expressions (kt::gemm_sm90<...>).
+// splits) in grouped raster order; with split-K the unit of a tile's last split sums the other
+// splits' partial sums in the kernel. Instantiated by NVRTC name expressions (kt::gemm_sm90<...>).
 #pragma once
 
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm90.cuh"
 #include "kerntune/common/test_fault.cuh"
+#include "kerntune/common/wgmma_slab.cuh"
 #include "kerntune/gemm/gemm_params.h"
-#include "kerntune/gemm/gemm_splitk_reduce.cuh"
 #include "kerntune/gemm/tile_order.cuh"
 
 namespace kt {
@@ -56,6 +57,71 @@ __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, boo
   return w;
 }
 
+// ---- split-K inside the kernel (see "Split-K" at gemm_sm90) -------------------------------------
+
+// Words of params.flags ahead of the ready flags: [0] the epoch of the last launch that used the
+// workspace, [1] the count of this launch's CTAs that have read it; padded to a 128-byte line.
+constexpr int kFlagHeaderWords = 32;
+
+// One thread per CTA, before the CTA's first barrier: reads the last launch's epoch, keeps this
+// launch's (one more, skipping 0 — the value of a flag never written — when it wraps) in the
+// shared word `epoch_word` for the CTA's threads, and counts the CTA in; the last CTA of the grid
+// to arrive resets the count and stores the new epoch as the last launch's, for the next launch.
+// Every CTA's read of flags[0] happens before that store (the read, then in program order the
+// same thread's acq_rel arrival, which the last arrival acquires through the chain of RMWs), so
+// no CTA of this launch reads the new value.
+__device__ __forceinline__ void begin_launch(unsigned int* flags, unsigned int epoch_word,
+                                             unsigned int ctas) {
+  unsigned int epoch = ld_relaxed_gpu(flags) + 1u;
+  if (epoch == 0u) epoch = 1u;
+  st_shared_u32(epoch_word, epoch);
+  if (atom_add_acq_rel_gpu(flags + 1, 1u) == ctas - 1u) {
+    st_relaxed_gpu(flags + 1, 0u);
+    st_relaxed_gpu(flags, epoch);
+  }
+}
+
+// A consumer's accumulators as partial sums in a workspace slot, in fragment order: float4 q of
+// thread t (accumulators 4q .. 4q + 3 over the kMI x kAccs registers) at float4 q * 128 + t, so
+// each store (and the reducer's load) moves 512 contiguous bytes per warp.
+template <int kMI, int kAccs>
+__device__ __forceinline__ void store_partials(float* slot, const float (&acc)[kMI][kAccs],
+                                               int thread) {
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int q = 0; q < kAccs / 4; ++q)
+      st_global_v4f32(slot + ((mi * (kAccs / 4) + q) * 128 + thread) * 4, acc[mi][4 * q],
+                      acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
+}
+
+// acc += the partial sums of `slot` (store_partials' layout), kChunk float4 loads in flight at a
+// time, so the loads do not need a second set of accumulator registers.
+template <int kMI, int kAccs>
+__device__ __forceinline__ void add_partials(const float* slot, float (&acc)[kMI][kAccs],
+                                             int thread) {
+  constexpr int kQuads = kAccs / 4;
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int q = 0; q < kQuads; ++q)
+      add_global_cg_v4f32(slot + ((mi * kQuads + q) * 128 + thread) * 4, acc[mi][4 * q],
+                          acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
+}
+
+// Spins until the ready flag holds this launch's epoch (acquire: the partial sums it publishes
+// are visible to this thread's loads after it), backing off from 32 to 256 ns. The epoch is read
+// from shared memory here rather than held in a register: the 128-accumulator tiles have none
+// to spare around the reduction.
+__device__ __forceinline__ void wait_flag(const unsigned int* flag, unsigned int epoch_word) {
+  const unsigned int epoch = ld_shared_u32(epoch_word);
+  unsigned int backoff = 32;
+  while (ld_acquire_gpu(flag) != epoch) {
+    nanosleep_ns(backoff);
+    if (backoff < 256) backoff *= 2;
+  }
+}
+
 // A consumer warpgroup's release of a stage: one arrival on the empty barrier `bar` of every CTA
 // of the cluster. Threads 0 .. kCluster - 1 (lanes of warp 0) arrive on CTA `thread`, so the
 // arrivals of a cluster go out as one instruction.
@@ -65,48 +131,6 @@ __device__ __forceinline__ void release_stage(unsigned int bar, int thread) {
     if (thread < kCluster) mbarrier_arrive_cluster(bar, static_cast<unsigned int>(thread));
   } else {
     if (thread == 0) mbarrier_arrive(bar);
-  }
-}
-
-// Writes 128-byte-wide column slab `slab` of a consumer's kMI x (64 x kN) accumulator tiles into
-// the shared buffer `slot` as the TMA 128B swizzle lays out a {128 B, rows} box: row r at r * 128,
-// its 16-byte chunk c at chunk c ^ (r % 8) (`slot` is 1024-byte aligned). 16-bit outputs: a slab
-// is 64 columns = 8 n8 blocks, written by stmatrix (each 8-row x 16-byte matrix row lands in 8
-// distinct chunks: no bank conflict). FP32: 32 columns = 4 n8 blocks, 8-byte stores.
-template <typename TOut, int kMI, int kAccs>
-__device__ __forceinline__ void stage_slab(unsigned int slot, const float (&acc)[kMI][kAccs],
-                                           int slab, int warp, int lane) {
-  if constexpr (sizeof(TOut) == 2) {
-    const int matrix = lane / 8;  // the matrix whose row this lane addresses
-#pragma unroll
-    for (int mi = 0; mi < kMI; ++mi) {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int j = 8 * slab + 2 * q;  // n8 blocks j and j + 1
-        const int row = mi * 64 + 16 * warp + 8 * (matrix & 1) + (lane & 7);
-        const int chunk = 2 * q + (matrix >> 1);
-        const unsigned int addr = slot + row * 128 + ((chunk ^ (lane & 7)) << 4);
-        stmatrix_x4(addr, DTypeTraits<TOut>::pack2(acc[mi][4 * j], acc[mi][4 * j + 1]),
-                    DTypeTraits<TOut>::pack2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]),
-                    DTypeTraits<TOut>::pack2(acc[mi][4 * j + 4], acc[mi][4 * j + 5]),
-                    DTypeTraits<TOut>::pack2(acc[mi][4 * j + 6], acc[mi][4 * j + 7]));
-      }
-    }
-  } else {
-#pragma unroll
-    for (int mi = 0; mi < kMI; ++mi) {
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const int j = 4 * slab + q;
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int row = mi * 64 + 16 * warp + 8 * half + lane / 4;
-          const int byte = 32 * q + 8 * (lane % 4);
-          const unsigned int addr = slot + row * 128 + (((byte >> 4) ^ (row & 7)) << 4) + (byte & 15);
-          st_shared_v2f32(addr, acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]);
-        }
-      }
-    }
   }
 }
 
@@ -150,12 +174,52 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // them through params.c_map (C as {N, M}, box {128 / sizeof(TOut), kTileM / kConsumers},
 // 128B-swizzled; needs N * sizeof(TOut) % 16 == 0); the stores drain while the next tile's main
 // loop runs. kCluster == 2: clusters of two CTAs on vertically adjacent tiles; each CTA loads half
-// of the shared B tile and multicasts it to both. kSplitK: unit z of the K splits sums K range
-// [z * k_per_split, min(k, (z + 1) * k_per_split)) into FP32 slice z of params.gemm.workspace
-// (row stride n, direct stores) and never touches C. Launch: 128 * (kConsumers + 1) threads,
-// cluster (kCluster, 1, 1), any grid that is a multiple of kCluster (clusters loop over
-// ceil(tiles_m / kCluster) * tiles_n * num_splits units), gemm_sm90_smem_bytes() of dynamic
-// shared memory.
+// of the shared B tile and multicasts it to both. kSplitK: the unit of split z of a tile sums K
+// range [z * k_per_split, min(k, (z + 1) * k_per_split)); the last split's unit reduces the tile
+// and stores C (below). Launch: 128 * (kConsumers + 1) threads, cluster (kCluster, 1, 1), any
+// grid that is a multiple of kCluster (clusters loop over ceil(tiles_m / kCluster) * tiles_n *
+// num_splits units; with kSplitK every CTA of the grid must be resident at once),
+// gemm_sm90_smem_bytes() of dynamic shared memory.
+//
+// Split-K (kSplitK), with no second kernel and no FP32 pass over C:
+//  * Roles. Units of splits 0 .. S - 2 (S = num_splits) are writers: each consumer stores its
+//    accumulators to the tile's slot for that split (params.gemm.workspace, slot (z * tiles +
+//    tile) of tile_m * tile_n floats, the consumer's half at consumer * rows * tile_n) in
+//    fragment order (store_partials), then publishes its ready flag (params.gemm.flags, word
+//    kFlagHeaderWords + (z * tiles + tile) * kConsumers + consumer), and stores no C. The unit of
+//    split S - 1 is the tile's reducer: after its own main loop each consumer waits for the flags
+//    of splits 0, 1, .., S - 2 in that order, adds each split's partial sums into its registers
+//    as soon as its flag is up, then runs the epilogue of an unsplit unit. The sum is
+//    ((own + p0) + p1) + .. + p(S-2) in FP32 whatever the timing: bitwise reproducible.
+//  * Ordering. Writer: every thread's partial-sum stores; a named barrier over the consumer's
+//    128 threads (CTA-scope synchronization: their stores happen before what thread 0 does
+//    after it); thread 0's st.release.gpu of the flag (release at GPU scope, so the stores,
+//    ordered before it by the barrier, happen before any acquire that reads the flag: causality
+//    order is transitive). Reducer: each thread spins with ld.acquire.gpu until the flag holds
+//    this launch's epoch, so its loads of the slot after that see the partial sums (they are
+//    L2-only loads, .cg: nothing stale in L1). A slot and its flag are written once per launch
+//    and read once, by one reducer, after the write; the next launch touches them only after
+//    this one has completed (stream order).
+//  * Flags carry an epoch, so they never need a reset pass. The flag region is zeroed once when
+//    the workspace is allocated (rt::clear_gemm_workspace_flags) and only ever holds epochs.
+//    Thread 0 of every CTA reads the last launch's epoch E from flags[0] and shares E + 1 (0
+//    skipped on wrap) with its CTA as this launch's; the last CTA to arrive stores it back
+//    (begin_launch). Writers store the epoch, the reducer waits for equality: any value a
+//    flag holds from an earlier launch (of any config sharing the workspace) is an older epoch,
+//    so it never passes for this launch's. The epoch lives in the workspace rather than in the
+//    parameters, so a parameter block (or a CUDA graph replaying one) may be launched any number
+//    of times. A launch that returns early (the test fault) reads and writes no flag.
+//  * Deadlock freedom. A reducer waits only for units of its tile with a smaller split, i.e. a
+//    smaller unit index (the split is the slowest index of `unit`, and the tile of an index is
+//    the same for every split). Every CTA (cluster) walks its units in increasing index order,
+//    and every CTA of the grid is resident at once: the grid is at most one CTA per SM (one fits,
+//    validate() checks shared memory and registers) and, for clusters, at most the clusters the
+//    device holds at once (cuOccupancyMaxActiveClusters, GemmKernel). By induction on the unit
+//    index every unit completes: when all smaller units have, the CTA (and its cluster peer,
+//    which walks the same indices) has finished its earlier units, so the unit's main loop gets
+//    its stages as in the unsplit kernel, and the flags it waits for belong to smaller units,
+//    whose writers have published them. Producers run ahead of their consumers, but only on
+//    their own CTA's ring, which a waiting reducer has already released.
 //
 // Barrier invariants (s: stage, k: the k-th use of stage s in this CTA, k = 0, 1, ...):
 //  * full[s], count 1: phase k completes when this CTA's producer has arrived with expect_tx of
@@ -196,7 +260,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= 128, "at most 128 accumulators per thread");
   static_assert(kStages >= 2 && kStages <= 8, "kStages must be in [2, 8]");
   static_assert(kEpilogueSlots >= 0 && kEpilogueSlots <= 8, "kEpilogueSlots must be in [0, 8]");
-  static_assert(kEpilogueSlots == 0 || !kSplitK, "split-K partial sums are stored directly");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one or two CTAs");
 
   if (test_fault(params.gemm.c)) return;
@@ -223,10 +286,14 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   const unsigned int smem_c = smem_b + kStages * kBStageBytes;
   const unsigned int full_bars = smem_c + kEpilogueBytes;   // TMA bytes have landed
   const unsigned int empty_bars = full_bars + kStages * 8;  // every consumer is done
+  // Split-K: this launch's epoch (begin_launch). It lies in the 1024 bytes of alignment slack,
+  // of which at least 16 are past the barriers (the dynamic base is 16-byte aligned).
+  const unsigned int epoch_word = empty_bars + kStages * 8;
 
   const GemmParams& p = params.gemm;
   const int rank = kCluster > 1 ? int(cluster_ctarank()) : 0;
   if (threadIdx.x == 0) {
+    if constexpr (kSplitK) sm90::begin_launch(p.flags, epoch_word, gridDim.x);
 #pragma unroll 1
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(full_bars + 8 * s, 1);
@@ -359,13 +426,33 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       sm90::release_stage<kCluster>(empty_bars + 8 * previous_stage, thread);
       if (!w.has_tile) continue;
 
-      const int row_begin = w.tile_m * kTileM + consumer * kRowsPerConsumer;
       if constexpr (kSplitK) {
-        const int row0 = row_begin + 16 * warp + lane / 4;
-        const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
-        float* slice = p.workspace + static_cast<long long>(w.split) * p.m * p.n;
-        sm90::store_accumulators(slice, p.n, p.m, p.n, row0, col0, acc);
-      } else if constexpr (kEpilogueSlots == 0) {
+        // Writers publish their partial sums and move on; the reducer sums them in split order
+        // (see "Split-K" above: roles, memory ordering, epochs, deadlock freedom).
+        const int tiles = p.tiles_m * p.tiles_n;
+        const int tile = w.tile_m * p.tiles_n + w.tile_n;
+        float* const slots = p.workspace + consumer * (kRowsPerConsumer * kTileN);
+        unsigned int* const flags = p.flags + sm90::kFlagHeaderWords + consumer;
+        if (w.split < p.num_splits - 1) {
+          const int slot = w.split * tiles + tile;
+          sm90::store_partials(slots + static_cast<long long>(slot) * (kTileM * kTileN), acc,
+                               thread);
+          named_barrier_sync(1 + consumer, 128);
+          if (thread == 0) st_release_gpu(flags + slot * kConsumers, ld_shared_u32(epoch_word));
+          continue;
+        }
+        const float* slot = slots + static_cast<long long>(tile) * (kTileM * kTileN);
+        const unsigned int* flag = flags + tile * kConsumers;
+        for (int z = 0; z < p.num_splits - 1; ++z) {  // slot and flag of (tile, split z)
+          sm90::wait_flag(flag, epoch_word);
+          sm90::add_partials(slot, acc, thread);
+          slot += static_cast<long long>(tiles) * (kTileM * kTileN);
+          flag += tiles * kConsumers;
+        }
+      }
+
+      const int row_begin = w.tile_m * kTileM + consumer * kRowsPerConsumer;
+      if constexpr (kEpilogueSlots == 0) {
         const int row0 = row_begin + 16 * warp + lane / 4;
         const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
         sm90::store_accumulators(static_cast<TOut*>(p.c), p.ldc, p.m, p.n, row0, col0, acc);

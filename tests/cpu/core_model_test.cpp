@@ -170,8 +170,8 @@ TEST(Estimate, SplitKMultipliesTheCtasByItsFactor) {
     EXPECT_EQ(launch.main.num_ctas(), e.num_ctas);
     EXPECT_EQ(launch.main.grid[2], std::uint32_t(split));
     ASSERT_TRUE(launch.reduce.has_value());
-    // One FP32 M x N slice per split.
-    EXPECT_EQ(launch.workspace_bytes, std::int64_t(split) * 512 * 512 * 4);
+    // The flag region, then one FP32 M x N slice per split.
+    EXPECT_EQ(launch.workspace_bytes, kt::kGemmFlagRegionBytes + std::int64_t(split) * 512 * 512 * 4);
   }
   EXPECT_FALSE(kt::plan_launch(p, config(128, 128, 32, 64, 64, 4, 1)).reduce.has_value());
 }
@@ -216,4 +216,46 @@ TEST(RankByModel, SortsFastestFirstAndKeepsEveryConfig) {
     for (const auto& r : ranked)
       EXPECT_DOUBLE_EQ(r.estimate.predicted_us, kt::estimate(p, r.config, d).predicted_us);
   }
+}
+
+// sm90 split-K reduces in the kernel: no second launch, a tail of partial-tile loads for the
+// last wave's reducers, and the tuner's h200 ranking prefers filling the machine with splits
+// when the tiles alone leave it empty (512 x 512 x 32768: 16 tiles of 128 x 128 for 132 SMs;
+// 1536 x 1536 x 8192: 96 tiles of 128 x 192, 0.73 of a wave).
+TEST(Estimate, Sm90SplitKReducesInTheKernelAndFillsTheMachine) {
+  const kt::DeviceDesc d = h200();
+  using kt::testing::sm90_config;
+  const kt::GemmProblem deep = problem(512, 512, 32768);
+  const kt::GemmEstimate whole = kt::estimate(deep, sm90_config(128, 128, 4, 2), d);
+  const kt::GemmEstimate sk8 = kt::estimate(deep, sm90_config(128, 128, 4, 2, 8), d);
+  EXPECT_EQ(whole.reduce_us, 0.0);
+  EXPECT_GT(sk8.reduce_us, 0.0);
+  EXPECT_EQ(sk8.num_ctas, 128);
+  // The reduction tail (7 partial tiles of 64 KB loaded by one SM) is a few µs, far below the
+  // old reduce kernel's launch plus round trip of 8 M x N slices.
+  EXPECT_LT(sk8.reduce_us, 6.0);
+  EXPECT_LT(sk8.predicted_us, 0.25 * whole.predicted_us);
+  // Loading 15 partial tiles of 128 KB in one SM costs more than the 8 splits of a half tile.
+  EXPECT_GT(kt::estimate(deep, sm90_config(128, 256, 4, 2, 16), d).predicted_us, sk8.predicted_us);
+
+  for (const kt::GemmProblem& p : {deep, problem(1536, 1536, 8192)}) {
+    SCOPED_TRACE(kt::to_key(p));
+    const auto ranked = kt::rank_by_model(p, kt::enumerate_gemm_configs(p, d), d);
+    ASSERT_FALSE(ranked.empty());
+    const kt::GemmConfig& best = ranked.front().config;
+    EXPECT_EQ(best.family, kt::GemmFamily::kSm90) << kt::to_key(best);
+    EXPECT_GT(best.split_k, 1) << kt::to_key(best);
+    // The best unsplit config is predicted slower.
+    for (const auto& r : ranked)
+      if (r.config.split_k == 1) {
+        EXPECT_GT(r.estimate.predicted_us, ranked.front().estimate.predicted_us * 1.1)
+            << kt::to_key(r.config);
+        break;
+      }
+  }
+  // 1536 x 1536 x 8192 at 128 x 192: 4 splits make 384 units (2.9 waves) and beat the unsplit
+  // 0.73 wave.
+  const kt::GemmProblem square = problem(1536, 1536, 8192);
+  EXPECT_LT(kt::estimate(square, sm90_config(128, 192, 4, 2, 4, 2), d).predicted_us,
+            kt::estimate(square, sm90_config(128, 192, 4, 2, 1, 2), d).predicted_us);
 }

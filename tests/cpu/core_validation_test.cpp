@@ -201,7 +201,7 @@ TEST(ValidateSm90Config, RejectsTilesOutsideTheTemplate) {
   EXPECT_FALSE(kt::validate(p, sm90_config(128, 256, 4, 2), h200).has_value());
 }
 
-TEST(ValidateSm90Config, TheTmaStoreEpilogueNeedsSixteenByteRowsOfCAndNoSplitK) {
+TEST(ValidateSm90Config, TheTmaStoreEpilogueNeedsSixteenByteRowsOfC) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
   const kt::GemmConfig e2 = sm90_config(128, 128, 4, 2, 1, 2);
   EXPECT_FALSE(kt::validate(problem(127, 136, 72), e2, h200).has_value());
@@ -213,7 +213,9 @@ TEST(ValidateSm90Config, TheTmaStoreEpilogueNeedsSixteenByteRowsOfCAndNoSplitK) 
                                     kt::DType::kFP32),
                             e2, h200)
                    .has_value());
-  expect_rejected(problem(4096, 4096, 4096), sm90_config(128, 128, 4, 2, 4, 2), h200, "split-K");
+  // Split-K reduces in the kernel, then stores C like an unsplit unit: any epilogue.
+  EXPECT_FALSE(
+      kt::validate(problem(1536, 1536, 8192), sm90_config(128, 192, 4, 2, 4, 2), h200).has_value());
   // A 128-column bf16 tile has two 64-column slabs.
   expect_rejected(problem(4096, 4096, 4096), sm90_config(128, 128, 4, 2, 1, 4), h200, "slabs");
   // The slabs count against shared memory: 4 x 48 KB stages + 64 KB of a 128 x 256 tile do not
@@ -257,12 +259,38 @@ TEST(PlanLaunch, Sm90IsPersistentOverTilesTimesSplits) {
   // Without an SM count, one CTA per unit; fewer units than SMs, one CTA each.
   EXPECT_EQ(kt::plan_launch(p, c).main.grid[0], 512u);
   EXPECT_EQ(kt::plan_launch(problem(256, 256, 4096), c, 132).main.grid[0], 2u);
-  // Split-K multiplies the units and adds the reduce.
+  // Split-K multiplies the units and reduces in the kernel: no reduce launch; the workspace is
+  // the flag region plus a tile slot for each split but the last.
   const kt::GemmConfig split = sm90_config(128, 128, 4, 2, 4);
   const kt::GemmLaunch split_launch = kt::plan_launch(problem(256, 256, 32768), split, 132);
   EXPECT_EQ(split_launch.main.grid[0], 16u);
-  ASSERT_TRUE(split_launch.reduce.has_value());
-  EXPECT_EQ(split_launch.workspace_bytes, 4 * 256 * 256 * 4);
+  EXPECT_FALSE(split_launch.reduce.has_value());
+  EXPECT_EQ(split_launch.workspace_bytes, kt::kGemmFlagRegionBytes + 3 * 4 * 128 * 128 * 4);
+}
+
+TEST(Workspace, Sm90SplitKHoldsFlagsThenOneTileSlotPerWritingSplit) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  // 512 x 512 x 32768 at 128 x 256, 16 splits: 8 tiles x 15 writing splits x 128 KB (the brief's
+  // ~16 MB), 8 x 15 x 2 ready flags after the two counters' line.
+  const kt::GemmProblem p = problem(512, 512, 32768);
+  const kt::GemmConfig sk16 = sm90_config(128, 256, 4, 2, 16);
+  EXPECT_EQ(kt::splitk_partial_bytes(p, sk16), 15LL * 8 * 128 * 256 * 4);
+  EXPECT_EQ(kt::workspace_bytes(p, sk16), kt::kGemmFlagRegionBytes + 15LL * 8 * 128 * 256 * 4);
+  EXPECT_EQ(kt::sm90_splitk_flag_words(p, sk16), 32 + 15 * 8 * 2);
+  // Ragged: tiles cover the padded shape; one consumer, one flag per (tile, split).
+  const kt::GemmProblem ragged = problem(300, 520, 4104);
+  const kt::GemmConfig one = sm90_config(64, 128, 6, 1, 3);
+  EXPECT_EQ(kt::splitk_partial_bytes(ragged, one), 2LL * (5 * 5) * 64 * 128 * 4);
+  EXPECT_EQ(kt::sm90_splitk_flag_words(ragged, one), 32 + 2 * 25);
+  // No split, no workspace; the other families keep whole M x N slices after the flag region.
+  EXPECT_EQ(kt::workspace_bytes(p, sm90_config(128, 256, 4, 2)), 0);
+  EXPECT_EQ(kt::sm90_splitk_flag_words(p, sm90_config(128, 256, 4, 2)), 0);
+  EXPECT_EQ(kt::splitk_partial_bytes(p, config(128, 128, 32, 64, 64, 4, 8)), 8LL * 512 * 512 * 4);
+  EXPECT_EQ(kt::sm90_splitk_flag_words(p, config(128, 128, 32, 64, 64, 4, 8)), 0);
+  // More ready flags than the region holds: rejected.
+  const kt::GemmProblem big = problem(16384, 16384, 8192);
+  expect_rejected(big, sm90_config(128, 128, 4, 2, 2), h200, "flag");
+  EXPECT_FALSE(kt::validate(problem(4096, 4096, 4096), sm90_config(128, 256, 4, 2, 16), h200));
 }
 
 TEST(ValidateSmallMConfig, ServesMUpTo64WithSixteenByteRowsOnAmpereAndLater) {
@@ -311,7 +339,7 @@ TEST(PlanLaunch, SmallMHasOneCtaPerTileAndSplitWithPartialSumsInSharedMemory) {
   EXPECT_EQ(launch.main.block[0], 32u * 2 * 4);
   EXPECT_EQ(launch.main.smem_bytes, 3u * 16 * 128 * 4);
   ASSERT_TRUE(launch.reduce.has_value());
-  EXPECT_EQ(launch.workspace_bytes, 2 * 17 * 4100 * 4);
+  EXPECT_EQ(launch.workspace_bytes, kt::kGemmFlagRegionBytes + 2 * 17 * 4100 * 4);
   EXPECT_EQ(kt::k_per_split(p, c), 2048);
   EXPECT_EQ(kt::plan_launch(p, kt::small_m_config(16, 128, 64, 64, 1)).main.smem_bytes, 0u);
   EXPECT_EQ(kt::gemm_kernel_expression(p, c),

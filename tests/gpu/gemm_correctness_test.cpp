@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 #include <filesystem>
 
 #include "generator/generated_source.hpp"
@@ -171,6 +173,102 @@ TEST_F(GemmCorrectness, Sm90ClustersWithOddTileRowsAndTails) {
           ++checked;
         }
   EXPECT_GE(checked, 60);
+}
+
+// sm90 split-K, reduced in the kernel: 2, 3, 4 and 16 splits (K not a multiple of splits x 64,
+// so the last split is short), M and N tails, bf16 and fp16 in, bf16/fp16/FP32 out, nt and nn,
+// direct and TMA-store epilogues, clusters of 2 with odd tile rows, and more units than SMs (the
+// reducers of a tile run in a later wave than some of its writers).
+TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const char* shapes[] = {"300x520x4104", "129x136x2056", "1000x1000x7768", "512x512x32760",
+                          "1536x1536x8192", "64x1032x3000"};
+  const char* keys[] = {"sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk2",
+                        "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk3",
+                        "sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4",
+                        "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk16",
+                        "sm90.bm128.bn128.bk64.s4.c2.e2.cl2.g8.sk8",
+                        "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g1.sk3"};
+  const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16},
+                            {DType::kBF16, DType::kFP32}};
+  int checked = 0;
+  for (const char* key : keys)
+    for (const char* shape : shapes)
+      for (const auto& pair : pairs)
+        for (Layout layout : {Layout::kNT, Layout::kNN}) {
+          GemmProblem p;
+          p.in_dtype = pair[0];
+          p.out_dtype = pair[1];
+          p.layout = layout;
+          parse_gemm_shape(shape, p);
+          const GemmConfig config = parse_gemm_config_key(key);
+          if (validate(p, config, device_)) continue;  // e.g. 16 splits of a short K
+          check(p, config);
+          ++checked;
+        }
+  EXPECT_GE(checked, 150);
+}
+
+// The launch epoch lives in the workspace: the same split-K kernel launched again and again (on
+// new data, through one reused parameter block, and alternating with another split-K config
+// whose flags sit at other offsets of the same flag region) is correct every time, and the
+// reduction order is fixed, so equal inputs give bitwise equal outputs.
+TEST_F(GemmCorrectness, Sm90SplitKRepeatedLaunchesAreCorrectAndBitwiseReproducible) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  GemmProblem p;
+  parse_gemm_shape("1000x1000x7768", p);
+  const GemmConfig sk4 = parse_gemm_config_key("sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4");
+  const GemmConfig sk8 = parse_gemm_config_key("sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk8");
+  ASSERT_FALSE(validate(p, sk4, device_));
+  ASSERT_FALSE(validate(p, sk8, device_));
+  const rt::CudaDriver& d = rt::driver();
+  rt::ModuleCache modules;
+  CUstream stream = nullptr;
+  ASSERT_EQ(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  {
+    const std::size_t ws = std::size_t(std::max(workspace_bytes(p, sk4), workspace_bytes(p, sk8)));
+    tune::GemmWorkload first(p, device_, nullptr, modules, stream, fresh_seed(), ws);
+    tune::GemmWorkload second(p, device_, nullptr, modules, stream, fresh_seed() + 1, 0);
+    auto kernel_for = [&](const GemmConfig& c) {
+      const auto cubin = rt::get_or_compile(&cubin_cache(), gen::generate_gemm(p, c, device_.arch()),
+                                            true, true);
+      return rt::GemmKernel(p, c, modules.load(cubin.record));
+    };
+    const rt::GemmKernel k4 = kernel_for(sk4), k8 = kernel_for(sk8);
+    const std::size_t c_bytes = std::size_t(p.m * p.n) * size_bytes(p.out_dtype);
+    auto output = [&](const tune::GemmWorkload& w) {
+      std::vector<unsigned char> host(c_bytes);
+      EXPECT_EQ(d.stream_synchronize(stream), CUDA_SUCCESS);
+      EXPECT_EQ(d.memcpy_dtoh(host.data(), reinterpret_cast<CUdeviceptr>(w.c()), c_bytes),
+                CUDA_SUCCESS);
+      return host;
+    };
+    auto run_checked = [&](const rt::GemmKernel& k, tune::GemmWorkload& w, const char* what) {
+      w.poison_output();
+      // Every launch uses the first workload's workspace, whatever data it reads.
+      EXPECT_EQ(k.launch(w.a(), w.b(), w.c(), first.workspace(), stream), CUDA_SUCCESS) << what;
+      const tune::OutputCheck result = w.check_output();
+      EXPECT_TRUE(result.passed) << what << ": " << result.detail;
+      return output(w);
+    };
+    const std::vector<unsigned char> reference = run_checked(k4, first, "first launch");
+    EXPECT_EQ(run_checked(k4, first, "same data again"), reference);
+    run_checked(k4, second, "new data");
+    run_checked(k8, first, "another config's flags");
+    EXPECT_EQ(run_checked(k4, first, "back to the first config"), reference);
+    run_checked(k8, second, "another config, new data");
+
+    // One parameter block, launched three times back to back without a check in between.
+    GemmSm90Params params;
+    ASSERT_EQ(k4.make_sm90_params(first.a(), first.b(), first.c(), first.workspace(), params),
+              CUDA_SUCCESS);
+    first.poison_output();
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(k4.launch_main(&params, stream), CUDA_SUCCESS) << i;
+    const tune::OutputCheck again = first.check_output();
+    EXPECT_TRUE(again.passed) << again.detail;
+    EXPECT_EQ(output(first), reference);
+  }
+  d.stream_destroy(stream);
 }
 
 // The small-M family (sm_80 and later): every shipped config, both layouts, bf16 and fp16, at

@@ -334,6 +334,45 @@ TEST(Ptx, TheSm90TmaStoreEpilogueAndClustersUseBulkStoresMulticastAndRemoteArriv
   }
 }
 
+TEST(Ptx, Sm90SplitKReducesInTheKernelWithEpochFlags) {
+  // One kernel (no reduce), GPU-scope release/acquire of the ready flags, the launch epoch's
+  // acq_rel arrival, a backoff, and no reduce kernel's name.
+  for (const kt::GemmConfig& c : {kt::testing::sm90_config(128, 256, 4, 2, 16),
+                                  kt::testing::sm90_config(128, 192, 4, 2, 4, 2, 2)}) {
+    SCOPED_TRACE(kt::to_key(c));
+    const gen::GeneratedSource source =
+        gen::generate_gemm(problem(1536, 1536, 8192), c, "sm_90a");
+    ASSERT_EQ(source.name_expressions.size(), 1u);
+    const std::string ptx = gen::compile_to_ptx(source);
+    EXPECT_NE(ptx.find("st.release.gpu.global.b32"), std::string::npos);
+    EXPECT_NE(ptx.find("ld.acquire.gpu.global.b32"), std::string::npos);
+    EXPECT_NE(ptx.find("atom.acq_rel.gpu.global.add.u32"), std::string::npos);
+    EXPECT_NE(ptx.find("ld.relaxed.gpu.global.b32"), std::string::npos);
+    EXPECT_NE(ptx.find("nanosleep.u32"), std::string::npos);
+    EXPECT_NE(ptx.find("st.global.v4.f32"), std::string::npos);
+    EXPECT_NE(ptx.find("ld.global.cg.v4.f32"), std::string::npos);
+    EXPECT_EQ(ptx.find("gemm_splitk_reduce"), std::string::npos);
+  }
+}
+
+TEST(TemplatesCompile, Sm90SplitKConfigsCompileWithoutSpillsForTheTwoDeepShapes) {
+  // The configs the model ranks first for the split-K shapes, and the brief's two keys, with
+  // both layouts and FP32 output: zero spills (the reducer adds its partial tiles into the 128
+  // accumulators of a 128 x 256 tile within the 168-register launch cap).
+  std::vector<Case> cases;
+  for (const char* key : {"sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4",
+                          "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk16",
+                          "sm90.bm128.bn128.bk64.s4.c2.e2.cl2.g8.sk8",
+                          "sm90.bm128.bn64.bk64.s4.c2.e0.cl2.g8.sk4"})
+    for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN}) {
+      const kt::GemmConfig c = kt::parse_gemm_config_key(key);
+      cases.push_back({problem(1536, 1536, 8192, layout), c, "sm_90a"});
+      cases.push_back({problem(512, 512, 32768, layout, kt::DType::kFP16, kt::DType::kFP32), c,
+                       "sm_90a"});
+    }
+  compile_and_check(cases);
+}
+
 TEST(Ptx, TheSm80FamilyUsesMmaSyncLdmatrixAndCpAsync) {
   const std::string ptx = gen::compile_to_ptx(
       gen::generate_gemm(problem(4096, 4096, 4096), config(128, 128, 32, 64, 64, 4), "sm_90a"));

@@ -1,0 +1,352 @@
+// The sm_90a FlashAttention forward (the "fa3" family): O = softmax(scale · Q·Kᵀ) · V per
+// (batch, head) on wgmma, warp-specialized. A producer warpgroup loads the CTA's Q once and streams
+// K/V blocks by TMA (4D tensor maps over any strided layout) into a kStages ring of 128B-swizzled
+// shared memory guarded by full/empty mbarriers; each consumer warpgroup owns 64 query rows, takes
+// S = Q·Kᵀ with both operands in shared memory, runs the online softmax in FP32 registers and
+// feeds P from registers straight into O += P·V (V read N-major through the transpose flag).
+// S of block j is computed while P·V of block j - 1 is still on the tensor cores. O is staged in
+// the warpgroup's Q buffer and written by TMA stores; the row logsumexp optionally.
+// Instantiated by NVRTC name expressions (kt::attention_fwd_sm90<...>); sm_90a only.
+#pragma once
+
+#include "kerntune/attention/attention_params.h"
+#include "kerntune/attention/softmax_rows.cuh"
+#include "kerntune/common/dtypes.cuh"
+#include "kerntune/common/ptx_sm90.cuh"
+#include "kerntune/common/test_fault.cuh"
+#include "kerntune/common/wgmma_slab.cuh"
+
+namespace kt {
+namespace fa3 {
+
+// Register split of the two-consumer CTA (384 threads, 168 registers each at launch):
+// 40 + 2 x 232 = 3 x 168.
+constexpr int kProducerRegs = 40;
+constexpr int kConsumerRegs = 232;
+constexpr int kRows = 64;            // query rows per consumer warpgroup: one m64 wgmma
+constexpr int kBoxBytes = 64 * 128;  // a {64 columns, 64 rows} TMA box of Q or O
+
+// P as the A operand of P·V: the FP32 scores of n8 blocks 2t and 2t + 1, packed pairwise, are the
+// four A registers of k16 step t (the accumulator and A-register layouts agree per warp).
+template <typename T, int kSteps>
+__device__ __forceinline__ void pack_operand(unsigned int (&a)[kSteps][4],
+                                             const float (&s)[kSteps * 8]) {
+#pragma unroll
+  for (int t = 0; t < kSteps; ++t)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) a[t][r] = DTypeTraits<T>::pack2(s[8 * t + 2 * r], s[8 * t + 2 * r + 1]);
+}
+
+// Query rows [row_begin, row_begin + rows) see keys [0, key_end): bottom-right causal alignment
+// (key j visible to query i iff j <= i + seqlen_k - seqlen_q), so the last row decides. Returns
+// the number of kBlockN key blocks they visit (0 when no row exists or none sees a key).
+template <int kBlockN, bool kCausal>
+__device__ __forceinline__ int visited_blocks(int row_begin, int rows, const AttentionParams& p) {
+  if (rows <= 0) return 0;
+  int key_end = p.seqlen_k;
+  if constexpr (kCausal) {
+    const int last_row_end = row_begin + rows + p.seqlen_k - p.seqlen_q;
+    key_end = last_row_end < key_end ? last_row_end : key_end;
+  }
+  return key_end > 0 ? (key_end + kBlockN - 1) / kBlockN : 0;
+}
+
+}  // namespace fa3
+
+// Launch: grid (ceil(seqlen_q / kBlockM), heads_q, batch), 128 (kBlockM / 64 + 1) threads,
+// 2048 + kBlockM·kHeadDim·2 + kStages·2·kBlockN·kHeadDim·2 bytes of dynamic shared memory;
+// params.q_map/o_map boxes {64, 64}, k_map/v_map {64, kBlockN} (attention_params.h). Causal CTAs
+// take m blocks in reverse order of blockIdx.x (the longest first); K/V blocks are visited from
+// the last one down, so the blocks that need a per-element mask come first and set the running
+// max early (later blocks rarely raise it, and O is rescaled only when a row's max rises).
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kStages, bool kCausal,
+          bool kWriteLse>
+__global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
+    attention_fwd_sm90(const __grid_constant__ AttentionSm90Params params) {
+  static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
+  static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
+                "kHeadDim must be 64, 128 or 256");
+  static_assert(kBlockM == 64 || kBlockM == 128, "one or two consumer warpgroups of 64 rows");
+  static_assert(kBlockN == 64 || kBlockN == 128, "kBlockN must be 64 or 128");
+  // S of block j needs K_j while P·V of block j - 1 still reads V_{j-1}: two stages at least.
+  static_assert(kStages >= 2 && kStages <= 4, "2 to 4 K/V stages");
+  static_assert(2048 + kBlockM * kHeadDim * 2 + kStages * 4 * kBlockN * kHeadDim <= 227 * 1024,
+                "more shared memory than an sm_90 CTA gets (227 KB)");
+
+  const AttentionParams& p = params.attn;
+  if (test_fault(p.o)) return;
+
+  constexpr int kConsumers = kBlockM / fa3::kRows;
+  constexpr int kSlabs = kHeadDim / 64;      // 128-byte column slabs of a row
+  constexpr int kKSteps = kHeadDim / 16;     // k16 steps of Q·Kᵀ
+  constexpr int kPSteps = kBlockN / 16;      // k16 steps of P·V
+  constexpr int kSAccs = kBlockN / 2;        // FP32 scores per thread
+  constexpr int kOAccs = kHeadDim / 2;       // FP32 outputs per thread
+  constexpr int kKvSlabBytes = kBlockN * 128;
+  constexpr int kKvBytes = kSlabs * kKvSlabBytes;  // one K or V block
+
+  // [barriers (1 KB)] [Q: kConsumers x kSlabs boxes] [K stages] [V stages], 1024-byte aligned for
+  // the 128B swizzle (the host adds the slack).
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const unsigned int bars = (shared_address(smem_raw) + 1023u) & ~1023u;
+  const unsigned int q_full = bars;
+  const unsigned int k_full = bars + 8;                  // + 8 stage: K landed
+  const unsigned int v_full = k_full + 8 * kStages;      // V landed
+  const unsigned int kv_empty = v_full + 8 * kStages;    // every consumer is done with the stage
+  const unsigned int smem_q = bars + 1024;
+  const unsigned int smem_k = smem_q + kBlockM * kHeadDim * 2;
+  const unsigned int smem_v = smem_k + kStages * kKvBytes;
+
+  const int head = blockIdx.y;
+  const int batch = blockIdx.z;
+  const int kv_head = head / (p.heads_q / p.heads_kv);
+  const int m0 = (kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * kBlockM;
+  const int num_blocks =
+      fa3::visited_blocks<kBlockN, kCausal>(m0, min(p.seqlen_q - m0, kBlockM), p);
+
+  if (threadIdx.x == 0) {
+    mbarrier_init(q_full, 1);
+#pragma unroll 1
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(k_full + 8 * s, 1);
+      mbarrier_init(v_full + 8 * s, 1);
+      mbarrier_init(kv_empty + 8 * s, kConsumers);
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();
+
+  // Broadcast from lane 0 so ptxas sees it warp-uniform: the branches on it (and on the consumer's
+  // rows) then hold no divergent wgmma, which it would serialize (C7520).
+  const int warpgroup = __shfl_sync(0xFFFFFFFFu, int(threadIdx.x / 128), 0);
+  if (warpgroup == 0) {
+    // Producer: one thread issues every TMA load; the others leave.
+    if constexpr (kConsumers == 2) setmaxnreg_dec<fa3::kProducerRegs>();
+    if (threadIdx.x != 0) return;
+    mbarrier_arrive_expect_tx(q_full, kBlockM * kHeadDim * 2);
+#pragma unroll
+    for (int c = 0; c < kConsumers; ++c)
+#pragma unroll
+      for (int slab = 0; slab < kSlabs; ++slab)
+        tma_load_4d(smem_q + (c * kSlabs + slab) * fa3::kBoxBytes, &params.q_map, 64 * slab,
+                    m0 + fa3::kRows * c, head, batch, q_full);
+    int stage = 0;
+    unsigned int phase = 0;
+    for (int block = num_blocks - 1; block >= 0; --block) {
+      mbarrier_wait(kv_empty + 8 * stage, phase ^ 1);
+      const unsigned int k_bar = k_full + 8 * stage;
+      const unsigned int v_bar = v_full + 8 * stage;
+      mbarrier_arrive_expect_tx(k_bar, kKvBytes);
+#pragma unroll
+      for (int slab = 0; slab < kSlabs; ++slab)
+        tma_load_4d(smem_k + stage * kKvBytes + slab * kKvSlabBytes, &params.k_map, 64 * slab,
+                    block * kBlockN, kv_head, batch, k_bar);
+      mbarrier_arrive_expect_tx(v_bar, kKvBytes);
+#pragma unroll
+      for (int slab = 0; slab < kSlabs; ++slab)
+        tma_load_4d(smem_v + stage * kKvBytes + slab * kKvSlabBytes, &params.v_map, 64 * slab,
+                    block * kBlockN, kv_head, batch, v_bar);
+      if (++stage == kStages) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+    return;
+  }
+
+  // Consumers.
+  if constexpr (kConsumers == 2) setmaxnreg_inc<fa3::kConsumerRegs>();
+  const int consumer = warpgroup - 1;
+  const int thread = threadIdx.x % 128;
+  const int warp = thread / 32;
+  const int lane = thread % 32;
+  const int row_begin = m0 + fa3::kRows * consumer;  // this warpgroup's first query row
+  const int row0 = row_begin + 16 * warp + lane / 4;  // this thread's rows: row0, row0 + 8
+  const int diagonal = p.seqlen_k - p.seqlen_q;
+  const int my_blocks =
+      fa3::visited_blocks<kBlockN, kCausal>(row_begin, min(p.seqlen_q - row_begin, fa3::kRows), p);
+  const float scale_log2 = p.scale_log2;
+  const unsigned int q_tile = smem_q + consumer * kSlabs * fa3::kBoxBytes;
+
+  int stage = 0;
+  unsigned int phase = 0;
+  auto next_stage = [&]() {
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  };
+  // Blocks right of this warpgroup's last visible key (causal, or rows past seqlen_q): release
+  // them as they land, in order, so the empty barriers count one arrival per phase.
+#pragma unroll 1
+  for (int i = my_blocks; i < num_blocks; ++i) {
+    mbarrier_wait(k_full + 8 * stage, phase);
+    mbarrier_wait(v_full + 8 * stage, phase);
+    if (thread == 0) mbarrier_arrive(kv_empty + 8 * stage);
+    next_stage();
+  }
+
+  float o[1][kOAccs];
+#pragma unroll
+  for (int i = 0; i < kOAccs; ++i) o[0][i] = 0.0f;
+  float s[kSAccs];
+  unsigned int pa[kPSteps][4];
+  float row_max[2] = {attn::negative_infinity(), attn::negative_infinity()};
+  float row_sum[2] = {0.0f, 0.0f};  // this lane's share; the quad's sum at the end
+
+  // O += P·V for the block in `v_stage` (P in pa): one wgmma group, fenced on its own since a
+  // barrier wait may separate it from the S wgmma's fence.
+  auto issue_pv = [&](int v_stage) {
+    const unsigned int v_tile = smem_v + v_stage * kKvBytes;
+    wgmma_fence();
+#pragma unroll
+    for (int t = 0; t < kPSteps; ++t)
+      wgmma_m64k16_rs<T, kHeadDim, 1>(o[0], pa[t], mnmajor_descriptor(v_tile + 2048 * t, kKvSlabBytes), 1);
+    wgmma_commit();
+  };
+
+  // S = Q·Kᵀ for the block in the current stage: one wgmma group (scale-d 0 on the first step).
+  auto issue_scores = [&]() {
+    const unsigned int k_tile = smem_k + stage * kKvBytes;
+    mbarrier_wait(k_full + 8 * stage, phase);
+    fence_accumulators(s);
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks)
+      wgmma_m64k16_ss<T, kBlockN, 0>(
+          s, kmajor_descriptor(q_tile + (ks / 4) * fa3::kBoxBytes + 32 * (ks % 4)),
+          kmajor_descriptor(k_tile + (ks / 4) * kKvSlabBytes + 32 * (ks % 4)), ks > 0);
+    wgmma_commit();
+  };
+
+  // The online softmax of key block `block` on the finished scores s: masks the seqlen_k tail and
+  // (causal) the keys right of the diagonal with -inf, then P = 2^(S c - m_new c) in place, with
+  // c = scale_log2; a row whose max is still -inf (no visible key yet) uses base 0, so its P and
+  // its factor are 0. factor[h]: what O's row h must be multiplied by.
+  auto softmax = [&](int block, float (&factor)[2]) {
+    fence_accumulators(s);
+    const int key0 = block * kBlockN + 2 * (lane % 4);
+    const bool masked = block * kBlockN + kBlockN > p.seqlen_k ||
+                        (kCausal && block * kBlockN + kBlockN - 1 > row_begin + diagonal);
+    if (masked) {
+#pragma unroll
+      for (int j = 0; j < kSAccs / 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int key = key0 + 8 * j + (e & 1);
+          const int row = row0 + 8 * (e >> 1);
+          const bool visible = key < p.seqlen_k && (!kCausal || key <= row + diagonal);
+          if (!visible) s[4 * j + e] = attn::negative_infinity();
+        }
+    }
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      float block_max = s[2 * h];
+#pragma unroll
+      for (int j = 0; j < kSAccs / 4; ++j)
+        block_max = fmaxf(block_max, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+      block_max = attn::quad_reduce<true>(block_max);
+      const float new_max = fmaxf(row_max[h], block_max);
+      const float base = new_max == attn::negative_infinity() ? 0.0f : new_max * scale_log2;
+      factor[h] = exp2_approx(row_max[h] * scale_log2 - base);
+      row_max[h] = new_max;
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kSAccs / 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float v = exp2_approx(fmaf(s[4 * j + 2 * h + e], scale_log2, -base));
+          s[4 * j + 2 * h + e] = v;
+          sum += v;
+        }
+      row_sum[h] = row_sum[h] * factor[h] + sum;
+    }
+  };
+
+  mbarrier_wait(q_full, 0);
+  if (my_blocks > 0) {
+    // The first (last-indexed) block: O is zero, so no P·V is pending and nothing to rescale.
+    float factor[2];
+    issue_scores();
+    wgmma_wait<0>();
+    softmax(my_blocks - 1, factor);
+    fa3::pack_operand<T>(pa, s);
+    int previous_stage = stage;
+    unsigned int previous_phase = phase;
+    next_stage();
+#pragma unroll 1
+    for (int block = my_blocks - 2; block >= 0; --block) {
+      issue_scores();
+      // P·V of the previous block runs on the tensor cores during this block's softmax.
+      mbarrier_wait(v_full + 8 * previous_stage, previous_phase);
+      issue_pv(previous_stage);
+      wgmma_wait<1>();
+      softmax(block, factor);
+      wgmma_wait<0>();
+      fence_accumulators(o[0]);
+#pragma unroll
+      for (int t = 0; t < kPSteps; ++t) fence_operands(pa[t]);
+      if (thread == 0) mbarrier_arrive(kv_empty + 8 * previous_stage);
+      // Rescale O only when a row of the warp raised its max (the factor is exactly 1 otherwise).
+      if (__any_sync(0xFFFFFFFFu, factor[0] != 1.0f || factor[1] != 1.0f)) {
+#pragma unroll
+        for (int j = 0; j < kOAccs / 4; ++j) {
+          o[0][4 * j] *= factor[0];
+          o[0][4 * j + 1] *= factor[0];
+          o[0][4 * j + 2] *= factor[1];
+          o[0][4 * j + 3] *= factor[1];
+        }
+      }
+      fa3::pack_operand<T>(pa, s);
+      previous_stage = stage;
+      previous_phase = phase;
+      next_stage();
+    }
+    mbarrier_wait(v_full + 8 * previous_stage, previous_phase);
+    fence_accumulators(o[0]);
+    issue_pv(previous_stage);
+    wgmma_wait<0>();
+    fence_accumulators(o[0]);
+#pragma unroll
+    for (int t = 0; t < kPSteps; ++t) fence_operands(pa[t]);
+    if (thread == 0) mbarrier_arrive(kv_empty + 8 * previous_stage);
+  }
+
+  // Normalize: O /= l, lse = m · softmax_scale + ln l; a row with no visible key has l = 0 and
+  // gets O = 0, lse = -inf.
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float sum = attn::quad_reduce<false>(row_sum[h]);
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+#pragma unroll
+    for (int j = 0; j < kOAccs / 4; ++j) {
+      o[0][4 * j + 2 * h] *= inv;
+      o[0][4 * j + 2 * h + 1] *= inv;
+    }
+    if constexpr (kWriteLse) {
+      const int row = row0 + 8 * h;
+      if (lane % 4 == 0 && row < p.seqlen_q && p.lse != nullptr)
+        p.lse[(static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q + row] =
+            sum > 0.0f ? row_max[h] * p.softmax_scale + logf(sum) : attn::negative_infinity();
+    }
+  }
+
+  // Stage O in this warpgroup's Q boxes (every wgmma reading them is complete) and TMA-store it;
+  // rows past seqlen_q fall outside the map and are not written.
+  if (row_begin >= p.seqlen_q) return;
+#pragma unroll
+  for (int slab = 0; slab < kSlabs; ++slab)
+    sm90::stage_slab<T>(q_tile + slab * fa3::kBoxBytes, o, slab, warp, lane);
+  fence_proxy_async_shared();
+  named_barrier_sync(1 + consumer, 128);
+  if (thread == 0) {
+#pragma unroll
+    for (int slab = 0; slab < kSlabs; ++slab)
+      tma_store_4d(&params.o_map, q_tile + slab * fa3::kBoxBytes, 64 * slab, row_begin, head,
+                   batch);
+    bulk_commit_group();
+    bulk_wait_group_all();
+  }
+}
+
+}  // namespace kt
