@@ -26,18 +26,17 @@ constexpr double kLaunchUs = 3.0;
 
 // fa3: the fraction of the wgmma rate its consumers sustain between softmax steps, the share of
 // the exp unit's time (exps of a block over its mma time: 64 / d on Hopper, 16 exp2 per clock
-// per SM against 4096 FLOPs) left exposed — two consumers overlap half of it, one none — and
-// factors for one consumer (issue gaps exposed, as for the GEMM), 64-key blocks (per-block
-// barriers and O rescale on half the work) and a single stage (loads not overlapped).
+// per SM against 4096 FLOPs) left exposed — two consumers overlap half of it, one none — and a
+// factor for one consumer (issue gaps exposed, as for the GEMM). Block width and stages are not
+// modelled: the kernel's first probe measured 64-key blocks within 4% of 128-key ones at d128
+// (bench/NOTES.md).
 constexpr double kFa3WgmmaEfficiency = 0.59;
 constexpr double kFa3ExpShareTimesHeadDim = 64;
 constexpr double kFa3ExposedExpTwoConsumers = 0.5;
 constexpr double kFa3OneConsumerFactor = 0.8;
-constexpr double kFa3BlockN64Factor = 0.93;
-constexpr double kFa3OneStageFactor = 0.85;
 // fa3: dynamic shared memory beyond the Q tile and K/V stages (mbarriers, 1024-byte alignment),
-// and the registers of a CTA at launch: the __launch_bounds__(threads, 1) cap that setmaxnreg
-// redistributes between the producer and the consumers.
+// and the registers of a CTA at launch: two consumers, the __launch_bounds__(384, 1) cap that
+// setmaxnreg splits 40 / 232 / 232; one consumer (no setmaxnreg), at most the 255 ptxas may use.
 constexpr int kFa3SmemReserveBytes = 2048;
 constexpr int kFa3TwoConsumerRegs = 168;
 constexpr int kFa3OneConsumerRegs = 255;
@@ -103,7 +102,8 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
   if (c.block_m != 64 && c.block_m != 128)
     return "fa3 block_m must be 64 or 128 (one or two consumer warpgroups of 64 query rows)";
   if (c.block_n != 64 && c.block_n != 128) return "fa3 block_n must be 64 or 128";
-  if (c.stages < 1 || c.stages > 3) return "fa3 stages must be 1, 2 or 3";
+  if (c.stages < 2 || c.stages > 4)
+    return "fa3 stages must be 2, 3 or 4 (P·V of block j - 1 holds a stage while block j loads)";
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
     return "the fa3 family needs head_dim 64, 128 or 256";
   if (p.head_dim == 256 && c.block_n != 64) return "fa3 head_dim 256 needs block_n 64 (registers)";
@@ -118,9 +118,7 @@ double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const
     const double exposed_exp = (two_consumers ? kFa3ExposedExpTwoConsumers : 1.0) *
                                kFa3ExpShareTimesHeadDim / double(p.head_dim);
     return d.wgmma_tflops * 1e12 / d.num_sms * kFa3WgmmaEfficiency *
-           (two_consumers ? 1.0 : kFa3OneConsumerFactor) *
-           (c.block_n == 64 ? kFa3BlockN64Factor : 1.0) *
-           (c.stages == 1 ? kFa3OneStageFactor : 1.0) / (1.0 + exposed_exp);
+           (two_consumers ? 1.0 : kFa3OneConsumerFactor) / (1.0 + exposed_exp);
   }
   // Two row tiles per warp read each K and V fragment once for both (half the smem traffic).
   const double reuse = c.block_m / c.warps == 32 ? 1.05 : 1.0;
@@ -231,9 +229,9 @@ AttentionEstimate estimate(const AttentionProblem& p, const AttentionConfig& c,
   e.regs_per_thread = regs > 0 ? regs : estimated_registers(p, c);
   e.smem_bytes = smem_bytes(p, c);
   e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
-  // fa3: __launch_bounds__(threads, 1), and setmaxnreg shares out the registers the CTA was
-  // launched with: one CTA per SM.
-  if (c.family == AttentionFamily::kSm90 && e.occupancy.ctas_per_sm > 1) {
+  // fa3 with two consumers: setmaxnreg shares out the registers the CTA was launched with, which
+  // the kernel's __launch_bounds__(384, 1) sizes for one CTA per SM.
+  if (c.family == AttentionFamily::kSm90 && c.block_m == 128 && e.occupancy.ctas_per_sm > 1) {
     e.occupancy.ctas_per_sm = 1;
     e.occupancy.limiter = "launch bounds";
   }

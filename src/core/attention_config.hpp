@@ -43,7 +43,7 @@ struct AttentionDomains {
   std::vector<int> stages{1, 2};
   std::vector<int> fa3_block_m{64, 128};
   std::vector<int> fa3_block_n{64, 128};
-  std::vector<int> fa3_stages{1, 2, 3};
+  std::vector<int> fa3_stages{2, 3, 4};
 };
 
 // Canonical key, e.g. "fa2.bm128.bn64.w8.s2" or "fa3.bm128.bn128.s2"; parse is its exact

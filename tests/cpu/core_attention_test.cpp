@@ -167,20 +167,24 @@ TEST(AttentionKey, NonCanonicalFa3KeysAreRefusedWithTheReason) {
 TEST(AttentionFa3, ValidateNeedsSm90aItsHeadDimsAndTheSharedMemory) {
   const char* d128 = "b=4,hq=32,hkv=8,s=4096,d=128";
   EXPECT_EQ(why_invalid(d128, fa3_config(128, 128, 2), "h200"), "valid");
-  EXPECT_EQ(why_invalid(d128, fa3_config(64, 64, 1), "h100-sxm"), "valid");
+  EXPECT_EQ(why_invalid(d128, fa3_config(64, 64, 4), "h100-sxm"), "valid");
   EXPECT_NE(why_invalid(d128, fa3_config(128, 128, 2), "a100").find("needs sm_90a (compute capability 9.0)"),
             std::string::npos);
   EXPECT_NE(why_invalid("b=1,h=2,s=777,d=96", fa3_config(128, 128, 2), "h200").find("head_dim 64, 128 or 256"),
             std::string::npos);
-  EXPECT_NE(why_invalid("b=1,h=2,s=777,d=256", fa3_config(128, 128, 1), "h200").find("block_n 64"),
+  EXPECT_NE(why_invalid("b=1,h=2,s=777,d=256", fa3_config(128, 128, 2), "h200").find("block_n 64"),
             std::string::npos);
   EXPECT_EQ(why_invalid("b=1,h=2,s=777,d=256", fa3_config(128, 64, 2), "h200"), "valid");
-  // d256: 2048 + 128*256*2 + 3*2*64*256*2 = 264192 B > 232448 B.
+  // d256: 2048 + 128*256*2 + 3*2*64*256*2 = 264192 B > 232448 B; d128: 2048 + 128*128*2 +
+  // 4*2*128*128*2 = 296960 B.
   EXPECT_NE(why_invalid("b=1,h=2,s=777,d=256", fa3_config(128, 64, 3), "h200").find("264192 B of shared memory"),
             std::string::npos);
   EXPECT_NE(why_invalid(d128, fa3_config(256, 128, 2), "h200").find("block_m"), std::string::npos);
   EXPECT_NE(why_invalid(d128, fa3_config(128, 32, 2), "h200").find("block_n"), std::string::npos);
-  EXPECT_NE(why_invalid(d128, fa3_config(128, 128, 4), "h200").find("stages"), std::string::npos);
+  EXPECT_NE(why_invalid(d128, fa3_config(128, 128, 4), "h200").find("296960 B of shared memory"),
+            std::string::npos);
+  EXPECT_NE(why_invalid(d128, fa3_config(128, 128, 1), "h200").find("stages must be 2, 3 or 4"),
+            std::string::npos);
   EXPECT_NE(why_invalid(d128, AttentionConfig{128, 128, 8, 2, AttentionFamily::kSm90}, "h200").find("warps"),
             std::string::npos);
 }
@@ -192,9 +196,11 @@ TEST(AttentionFa3, TheSpaceHasFa3ConfigsOnHopperOnly) {
       n += c.family == AttentionFamily::kSm90;
     return n;
   };
-  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "h200"), 12);  // bm 64/128 x bn 64/128 x s 1-3
+  // bm 64/128 x bn 64/128 x s 2-4, less what does not fit in 227 KB: bn128.s4 at d128; at d256
+  // (bn 64 only) bm128.s3, bm128.s4 and bm64.s4.
+  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "h200"), 10);
   EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=64", "h100-sxm"), 12);
-  EXPECT_EQ(count_fa3("b=2,h=8,s=4096,d=256", "h200"), 5);    // bn 64; bm128.s3 does not fit
+  EXPECT_EQ(count_fa3("b=2,h=8,s=4096,d=256", "h200"), 3);
   EXPECT_EQ(count_fa3("b=2,h=8,s=777,d=96", "h200"), 0);
   EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "a100"), 0);
   AttentionDomains fa2_only;

@@ -19,14 +19,15 @@ struct ShippedAttentionConfig {
 };
 
 // The fa3 configs we ship as known-good starting points, per head dim and for both masks: two
-// consumer warpgroups over 128-key blocks (the model's pick at d = 64 and 128) and one consumer
-// for short sequences; 64-key blocks at d = 256 (registers). The nvrtc tier compiles each for
-// sm_90a without spills; the gpu tier checks each.
+// consumer warpgroups over 128-key blocks and one consumer for short sequences; at d = 128 also
+// 64-key blocks over three stages (the first probe's fastest, bench/NOTES.md); 64-key blocks at
+// d = 256 (registers). The nvrtc tier compiles each for sm_90a without spills; the gpu tier
+// checks each.
 inline const std::vector<ShippedAttentionConfig>& shipped_fa3_configs() {
   static const std::vector<ShippedAttentionConfig> all = {
       {64, fa3_config(128, 128, 2)},  {64, fa3_config(64, 128, 2)},
       {128, fa3_config(128, 128, 2)}, {128, fa3_config(64, 128, 2)},
-      {256, fa3_config(128, 64, 2)}};
+      {128, fa3_config(128, 64, 3)},  {256, fa3_config(128, 64, 2)}};
   return all;
 }
 
