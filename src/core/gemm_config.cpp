@@ -95,8 +95,13 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   if (c.consumers != 1 && c.consumers != 2) return "sm90 consumers must be 1 or 2";
   if (c.tile_m != 64 * c.consumers && c.tile_m != 128 * c.consumers)
     return "sm90 tile_m must be 64 or 128 rows per consumer warpgroup";
-  if (c.tile_n % 64 != 0 || c.tile_n < 64 || c.tile_n > 256)
-    return "sm90 tile_n must be 64, 128, 192 or 256";
+  if (c.tile_n == 144) {
+    if (p.layout != Layout::kNT || c.epilogue != 0)
+      return "sm90 tile_n 144 needs the nt layout and direct stores (e0): its B rows and C slabs "
+             "are not whole 64-column atoms";
+  } else if (c.tile_n % 64 != 0 || c.tile_n < 64 || c.tile_n > 256) {
+    return "sm90 tile_n must be 64, 128, 144, 192 or 256";
+  }
   if (c.tile_m / c.consumers / 64 * c.tile_n / 2 > 128)
     return "sm90 tile needs more than 128 accumulators per consumer thread";
   if (c.stages < 2 || c.stages > 8) return "stages must be in [2, 8]";

@@ -345,6 +345,7 @@ __device__ __forceinline__ void fence_operands(unsigned int (&a)[kCount]) {
 #define KT_WGMMA_D32_63                                                                           \
   "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "   \
   "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define KT_WGMMA_D64_71 "%64, %65, %66, %67, %68, %69, %70, %71"
 #define KT_WGMMA_D64_95                                                                           \
   "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, "   \
   "%82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
@@ -385,9 +386,13 @@ __device__ __forceinline__ void fence_operands(unsigned int (&a)[kCount]) {
 template <typename T, int kN, int kTransB>
 __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[kN / 2], unsigned long long desc_a,
                                                 unsigned long long desc_b, int scale_d) {
-  static_assert(kN == 64 || kN == 128 || kN == 192 || kN == 256, "kN must be 64, 128, 192 or 256");
+  static_assert(kN == 64 || kN == 128 || kN == 144 || kN == 192 || kN == 256,
+                "kN must be 64, 128, 144, 192 or 256");
   if constexpr (kN == 64) {
     KT_WGMMA_SS_TYPED(64, KT_WGMMA_D0_31, 32, 33, 34, 35, KT_ACC32(0))
+  } else if constexpr (kN == 144) {
+    KT_WGMMA_SS_TYPED(144, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_71, 72, 73, 74,
+                      75, KT_ACC32(0), KT_ACC32(32), KT_ACC4(64), KT_ACC4(68))
   } else if constexpr (kN == 128) {
     KT_WGMMA_SS_TYPED(128, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63, 64, 65, 66, 67, KT_ACC32(0),
                       KT_ACC32(32))
@@ -460,6 +465,7 @@ __device__ __forceinline__ void wgmma_m64k16_rs(float (&d)[kN / 2], const unsign
 #undef KT_ACC4
 #undef KT_WGMMA_D96_127
 #undef KT_WGMMA_D64_95
+#undef KT_WGMMA_D64_71
 #undef KT_WGMMA_D32_63
 #undef KT_WGMMA_D0_31
 

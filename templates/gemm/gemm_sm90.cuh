@@ -256,7 +256,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   static_assert(kConsumers == 1 || kConsumers == 2, "one or two consumer warpgroups");
   static_assert(kTileM == 64 * kConsumers || kTileM == 128 * kConsumers,
                 "each consumer owns 64 or 128 rows");
-  static_assert(kTileN % 64 == 0 && kTileN <= 256, "kTileN must be 64, 128, 192 or 256");
+  // 144 columns (12 x 11 tiles of 128 x 144 fill 132 SMs at 1536 x 1536) only where whole
+  // 64-column atoms are not needed: nt's B box rows and direct stores of C.
+  static_assert((kTileN % 64 == 0 && kTileN <= 256) ||
+                    (kTileN == 144 && kBIsNxK && kEpilogueSlots == 0),
+                "kTileN must be 64, 128, 192 or 256 (or 144 with nt and direct stores)");
   static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= 128, "at most 128 accumulators per thread");
   static_assert(kStages >= 2 && kStages <= 8, "kStages must be in [2, 8]");
   static_assert(kEpilogueSlots >= 0 && kEpilogueSlots <= 8, "kEpilogueSlots must be in [0, 8]");

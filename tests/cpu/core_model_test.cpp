@@ -238,9 +238,8 @@ TEST(Estimate, Sm90SplitKReducesInTheKernelAndFillsTheMachine) {
   // Loading 15 partial tiles of 128 KB in one SM costs more than the 8 splits of a half tile.
   EXPECT_GT(kt::estimate(deep, sm90_config(128, 256, 4, 2, 16), d).predicted_us, sk8.predicted_us);
 
-  for (const kt::GemmProblem& p : {deep, problem(1536, 1536, 8192)}) {
-    SCOPED_TRACE(kt::to_key(p));
-    const auto ranked = kt::rank_by_model(p, kt::enumerate_gemm_configs(p, d), d);
+  {
+    const auto ranked = kt::rank_by_model(deep, kt::enumerate_gemm_configs(deep, d), d);
     ASSERT_FALSE(ranked.empty());
     const kt::GemmConfig& best = ranked.front().config;
     EXPECT_EQ(best.family, kt::GemmFamily::kSm90) << kt::to_key(best);
@@ -253,9 +252,11 @@ TEST(Estimate, Sm90SplitKReducesInTheKernelAndFillsTheMachine) {
         break;
       }
   }
-  // 1536 x 1536 x 8192 at 128 x 192: 4 splits make 384 units (2.9 waves) and beat the unsplit
-  // 0.73 wave.
+  // 1536 x 1536 x 8192: 128 x 144 tiles make 12 x 11 = 132 tiles, one full wave with no split
+  // (128 x 192 covers 0.73 of a wave; its sk4 measured slower than sk1 on the H200).
   const kt::GemmProblem square = problem(1536, 1536, 8192);
-  EXPECT_LT(kt::estimate(square, sm90_config(128, 192, 4, 2, 4, 2), d).predicted_us,
-            kt::estimate(square, sm90_config(128, 192, 4, 2, 1, 2), d).predicted_us);
+  const auto ranked = kt::rank_by_model(square, kt::enumerate_gemm_configs(square, d), d);
+  ASSERT_FALSE(ranked.empty());
+  EXPECT_EQ(ranked.front().config.tile_n, 144) << kt::to_key(ranked.front().config);
+  EXPECT_EQ(ranked.front().estimate.num_ctas, 132);
 }

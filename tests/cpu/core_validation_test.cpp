@@ -201,6 +201,18 @@ TEST(ValidateSm90Config, RejectsTilesOutsideTheTemplate) {
   EXPECT_FALSE(kt::validate(p, sm90_config(128, 256, 4, 2), h200).has_value());
 }
 
+// 128 x 144 tiles (1536 x 1536: 12 x 11 = 132 tiles, one per SM) exist for nt with direct stores
+// only: nn's B and the TMA-store epilogue move whole 64-column atoms.
+TEST(ValidateSm90Config, Tile144NeedsNtAndDirectStores) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmProblem nt = problem(1536, 1536, 8192);
+  EXPECT_FALSE(kt::validate(nt, sm90_config(128, 144, 4, 2), h200).has_value());
+  EXPECT_FALSE(kt::validate(nt, sm90_config(128, 144, 5, 2, 4, 0, 2), h200).has_value());
+  expect_rejected(nt, sm90_config(128, 144, 4, 2, 1, 2), h200, "direct stores");
+  expect_rejected(problem(1536, 1536, 8192, kt::Layout::kNN), sm90_config(128, 144, 4, 2), h200,
+                  "nt layout");
+}
+
 TEST(ValidateSm90Config, TheTmaStoreEpilogueNeedsSixteenByteRowsOfC) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
   const kt::GemmConfig e2 = sm90_config(128, 128, 4, 2, 1, 2);

@@ -268,12 +268,14 @@ TEST(CheckKernels, CompileForEveryDTypePairAndLayout) {
 
 TEST(TemplatesCompile, ShippedSm90ConfigsCompileCleanlyForBothLayoutsAndDTypes) {
   // Zero spills and no C75xx warning (wgmma serialization, ignored setmaxnreg) for every shipped
-  // sm90 config, nt and nn, bf16 and fp16.
+  // sm90 config, nt and nn (the 144-column tile is nt-only), bf16 and fp16.
   std::vector<Case> cases;
   for (const kt::GemmConfig& c : shipped_sm90_configs())
     for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN})
-      for (kt::DType dtype : {kt::DType::kBF16, kt::DType::kFP16})
+      for (kt::DType dtype : {kt::DType::kBF16, kt::DType::kFP16}) {
+        if (c.tile_n == 144 && layout == kt::Layout::kNN) continue;
         cases.push_back({problem(4096, 4096, 4096, layout, dtype, dtype), c, "sm_90a"});
+      }
   compile_and_check(cases);
 }
 
