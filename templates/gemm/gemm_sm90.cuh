@@ -336,7 +336,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           const int atoms_left = (p.n - n0 + 63) / 64;
           if (atoms_left < b_atoms) b_atoms = atoms_left;
         }
-        const unsigned int stage_bytes = kAStageBytes + b_atoms * kBAtomBytes;
+        // nt loads B as one box of kTileN rows (144 is not a whole number of 64-row atoms).
+        const unsigned int stage_bytes =
+            kAStageBytes + (kBIsNxK ? kBStageBytes : b_atoms * kBAtomBytes);
         for (int k = w.k_begin; k < w.k_end; k += sm90::kTileK) {
           mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);
           const unsigned int full = full_bars + 8 * stage;
