@@ -41,11 +41,7 @@ class GemmCorrectness : public testing::GpuTest {
   }
 
   void check(const Case& c) {
-    GemmProblem p;
-    p.in_dtype = c.in;
-    p.out_dtype = c.out;
-    p.layout = c.layout;
-    parse_gemm_shape(c.shape, p);
+    const GemmProblem p = testing::shaped_problem(c.shape, c.layout, c.in, c.out);
     check(p, *c.config ? parse_gemm_config_key(c.config)
                        : rt::model_default_config(p, device_, 64 << 20));
   }
@@ -120,11 +116,7 @@ TEST_F(GemmCorrectness, Sm90ShippedConfigsOnRaggedShapesBothLayoutsBothDTypes) {
     for (const char* shape : shapes)
       for (Layout layout : {Layout::kNT, Layout::kNN})
         for (DType dtype : {DType::kBF16, DType::kFP16}) {
-          GemmProblem p;
-          p.in_dtype = dtype;
-          p.out_dtype = dtype;
-          p.layout = layout;
-          parse_gemm_shape(shape, p);
+          const GemmProblem p = testing::shaped_problem(shape, layout, dtype, dtype);
           if (validate(p, config, device_)) continue;  // nn with N % 8 != 0, split-K > K
           check(p, config);
           ++checked;
@@ -162,11 +154,7 @@ TEST_F(GemmCorrectness, Sm90ClustersWithOddTileRowsAndTails) {
     for (const char* shape : shapes)
       for (Layout layout : {Layout::kNT, Layout::kNN})
         for (DType dtype : {DType::kBF16, DType::kFP16}) {
-          GemmProblem p;
-          p.in_dtype = dtype;
-          p.out_dtype = dtype;
-          p.layout = layout;
-          parse_gemm_shape(shape, p);
+          const GemmProblem p = testing::shaped_problem(shape, layout, dtype, dtype);
           const GemmConfig config = parse_gemm_config_key(key);
           if (validate(p, config, device_)) continue;
           check(p, config);
@@ -196,11 +184,7 @@ TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
     for (const char* shape : shapes)
       for (const auto& pair : pairs)
         for (Layout layout : {Layout::kNT, Layout::kNN}) {
-          GemmProblem p;
-          p.in_dtype = pair[0];
-          p.out_dtype = pair[1];
-          p.layout = layout;
-          parse_gemm_shape(shape, p);
+          const GemmProblem p = testing::shaped_problem(shape, layout, pair[0], pair[1]);
           const GemmConfig config = parse_gemm_config_key(key);
           if (validate(p, config, device_)) continue;  // e.g. 16 splits of a short K
           check(p, config);
@@ -283,11 +267,7 @@ TEST_F(GemmCorrectness, SmallMShippedConfigsOnRaggedShapesBothLayoutsBothDTypes)
     for (const char* shape : shapes)
       for (Layout layout : {Layout::kNT, Layout::kNN})
         for (DType dtype : {DType::kBF16, DType::kFP16}) {
-          GemmProblem p;
-          p.in_dtype = dtype;
-          p.out_dtype = dtype;
-          p.layout = layout;
-          parse_gemm_shape(shape, p);
+          const GemmProblem p = testing::shaped_problem(shape, layout, dtype, dtype);
           if (validate(p, config, device_)) continue;  // nn needs warp_n 64, N % 8; split-K > K
           check(p, config);
           ++checked;
@@ -302,11 +282,7 @@ TEST_F(GemmCorrectness, SmallMWritesFp32AndMixedOutputs) {
                           "smallm.bm16.bn64.bk64.wn64.wk4.sk2"})
     for (const auto& pair : pairs)
       for (Layout layout : {Layout::kNT, Layout::kNN}) {
-        GemmProblem p;
-        p.in_dtype = pair[0];
-        p.out_dtype = pair[1];
-        p.layout = layout;
-        parse_gemm_shape("17x520x1032", p);
+        const GemmProblem p = testing::shaped_problem("17x520x1032", layout, pair[0], pair[1]);
         const GemmConfig config = parse_gemm_config_key(key);
         if (validate(p, config, device_)) continue;  // nn needs warp_n 64
         check(p, config);

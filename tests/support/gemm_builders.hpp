@@ -23,6 +23,16 @@ inline GemmProblem problem(std::int64_t m, std::int64_t n, std::int64_t k,
   return p;
 }
 
+// A problem from an "MxNxK" shape string with the given layout and dtypes.
+inline GemmProblem shaped_problem(const char* shape, Layout layout, DType in, DType out) {
+  GemmProblem p;
+  p.in_dtype = in;
+  p.out_dtype = out;
+  p.layout = layout;
+  parse_gemm_shape(shape, p);
+  return p;
+}
+
 // An sm80 config with raster group 8.
 inline GemmConfig config(int bm, int bn, int bk, int wm, int wn, int stages, int split_k = 1) {
   return GemmConfig{GemmFamily::kSm80, bm, bn, bk, wm, wn, stages, 8, split_k};
