@@ -20,30 +20,44 @@ namespace {
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Fraction of the mma rate an FA2-style kernel sustains: softmax, rescaling and the exp unit
-// take the rest.
-constexpr double kAttentionMmaEfficiency = 0.58;
+// take the rest; and the fixed cost of a CTA (Q load, pipeline fill, O store), paid once per
+// wave of CTAs. Fit to the H200's 465 fa2 measurements of 2026-11-30 (the first lead, 0.58
+// with no fixed cost, predicted 1.35-1.5x too fast: bench/NOTES.md).
+constexpr double kAttentionMmaEfficiency = 0.45;
+constexpr double kFa2CtaFixedUs = 3.1;
 constexpr double kLaunchUs = 3.0;
 
-// fa3: the fraction of the wgmma rate its consumers sustain between softmax steps, the share of
+// fa3: the fraction of the wgmma rate its consumers sustain between softmax steps; the share of
 // the exp unit's time (exps of a block over its mma time: 64 / d on Hopper, 16 exp2 per clock
-// per SM against 4096 FLOPs) left exposed — two consumers overlap half of it, one none — and a
-// factor for one consumer (issue gaps exposed, as for the GEMM). Block width and stages are not
-// modelled: the kernel's first probe measured 64-key blocks within 4% of 128-key ones at d128
-// (bench/NOTES.md).
-constexpr double kFa3WgmmaEfficiency = 0.59;
+// per SM against 4096 FLOPs) left exposed — 0.9 of it when an SM holds two or more consumer
+// warpgroups (two per CTA, or one-consumer CTAs two per SM), all of it with a single one, which
+// also leaves issue gaps (the one-warpgroup factor, as for the GEMM); the cost of two stages
+// (the producer cannot fetch K of block j + 1 until P·V of block j − 1 frees its stage, so every
+// S waits for a load); and the per-block overhead (barriers, row reductions) that 64-key blocks
+// pay twice as often; and the fixed cost of a CTA (Q load, pipeline fill, O store), paid once
+// per wave of CTAs. Fit to the H200's 360 fa3 measurements of 2026-11-30 (bench/NOTES.md):
+// measured / predicted has a geometric mean of 1.01 and an rms log error of 0.07.
+constexpr double kFa3WgmmaEfficiency = 0.85;
+constexpr double kFa3CtaFixedUs = 2.4;
 constexpr double kFa3ExpShareTimesHeadDim = 64;
-constexpr double kFa3ExposedExpTwoConsumers = 0.5;
-constexpr double kFa3OneConsumerFactor = 0.8;
+constexpr double kFa3ExposedExpOverlapped = 0.9;
+constexpr double kFa3SingleWarpgroupFactor = 0.8;
+constexpr double kFa3TwoStageFactor = 1.0 / 1.13;
+constexpr double kFa3NarrowBlockFactor = 1.0 / 1.06;
 // fa3: dynamic shared memory beyond the Q tile and K/V stages (mbarriers, 1024-byte alignment),
-// and the registers of a CTA at launch: two consumers, the __launch_bounds__(384, 1) cap that
-// setmaxnreg splits 40 / 232 / 232; one consumer (no setmaxnreg), at most the 255 ptxas may use.
+// and the registers: two consumers, the __launch_bounds__(384, 1) cap that setmaxnreg splits
+// 40 / 232 / 232; one consumer (no setmaxnreg), what the consumer holds — O (d/2), S (Bc/2),
+// P (Bc/4) — plus addressing (ptxas 13.0: 106, 154, 138, 186 registers for d64 Bc64, d64
+// Bc128, d128 Bc64, d128 Bc128; this gives 104, 152, 136, 184), so d64 Bc64 runs two CTAs per SM.
 constexpr int kFa3SmemReserveBytes = 2048;
 constexpr int kFa3TwoConsumerRegs = 168;
-constexpr int kFa3OneConsumerRegs = 255;
+constexpr int kFa3OneConsumerAddressingRegs = 24;
 
 int estimated_registers(const AttentionProblem& p, const AttentionConfig& c) {
   if (c.family == AttentionFamily::kSm90)
-    return c.block_m == 128 ? kFa3TwoConsumerRegs : kFa3OneConsumerRegs;
+    return c.block_m == 128 ? kFa3TwoConsumerRegs
+                            : std::min(255, int(p.head_dim) / 2 + c.block_n / 2 + c.block_n / 4 +
+                                                kFa3OneConsumerAddressingRegs);
   const int d = int(p.head_dim);
   const int tiles = c.block_m / c.warps / 16;  // m16 row tiles per warp
   // O accumulators (16 x d per tile), S (16 x block_n per tile), P, the Q fragments (kept in
@@ -114,11 +128,13 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
 double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const DeviceDesc& d,
                       int ctas_per_sm) {
   if (c.family == AttentionFamily::kSm90) {
-    const bool two_consumers = c.block_m == 128;
-    const double exposed_exp = (two_consumers ? kFa3ExposedExpTwoConsumers : 1.0) *
+    const bool overlapped = c.block_m / 64 * ctas_per_sm >= 2;  // consumer warpgroups per SM
+    const double exposed_exp = (overlapped ? kFa3ExposedExpOverlapped : 1.0) *
                                kFa3ExpShareTimesHeadDim / double(p.head_dim);
     return d.wgmma_tflops * 1e12 / d.num_sms * kFa3WgmmaEfficiency *
-           (two_consumers ? 1.0 : kFa3OneConsumerFactor) / (1.0 + exposed_exp);
+           (overlapped ? 1.0 : kFa3SingleWarpgroupFactor) *
+           (c.stages == 2 ? kFa3TwoStageFactor : 1.0) *
+           (c.block_n == 64 ? kFa3NarrowBlockFactor : 1.0) / (1.0 + exposed_exp);
   }
   // Two row tiles per warp read each K and V fragment once for both (half the smem traffic).
   const double reuse = c.block_m / c.warps == 32 ? 1.05 : 1.0;
@@ -255,7 +271,9 @@ AttentionEstimate estimate(const AttentionProblem& p, const AttentionConfig& c,
   // longest CTA, which shares its SM with ctas_per_sm - 1 others.
   const double balanced_s = covered_blocks * block_s / d.num_sms / std::max(e.waves.efficiency, 0.01);
   const double longest_s = max_cta_blocks * block_s * std::max(1, e.occupancy.ctas_per_sm);
-  e.compute_us = std::max(balanced_s, longest_s) * 1e6;
+  const double fixed_us = c.family == AttentionFamily::kSm90 ? kFa3CtaFixedUs : kFa2CtaFixedUs;
+  e.compute_us = std::max(balanced_s, longest_s) * 1e6 +
+                 fixed_us * double(e.num_ctas) / (double(d.num_sms) * std::max(1, e.occupancy.ctas_per_sm));
   // K/V are re-read by every query block of a head: from L2 mostly; count DRAM once.
   e.memory_us = p.min_bytes() / (d.dram_gbps * 1e9) * 1e6;
   e.predicted_us = std::max(e.compute_us, e.memory_us) + kLaunchUs;

@@ -55,7 +55,9 @@ void print_attention_estimate(const std::string& title, const AttentionProblem& 
   fmt::print("{}: {}\n", title, to_key(c));
   if (c.family == AttentionFamily::kSm90)
     fmt::print("  family       fa3: wgmma + TMA, 1 producer + {} consumer warpgroup(s) of 64 query "
-               "rows; registers fixed at launch (setmaxnreg), 1 CTA/SM\n", c.block_m / 64);
+               "rows; {}\n", c.block_m / 64,
+               c.block_m == 128 ? "registers split by setmaxnreg (40 / 232 / 232), 1 CTA/SM"
+                                : "registers as compiled (no setmaxnreg)");
   else
     fmt::print("  family       fa2: mma.sync + cp.async, {} warps of {} query rows\n", c.warps,
                c.block_m / c.warps);
