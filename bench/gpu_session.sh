@@ -27,7 +27,9 @@ if [ "$phase" = tests ]; then
   for f in dist/libexec/kerntune/kt_tests_gpu dist/libexec/kerntune/kerntune-worker dist/bin/kerntune; do
     [ -x "$f" ] || { echo "missing $f: install with -DKT_INSTALL_TESTS=ON" | tee "$OUT/gpu_tests.log"; exit 1; }
   done
-  timeout 570 dist/libexec/kerntune/kt_tests_gpu --gtest_filter="${GTEST_FILTER:-*}" --gtest_brief=1 \
+  # Line-buffered and one line per finished test, so a run stopped by the time limit (a hung
+  # kernel) still leaves the tests it finished and the one it was in.
+  timeout 570 stdbuf -oL dist/libexec/kerntune/kt_tests_gpu --gtest_filter="${GTEST_FILTER:-*}" \
     >"$OUT/gpu_tests.log" 2>&1
   status=$?
   echo "kt_tests_gpu exit status: $status (124: past the time limit)" >>"$OUT/gpu_tests.log"

@@ -16,7 +16,9 @@ export PATH="$PWD/dist/bin:$PATH" KERNTUNE_DB="$OUT/kerntune.db" PYTHONUNBUFFERE
   python3 -c 'import torch; print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version())'
 } 2>&1 | tee "$OUT/session.log"
 if [ "$phase" = tests ]; then
-timeout 300 dist/libexec/kerntune/kt_tests_gpu --gtest_filter="${GTEST_FILTER:-Attention*}" --gtest_brief=1 2>&1 | tail -40 | tee "$OUT/gpu_tests.log"
+# Line-buffered, a line per finished test: a run stopped by the time limit keeps what it did.
+timeout 300 stdbuf -oL dist/libexec/kerntune/kt_tests_gpu --gtest_filter="${GTEST_FILTER:-Attention*}" >"$OUT/gpu_tests.log" 2>&1
+grep -E '^\[ +(OK|FAILED|PASSED) ' "$OUT/gpu_tests.log" | tail -40
 timeout 200 python3 -m pytest -q python/tests/test_attention_torch.py 2>&1 | tail -15 | tee -a "$OUT/gpu_tests.log"
 exit 0
 fi
