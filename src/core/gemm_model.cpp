@@ -130,8 +130,8 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 
 }  // namespace
 
-GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d, int regs) {
-  if (c.family == GemmFamily::kSmallM) return estimate_small_m(p, c, d, regs);
+GemmEstimate estimate_tiles_and_occupancy(const GemmProblem& p, const GemmConfig& c,
+                                          const DeviceDesc& d, int regs) {
   GemmEstimate e;
   e.tiles_m = tiles_m(p, c);
   e.tiles_n = tiles_n(p, c);
@@ -142,6 +142,12 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
   e.tile_efficiency = double(p.m) * double(p.n) /
                       (double(e.tiles_m * c.tile_m) * double(e.tiles_n * c.tile_n));
+  return e;
+}
+
+GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d, int regs) {
+  if (c.family == GemmFamily::kSmallM) return estimate_small_m(p, c, d, regs);
+  GemmEstimate e = estimate_tiles_and_occupancy(p, c, d, regs);
   if (c.family == GemmFamily::kSm90) {
     e.num_ctas = plan_launch(p, c, d.num_sms).main.num_ctas();
     e.compute_us = sm90_compute_us(p, c, d, e);

@@ -35,6 +35,11 @@ struct GemmEstimate {
 GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& device,
                       int regs_per_thread = 0);
 
+// What every family's estimate starts from: tiles, CTAs (tiles × splits), threads, registers
+// (regs_per_thread, else estimated_registers()), shared memory, occupancy and tile efficiency.
+GemmEstimate estimate_tiles_and_occupancy(const GemmProblem& p, const GemmConfig& c,
+                                          const DeviceDesc& device, int regs_per_thread);
+
 struct RankedConfig {
   GemmConfig config;
   GemmEstimate estimate;

@@ -168,16 +168,7 @@ std::vector<GemmConfig> small_m_candidates(const GemmProblem& p, const GemmDomai
 
 GemmEstimate estimate_small_m(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d,
                               int regs) {
-  GemmEstimate e;
-  e.tiles_m = tiles_m(p, c);
-  e.tiles_n = tiles_n(p, c);
-  e.num_ctas = e.tiles_m * e.tiles_n * c.split_k;
-  e.threads = c.num_threads();
-  e.regs_per_thread = regs > 0 ? regs : estimated_registers(c);
-  e.smem_bytes = smem_bytes(p, c);
-  e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
-  e.tile_efficiency =
-      double(p.m) * double(p.n) / (double(e.tiles_m * c.tile_m) * double(e.tiles_n * c.tile_n));
+  GemmEstimate e = estimate_tiles_and_occupancy(p, c, d, regs);
   e.waves = wave_stats(e.num_ctas, d.num_sms, e.occupancy.ctas_per_sm);
   e.mma_efficiency = kMmaEfficiency;
 

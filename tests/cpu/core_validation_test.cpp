@@ -419,9 +419,13 @@ TEST(EnumerateGemmConfigs, ReturnsOnlyConfigsValidateAccepts) {
                       in(domains.split_k, c.split_k))
               << kt::to_key(c) << " is outside GemmDomains";
           // The small-M family serves M <= 64 only.
-          if (c.family == kt::GemmFamily::kSmallM) EXPECT_LE(p.m, 64);
+          if (c.family == kt::GemmFamily::kSmallM) {
+            EXPECT_LE(p.m, 64);
+          }
           // The sm90 family runs on sm_90a devices only.
-          if (c.family == kt::GemmFamily::kSm90) EXPECT_EQ(device.arch(), "sm_90a");
+          if (c.family == kt::GemmFamily::kSm90) {
+            EXPECT_EQ(device.arch(), "sm_90a");
+          }
           keys.insert(kt::to_key(c));
         }
         EXPECT_EQ(keys.size(), configs.size()) << "duplicate configs";
