@@ -194,15 +194,25 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   float row_max[2] = {attn::negative_infinity(), attn::negative_infinity()};
   float row_sum[2] = {0.0f, 0.0f};  // this lane's share; the quad's sum at the end
 
-  // O += P·V for the block in `v_stage` (P in pa): one wgmma group, fenced on its own since a
-  // barrier wait may separate it from the S wgmma's fence.
-  auto issue_pv = [&](int v_stage) {
+  // O += P·V for the block whose V lands in `v_stage` with parity `v_phase` (P in pa): one wgmma
+  // group, fenced on its own since the barrier wait separates it from the S wgmma's fence.
+  auto issue_pv = [&](int v_stage, unsigned int v_phase) {
     const unsigned int v_tile = smem_v + v_stage * kKvBytes;
+    mbarrier_wait(v_full + 8 * v_stage, v_phase);
     wgmma_fence();
 #pragma unroll
     for (int t = 0; t < kPSteps; ++t)
       wgmma_m64k16_rs<T, kHeadDim, 1>(o[0], pa[t], mnmajor_descriptor(v_tile + 2048 * t, kKvSlabBytes), 1);
     wgmma_commit();
+  };
+
+  // Once P·V has completed: O and P may be touched again, and the block's stage is free.
+  auto retire_pv = [&](int v_stage) {
+    wgmma_wait<0>();
+    fence_accumulators(o[0]);
+#pragma unroll
+    for (int t = 0; t < kPSteps; ++t) fence_operands(pa[t]);
+    if (thread == 0) mbarrier_arrive(kv_empty + 8 * v_stage);
   };
 
   // S = Q·Kᵀ for the block in the current stage: one wgmma group (scale-d 0 on the first step).
@@ -278,15 +288,10 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     for (int block = my_blocks - 2; block >= 0; --block) {
       issue_scores();
       // P·V of the previous block runs on the tensor cores during this block's softmax.
-      mbarrier_wait(v_full + 8 * previous_stage, previous_phase);
-      issue_pv(previous_stage);
+      issue_pv(previous_stage, previous_phase);
       wgmma_wait<1>();
       softmax(block, factor);
-      wgmma_wait<0>();
-      fence_accumulators(o[0]);
-#pragma unroll
-      for (int t = 0; t < kPSteps; ++t) fence_operands(pa[t]);
-      if (thread == 0) mbarrier_arrive(kv_empty + 8 * previous_stage);
+      retire_pv(previous_stage);
       // Rescale O only when a row of the warp raised its max (the factor is exactly 1 otherwise).
       if (__any_sync(0xFFFFFFFFu, factor[0] != 1.0f || factor[1] != 1.0f)) {
 #pragma unroll
@@ -302,14 +307,9 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
       previous_phase = phase;
       next_stage();
     }
-    mbarrier_wait(v_full + 8 * previous_stage, previous_phase);
     fence_accumulators(o[0]);
-    issue_pv(previous_stage);
-    wgmma_wait<0>();
-    fence_accumulators(o[0]);
-#pragma unroll
-    for (int t = 0; t < kPSteps; ++t) fence_operands(pa[t]);
-    if (thread == 0) mbarrier_arrive(kv_empty + 8 * previous_stage);
+    issue_pv(previous_stage, previous_phase);
+    retire_pv(previous_stage);
   }
 
   // Normalize: O /= l, lse = m · softmax_scale + ln l; a row with no visible key has l = 0 and
