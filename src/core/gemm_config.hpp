@@ -103,10 +103,13 @@ std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c);
 inline constexpr std::int64_t kGemmFlagRegionBytes = 64 * 1024;
 std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c);
 // The FP32 partial sums alone: sm80 and small-M, split_k slices of M x N; sm90, one tile slot per
-// (tile, split) of the splits that do not reduce, (split_k - 1) x tiles x tile_m x tile_n.
+// (tile, split), split_k x tiles x tile_m x tile_n (the serial reducer leaves the last split's
+// slots unused; the distributed mode, which a launch picks when every unit has a CTA, writes
+// them: gemm_sm90.cuh).
 std::int64_t splitk_partial_bytes(const GemmProblem& p, const GemmConfig& c);
-// sm90 split-K: the flag words of the flag region a launch uses (two counters, then one ready
-// flag per (tile, split < split_k - 1, consumer)); at most kGemmFlagRegionBytes / 4.
+// sm90 split-K: the flag words of the flag region a launch uses (two counters' line, then one
+// ready flag per (tile, split, consumer), the last split's used in the distributed mode only); at
+// most kGemmFlagRegionBytes / 4.
 std::int64_t sm90_splitk_flag_words(const GemmProblem& p, const GemmConfig& c);
 // Registers per thread before compiling: accumulators + fragments + addressing (sm80); the
 // allocation at launch, which setmaxnreg then redistributes between warpgroups (sm90).

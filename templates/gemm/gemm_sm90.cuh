@@ -109,6 +109,82 @@ __device__ __forceinline__ void add_partials(const float* slot, float (&acc)[kMI
                           acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
 }
 
+// x, which the compiler cannot see through (no value computed from it earlier is reused).
+__device__ __forceinline__ int launder_u32(int x) {
+  asm volatile("mov.b32 %0, %0;\n" : "+r"(x));
+  return x;
+}
+
+// Distributed split-K: the accumulator quads [begin, end) of each m64 tile (quad q = n8 column
+// block q of the fragment layout, so the slice is a stripe of columns) that split `split` of
+// `splits` reduces and stores; balanced to within one quad, empty for some splits when there are
+// more splits than quads.
+__device__ __forceinline__ void slice_quads(int split, int splits, int quads, int& begin, int& end) {
+  begin = split * quads / splits;
+  end = (split + 1) * quads / splits;
+}
+
+// store_partials without the quads [q_begin, q_end) of each m64 tile (the unit's own slice,
+// which it reduces from its registers). The predicate is per unrolled quad: no register array is
+// indexed at run time.
+template <int kMI, int kAccs>
+__device__ __forceinline__ void store_partials_except(float* slot, const float (&acc)[kMI][kAccs],
+                                                      int thread, int q_begin, int q_end) {
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int q = 0; q < kAccs / 4; ++q)
+      if (q < q_begin || q >= q_end)
+        st_global_v4f32(slot + ((mi * (kAccs / 4) + q) * 128 + thread) * 4, acc[mi][4 * q],
+                        acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
+}
+
+// Distributed split-K: sums quads [q_begin, q_end) of every split's partials and stores them as
+// C. src0: this thread's first float of its consumer's slot of (tile, split 0) (store_partials'
+// layout); split z's is z * split_stride floats further; split `split` (this unit) is taken from
+// `acc`. The order is the serial reducer's, p(S-1) + p0 + p1 + .. + p(S-2) (S = splits), so both
+// modes give bitwise the same C. Per quad: two branch-free runs of loads (the splits before and
+// after this one), so they can be in flight together; 4 sums live at a time, not a second set of
+// accumulators. c0: this thread's first element of C (row row0, column col0); rows_left =
+// m - row0, cols_left = n - col0.
+template <typename T, int kMI, int kAccs>
+__device__ __forceinline__ void reduce_slice(const float* src0, int split_stride, int split,
+                                             int splits, int q_begin, int q_end,
+                                             const float (&acc)[kMI][kAccs], T* c0, long long ldc,
+                                             int rows_left, int cols_left, bool aligned) {
+  constexpr int kQuads = kAccs / 4;
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi) {
+#pragma unroll
+    for (int q = 0; q < kQuads; ++q) {
+      if (q < q_begin || q >= q_end) continue;
+      const float* src = src0 + (mi * kQuads + q) * 512;
+      float s0 = acc[mi][4 * q], s1 = acc[mi][4 * q + 1], s2 = acc[mi][4 * q + 2],
+            s3 = acc[mi][4 * q + 3];
+      if (split != splits - 1) {
+        ld_global_cg_v4f32(src + (splits - 1) * split_stride, s0, s1, s2, s3);
+#pragma unroll 4
+        for (int z = 0; z < split; ++z, src += split_stride) add_global_cg_v4f32(src, s0, s1, s2, s3);
+        s0 += acc[mi][4 * q];
+        s1 += acc[mi][4 * q + 1];
+        s2 += acc[mi][4 * q + 2];
+        s3 += acc[mi][4 * q + 3];
+        src += split_stride;
+#pragma unroll 4
+        for (int z = split + 1; z < splits - 1; ++z, src += split_stride)
+          add_global_cg_v4f32(src, s0, s1, s2, s3);
+      } else {
+#pragma unroll 4
+        for (int z = 0; z < splits - 1; ++z, src += split_stride)
+          add_global_cg_v4f32(src, s0, s1, s2, s3);
+      }
+      T* const c = c0 + mi * 64 * ldc;
+      if (mi * 64 < rows_left) store_pair_masked(c, q * 8, cols_left, s0, s1, aligned);
+      if (mi * 64 + 8 < rows_left) store_pair_masked(c + 8 * ldc, q * 8, cols_left, s2, s3, aligned);
+    }
+  }
+}
+
 // Spins until the ready flag holds this launch's epoch (acquire: the partial sums it publishes
 // are visible to this thread's loads after it), backing off from 32 to 256 ns. The epoch is read
 // from shared memory here rather than held in a register: the 128-accumulator tiles have none
@@ -437,6 +513,36 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         const int tile = w.tile_m * p.tiles_n + w.tile_n;
         float* const slots = p.workspace + consumer * (kRowsPerConsumer * kTileN);
         unsigned int* const flags = p.flags + sm90::kFlagHeaderWords + consumer;
+        // The reduction mode, uniform over the launch: distributed when every unit has a CTA
+        // (cluster) of its own, so all splits of a tile run at once (see "Split-K" above).
+        if (num_units <= unit_stride) {
+          // Every split publishes its partials but its own stripe of columns, waits for the
+          // other splits of the tile and reduces and stores that stripe (direct stores).
+          constexpr long long kSlotFloats = kTileM * kTileN;
+          const long long split_stride = static_cast<long long>(tiles) * kSlotFloats;
+          float* const slot0 = slots + static_cast<long long>(tile) * kSlotFloats;
+          const unsigned int* const flag0 = flags + tile * kConsumers;
+          int q_begin = 0, q_end = 0;
+          sm90::slice_quads(w.split, p.num_splits, kAccs / 4, q_begin, q_end);
+          sm90::store_partials_except(slot0 + w.split * split_stride, acc, thread, q_begin, q_end);
+          named_barrier_sync(1 + consumer, 128);
+          if (thread == 0)
+            st_release_gpu(flags + (w.split * tiles + tile) * kConsumers, ld_shared_u32(epoch_word));
+          if (q_begin == q_end) continue;  // more splits than quads: nothing to reduce
+          for (int z = 0; z < p.num_splits; ++z)
+            if (z != w.split) sm90::wait_flag(flag0 + z * tiles * kConsumers, epoch_word);
+          // Opaque copies of the slice bounds: otherwise the compiler keeps the store's 32 quad
+          // predicates live for the reduction (and spills the 128 x 256 tile).
+          q_begin = sm90::launder_u32(q_begin);
+          q_end = sm90::launder_u32(q_end);
+          const int row0 = w.tile_m * kTileM + consumer * kRowsPerConsumer + 16 * warp + lane / 4;
+          const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
+          TOut* const c = static_cast<TOut*>(p.c);
+          sm90::reduce_slice(slot0 + thread * 4, int(split_stride), w.split, p.num_splits, q_begin,
+                             q_end, acc, c + row0 * p.ldc + col0, p.ldc, p.m - row0, p.n - col0,
+                             pairs_aligned(c, p.ldc));
+          continue;
+        }
         if (w.split < p.num_splits - 1) {
           const int slot = w.split * tiles + tile;
           sm90::store_partials(slots + static_cast<long long>(slot) * (kTileM * kTileN), acc,
