@@ -218,7 +218,7 @@ std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c) {
 std::int64_t sm90_splitk_flag_words(const GemmProblem& p, const GemmConfig& c) {
   if (c.family != GemmFamily::kSm90 || c.split_k <= 1) return 0;
   return kSm90FlagHeaderWords +
-         std::int64_t(c.split_k) * tiles_m(p, c) * tiles_n(p, c) * std::max(1, c.consumers);
+         std::int64_t(c.split_k - 1) * tiles_m(p, c) * tiles_n(p, c) * std::max(1, c.consumers);
 }
 
 int estimated_registers(const GemmConfig& c) {

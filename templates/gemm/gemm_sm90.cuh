@@ -62,6 +62,9 @@ __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, boo
 // Words of params.flags ahead of the ready flags: [0] the epoch of the last launch that used the
 // workspace, [1] the count of this launch's CTAs that have read it; padded to a 128-byte line.
 constexpr int kFlagHeaderWords = 32;
+// Words of the flag region (kGemmFlagRegionBytes / 4 on the host). The host checks that the
+// serial mode's flags fit; the distributed mode's last-split flags come after them.
+constexpr int kFlagRegionWords = 16384;
 
 // One thread per CTA, before the CTA's first barrier: reads the last launch's epoch, keeps this
 // launch's (one more, skipping 0 — the value of a flag never written — when it wraps) in the
@@ -515,7 +518,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         unsigned int* const flags = p.flags + sm90::kFlagHeaderWords + consumer;
         // The reduction mode, uniform over the launch: distributed when every unit has a CTA
         // (cluster) of its own, so all splits of a tile run at once (see "Split-K" above).
-        if (num_units <= unit_stride) {
+        if (num_units <= unit_stride &&
+            sm90::kFlagHeaderWords + p.num_splits * tiles * kConsumers <= sm90::kFlagRegionWords) {
           // Every split publishes its partials but its own stripe of columns, waits for the
           // other splits of the tile and reduces and stores that stripe (direct stores).
           constexpr long long kSlotFloats = kTileM * kTileN;
