@@ -220,8 +220,9 @@ TEST(RankByModel, SortsFastestFirstAndKeepsEveryConfig) {
 
 // sm90 split-K reduces in the kernel: no second launch, a tail of partial-tile loads (the last
 // wave's serial reducers, or every unit's stripe when all units are resident), and the tuner's
-// h200 ranking prefers filling the machine with splits when the tiles alone leave it empty (512 x 512 x 32768: 16 tiles of 128 x 128 for 132 SMs;
-// 1536 x 1536 x 8192: 96 tiles of 128 x 192, 0.73 of a wave).
+// h200 ranking prefers filling the machine with splits when the tiles alone leave it empty
+// (512 x 512 x 32768: 16 tiles of 128 x 128 for 132 SMs; 1536 x 1536 x 8192: 96 tiles of
+// 128 x 192, 0.73 of a wave).
 TEST(Estimate, Sm90SplitKReducesInTheKernelAndFillsTheMachine) {
   const kt::DeviceDesc d = h200();
   using kt::testing::sm90_config;
