@@ -2,8 +2,8 @@
 // warpgroup streams A and B tiles by TMA into a kStages-deep ring of 128B-swizzled shared-memory
 // stages guarded by full/empty mbarriers; 1 or 2 consumer warpgroups multiply them with wgmma and
 // store their rows of C directly. CTAs are persistent: each walks the output tiles (times the K
-// splits) in grouped raster order; with split-K the unit of a tile's last split sums the other
-// splits' partial sums in the kernel. Instantiated by NVRTC name expressions (kt::gemm_sm90<...>).
+// splits) in grouped raster order; with split-K the splits' partial sums are reduced in the
+// kernel, by the unit of a tile's last split or, when every unit is resident, by all of them. Instantiated by NVRTC name expressions (kt::gemm_sm90<...>).
 #pragma once
 
 #include "kerntune/common/dtypes.cuh"
@@ -254,22 +254,38 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // 128B-swizzled; needs N * sizeof(TOut) % 16 == 0); the stores drain while the next tile's main
 // loop runs. kCluster == 2: clusters of two CTAs on vertically adjacent tiles; each CTA loads half
 // of the shared B tile and multicasts it to both. kSplitK: the unit of split z of a tile sums K
-// range [z * k_per_split, min(k, (z + 1) * k_per_split)); the last split's unit reduces the tile
-// and stores C (below). Launch: 128 * (kConsumers + 1) threads, cluster (kCluster, 1, 1), any
+// range [z * k_per_split, min(k, (z + 1) * k_per_split)); the tile is reduced in the kernel
+// (below). Launch: 128 * (kConsumers + 1) threads, cluster (kCluster, 1, 1), any
 // grid that is a multiple of kCluster (clusters loop over ceil(tiles_m / kCluster) * tiles_n *
 // num_splits units; with kSplitK every CTA of the grid must be resident at once),
 // gemm_sm90_smem_bytes() of dynamic shared memory.
 //
-// Split-K (kSplitK), with no second kernel and no FP32 pass over C:
-//  * Roles. Units of splits 0 .. S - 2 (S = num_splits) are writers: each consumer stores its
-//    accumulators to the tile's slot for that split (params.gemm.workspace, slot (z * tiles +
-//    tile) of tile_m * tile_n floats, the consumer's half at consumer * rows * tile_n) in
+// Split-K (kSplitK), with no second kernel and no FP32 pass over C. Two modes, chosen at run
+// time and uniformly for the launch: distributed when every unit has a CTA (cluster) of its own
+// (num_units <= the clusters of the grid, so each runs at most one unit and all splits of a tile
+// run at once; and the last split's flags fit the flag region, which in practice they always
+// do), serial otherwise.
+//  * Roles, serial. Units of splits 0 .. S - 2 (S = num_splits) are writers: each consumer
+//    stores its accumulators to the tile's slot for that split (params.gemm.workspace, slot (z *
+//    tiles + tile) of tile_m * tile_n floats, the consumer's half at consumer * rows * tile_n) in
 //    fragment order (store_partials), then publishes its ready flag (params.gemm.flags, word
 //    kFlagHeaderWords + (z * tiles + tile) * kConsumers + consumer), and stores no C. The unit of
 //    split S - 1 is the tile's reducer: after its own main loop each consumer waits for the flags
 //    of splits 0, 1, .., S - 2 in that order, adds each split's partial sums into its registers
 //    as soon as its flag is up, then runs the epilogue of an unsplit unit. The sum is
 //    ((own + p0) + p1) + .. + p(S-2) in FP32 whatever the timing: bitwise reproducible.
+//  * Roles, distributed. Every unit, split z of S, owns a stripe of the tile's columns: the
+//    accumulator quads [z * Q / S, (z + 1) * Q / S) of each m64 tile (Q = kAccs / 4, quad q =
+//    n8 column block q; some splits own none when S > Q). Each consumer stores all of its
+//    accumulators but its stripe to the slot of (tile, z) (the workspace has a slot per (tile,
+//    split)), publishes its flag (word of (tile, z), the last split's too), waits for the flags
+//    of every other split of the tile and sums its stripe in the serial reducer's order,
+//    ((p(S-1) + p0) + p1) + .. + p(S-2), its own p(z) from registers (reduce_slice: per quad,
+//    runtime loops over the splits with unrolled quads under a predicate, so no register array
+//    is indexed at run time), then stores that stripe of C directly (store_pair_masked) whatever
+//    kEpilogueSlots is: the TMA-store epilogue is not used for these units. Each CTA so loads
+//    (S - 1) / S of one partial tile instead of the reducer's S - 1 tiles, and both modes give
+//    bitwise the same C.
 //  * Ordering. Writer: every thread's partial-sum stores; a named barrier over the consumer's
 //    128 threads (CTA-scope synchronization: their stores happen before what thread 0 does
 //    after it); thread 0's st.release.gpu of the flag (release at GPU scope, so the stores,
@@ -277,8 +293,10 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    order is transitive). Reducer: each thread spins with ld.acquire.gpu until the flag holds
 //    this launch's epoch, so its loads of the slot after that see the partial sums (they are
 //    L2-only loads, .cg: nothing stale in L1). A slot and its flag are written once per launch
-//    and read once, by one reducer, after the write; the next launch touches them only after
-//    this one has completed (stream order).
+//    and read (by one reducer, or in the distributed mode by the S - 1 other units of the tile,
+//    each its own stripe) only after the write; the next launch touches them only after this one
+//    has completed (stream order). The distributed mode orders its stores, barrier, release and
+//    acquiring spins exactly so.
 //  * Flags carry an epoch, so they never need a reset pass. The flag region is zeroed once when
 //    the workspace is allocated (rt::clear_gemm_workspace_flags) and only ever holds epochs.
 //    Thread 0 of every CTA reads the last launch's epoch E from flags[0] and shares E + 1 (0
@@ -299,6 +317,12 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    its stages as in the unsplit kernel, and the flags it waits for belong to smaller units,
 //    whose writers have published them. Producers run ahead of their consumers, but only on
 //    their own CTA's ring, which a waiting reducer has already released.
+//    Distributed mode: a unit waits for units of larger index too, but every unit is running at
+//    once (its CTA, or cluster, has no other unit, and the whole grid is resident, as above),
+//    and no unit waits before it has published its own flag: each unit's main loop needs only
+//    its own CTA's (and cluster peer's, which works on the same unit index) stages, so every
+//    unit publishes, and then every wait ends. A cluster CTA without a tile publishes nothing
+//    and nothing waits for it (flags belong to tiles inside C).
 //
 // Barrier invariants (s: stage, k: the k-th use of stage s in this CTA, k = 0, 1, ...):
 //  * full[s], count 1: phase k completes when this CTA's producer has arrived with expect_tx of
