@@ -207,7 +207,7 @@ std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c) {
 std::int64_t splitk_partial_bytes(const GemmProblem& p, const GemmConfig& c) {
   if (c.split_k <= 1) return 0;
   if (c.family == GemmFamily::kSm90)
-    return std::int64_t(c.split_k - 1) * tiles_m(p, c) * tiles_n(p, c) * c.tile_m * c.tile_n * 4;
+    return std::int64_t(c.split_k) * tiles_m(p, c) * tiles_n(p, c) * c.tile_m * c.tile_n * 4;
   return std::int64_t(c.split_k) * p.m * p.n * 4;
 }
 

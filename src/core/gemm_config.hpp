@@ -100,13 +100,19 @@ std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c);
 // consumer), see gemm_sm90.cuh); it must be zeroed once when the workspace is allocated
 // (rt::clear_gemm_workspace_flags) and nothing else ever writes it, so no family stores partial
 // sums there. 0 without split-K.
+// (gemm_sm90.cuh keeps this / 4 as sm90::kFlagRegionWords: change both together.)
 inline constexpr std::int64_t kGemmFlagRegionBytes = 64 * 1024;
 std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c);
 // The FP32 partial sums alone: sm80 and small-M, split_k slices of M x N; sm90, one tile slot per
-// (tile, split) of the splits that do not reduce, (split_k - 1) x tiles x tile_m x tile_n.
+// (tile, split), split_k x tiles x tile_m x tile_n (the serial reducer leaves the last split's
+// slots unused; the distributed mode, which a launch picks when every unit has a CTA, writes
+// them: gemm_sm90.cuh).
 std::int64_t splitk_partial_bytes(const GemmProblem& p, const GemmConfig& c);
-// sm90 split-K: the flag words of the flag region a launch uses (two counters, then one ready
-// flag per (tile, split < split_k - 1, consumer)); at most kGemmFlagRegionBytes / 4.
+// sm90 split-K: the flag words of the flag region a launch needs (two counters' line, then one
+// ready flag per (tile, split < split_k - 1, consumer)); at most kGemmFlagRegionBytes / 4. The
+// distributed mode also raises the last split's flags, right after these; the kernel picks that
+// mode only when they fit the region too (gemm_sm90.cuh; they always do in practice: it needs
+// every unit resident, so split_k x tiles x consumers <= 2 x the grid's CTAs).
 std::int64_t sm90_splitk_flag_words(const GemmProblem& p, const GemmConfig& c);
 // Registers per thread before compiling: accumulators + fragments + addressing (sm80); the
 // allocation at launch, which setmaxnreg then redistributes between warpgroups (sm90).

@@ -95,6 +95,10 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 // tile (writers, at the SM's share of L2, every SM storing at once), and the last wave's
 // reducers then load split_k - 1 partial tiles each and store C: that tail is e.reduce_us, on
 // the critical path after the last wave (its writers finish in the same wave or earlier).
+// When every unit has a CTA (cluster) of its own, the kernel reduces distributed instead: each
+// unit stores (S - 1) / S of its partial tile, then loads (S - 1) / S of one tile (its stripe of
+// the other splits' partials) and stores its stripe of C directly, every SM at once (the slower
+// of the single-SM rate and its share of L2).
 double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d,
                        GemmEstimate& e) {
   // Clusters of 2 take two SMs per cluster unit (a pair of tiles), so a wave is num_sms / 2 of
@@ -121,6 +125,17 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   const double unit_s = unit_flops / sm_flops_per_s;
   if (c.split_k == 1) return double(e.waves.waves) * (unit_s + epilogue_s) * 1e6;
   const double partial_tile_bytes = double(c.tile_m) * c.tile_n * 4.0;
+  const std::int64_t unit_slots = std::max(1, d.num_sms / std::max(1, c.cluster));
+  if (cluster_units(p, c) <= unit_slots) {
+    const double others = double(c.split_k - 1) / c.split_k;  // of a tile, stored and loaded
+    const double l2_rate_per_sm =
+        std::min(kL2BytesPerClockPerSm * d.sm_clock_mhz * 1e6, l2_share_per_sm);
+    const double store_s = others * partial_tile_bytes / l2_share_per_sm;
+    const double load_s = others * partial_tile_bytes / l2_rate_per_sm;
+    const double stripe_s = tile_out_bytes / c.split_k / l2_share_per_sm;
+    e.reduce_us = (load_s + stripe_s) * 1e6;
+    return double(e.waves.waves) * (unit_s + store_s) * 1e6;
+  }
   const double store_s = partial_tile_bytes / l2_share_per_sm;
   const double reducer_load_s = double(c.split_k - 1) * partial_tile_bytes /
                                 (kL2BytesPerClockPerSm * d.sm_clock_mhz * 1e6);
@@ -165,8 +180,11 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
                             ? double(c.tile_n) / c.cluster
                             : double(c.tile_n);
   // sm90 split-K adds its partial tiles, written and read back once each through L2.
+  // (S - 1) tiles' worth in both reduction modes (the workspace holds S slots per tile).
   const double partial_traffic =
-      c.family == GemmFamily::kSm90 ? 2.0 * double(splitk_partial_bytes(p, c)) : 0.0;
+      c.family == GemmFamily::kSm90 && c.split_k > 1
+          ? 2.0 * double(c.split_k - 1) * double(e.tiles_m * e.tiles_n) * c.tile_m * c.tile_n * 4.0
+          : 0.0;
   const double l2_reads =
       double(work_units(p, c)) * (double(c.tile_m) + b_rows) * double(k_padded) * in +
       partial_traffic;

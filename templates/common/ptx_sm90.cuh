@@ -253,6 +253,14 @@ __device__ __forceinline__ void st_global_v4f32(float* p, float a, float b, floa
                "f"(d)
                : "memory");
 }
+// a, b, c, d = the four floats at `p` (16-byte aligned), loaded from L2 only (.cg).
+__device__ __forceinline__ void ld_global_cg_v4f32(const float* p, float& a, float& b, float& c,
+                                                   float& d) {
+  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(a), "=f"(b), "=f"(c), "=f"(d)
+               : "l"(p)
+               : "memory");
+}
 // a, b, c, d += the four floats at `p` (16-byte aligned), loaded from L2 only (.cg: they were
 // written by another SM and are read once), in one block so that only four temporaries are live
 // per load.

@@ -2,8 +2,8 @@
 // warpgroup streams A and B tiles by TMA into a kStages-deep ring of 128B-swizzled shared-memory
 // stages guarded by full/empty mbarriers; 1 or 2 consumer warpgroups multiply them with wgmma and
 // store their rows of C directly. CTAs are persistent: each walks the output tiles (times the K
-// splits) in grouped raster order; with split-K the unit of a tile's last split sums the other
-// splits' partial sums in the kernel. Instantiated by NVRTC name expressions (kt::gemm_sm90<...>).
+// splits) in grouped raster order; with split-K the splits' partial sums are reduced in the
+// kernel, by the unit of a tile's last split or, when every unit is resident, by all of them. Instantiated by NVRTC name expressions (kt::gemm_sm90<...>).
 #pragma once
 
 #include "kerntune/common/dtypes.cuh"
@@ -62,6 +62,9 @@ __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, boo
 // Words of params.flags ahead of the ready flags: [0] the epoch of the last launch that used the
 // workspace, [1] the count of this launch's CTAs that have read it; padded to a 128-byte line.
 constexpr int kFlagHeaderWords = 32;
+// Words of the flag region (kGemmFlagRegionBytes / 4 on the host). The host checks that the
+// serial mode's flags fit; the distributed mode's last-split flags come after them.
+constexpr int kFlagRegionWords = 16384;
 
 // One thread per CTA, before the CTA's first barrier: reads the last launch's epoch, keeps this
 // launch's (one more, skipping 0 — the value of a flag never written — when it wraps) in the
@@ -107,6 +110,82 @@ __device__ __forceinline__ void add_partials(const float* slot, float (&acc)[kMI
     for (int q = 0; q < kQuads; ++q)
       add_global_cg_v4f32(slot + ((mi * kQuads + q) * 128 + thread) * 4, acc[mi][4 * q],
                           acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
+}
+
+// x, which the compiler cannot see through (no value computed from it earlier is reused).
+__device__ __forceinline__ int launder_u32(int x) {
+  asm volatile("mov.b32 %0, %0;\n" : "+r"(x));
+  return x;
+}
+
+// Distributed split-K: the accumulator quads [begin, end) of each m64 tile (quad q = n8 column
+// block q of the fragment layout, so the slice is a stripe of columns) that split `split` of
+// `splits` reduces and stores; balanced to within one quad, empty for some splits when there are
+// more splits than quads.
+__device__ __forceinline__ void slice_quads(int split, int splits, int quads, int& begin, int& end) {
+  begin = split * quads / splits;
+  end = (split + 1) * quads / splits;
+}
+
+// store_partials without the quads [q_begin, q_end) of each m64 tile (the unit's own slice,
+// which it reduces from its registers). The predicate is per unrolled quad: no register array is
+// indexed at run time.
+template <int kMI, int kAccs>
+__device__ __forceinline__ void store_partials_except(float* slot, const float (&acc)[kMI][kAccs],
+                                                      int thread, int q_begin, int q_end) {
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int q = 0; q < kAccs / 4; ++q)
+      if (q < q_begin || q >= q_end)
+        st_global_v4f32(slot + ((mi * (kAccs / 4) + q) * 128 + thread) * 4, acc[mi][4 * q],
+                        acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
+}
+
+// Distributed split-K: sums quads [q_begin, q_end) of every split's partials and stores them as
+// C. src0: this thread's first float of its consumer's slot of (tile, split 0) (store_partials'
+// layout); split z's is z * split_stride floats further; split `split` (this unit) is taken from
+// `acc`. The order is the serial reducer's, p(S-1) + p0 + p1 + .. + p(S-2) (S = splits), so both
+// modes give bitwise the same C. Per quad: two branch-free runs of loads (the splits before and
+// after this one), so they can be in flight together; 4 sums live at a time, not a second set of
+// accumulators. c0: this thread's first element of C (row row0, column col0); rows_left =
+// m - row0, cols_left = n - col0.
+template <typename T, int kMI, int kAccs>
+__device__ __forceinline__ void reduce_slice(const float* src0, int split_stride, int split,
+                                             int splits, int q_begin, int q_end,
+                                             const float (&acc)[kMI][kAccs], T* c0, long long ldc,
+                                             int rows_left, int cols_left, bool aligned) {
+  constexpr int kQuads = kAccs / 4;
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi) {
+#pragma unroll
+    for (int q = 0; q < kQuads; ++q) {
+      if (q < q_begin || q >= q_end) continue;
+      const float* src = src0 + (mi * kQuads + q) * 512;
+      float s0 = acc[mi][4 * q], s1 = acc[mi][4 * q + 1], s2 = acc[mi][4 * q + 2],
+            s3 = acc[mi][4 * q + 3];
+      if (split != splits - 1) {
+        ld_global_cg_v4f32(src + (splits - 1) * split_stride, s0, s1, s2, s3);
+#pragma unroll 4
+        for (int z = 0; z < split; ++z, src += split_stride) add_global_cg_v4f32(src, s0, s1, s2, s3);
+        s0 += acc[mi][4 * q];
+        s1 += acc[mi][4 * q + 1];
+        s2 += acc[mi][4 * q + 2];
+        s3 += acc[mi][4 * q + 3];
+        src += split_stride;
+#pragma unroll 4
+        for (int z = split + 1; z < splits - 1; ++z, src += split_stride)
+          add_global_cg_v4f32(src, s0, s1, s2, s3);
+      } else {
+#pragma unroll 4
+        for (int z = 0; z < splits - 1; ++z, src += split_stride)
+          add_global_cg_v4f32(src, s0, s1, s2, s3);
+      }
+      T* const c = c0 + mi * 64 * ldc;
+      if (mi * 64 < rows_left) store_pair_masked(c, q * 8, cols_left, s0, s1, aligned);
+      if (mi * 64 + 8 < rows_left) store_pair_masked(c + 8 * ldc, q * 8, cols_left, s2, s3, aligned);
+    }
+  }
 }
 
 // Spins until the ready flag holds this launch's epoch (acquire: the partial sums it publishes
@@ -175,22 +254,38 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // 128B-swizzled; needs N * sizeof(TOut) % 16 == 0); the stores drain while the next tile's main
 // loop runs. kCluster == 2: clusters of two CTAs on vertically adjacent tiles; each CTA loads half
 // of the shared B tile and multicasts it to both. kSplitK: the unit of split z of a tile sums K
-// range [z * k_per_split, min(k, (z + 1) * k_per_split)); the last split's unit reduces the tile
-// and stores C (below). Launch: 128 * (kConsumers + 1) threads, cluster (kCluster, 1, 1), any
+// range [z * k_per_split, min(k, (z + 1) * k_per_split)); the tile is reduced in the kernel
+// (below). Launch: 128 * (kConsumers + 1) threads, cluster (kCluster, 1, 1), any
 // grid that is a multiple of kCluster (clusters loop over ceil(tiles_m / kCluster) * tiles_n *
 // num_splits units; with kSplitK every CTA of the grid must be resident at once),
 // gemm_sm90_smem_bytes() of dynamic shared memory.
 //
-// Split-K (kSplitK), with no second kernel and no FP32 pass over C:
-//  * Roles. Units of splits 0 .. S - 2 (S = num_splits) are writers: each consumer stores its
-//    accumulators to the tile's slot for that split (params.gemm.workspace, slot (z * tiles +
-//    tile) of tile_m * tile_n floats, the consumer's half at consumer * rows * tile_n) in
+// Split-K (kSplitK), with no second kernel and no FP32 pass over C. Two modes, chosen at run
+// time and uniformly for the launch: distributed when every unit has a CTA (cluster) of its own
+// (num_units <= the clusters of the grid, so each runs at most one unit and all splits of a tile
+// run at once; and the last split's flags fit the flag region, which in practice they always
+// do), serial otherwise.
+//  * Roles, serial. Units of splits 0 .. S - 2 (S = num_splits) are writers: each consumer
+//    stores its accumulators to the tile's slot for that split (params.gemm.workspace, slot (z *
+//    tiles + tile) of tile_m * tile_n floats, the consumer's half at consumer * rows * tile_n) in
 //    fragment order (store_partials), then publishes its ready flag (params.gemm.flags, word
 //    kFlagHeaderWords + (z * tiles + tile) * kConsumers + consumer), and stores no C. The unit of
 //    split S - 1 is the tile's reducer: after its own main loop each consumer waits for the flags
 //    of splits 0, 1, .., S - 2 in that order, adds each split's partial sums into its registers
 //    as soon as its flag is up, then runs the epilogue of an unsplit unit. The sum is
 //    ((own + p0) + p1) + .. + p(S-2) in FP32 whatever the timing: bitwise reproducible.
+//  * Roles, distributed. Every unit, split z of S, owns a stripe of the tile's columns: the
+//    accumulator quads [z * Q / S, (z + 1) * Q / S) of each m64 tile (Q = kAccs / 4, quad q =
+//    n8 column block q; some splits own none when S > Q). Each consumer stores all of its
+//    accumulators but its stripe to the slot of (tile, z) (the workspace has a slot per (tile,
+//    split)), publishes its flag (word of (tile, z), the last split's too), waits for the flags
+//    of every other split of the tile and sums its stripe in the serial reducer's order,
+//    ((p(S-1) + p0) + p1) + .. + p(S-2), its own p(z) from registers (reduce_slice: per quad,
+//    runtime loops over the splits with unrolled quads under a predicate, so no register array
+//    is indexed at run time), then stores that stripe of C directly (store_pair_masked) whatever
+//    kEpilogueSlots is: the TMA-store epilogue is not used for these units. Each CTA so loads
+//    (S - 1) / S of one partial tile instead of the reducer's S - 1 tiles, and both modes give
+//    bitwise the same C.
 //  * Ordering. Writer: every thread's partial-sum stores; a named barrier over the consumer's
 //    128 threads (CTA-scope synchronization: their stores happen before what thread 0 does
 //    after it); thread 0's st.release.gpu of the flag (release at GPU scope, so the stores,
@@ -198,8 +293,10 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    order is transitive). Reducer: each thread spins with ld.acquire.gpu until the flag holds
 //    this launch's epoch, so its loads of the slot after that see the partial sums (they are
 //    L2-only loads, .cg: nothing stale in L1). A slot and its flag are written once per launch
-//    and read once, by one reducer, after the write; the next launch touches them only after
-//    this one has completed (stream order).
+//    and read (by one reducer, or in the distributed mode by the S - 1 other units of the tile,
+//    each its own stripe) only after the write; the next launch touches them only after this one
+//    has completed (stream order). The distributed mode orders its stores, barrier, release and
+//    acquiring spins exactly so.
 //  * Flags carry an epoch, so they never need a reset pass. The flag region is zeroed once when
 //    the workspace is allocated (rt::clear_gemm_workspace_flags) and only ever holds epochs.
 //    Thread 0 of every CTA reads the last launch's epoch E from flags[0] and shares E + 1 (0
@@ -220,6 +317,12 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    its stages as in the unsplit kernel, and the flags it waits for belong to smaller units,
 //    whose writers have published them. Producers run ahead of their consumers, but only on
 //    their own CTA's ring, which a waiting reducer has already released.
+//    Distributed mode: a unit waits for units of larger index too, but every unit is running at
+//    once (its CTA, or cluster, has no other unit, and the whole grid is resident, as above),
+//    and no unit waits before it has published its own flag: each unit's main loop needs only
+//    its own CTA's (and cluster peer's, which works on the same unit index) stages, so every
+//    unit publishes, and then every wait ends. A cluster CTA without a tile publishes nothing
+//    and nothing waits for it (flags belong to tiles inside C).
 //
 // Barrier invariants (s: stage, k: the k-th use of stage s in this CTA, k = 0, 1, ...):
 //  * full[s], count 1: phase k completes when this CTA's producer has arrived with expect_tx of
@@ -439,6 +542,37 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         const int tile = w.tile_m * p.tiles_n + w.tile_n;
         float* const slots = p.workspace + consumer * (kRowsPerConsumer * kTileN);
         unsigned int* const flags = p.flags + sm90::kFlagHeaderWords + consumer;
+        // The reduction mode, uniform over the launch: distributed when every unit has a CTA
+        // (cluster) of its own, so all splits of a tile run at once (see "Split-K" above).
+        if (num_units <= unit_stride &&
+            sm90::kFlagHeaderWords + p.num_splits * tiles * kConsumers <= sm90::kFlagRegionWords) {
+          // Every split publishes its partials but its own stripe of columns, waits for the
+          // other splits of the tile and reduces and stores that stripe (direct stores).
+          constexpr long long kSlotFloats = kTileM * kTileN;
+          const long long split_stride = static_cast<long long>(tiles) * kSlotFloats;
+          float* const slot0 = slots + static_cast<long long>(tile) * kSlotFloats;
+          const unsigned int* const flag0 = flags + tile * kConsumers;
+          int q_begin = 0, q_end = 0;
+          sm90::slice_quads(w.split, p.num_splits, kAccs / 4, q_begin, q_end);
+          sm90::store_partials_except(slot0 + w.split * split_stride, acc, thread, q_begin, q_end);
+          named_barrier_sync(1 + consumer, 128);
+          if (thread == 0)
+            st_release_gpu(flags + (w.split * tiles + tile) * kConsumers, ld_shared_u32(epoch_word));
+          if (q_begin == q_end) continue;  // more splits than quads: nothing to reduce
+          for (int z = 0; z < p.num_splits; ++z)
+            if (z != w.split) sm90::wait_flag(flag0 + z * tiles * kConsumers, epoch_word);
+          // Opaque copies of the slice bounds: otherwise the compiler keeps the store's 32 quad
+          // predicates live for the reduction (and spills the 128 x 256 tile).
+          q_begin = sm90::launder_u32(q_begin);
+          q_end = sm90::launder_u32(q_end);
+          const int row0 = w.tile_m * kTileM + consumer * kRowsPerConsumer + 16 * warp + lane / 4;
+          const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
+          TOut* const c = static_cast<TOut*>(p.c);
+          sm90::reduce_slice(slot0 + thread * 4, int(split_stride), w.split, p.num_splits, q_begin,
+                             q_end, acc, c + row0 * p.ldc + col0, p.ldc, p.m - row0, p.n - col0,
+                             pairs_aligned(c, p.ldc));
+          continue;
+        }
         if (w.split < p.num_splits - 1) {
           const int slot = w.split * tiles + tile;
           sm90::store_partials(slots + static_cast<long long>(slot) * (kTileM * kTileN), acc,

@@ -218,10 +218,11 @@ TEST(RankByModel, SortsFastestFirstAndKeepsEveryConfig) {
   }
 }
 
-// sm90 split-K reduces in the kernel: no second launch, a tail of partial-tile loads for the
-// last wave's reducers, and the tuner's h200 ranking prefers filling the machine with splits
-// when the tiles alone leave it empty (512 x 512 x 32768: 16 tiles of 128 x 128 for 132 SMs;
-// 1536 x 1536 x 8192: 96 tiles of 128 x 192, 0.73 of a wave).
+// sm90 split-K reduces in the kernel: no second launch, a tail of partial-tile loads (the last
+// wave's serial reducers, or every unit's stripe when all units are resident), and the tuner's
+// h200 ranking prefers filling the machine with splits when the tiles alone leave it empty
+// (512 x 512 x 32768: 16 tiles of 128 x 128 for 132 SMs; 1536 x 1536 x 8192: 96 tiles of
+// 128 x 192, 0.73 of a wave).
 TEST(Estimate, Sm90SplitKReducesInTheKernelAndFillsTheMachine) {
   const kt::DeviceDesc d = h200();
   using kt::testing::sm90_config;
@@ -231,12 +232,21 @@ TEST(Estimate, Sm90SplitKReducesInTheKernelAndFillsTheMachine) {
   EXPECT_EQ(whole.reduce_us, 0.0);
   EXPECT_GT(sk8.reduce_us, 0.0);
   EXPECT_EQ(sk8.num_ctas, 128);
-  // The reduction tail (7 partial tiles of 64 KB loaded by one SM) is a few µs, far below the
-  // old reduce kernel's launch plus round trip of 8 M x N slices.
-  EXPECT_LT(sk8.reduce_us, 6.0);
+  // 128 units on 132 SMs: every split of a tile runs at once, so the kernel reduces distributed
+  // and the tail is one SM's stripe, 7/8 of a 64 KB tile loaded and 1/8 of C stored (~0.6 µs),
+  // not the serial reducer's 7 whole tiles (~4 µs).
+  EXPECT_LT(sk8.reduce_us, 1.0);
   EXPECT_LT(sk8.predicted_us, 0.25 * whole.predicted_us);
-  // Loading 15 partial tiles of 128 KB in one SM costs more than the 8 splits of a half tile.
-  EXPECT_GT(kt::estimate(deep, sm90_config(128, 256, 4, 2, 16), d).predicted_us, sk8.predicted_us);
+  // 128 x 256 sk16 (also 128 units): 15/16 of a 128 KB tile per SM, stored and loaded, costs
+  // more than sk8's half tiles; far less than its serial reducer's 15 tiles (~16 µs).
+  const kt::GemmEstimate wide16 = kt::estimate(deep, sm90_config(128, 256, 4, 2, 16), d);
+  EXPECT_LT(wide16.reduce_us, 2.0);
+  EXPECT_GT(wide16.predicted_us, sk8.predicted_us);
+  // 128 x 128 sk16 has 256 units for 132 SMs: the serial reducer, its 15 tiles of 64 KB on the
+  // critical path, and a second wave.
+  const kt::GemmEstimate serial16 = kt::estimate(deep, sm90_config(128, 128, 4, 2, 16), d);
+  EXPECT_GT(serial16.reduce_us, 6.0);
+  EXPECT_GT(serial16.predicted_us, sk8.predicted_us + 5.0);
 
   {
     const auto ranked = kt::rank_by_model(deep, kt::enumerate_gemm_configs(deep, d), d);
@@ -244,6 +254,9 @@ TEST(Estimate, Sm90SplitKReducesInTheKernelAndFillsTheMachine) {
     const kt::GemmConfig& best = ranked.front().config;
     EXPECT_EQ(best.family, kt::GemmFamily::kSm90) << kt::to_key(best);
     EXPECT_GT(best.split_k, 1) << kt::to_key(best);
+    // ... and reduces distributed: its units fit the SMs (the pick is 128 x 128 sk8).
+    EXPECT_LE(kt::cluster_units(deep, best), d.num_sms / best.cluster) << kt::to_key(best);
+    EXPECT_LT(ranked.front().estimate.reduce_us, 1.0) << kt::to_key(best);
     // The best unsplit config is predicted slower.
     for (const auto& r : ranked)
       if (r.config.split_k == 1) {

@@ -272,27 +272,28 @@ TEST(PlanLaunch, Sm90IsPersistentOverTilesTimesSplits) {
   EXPECT_EQ(kt::plan_launch(p, c).main.grid[0], 512u);
   EXPECT_EQ(kt::plan_launch(problem(256, 256, 4096), c, 132).main.grid[0], 2u);
   // Split-K multiplies the units and reduces in the kernel: no reduce launch; the workspace is
-  // the flag region plus a tile slot for each split but the last.
+  // the flag region plus a tile slot for each (tile, split).
   const kt::GemmConfig split = sm90_config(128, 128, 4, 2, 4);
   const kt::GemmLaunch split_launch = kt::plan_launch(problem(256, 256, 32768), split, 132);
   EXPECT_EQ(split_launch.main.grid[0], 16u);
   EXPECT_FALSE(split_launch.reduce.has_value());
-  EXPECT_EQ(split_launch.workspace_bytes, kt::kGemmFlagRegionBytes + 3 * 4 * 128 * 128 * 4);
+  EXPECT_EQ(split_launch.workspace_bytes, kt::kGemmFlagRegionBytes + 4 * 4 * 128 * 128 * 4);
 }
 
-TEST(Workspace, Sm90SplitKHoldsFlagsThenOneTileSlotPerWritingSplit) {
+TEST(Workspace, Sm90SplitKHoldsFlagsThenOneTileSlotPerSplit) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
-  // 512 x 512 x 32768 at 128 x 256, 16 splits: 8 tiles x 15 writing splits x 128 KB (the brief's
-  // ~16 MB), 8 x 15 x 2 ready flags after the two counters' line.
+  // 512 x 512 x 32768 at 128 x 256, 16 splits: 8 tiles x 16 splits x 128 KB (16 MB; every split
+  // writes a slot in the distributed mode), 8 x 15 x 2 ready flags after the two counters' line
+  // (the distributed mode's last-split flags come on top, checked in the kernel).
   const kt::GemmProblem p = problem(512, 512, 32768);
   const kt::GemmConfig sk16 = sm90_config(128, 256, 4, 2, 16);
-  EXPECT_EQ(kt::splitk_partial_bytes(p, sk16), 15LL * 8 * 128 * 256 * 4);
-  EXPECT_EQ(kt::workspace_bytes(p, sk16), kt::kGemmFlagRegionBytes + 15LL * 8 * 128 * 256 * 4);
+  EXPECT_EQ(kt::splitk_partial_bytes(p, sk16), 16LL * 8 * 128 * 256 * 4);
+  EXPECT_EQ(kt::workspace_bytes(p, sk16), kt::kGemmFlagRegionBytes + 16LL * 8 * 128 * 256 * 4);
   EXPECT_EQ(kt::sm90_splitk_flag_words(p, sk16), 32 + 15 * 8 * 2);
   // Ragged: tiles cover the padded shape; one consumer, one flag per (tile, split).
   const kt::GemmProblem ragged = problem(300, 520, 4104);
   const kt::GemmConfig one = sm90_config(64, 128, 6, 1, 3);
-  EXPECT_EQ(kt::splitk_partial_bytes(ragged, one), 2LL * (5 * 5) * 64 * 128 * 4);
+  EXPECT_EQ(kt::splitk_partial_bytes(ragged, one), 3LL * (5 * 5) * 64 * 128 * 4);
   EXPECT_EQ(kt::sm90_splitk_flag_words(ragged, one), 32 + 2 * 25);
   // No split, no workspace; the other families keep whole M x N slices after the flag region.
   EXPECT_EQ(kt::workspace_bytes(p, sm90_config(128, 256, 4, 2)), 0);

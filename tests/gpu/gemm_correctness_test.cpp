@@ -68,6 +68,10 @@ class GemmCorrectness : public testing::GpuTest {
     }
     rt::driver().stream_destroy(stream);
   }
+
+  // sm90 split-K launched again and again: key4 and key8 (two configs sharing one workspace),
+  // each expected to reduce distributed or not.
+  void repeated_launches(const char* shape, const char* key4, const char* key8, bool distributed);
 };
 
 TEST_F(GemmCorrectness, RaggedShapesEveryDtypeBothLayoutsModelDefault) {
@@ -163,23 +167,35 @@ TEST_F(GemmCorrectness, Sm90ClustersWithOddTileRowsAndTails) {
   EXPECT_GE(checked, 60);
 }
 
-// sm90 split-K, reduced in the kernel: 2, 3, 4 and 16 splits (K not a multiple of splits x 64,
+// Whether a sm90 split-K launch of `kernel` reduces distributed (every unit has a CTA, or a
+// cluster, of its own: gemm_sm90.cuh) rather than through the serial reducer.
+bool reduces_distributed(const GemmProblem& p, const GemmConfig& c, const rt::GemmKernel& kernel) {
+  return cluster_units(p, c) * c.cluster <= std::int64_t(kernel.plan().main.grid[0]);
+}
+
+// sm90 split-K, reduced in the kernel: 2, 3, 4, 8 and 16 splits (K not a multiple of splits x 64,
 // so the last split is short), M and N tails, bf16 and fp16 in, bf16/fp16/FP32 out, nt and nn,
-// direct and TMA-store epilogues, clusters of 2 with odd tile rows, and more units than SMs (the
-// reducers of a tile run in a later wave than some of its writers).
+// direct and TMA-store epilogues, clusters of 2 with odd tile rows. Both reduction modes: few
+// tiles (300x260x8200, 129x136x2056, 512x512x8192 at most splits, ...: every unit has a CTA, so
+// the splits reduce distributed, each its stripe of columns; bn64 sk16 at 129x136x16392 has more
+// splits than quads, so half of them reduce nothing) and many (1000x1000x7768, 1536x1536x8192: more units
+// than SMs, the serial reducer, whose tiles' writers may run in an earlier wave).
 TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const char* shapes[] = {"300x520x4104", "129x136x2056", "1000x1000x7768", "512x512x32760",
-                          "1536x1536x8192", "64x1032x3000"};
+  const char* shapes[] = {"300x520x4104",   "129x136x2056", "1000x1000x7768", "512x512x32760",
+                          "1536x1536x8192", "64x1032x3000", "300x260x8200",   "512x512x8192",
+                          "129x136x16392"};
   const char* keys[] = {"sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk2",
                         "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk3",
                         "sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4",
                         "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk16",
                         "sm90.bm128.bn128.bk64.s4.c2.e2.cl2.g8.sk8",
-                        "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g1.sk3"};
+                        "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g1.sk3",
+                        "sm90.bm128.bn128.bk64.s6.c2.e2.cl1.g8.sk8",
+                        "sm90.bm128.bn64.bk64.s4.c2.e0.cl1.g8.sk16"};
   const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16},
-                            {DType::kBF16, DType::kFP32}};
-  int checked = 0;
+                            {DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32}};
+  int checked = 0, distributed = 0;
   for (const char* key : keys)
     for (const char* shape : shapes)
       for (const auto& pair : pairs)
@@ -189,20 +205,38 @@ TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
           if (validate(p, config, device_)) continue;  // e.g. 16 splits of a short K
           check(p, config);
           ++checked;
+          if (cluster_units(p, config) <= std::max(1, device_.num_sms / config.cluster))
+            ++distributed;
         }
-  EXPECT_GE(checked, 150);
+  EXPECT_GE(checked, 450);  // 478 on the H200 profile: 326 distributed (as planned), 152 serial
+  EXPECT_GE(distributed, 250);
+  EXPECT_GE(checked - distributed, 120);
 }
 
 // The launch epoch lives in the workspace: the same split-K kernel launched again and again (on
 // new data, through one reused parameter block, and alternating with another split-K config
 // whose flags sit at other offsets of the same flag region) is correct every time, and the
 // reduction order is fixed, so equal inputs give bitwise equal outputs.
+// Both reduction modes: 1000x1000x7768 has more units than SMs for both configs (the serial
+// reducer); 300x264x8200 and 512x512x8192 give every unit a CTA (distributed, each split
+// reducing a stripe).
 TEST_F(GemmCorrectness, Sm90SplitKRepeatedLaunchesAreCorrectAndBitwiseReproducible) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  repeated_launches("1000x1000x7768", "sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4",
+                    "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk8", false);
+  repeated_launches("300x264x8200", "sm90.bm128.bn128.bk64.s6.c2.e2.cl1.g8.sk8",
+                    "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk8", true);
+  repeated_launches("512x512x8192", "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk16",
+                    "sm90.bm128.bn128.bk64.s4.c2.e2.cl2.g8.sk4", true);
+}
+
+void GemmCorrectness::repeated_launches(const char* shape, const char* key4, const char* key8,
+                                        bool distributed) {
   GemmProblem p;
-  parse_gemm_shape("1000x1000x7768", p);
-  const GemmConfig sk4 = parse_gemm_config_key("sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4");
-  const GemmConfig sk8 = parse_gemm_config_key("sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk8");
+  parse_gemm_shape(shape, p);
+  SCOPED_TRACE(shape);
+  const GemmConfig sk4 = parse_gemm_config_key(key4);
+  const GemmConfig sk8 = parse_gemm_config_key(key8);
   ASSERT_FALSE(validate(p, sk4, device_));
   ASSERT_FALSE(validate(p, sk8, device_));
   const rt::CudaDriver& d = rt::driver();
@@ -219,6 +253,8 @@ TEST_F(GemmCorrectness, Sm90SplitKRepeatedLaunchesAreCorrectAndBitwiseReproducib
       return rt::GemmKernel(p, c, modules.load(cubin.record));
     };
     const rt::GemmKernel k4 = kernel_for(sk4), k8 = kernel_for(sk8);
+    EXPECT_EQ(reduces_distributed(p, sk4, k4), distributed) << key4;
+    EXPECT_EQ(reduces_distributed(p, sk8, k8), distributed) << key8;
     const std::size_t c_bytes = std::size_t(p.m * p.n) * size_bytes(p.out_dtype);
     auto output = [&](const tune::GemmWorkload& w) {
       std::vector<unsigned char> host(c_bytes);

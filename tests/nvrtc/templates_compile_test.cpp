@@ -362,14 +362,21 @@ TEST(Ptx, Sm90SplitKReducesInTheKernelWithEpochFlags) {
 }
 
 TEST(TemplatesCompile, Sm90SplitKConfigsCompileWithoutSpillsForTheTwoDeepShapes) {
-  // The configs the model ranks first for the split-K shapes, and the brief's two keys, with
-  // both layouts and FP32 output: zero spills (the reducer adds its partial tiles into the 128
-  // accumulators of a 128 x 256 tile within the 168-register launch cap).
+  // The configs the model ranks first for the split-K shapes, the brief's keys and the H200's
+  // best at 512 x 512 x 32768 (s6 e2 sk8), with both layouts and FP32 output: zero spills with
+  // both reduction paths in one kernel (the serial reducer adds its partial tiles into the 128
+  // accumulators of a 128 x 256 tile within the 168-register launch cap; the distributed one
+  // keeps every accumulator live through its stripe's predicated quads). 256 x 128 has two m64
+  // tiles per consumer; bn64 sk16 has more splits than quads.
   std::vector<Case> cases;
   for (const char* key : {"sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4",
                           "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk16",
                           "sm90.bm128.bn128.bk64.s4.c2.e2.cl2.g8.sk8",
-                          "sm90.bm128.bn64.bk64.s4.c2.e0.cl2.g8.sk4"})
+                          "sm90.bm128.bn64.bk64.s4.c2.e0.cl2.g8.sk4",
+                          "sm90.bm128.bn128.bk64.s6.c2.e2.cl1.g8.sk8",
+                          "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk8",
+                          "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g1.sk3",
+                          "sm90.bm128.bn64.bk64.s4.c2.e0.cl1.g8.sk16"})
     for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN}) {
       const kt::GemmConfig c = kt::parse_gemm_config_key(key);
       cases.push_back({problem(1536, 1536, 8192, layout), c, "sm_90a"});
