@@ -5,7 +5,7 @@
 namespace kt {
 
 // Bump when the measuring protocol changes what a median means (flush, clocks, repeats).
-inline constexpr int kBenchmarkProtocolVersion = 1;
+inline constexpr int kBenchmarkProtocolVersion = 2;
 // Bump when a GEMM template changes its performance or its config semantics.
 // 2: the sm90 keys gained e (TMA-store epilogue) and cl (cluster) fields.
 // 3: sm90 split-K reduces inside the kernel (no reduce launch; any epilogue with split-K).

@@ -71,6 +71,17 @@ GeneratedSource generate_gemm_check(const GemmProblem& problem, const std::strin
   return s;
 }
 
+GeneratedSource generate_l2_flush(const std::string& arch) {
+  GeneratedSource s;
+  s.name = "l2_flush";
+  s.code = "// kerntune generated: the benchmark's L2 flush\n"
+           "#include \"kerntune/common/l2_flush.cuh\"\n";
+  s.name_expressions = {"kt::l2_flush_read"};
+  s.arch = arch;
+  s.options = nvrtc_options(arch);
+  return s;
+}
+
 GeneratedSource generate_attention(const AttentionProblem& problem, const AttentionConfig& config,
                                    bool write_lse, const std::string& arch) {
   GeneratedSource s;

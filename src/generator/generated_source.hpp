@@ -41,6 +41,9 @@ GeneratedSource generate_attention(const AttentionProblem& problem, const Attent
 // poison, FP32 reference rows and the gather/non-finite count.
 GeneratedSource generate_attention_check(const AttentionProblem& problem, const std::string& arch);
 
+// The measuring protocol's L2 flush (templates/common/l2_flush.cuh): kt::l2_flush_read.
+GeneratedSource generate_l2_flush(const std::string& arch);
+
 enum AttentionCheckKernel : int {
   kAttentionFillRandom = 0,
   kAttentionFillPoison,

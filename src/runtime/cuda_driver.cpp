@@ -71,6 +71,7 @@ CudaDriver load() {
   KT_RESOLVE(cuMemcpyHtoD, d.memcpy_htod);
   KT_RESOLVE(cuMemcpyDtoH, d.memcpy_dtoh);
   KT_RESOLVE(cuMemsetD8Async, d.memset_d8_async);
+  KT_RESOLVE(cuMemcpyDtoDAsync, d.memcpy_dtod_async);
   KT_RESOLVE(cuStreamCreate, d.stream_create);
   KT_RESOLVE(cuStreamDestroy, d.stream_destroy);
   KT_RESOLVE(cuStreamSynchronize, d.stream_synchronize);

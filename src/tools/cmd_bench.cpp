@@ -75,13 +75,16 @@ void run(const BenchCliOptions& o) {
     if (fresh)
       csv << ("problem,m,n,k,config,grade,kerntune_us,kerntune_spread_pct,kerntune_tflops,"
                  "cublaslt_us,cublaslt_spread_pct,cublaslt_tflops,ratio,kerntune_rel_error,"
-                 "cublaslt_rel_error\n");
+                 "cublaslt_rel_error,copy_us,kerntune_tbps,cublaslt_tbps,copy_tbps,of_copy\n");
   }
   fmt::print("baseline: cuBLASLt {}\n", tune::CublasLtGemm::library_path());
   // TB/s: the fewest bytes the problem moves (A and B read once, C written once) over the
   // median time; the figure of merit where the problem is memory-bound (decoding, small M).
-  fmt::print("{:<34} {:<44} {:<13} {:>9} {:>9} {:>8} {:>8} {:>7}  {}\n", "problem", "config",
-             "grade", "kt TF/s", "cuBLAS", "kt TB/s", "cuBLAS", "ratio", "check");
+  // "copy": the TB/s of a device-to-device copy moving the same bytes, timed alike; "of copy":
+  // kerntune's share of it.
+  fmt::print("{:<34} {:<44} {:<13} {:>9} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7}  {}\n", "problem",
+             "config", "grade", "kt TF/s", "cuBLAS", "kt TB/s", "cuBLAS", "copy", "of copy",
+             "ratio", "check");
   double log_sum = 0;
   int counted = 0;
   for (const GemmProblem& p : problems) {
@@ -91,19 +94,22 @@ void run(const BenchCliOptions& o) {
     auto tbps = [&](const tune::Timing& t) {
       return t.median_us > 0 ? p.min_bytes() / t.median_us / 1e6 : 0.0;
     };
-    fmt::print("{:<34} {:<44} {:<13} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>7.3f}  {}\n", to_key(p),
-               r.dispatch.config_key, r.dispatch.grade, r.kerntune_tflops(), r.baseline_tflops(),
-               tbps(r.kerntune), tbps(r.baseline), r.ratio(), check);
+    fmt::print("{:<34} {:<44} {:<13} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>8.2f} {:>6.0f}% {:>7.3f}  {}\n",
+               to_key(p), r.dispatch.config_key, r.dispatch.grade, r.kerntune_tflops(),
+               r.baseline_tflops(), tbps(r.kerntune), tbps(r.baseline), tbps(r.copy),
+               100 * r.of_copy(), r.ratio(), check);
     if (r.ratio() > 0) {
       log_sum += std::log(r.ratio());
       ++counted;
     }
     if (csv.is_open())
-      csv << fmt::format("{},{},{},{},{},{},{:.3f},{:.2f},{:.1f},{:.3f},{:.2f},{:.1f},{:.4f},{:.3g},{:.3g}\n",
+      csv << fmt::format("{},{},{},{},{},{},{:.3f},{:.2f},{:.1f},{:.3f},{:.2f},{:.1f},{:.4f},{:.3g},{:.3g},"
+                         "{:.3f},{:.3f},{:.3f},{:.3f},{:.4f}\n",
                  to_key(p), p.m, p.n, p.k, r.dispatch.config_key, r.dispatch.grade,
                  r.kerntune.median_us, r.kerntune.spread_pct(), r.kerntune_tflops(),
                  r.baseline.median_us, r.baseline.spread_pct(), r.baseline_tflops(), r.ratio(),
-                 r.kerntune_check.relative_error, r.baseline_check.relative_error);
+                 r.kerntune_check.relative_error, r.baseline_check.relative_error,
+                 r.copy.median_us, tbps(r.kerntune), tbps(r.baseline), tbps(r.copy), r.of_copy());
   }
   if (counted > 0) fmt::print("geometric mean ratio (cuBLASLt time / kerntune time): {:.3f}\n", std::exp(log_sum / counted));
 }

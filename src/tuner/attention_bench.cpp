@@ -29,7 +29,7 @@ AttentionBenchRow bench_attention(Runtime& runtime, const AttentionProblem& p, i
   work.poison_output();
   runtime.attention_forward(p, tensors, stream);
   row.check = work.check_output(true);
-  Bench bench(stream, std::size_t(2 * desc.l2_bytes));
+  Bench bench(stream, desc, modules, nullptr);
   BenchmarkOptions o;
   o.min_reps = reps;
   row.timing = bench.measure([&](CUstream s) {

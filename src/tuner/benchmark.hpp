@@ -1,5 +1,6 @@
 // The measuring protocol (kBenchmarkProtocolVersion): warm-up, an L2 flush outside the timed
-// region before every repetition, CUDA events around the kernel alone, median and spread.
+// region before every repetition (a read of twice L2, so L2 holds no dirty lines the timed
+// kernel would write back), CUDA events around the kernel alone, median and spread.
 #pragma once
 
 #include <cuda.h>
@@ -8,7 +9,10 @@
 #include <functional>
 #include <vector>
 
+#include "cache/database.hpp"
+#include "core/device_desc.hpp"
 #include "runtime/device_buffer.hpp"
+#include "runtime/module_cache.hpp"
 
 namespace kt::tune {
 
@@ -32,8 +36,9 @@ struct BenchmarkOptions {
 
 class Bench {
  public:
-  // flush_bytes: size of the buffer overwritten before each repetition (2x L2 is plenty).
-  Bench(CUstream stream, std::size_t flush_bytes);
+  // Compiles (or takes from db, which may be null) and loads the flush kernel into `modules`
+  // for the device's architecture; the flush reads 2 x the device's L2.
+  Bench(CUstream stream, const DeviceDesc& device, rt::ModuleCache& modules, cache::Database* db);
 
   // Times `launch` (which enqueues one run on the stream and returns its CUresult).
   // Throws CudaError if a launch or the stream fails.
@@ -53,6 +58,9 @@ class Bench {
   void flush();
   CUstream stream_;
   rt::DeviceBuffer flush_buffer_;
+  rt::DeviceBuffer flush_sink_;
+  CUfunction flush_kernel_ = nullptr;
+  unsigned int flush_grid_ = 1;
   rt::Event start_, stop_;
 };
 

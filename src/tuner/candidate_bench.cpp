@@ -32,7 +32,7 @@ CandidateBench::CandidateBench(const std::string& problem_key, const DeviceDesc&
                                std::size_t workspace_bytes, const BenchmarkOptions& options)
     : target_(make_bench_target(problem_key, device, db, modules_, stream_.get(), seed,
                                 workspace_bytes)),
-      bench_(stream_.get(), std::size_t(2 * device.l2_bytes)),
+      bench_(stream_.get(), device, modules_, db),
       options_(options) {}
 
 TrialResult CandidateBench::measure(const std::string& config_key,

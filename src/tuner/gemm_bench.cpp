@@ -38,6 +38,9 @@ double GemmBenchRow::baseline_tflops() const {
 double GemmBenchRow::ratio() const {
   return kerntune.median_us > 0 && baseline.median_us > 0 ? baseline.median_us / kerntune.median_us : 0;
 }
+double GemmBenchRow::of_copy() const {
+  return kerntune.median_us > 0 && copy.median_us > 0 ? copy.median_us / kerntune.median_us : 0;
+}
 
 GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchOptions& o) {
   GemmBenchRow row;
@@ -49,7 +52,7 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
   const std::uint64_t seed =
       o.seed != 0 ? o.seed : std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
   GemmWorkload work(p, device, nullptr, modules, stream.get(), seed, kBaselineWorkspaceBytes);
-  Bench bench(stream.get(), std::size_t(2 * device.l2_bytes));
+  Bench bench(stream.get(), device, modules, nullptr);
 
   auto kt_launch = [&](CUstream stream) -> CUresult {
     runtime.gemm(p, work.a(), work.b(), work.c(), stream);
@@ -73,12 +76,21 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
   }
   auto lt_launch = [&](CUstream stream) { return lt->launch(work.a(), work.b(), work.c(), stream); };
 
+  const std::size_t copy_bytes = o.copy ? std::size_t(p.min_bytes() / 2) / 16 * 16 : 0;
+  rt::DeviceBuffer copy_src(copy_bytes), copy_dst(copy_bytes);
+  if (copy_bytes > 0)
+    rt::check(rt::driver().memset_d8_async(copy_src.get(), 0x3c, copy_bytes, stream.get()),
+              "cuMemsetD8Async(copy source)");
+  auto copy_launch = [&](CUstream stream) {
+    return rt::driver().memcpy_dtod_async(copy_dst.get(), copy_src.get(), copy_bytes, stream);
+  };
+
   // Warm both, then interleave rounds so clock and thermal drift hit both alike.
   for (int i = 0; i < 3; ++i) {
     kt_launch(stream.get());
     if (lt) rt::check(lt_launch(stream.get()), "cublasLtMatmul(warm-up)");
   }
-  std::vector<double> kt_samples, lt_samples;
+  std::vector<double> kt_samples, lt_samples, copy_samples;
   for (int r = 0; r < o.rounds; ++r) {
     auto a = bench.sample(kt_launch, o.reps_per_round);
     kt_samples.insert(kt_samples.end(), a.begin(), a.end());
@@ -86,9 +98,14 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
       auto b = bench.sample(lt_launch, o.reps_per_round);
       lt_samples.insert(lt_samples.end(), b.begin(), b.end());
     }
+    if (copy_bytes > 0) {
+      auto c = bench.sample(copy_launch, o.reps_per_round);
+      copy_samples.insert(copy_samples.end(), c.begin(), c.end());
+    }
   }
   row.kerntune = summarize(std::move(kt_samples));
   row.baseline = summarize(std::move(lt_samples));
+  row.copy = summarize(std::move(copy_samples));
   return row;
 }
 

@@ -16,6 +16,7 @@ struct GemmBenchOptions {
   int reps_per_round = 10;
   std::uint64_t seed = 0;    // 0: fresh
   bool baseline = true;      // run cuBLASLt beside
+  bool copy = true;          // time a copy of the same bytes beside
 };
 
 struct GemmBenchRow {
@@ -23,12 +24,16 @@ struct GemmBenchRow {
   DispatchInfo dispatch;
   Timing kerntune;
   Timing baseline;           // num_reps == 0 when no baseline ran
+  // A device-to-device copy moving the problem's min_bytes (half read, half written), timed by
+  // the same protocol: the bandwidth a memory-bound GEMM is held to. num_reps == 0 when not run.
+  Timing copy;
   OutputCheck kerntune_check;
   OutputCheck baseline_check;
   std::string baseline_error;
   double kerntune_tflops() const;
   double baseline_tflops() const;
   double ratio() const;      // baseline time / kerntune time (> 1: kerntune is faster)
+  double of_copy() const;    // copy time / kerntune time: the fraction of copy bandwidth reached
 };
 
 GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& problem, const GemmBenchOptions& o);

@@ -266,6 +266,20 @@ TEST(CheckKernels, CompileForEveryDTypePairAndLayout) {
   }
 }
 
+// The benchmark's L2 flush reads through L2 only (ld.global.cg) and keeps its loads.
+TEST(CheckKernels, L2FlushReadsThroughL2ForSm90aAndSm80) {
+  for (const std::string arch : {"sm_90a", "sm_80"}) {
+    SCOPED_TRACE(arch);
+    const gen::CompiledKernel k = gen::compile(gen::generate_l2_flush(arch));
+    ASSERT_EQ(k.lowered_names.size(), 1u);
+    EXPECT_FALSE(k.cubin.empty());
+    EXPECT_EQ(k.report.total_spill_bytes(), 0) << k.log;
+    const std::string ptx = gen::compile_to_ptx(gen::generate_l2_flush(arch));
+    EXPECT_NE(ptx.find("ld.global.cg.v4.u32"), std::string::npos);
+    EXPECT_EQ(ptx.find("st.global.v4"), std::string::npos) << "the flush must not write the buffer";
+  }
+}
+
 TEST(TemplatesCompile, ShippedSm90ConfigsCompileCleanlyForBothLayoutsAndDTypes) {
   // Zero spills and no C75xx warning (wgmma serialization, ignored setmaxnreg) for every shipped
   // sm90 config, nt and nn where validate allows the layout (the 144-column tile is nt-only),
