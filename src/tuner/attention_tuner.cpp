@@ -103,12 +103,7 @@ AttentionTuneReport tune_attention(const AttentionProblem& p, cache::Database& d
     if (c.timing.num_reps == 0) return std::nullopt;
     return c.timing.median_us;
   };
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < report.candidates.size(); ++i)
-    if (score(report.candidates[i])) order.push_back(i);
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
-    return *score(report.candidates[a]) < *score(report.candidates[b]);
-  });
+  const std::vector<std::size_t> order = pick_order(report.candidates, finalists, score);
   if (!order.empty()) report.winner = order[0];
   if (order.size() > 1) report.runner_up = order[1];
 

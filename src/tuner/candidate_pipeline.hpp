@@ -217,6 +217,26 @@ std::vector<std::size_t> remeasure_finalists(
   return ok;
 }
 
+// The order of the pick (best first): the candidates `score` gives a value, by that value. When
+// finalists were re-measured only they compete: their pooled timings were taken side by side,
+// while a non-finalist's figure is from the first pass, and a drift of the clocks between the
+// passes (a GPU heating up under long GEMMs) would let a stale figure win.
+template <class C, class Score>
+std::vector<std::size_t> pick_order(const std::vector<C>& cands,
+                                    const std::vector<std::size_t>& finalists, Score score) {
+  std::vector<std::size_t> order;
+  if (!finalists.empty()) {
+    for (std::size_t i : finalists)
+      if (score(cands[i])) order.push_back(i);
+  } else {
+    for (std::size_t i = 0; i < cands.size(); ++i)
+      if (score(cands[i])) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return *score(cands[a]) < *score(cands[b]); });
+  return order;
+}
+
 // The run's last transaction: the finalists' rows, the winner, the run marked done.
 template <class C>
 void finish_run(CandidatePipeline& pipe, const std::vector<C>& cands,

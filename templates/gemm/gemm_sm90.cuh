@@ -66,7 +66,7 @@ constexpr int kFlagHeaderWords = 32;
 // serial mode's flags fit; the distributed mode's last-split flags come after them.
 constexpr int kFlagRegionWords = 16384;
 
-// One thread per CTA, before the CTA's first barrier: reads the last launch's epoch, keeps this
+// One consumer thread per CTA, before the consumers' first barrier: reads the last launch's epoch, keeps this
 // launch's (one more, skipping 0 — the value of a flag never written — when it wraps) in the
 // shared word `epoch_word` for the CTA's threads, and counts the CTA in; the last CTA of the grid
 // to arrive resets the count and stores the new epoch as the last launch's, for the next launch.
@@ -299,9 +299,9 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    acquiring spins exactly so.
 //  * Flags carry an epoch, so they never need a reset pass. The flag region is zeroed once when
 //    the workspace is allocated (rt::clear_gemm_workspace_flags) and only ever holds epochs.
-//    Thread 0 of every CTA reads the last launch's epoch E from flags[0] and shares E + 1 (0
-//    skipped on wrap) with its CTA as this launch's; the last CTA to arrive stores it back
-//    (begin_launch). Writers store the epoch, the reducer waits for equality: any value a
+//    The first consumer thread of every CTA reads the last launch's epoch E from flags[0] and
+//    shares E + 1 (0 skipped on wrap) with its CTA's consumers (a named barrier over them) as
+//    this launch's; the last CTA to arrive stores it back (begin_launch). Writers store the epoch, the reducer waits for equality: any value a
 //    flag holds from an earlier launch (of any config sharing the workspace) is an older epoch,
 //    so it never passes for this launch's. The epoch lives in the workspace rather than in the
 //    parameters, so a parameter block (or a CUDA graph replaying one) may be launched any number
@@ -400,7 +400,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   const GemmParams& p = params.gemm;
   const int rank = kCluster > 1 ? int(cluster_ctarank()) : 0;
   if (threadIdx.x == 0) {
-    if constexpr (kSplitK) sm90::begin_launch(p.flags, epoch_word, gridDim.x);
 #pragma unroll 1
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(full_bars + 8 * s, 1);
@@ -478,6 +477,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   } else {
     // Consumers.
     if constexpr (kConsumers == 2) setmaxnreg_inc<sm90::kConsumerRegs>();
+    if constexpr (kSplitK) {
+      // This launch's epoch. Its two global round trips overlap the producer's first loads
+      // (done by the producer thread before the CTA's first barrier, they delayed every load).
+      if (threadIdx.x == 128) sm90::begin_launch(p.flags, epoch_word, gridDim.x);
+      named_barrier_sync(1 + kConsumers, 128 * kConsumers);
+    }
     const int consumer = warpgroup - 1;
     const int thread = threadIdx.x % 128;
     const int warp = thread / 32;
