@@ -1,0 +1,36 @@
+// Tile shapes for the GEMM search (see gemm_search.hpp).
+#include "tuner/gemm_search.hpp"
+
+namespace kt::tune {
+
+namespace {
+
+// -1: b is half of a, +1: twice, 0: equal, 2: anything else.
+int step(int a, int b) {
+  if (a == b) return 0;
+  if (b * 2 == a) return -1;
+  if (a * 2 == b) return 1;
+  return 2;
+}
+
+}  // namespace
+
+bool same_shape(const GemmConfig& a, const GemmConfig& b) {
+  return a.family == b.family && a.tile_m == b.tile_m && a.tile_n == b.tile_n &&
+         a.warp_m == b.warp_m && a.warp_n == b.warp_n && a.consumers == b.consumers &&
+         a.split_k == b.split_k && a.warps_k == b.warps_k;
+}
+
+bool neighbour_shape(const GemmConfig& best, const GemmConfig& c) {
+  if (c.family != best.family || c.consumers != best.consumers) return false;
+  const int m = step(best.tile_m, c.tile_m), n = step(best.tile_n, c.tile_n),
+            k = step(best.split_k, c.split_k);
+  if (m == 2 || n == 2 || k == 2) return false;
+  const int moved = (m != 0) + (n != 0) + (k != 0);
+  if (moved == 1) return true;
+  // Two moves that keep the number of work units: half the tile (twice the tiles) with half
+  // the splits, or twice the tile with twice the splits.
+  return moved == 2 && k != 0 && (m == k || n == k);
+}
+
+}  // namespace kt::tune

@@ -1,0 +1,18 @@
+// The GEMM search's notions of a tile shape: which configs are variants of one shape (they differ
+// only in stages, epilogue, cluster or raster order) and which shapes neighbour each other (one
+// step of a local search around the best measured shape).
+#pragma once
+
+#include "core/gemm_config.hpp"
+
+namespace kt::tune {
+
+// Same family, tile, warp layout, consumers, split and warps along K.
+bool same_shape(const GemmConfig& a, const GemmConfig& b);
+
+// c's shape is one step from best's: the same family and consumers, and either exactly one of
+// tile_m, tile_n, split_k halved or doubled, or tile_n (or tile_m) and split_k both halved or
+// both doubled — the same number of work units cut another way.
+bool neighbour_shape(const GemmConfig& best, const GemmConfig& c);
+
+}  // namespace kt::tune

@@ -1,0 +1,55 @@
+// The GEMM search's shapes: variants of one shape differ only in stages, epilogue, cluster or
+// raster order; a neighbouring shape is one halving or doubling of tile_m, tile_n or split_k,
+// or a tile dimension and the split moved together (the same work units cut another way).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/gemm_config.hpp"
+#include "tuner/gemm_search.hpp"
+
+namespace kt::tune {
+namespace {
+
+GemmConfig key(const std::string& k) { return parse_gemm_config_key(k); }
+
+TEST(GemmSearch, VariantsShareAShapeButSplitsDoNot) {
+  EXPECT_TRUE(same_shape(key("sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1"),
+                         key("sm90.bm128.bn256.bk64.s3.c2.e0.cl2.g1.sk1")));
+  EXPECT_FALSE(same_shape(key("sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1"),
+                          key("sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk2")));
+}
+
+TEST(GemmSearch, NeighboursAreOneStepAway) {
+  const GemmConfig best = key("sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk4");
+  // One dimension halved or doubled.
+  EXPECT_TRUE(neighbour_shape(best, key("sm90.bm64.bn128.bk64.s4.c1.e0.cl1.g8.sk2")));
+  EXPECT_TRUE(neighbour_shape(best, key("sm90.bm64.bn128.bk64.s4.c1.e0.cl1.g8.sk8")));
+  EXPECT_TRUE(neighbour_shape(best, key("sm90.bm64.bn256.bk64.s4.c1.e0.cl1.g8.sk4")));
+  EXPECT_TRUE(neighbour_shape(best, key("sm90.bm64.bn64.bk64.s6.c1.e0.cl1.g8.sk4")));
+  // The same 128 units cut another way: half the columns, half the splits (the H200's pick at
+  // 64 x 4096 x 4096 beside the first round's).
+  EXPECT_TRUE(neighbour_shape(best, key("sm90.bm64.bn64.bk64.s6.c1.e0.cl1.g8.sk2")));
+  EXPECT_TRUE(neighbour_shape(best, key("sm90.bm64.bn256.bk64.s4.c1.e0.cl1.g8.sk8")));
+}
+
+TEST(GemmSearch, FartherShapesOtherFamiliesAndConsumersAreNotNeighbours) {
+  const GemmConfig best = key("sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk4");
+  EXPECT_FALSE(neighbour_shape(best, best));  // no step at all
+  EXPECT_FALSE(neighbour_shape(best, key("sm90.bm64.bn64.bk64.s6.c1.e0.cl1.g8.sk8")));  // units x4
+  EXPECT_FALSE(neighbour_shape(best, key("sm90.bm64.bn64.bk64.s6.c1.e0.cl1.g8.sk1")));  // two steps
+  EXPECT_FALSE(neighbour_shape(best, key("sm90.bm64.bn144.bk64.s5.c1.e0.cl1.g8.sk4")));  // not x2
+  EXPECT_FALSE(neighbour_shape(best, key("sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk4")));  // consumers
+  EXPECT_FALSE(neighbour_shape(key("sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk1"),
+                               key("sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1")));
+}
+
+TEST(GemmSearch, SmallMTileRowsAreADimensionToo) {
+  // 16 rows in one tile of 16 beside two tiles of 8 (16 x 4096 x 4096 on the H200: 17.1 us
+  // against 18.5).
+  EXPECT_TRUE(neighbour_shape(key("smallm.bm8.bn64.bk128.wn16.wk4.sk1"),
+                              key("smallm.bm16.bn64.bk128.wn16.wk4.sk1")));
+}
+
+}  // namespace
+}  // namespace kt::tune
