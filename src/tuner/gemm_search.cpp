@@ -33,4 +33,10 @@ bool neighbour_shape(const GemmConfig& best, const GemmConfig& c) {
   return moved == 2 && k != 0 && (m == k || n == k);
 }
 
+int variant_distance(const GemmConfig& a, const GemmConfig& b) {
+  return (a.tile_k != b.tile_k) + (a.stages != b.stages) + (a.epilogue != b.epilogue) +
+         (a.cluster != b.cluster) + (a.raster_group != b.raster_group) +
+         (a.warp_m != b.warp_m) + (a.warp_n != b.warp_n) + (a.warps_k != b.warps_k);
+}
+
 }  // namespace kt::tune

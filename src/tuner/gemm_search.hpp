@@ -15,4 +15,9 @@ bool same_shape(const GemmConfig& a, const GemmConfig& b);
 // both doubled — the same number of work units cut another way.
 bool neighbour_shape(const GemmConfig& best, const GemmConfig& c);
 
+// How many of the fields a shape leaves free (tile_k, stages, epilogue, cluster, raster group,
+// and for sm80 and small-M the warp layout) differ between a and b: a step of the local search
+// moves the shape and keeps the rest of what measured best, as far as the new shape allows.
+int variant_distance(const GemmConfig& a, const GemmConfig& b);
+
 }  // namespace kt::tune

@@ -65,9 +65,10 @@ std::vector<CandidateResult> first_round(const GemmProblem& p, const TuneOptions
 }
 
 // Round 2, for each of the two best shapes so far: up to this many neighbouring shapes
-// (neighbour_shape), each by its best config in model order. Round 1 measures the model's
+// (neighbour_shape), each by its config closest to the best one. Round 1 measures the model's
 // favourite shapes; this measures the ones next to what the GPU preferred (at 64 x 4096 x 4096
-// round 1 found 128-column tiles split 4 ways at 19.7 us; 64-column tiles unsplit ran 17.5).
+// round 1 found 128-column tiles split 2-4 ways at 19.4 us; 64-column tiles unsplit with six
+// stages ran 17.5, with three or four 22.6-23.8: the pipeline depth the best one had matters).
 constexpr int kNeighbourShapes = 6;
 
 // Round 2: for the two best tile shapes so far, their other variants in model order, then the
@@ -104,14 +105,23 @@ std::vector<CandidateResult> second_round(const std::vector<CandidateResult>& do
     auto same = [&](const CandidateResult& d) { return same_shape(d.config, c); };
     return std::any_of(done.begin(), done.end(), same) || std::any_of(out.begin(), out.end(), same);
   };
+  // Each neighbouring shape by its config closest to the measured best (variant_distance), the
+  // model's order breaking ties; the shapes in the model order of their first config.
   for (const CandidateResult* shape : best) {
-    int added = 0;
+    std::vector<const RankedConfig*> picks;
     for (const auto& r : ranked) {
-      if (added >= kNeighbourShapes) break;
       if (!neighbour_shape(shape->config, r.config) || shape_tried(r.config)) continue;
-      out.push_back({r.config, r.estimate});
-      ++added;
+      auto same = [&](const RankedConfig* q) { return same_shape(q->config, r.config); };
+      auto it = std::find_if(picks.begin(), picks.end(), same);
+      if (it == picks.end()) {
+        picks.push_back(&r);
+      } else if (variant_distance(shape->config, r.config) <
+                 variant_distance(shape->config, (*it)->config)) {
+        *it = &r;
+      }
     }
+    if (picks.size() > std::size_t(kNeighbourShapes)) picks.resize(kNeighbourShapes);
+    for (const RankedConfig* r : picks) out.push_back({r->config, r->estimate});
   }
   return out;
 }

@@ -51,5 +51,12 @@ TEST(GemmSearch, SmallMTileRowsAreADimensionToo) {
                               key("smallm.bm16.bn64.bk128.wn16.wk4.sk1")));
 }
 
+TEST(GemmSearch, VariantDistanceCountsWhatTheShapeLeavesFree) {
+  const GemmConfig best = key("sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk2");
+  EXPECT_EQ(variant_distance(best, key("sm90.bm64.bn64.bk64.s6.c1.e2.cl1.g8.sk1")), 0);
+  EXPECT_EQ(variant_distance(best, key("sm90.bm64.bn64.bk64.s3.c1.e0.cl1.g8.sk1")), 2);
+  EXPECT_EQ(variant_distance(best, key("sm90.bm64.bn64.bk64.s3.c1.e0.cl2.g1.sk1")), 4);
+}
+
 }  // namespace
 }  // namespace kt::tune
