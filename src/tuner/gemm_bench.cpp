@@ -76,11 +76,11 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
   }
   auto lt_launch = [&](CUstream stream) { return lt->launch(work.a(), work.b(), work.c(), stream); };
 
-  const std::size_t copy_bytes = o.copy ? std::size_t(p.min_bytes() / 2) / 16 * 16 : 0;
+  // Rounded up to whole 16-byte words: never empty, even for a 1 x 1 x 1 problem.
+  const std::size_t copy_bytes = (std::size_t(p.min_bytes() / 2) + 15) / 16 * 16;
   rt::DeviceBuffer copy_src(copy_bytes), copy_dst(copy_bytes);
-  if (copy_bytes > 0)
-    rt::check(rt::driver().memset_d8_async(copy_src.get(), 0x3c, copy_bytes, stream.get()),
-              "cuMemsetD8Async(copy source)");
+  rt::check(rt::driver().memset_d8_async(copy_src.get(), 0x3c, copy_bytes, stream.get()),
+            "cuMemsetD8Async(copy source)");
   auto copy_launch = [&](CUstream stream) {
     return rt::driver().memcpy_dtod_async(copy_dst.get(), copy_src.get(), copy_bytes, stream);
   };
@@ -98,10 +98,8 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
       auto b = bench.sample(lt_launch, o.reps_per_round);
       lt_samples.insert(lt_samples.end(), b.begin(), b.end());
     }
-    if (copy_bytes > 0) {
-      auto c = bench.sample(copy_launch, o.reps_per_round);
-      copy_samples.insert(copy_samples.end(), c.begin(), c.end());
-    }
+    auto c = bench.sample(copy_launch, o.reps_per_round);
+    copy_samples.insert(copy_samples.end(), c.begin(), c.end());
   }
   row.kerntune = summarize(std::move(kt_samples));
   row.baseline = summarize(std::move(lt_samples));

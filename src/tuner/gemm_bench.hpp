@@ -16,7 +16,6 @@ struct GemmBenchOptions {
   int reps_per_round = 10;
   std::uint64_t seed = 0;    // 0: fresh
   bool baseline = true;      // run cuBLASLt beside
-  bool copy = true;          // time a copy of the same bytes beside
 };
 
 struct GemmBenchRow {
@@ -25,7 +24,7 @@ struct GemmBenchRow {
   Timing kerntune;
   Timing baseline;           // num_reps == 0 when no baseline ran
   // A device-to-device copy moving the problem's min_bytes (half read, half written), timed by
-  // the same protocol: the bandwidth a memory-bound GEMM is held to. num_reps == 0 when not run.
+  // the same protocol: the bandwidth a memory-bound GEMM is held to.
   Timing copy;
   OutputCheck kerntune_check;
   OutputCheck baseline_check;
