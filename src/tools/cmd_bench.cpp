@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "core/error.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -75,7 +76,8 @@ void run(const BenchCliOptions& o) {
     if (fresh)
       csv << ("problem,m,n,k,config,grade,kerntune_us,kerntune_spread_pct,kerntune_tflops,"
                  "cublaslt_us,cublaslt_spread_pct,cublaslt_tflops,ratio,kerntune_rel_error,"
-                 "cublaslt_rel_error,copy_us,kerntune_tbps,cublaslt_tbps,copy_tbps,of_copy\n");
+                 "cublaslt_rel_error,copy_us,kerntune_tbps,cublaslt_tbps,copy_tbps,of_copy,"
+                 "cublaslt_algorithm\n");
   }
   fmt::print("baseline: cuBLASLt {}\n", tune::CublasLtGemm::library_path());
   // TB/s: the fewest bytes the problem moves (A and B read once, C written once) over the
@@ -87,6 +89,7 @@ void run(const BenchCliOptions& o) {
              "ratio", "check");
   double log_sum = 0;
   int counted = 0;
+  std::vector<std::string> algorithms;
   for (const GemmProblem& p : problems) {
     const tune::GemmBenchRow r = tune::bench_gemm(*runtime, p, bo);
     std::string check = r.kerntune_check.passed ? "ok" : "FAILED: " + r.kerntune_check.detail;
@@ -104,14 +107,20 @@ void run(const BenchCliOptions& o) {
     }
     if (csv.is_open())
       csv << fmt::format("{},{},{},{},{},{},{:.3f},{:.2f},{:.1f},{:.3f},{:.2f},{:.1f},{:.4f},{:.3g},{:.3g},"
-                         "{:.3f},{:.3f},{:.3f},{:.3f},{:.4f}\n",
+                         "{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{}\n",
                  to_key(p), p.m, p.n, p.k, r.dispatch.config_key, r.dispatch.grade,
                  r.kerntune.median_us, r.kerntune.spread_pct(), r.kerntune_tflops(),
                  r.baseline.median_us, r.baseline.spread_pct(), r.baseline_tflops(), r.ratio(),
                  r.kerntune_check.relative_error, r.baseline_check.relative_error,
-                 r.copy.median_us, tbps(r.kerntune), tbps(r.baseline), tbps(r.copy), r.of_copy());
+                 r.copy.median_us, tbps(r.kerntune), tbps(r.baseline), tbps(r.copy), r.of_copy(), r.baseline_algorithm);
+    algorithms.push_back(fmt::format("{:<34} {}", to_key(p), r.baseline_algorithm));
   }
   if (counted > 0) fmt::print("geometric mean ratio (cuBLASLt time / kerntune time): {:.3f}\n", std::exp(log_sum / counted));
+  if (bo.baseline) {
+    // Which kernel cuBLASLt ran: the enum values of cublasLt.h (cublasLtMatmulTile_t, ...).
+    fmt::print("cuBLASLt's heuristic picks (cublasLt.h enum values):\n");
+    for (const auto& line : algorithms) fmt::print("  {}\n", line);
+  }
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ struct LtLibrary {
   decltype(&::cublasLtMatmulPreferenceSetAttribute) pref_set = nullptr;
   decltype(&::cublasLtMatmulAlgoGetHeuristic) heuristic = nullptr;
   decltype(&::cublasLtMatmul) matmul = nullptr;
+  decltype(&::cublasLtMatmulAlgoConfigGetAttribute) algo_get = nullptr;  // optional
   std::string path;
   std::string failure;
 };
@@ -67,6 +68,7 @@ const LtLibrary& library() {
         lib.failure += fmt::format("\n  {}: missing symbols", path);
         continue;
       }
+      bind(h, "cublasLtMatmulAlgoConfigGetAttribute", lib.algo_get);
       lib.path = path;
       lib.failure.clear();
       return;
@@ -160,6 +162,25 @@ CUresult CublasLtGemm::launch(const void* a, const void* b, void* c, CUstream st
     return CUDA_ERROR_LAUNCH_FAILED;
   }
   return CUDA_SUCCESS;
+}
+
+std::string CublasLtGemm::algorithm() const {
+  const Impl& s = *impl_;
+  if (s.lib.algo_get == nullptr) return "";
+  auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr, auto value) -> long long {
+    std::size_t written = 0;
+    if (s.lib.algo_get(&s.algo.algo, attr, &value, sizeof(value), &written) != CUBLAS_STATUS_SUCCESS)
+      return -1;
+    return static_cast<long long>(value);
+  };
+  return fmt::format("id={} tile={} stages={} splitk={} reduction={} swizzle={} cluster={}",
+                     get(CUBLASLT_ALGO_CONFIG_ID, std::int32_t{}),
+                     get(CUBLASLT_ALGO_CONFIG_TILE_ID, std::uint32_t{}),
+                     get(CUBLASLT_ALGO_CONFIG_STAGES_ID, std::uint32_t{}),
+                     get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, std::uint32_t{}),
+                     get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, std::uint32_t{}),
+                     get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, std::uint32_t{}),
+                     get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, std::uint16_t{}));
 }
 
 std::string CublasLtGemm::library_path() {

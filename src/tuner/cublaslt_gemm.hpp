@@ -24,6 +24,11 @@ class CublasLtGemm {
   // Enqueues C = A·B; returns CUDA_SUCCESS or CUDA_ERROR_LAUNCH_FAILED (cuBLAS status in log).
   CUresult launch(const void* a, const void* b, void* c, CUstream stream) const;
 
+  // The heuristic's pick as cuBLASLt's own enum values (cublasLt.h: cublasLtMatmulTile_t,
+  // cublasLtMatmulStages_t, cublasLtClusterShape_t, cublasLtReductionScheme_t), e.g.
+  // "id=66 tile=24 stages=20 splitk=1 reduction=0 swizzle=0 cluster=2"; "" if not queryable.
+  std::string algorithm() const;
+
   static std::string library_path();  // which file was loaded, or "" when not loadable
 
  private:

@@ -69,6 +69,7 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
       work.poison_output();
       rt::check(lt->launch(work.a(), work.b(), work.c(), stream.get()), "cublasLtMatmul");
       row.baseline_check = work.check_output();
+      row.baseline_algorithm = lt->algorithm();
     } catch (const Error& e) {
       row.baseline_error = e.what();
       lt.reset();

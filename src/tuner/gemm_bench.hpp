@@ -29,6 +29,7 @@ struct GemmBenchRow {
   OutputCheck kerntune_check;
   OutputCheck baseline_check;
   std::string baseline_error;
+  std::string baseline_algorithm;  // CublasLtGemm::algorithm() of the heuristic's pick
   double kerntune_tflops() const;
   double baseline_tflops() const;
   double ratio() const;      // baseline time / kerntune time (> 1: kerntune is faster)
