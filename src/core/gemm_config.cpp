@@ -95,12 +95,14 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   if (c.consumers != 1 && c.consumers != 2) return "sm90 consumers must be 1 or 2";
   if (c.tile_m != 64 * c.consumers && c.tile_m != 128 * c.consumers)
     return "sm90 tile_m must be 64 or 128 rows per consumer warpgroup";
-  if (c.tile_n == 144) {
+  if (c.tile_n == 144 || c.tile_n == 32) {
     if (p.layout != Layout::kNT || c.epilogue != 0)
-      return "sm90 tile_n 144 needs the nt layout and direct stores (e0): its B rows and C slabs "
-             "are not whole 64-column atoms";
+      return fmt::format("sm90 tile_n {} needs the nt layout and direct stores (e0): its B rows "
+                         "and C slabs are not whole 64-column atoms", c.tile_n);
+    if (c.tile_n == 32 && c.cluster != 1)
+      return "sm90 tile_n 32 runs without clusters (cl1): half of its B box is 16 rows";
   } else if (c.tile_n % 64 != 0 || c.tile_n < 64 || c.tile_n > 256) {
-    return "sm90 tile_n must be 64, 128, 144, 192 or 256";
+    return "sm90 tile_n must be 32, 64, 128, 144, 192 or 256";
   }
   if (c.tile_m / c.consumers / 64 * c.tile_n / 2 > 128)
     return "sm90 tile needs more than 128 accumulators per consumer thread";
@@ -225,9 +227,11 @@ int estimated_registers(const GemmConfig& c) {
   if (c.family == GemmFamily::kSmallM) return small_m_estimated_registers(c);
   if (c.family == GemmFamily::kSm90) {
     // Two consumers: the launch-bounds cap that setmaxnreg redistributes. One consumer (no
-    // setmaxnreg): its accumulators plus descriptors, barriers and epilogue addressing.
+    // setmaxnreg): its accumulators plus descriptors, barriers and epilogue addressing, and with
+    // split-K the reduction's batch of loads, flag polls and addressing (ptxas on sm_90a: 64 x 32
+    // 42 -> 115, 64 x 128 90 -> 163 registers).
     if (c.consumers == 2) return kSm90TwoConsumerRegs;
-    return std::min(255, c.tile_m / 64 * c.tile_n / 2 + 40);
+    return std::min(255, c.tile_m / 64 * c.tile_n / 2 + 40 + (c.split_k > 1 ? 72 : 0));
   }
   // Accumulators, two k16 steps of A and B fragments (double-buffered), and addressing; ptxas
   // lands at 242-255 for a 64x64 warp tile and 64 for a 16x16 one.

@@ -261,23 +261,10 @@ __device__ __forceinline__ void ld_global_cg_v4f32(const float* p, float& a, flo
                : "l"(p)
                : "memory");
 }
-// a, b, c, d += the four floats at `p` (16-byte aligned), loaded from L2 only (.cg: they were
-// written by another SM and are read once), in one block so that only four temporaries are live
-// per load.
-__device__ __forceinline__ void add_global_cg_v4f32(const float* p, float& a, float& b, float& c,
-                                                    float& d) {
-  asm volatile(
-      "{\n"
-      ".reg .f32 t0, t1, t2, t3;\n"
-      "ld.global.cg.v4.f32 {t0, t1, t2, t3}, [%4];\n"
-      "add.f32 %0, %0, t0;\n"
-      "add.f32 %1, %1, t1;\n"
-      "add.f32 %2, %2, t2;\n"
-      "add.f32 %3, %3, t3;\n"
-      "}\n"
-      : "+f"(a), "+f"(b), "+f"(c), "+f"(d)
-      : "l"(p)
-      : "memory");
+// Orders this thread's accesses before the fence before its accesses after it, at GPU scope:
+// after relaxed loads that observed release stores, it makes them acquire.
+__device__ __forceinline__ void fence_acq_rel_gpu() {
+  asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
 }
 
 // ---- shared-memory matrix descriptors (128-byte swizzle) --------------------------------------
@@ -394,9 +381,12 @@ __device__ __forceinline__ void fence_operands(unsigned int (&a)[kCount]) {
 template <typename T, int kN, int kTransB>
 __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[kN / 2], unsigned long long desc_a,
                                                 unsigned long long desc_b, int scale_d) {
-  static_assert(kN == 64 || kN == 128 || kN == 144 || kN == 192 || kN == 256,
-                "kN must be 64, 128, 144, 192 or 256");
-  if constexpr (kN == 64) {
+  static_assert(kN == 32 || kN == 64 || kN == 128 || kN == 144 || kN == 192 || kN == 256,
+                "kN must be 32, 64, 128, 144, 192 or 256");
+  if constexpr (kN == 32) {
+    KT_WGMMA_SS_TYPED(32, "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15",
+                      16, 17, 18, 19, KT_ACC4(0), KT_ACC4(4), KT_ACC4(8), KT_ACC4(12))
+  } else if constexpr (kN == 64) {
     KT_WGMMA_SS_TYPED(64, KT_WGMMA_D0_31, 32, 33, 34, 35, KT_ACC32(0))
   } else if constexpr (kN == 144) {
     KT_WGMMA_SS_TYPED(144, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_71, 72, 73, 74,

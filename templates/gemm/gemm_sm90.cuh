@@ -66,22 +66,33 @@ constexpr int kFlagHeaderWords = 32;
 // serial mode's flags fit; the distributed mode's last-split flags come after them.
 constexpr int kFlagRegionWords = 16384;
 
-// One consumer thread per CTA, before the consumers' first barrier: reads the last launch's epoch, keeps this
-// launch's (one more, skipping 0 — the value of a flag never written — when it wraps) in the
-// shared word `epoch_word` for the CTA's threads, and counts the CTA in; the last CTA of the grid
-// to arrive resets the count and stores the new epoch as the last launch's, for the next launch.
+// One thread per CTA (of the producer warpgroup's idle warp 1, off the loads' and the consumers'
+// paths): reads the last launch's epoch, keeps this launch's (one more, skipping 0, the value of
+// a flag never written, when it wraps) in the shared word `epoch_word` for the CTA's threads
+// (published by an arrival on the mbarrier `epoch_bar`, count 1: see load_epoch), and counts the
+// CTA in; the last CTA of the grid to arrive resets the count and stores the new epoch as the last launch's, for the next launch.
 // Every CTA's read of flags[0] happens before that store (the read, then in program order the
 // same thread's acq_rel arrival, which the last arrival acquires through the chain of RMWs), so
 // no CTA of this launch reads the new value.
-__device__ __forceinline__ void begin_launch(unsigned int* flags, unsigned int epoch_word,
-                                             unsigned int ctas) {
+__device__ __forceinline__ void begin_launch(unsigned int* flags, unsigned int epoch_bar,
+                                             unsigned int epoch_word, unsigned int ctas) {
   unsigned int epoch = ld_relaxed_gpu(flags) + 1u;
   if (epoch == 0u) epoch = 1u;
   st_shared_u32(epoch_word, epoch);
+  mbarrier_arrive(epoch_bar);
   if (atom_add_acq_rel_gpu(flags + 1, 1u) == ctas - 1u) {
     st_relaxed_gpu(flags + 1, 0u);
     st_relaxed_gpu(flags, epoch);
   }
+}
+
+// This launch's epoch, once begin_launch has published it: phase 0 of `epoch_bar` completes once
+// and never again in the launch, so waiting on its parity 0 returns at once after that, and the
+// wait (acquire at CTA scope) makes the word's store visible. Read where it is needed rather
+// than kept in a register.
+__device__ __forceinline__ unsigned int load_epoch(unsigned int epoch_bar, unsigned int epoch_word) {
+  mbarrier_wait(epoch_bar, 0);
+  return ld_shared_u32(epoch_word);
 }
 
 // A consumer's accumulators as partial sums in a workspace slot, in fragment order: float4 q of
@@ -98,18 +109,37 @@ __device__ __forceinline__ void store_partials(float* slot, const float (&acc)[k
                       acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
 }
 
-// acc += the partial sums of `slot` (store_partials' layout), kChunk float4 loads in flight at a
-// time, so the loads do not need a second set of accumulator registers.
+// 16-byte L2 loads the split-K reductions issue before using the first (one round trip per batch,
+// not per load); fewer beside 128 accumulators per thread (kAccumulators: all m64 tiles of a
+// consumer), which leave fewer registers free.
+template <int kAccumulators>
+__host__ __device__ constexpr int reduce_batch() {
+  return kAccumulators >= 128 ? 4 : 8;
+}
+
+// acc += the partial sums of `slot` (store_partials' layout), reduce_batch() float4 loads in
+// flight at a time.
 template <int kMI, int kAccs>
 __device__ __forceinline__ void add_partials(const float* slot, float (&acc)[kMI][kAccs],
                                              int thread) {
   constexpr int kQuads = kAccs / 4;
+  constexpr int kBatch = reduce_batch<kMI * kAccs>();
 #pragma unroll
   for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
-    for (int q = 0; q < kQuads; ++q)
-      add_global_cg_v4f32(slot + ((mi * kQuads + q) * 128 + thread) * 4, acc[mi][4 * q],
-                          acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
+    for (int q0 = 0; q0 < kQuads; q0 += kBatch) {
+      float t[kBatch][4];
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i)
+        if (q0 + i < kQuads)
+          ld_global_cg_v4f32(slot + ((mi * kQuads + q0 + i) * 128 + thread) * 4, t[i][0], t[i][1],
+                             t[i][2], t[i][3]);
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i)
+        if (q0 + i < kQuads)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[mi][4 * (q0 + i) + e] += t[i][e];
+    }
 }
 
 // x, which the compiler cannot see through (no value computed from it earlier is reused).
@@ -146,44 +176,50 @@ __device__ __forceinline__ void store_partials_except(float* slot, const float (
 // C. src0: this thread's first float of its consumer's slot of (tile, split 0) (store_partials'
 // layout); split z's is z * split_stride floats further; split `split` (this unit) is taken from
 // `acc`. The order is the serial reducer's, p(S-1) + p0 + p1 + .. + p(S-2) (S = splits), so both
-// modes give bitwise the same C. Per quad: two branch-free runs of loads (the splits before and
-// after this one), so they can be in flight together; 4 sums live at a time, not a second set of
-// accumulators. c0: this thread's first element of C (row row0, column col0); rows_left =
-// m - row0, cols_left = n - col0.
+// modes give bitwise the same C: position j of the sum adds split order(j) = S - 1, 0, 1, ..
+// S - 2. Per quad, the other splits' loads go out reduce_batch() at a time before the first is
+// added, so a quad costs one L2 round trip per batch rather than one per split; 4 sums and a
+// batch of temporaries live at a time, not a second set of accumulators. c0: this thread's first
+// element of C (row row0, column col0); rows_left = m - row0, cols_left = n - col0.
 template <typename T, int kMI, int kAccs>
 __device__ __forceinline__ void reduce_slice(const float* src0, int split_stride, int split,
                                              int splits, int q_begin, int q_end,
                                              const float (&acc)[kMI][kAccs], T* c0, long long ldc,
                                              int rows_left, int cols_left, bool aligned) {
   constexpr int kQuads = kAccs / 4;
+  constexpr int kBatch = reduce_batch<kMI * kAccs>();
 #pragma unroll
   for (int mi = 0; mi < kMI; ++mi) {
 #pragma unroll
     for (int q = 0; q < kQuads; ++q) {
       if (q < q_begin || q >= q_end) continue;
       const float* src = src0 + (mi * kQuads + q) * 512;
-      float s0 = acc[mi][4 * q], s1 = acc[mi][4 * q + 1], s2 = acc[mi][4 * q + 2],
-            s3 = acc[mi][4 * q + 3];
-      if (split != splits - 1) {
-        ld_global_cg_v4f32(src + (splits - 1) * split_stride, s0, s1, s2, s3);
-#pragma unroll 4
-        for (int z = 0; z < split; ++z, src += split_stride) add_global_cg_v4f32(src, s0, s1, s2, s3);
-        s0 += acc[mi][4 * q];
-        s1 += acc[mi][4 * q + 1];
-        s2 += acc[mi][4 * q + 2];
-        s3 += acc[mi][4 * q + 3];
-        src += split_stride;
-#pragma unroll 4
-        for (int z = split + 1; z < splits - 1; ++z, src += split_stride)
-          add_global_cg_v4f32(src, s0, s1, s2, s3);
-      } else {
-#pragma unroll 4
-        for (int z = 0; z < splits - 1; ++z, src += split_stride)
-          add_global_cg_v4f32(src, s0, s1, s2, s3);
+      float s[4];
+#pragma unroll 1
+      for (int j0 = 0; j0 < splits; j0 += kBatch) {
+        float t[kBatch][4];
+#pragma unroll
+        for (int i = 0; i < kBatch; ++i) {
+          const int z = j0 + i == 0 ? splits - 1 : j0 + i - 1;
+          if (j0 + i < splits && z != split)
+            ld_global_cg_v4f32(src + static_cast<long long>(z) * split_stride, t[i][0], t[i][1],
+                               t[i][2], t[i][3]);
+        }
+#pragma unroll
+        for (int i = 0; i < kBatch; ++i) {
+          const int j = j0 + i;
+          if (j >= splits) break;
+          const int z = j == 0 ? splits - 1 : j - 1;
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float v = z == split ? acc[mi][4 * q + e] : t[i][e];
+            s[e] = j == 0 ? v : s[e] + v;
+          }
+        }
       }
       T* const c = c0 + mi * 64 * ldc;
-      if (mi * 64 < rows_left) store_pair_masked(c, q * 8, cols_left, s0, s1, aligned);
-      if (mi * 64 + 8 < rows_left) store_pair_masked(c + 8 * ldc, q * 8, cols_left, s2, s3, aligned);
+      if (mi * 64 < rows_left) store_pair_masked(c, q * 8, cols_left, s[0], s[1], aligned);
+      if (mi * 64 + 8 < rows_left) store_pair_masked(c + 8 * ldc, q * 8, cols_left, s[2], s[3], aligned);
     }
   }
 }
@@ -192,13 +228,43 @@ __device__ __forceinline__ void reduce_slice(const float* src0, int split_stride
 // are visible to this thread's loads after it), backing off from 32 to 256 ns. The epoch is read
 // from shared memory here rather than held in a register: the 128-accumulator tiles have none
 // to spare around the reduction.
-__device__ __forceinline__ void wait_flag(const unsigned int* flag, unsigned int epoch_word) {
-  const unsigned int epoch = ld_shared_u32(epoch_word);
+__device__ __forceinline__ void wait_flag(const unsigned int* flag, unsigned int epoch_bar,
+                                          unsigned int epoch_word) {
+  const unsigned int epoch = load_epoch(epoch_bar, epoch_word);
   unsigned int backoff = 32;
   while (ld_acquire_gpu(flag) != epoch) {
     nanosleep_ns(backoff);
     if (backoff < 256) backoff *= 2;
   }
+}
+
+// Spins until the flags of splits 0 .. splits - 1 but `skip` (flag z at flag0 + z * stride) all
+// hold this launch's epoch, polling eight at a time with relaxed loads issued together (one
+// round trip per poll, not one per split), then fences: relaxed loads that observed the release
+// stores, followed by fence.acq_rel, acquire what each flag published.
+__device__ __forceinline__ void wait_flags(const unsigned int* flag0, int stride, int splits,
+                                           int skip, unsigned int epoch_bar,
+                                           unsigned int epoch_word) {
+  constexpr int kPoll = 8;
+  const unsigned int epoch = load_epoch(epoch_bar, epoch_word);
+  unsigned int backoff = 32;
+#pragma unroll 1
+  for (int z0 = 0; z0 < splits; z0 += kPoll) {
+#pragma unroll 1
+    for (;;) {
+      unsigned int v[kPoll];
+#pragma unroll
+      for (int i = 0; i < kPoll; ++i)
+        v[i] = z0 + i < splits && z0 + i != skip ? ld_relaxed_gpu(flag0 + (z0 + i) * stride) : epoch;
+      bool ready = true;
+#pragma unroll
+      for (int i = 0; i < kPoll; ++i) ready = ready && v[i] == epoch;
+      if (ready) break;
+      nanosleep_ns(backoff);
+      if (backoff < 256) backoff *= 2;
+    }
+  }
+  fence_acq_rel_gpu();
 }
 
 // A consumer warpgroup's release of a stage: one arrival on the empty barrier `bar` of every CTA
@@ -295,13 +361,17 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    L2-only loads, .cg: nothing stale in L1). A slot and its flag are written once per launch
 //    and read (by one reducer, or in the distributed mode by the S - 1 other units of the tile,
 //    each its own stripe) only after the write; the next launch touches them only after this one
-//    has completed (stream order). The distributed mode orders its stores, barrier, release and
-//    acquiring spins exactly so.
+//    has completed (stream order). The distributed mode orders its stores, barrier and release
+//    alike; its units poll all the other splits' flags with relaxed loads issued together and,
+//    once every flag holds the epoch, a fence.acq_rel.gpu makes those loads acquire. Both
+//    reductions issue a batch of partial-sum loads before adding the first (reduce_batch).
 //  * Flags carry an epoch, so they never need a reset pass. The flag region is zeroed once when
 //    the workspace is allocated (rt::clear_gemm_workspace_flags) and only ever holds epochs.
-//    The first consumer thread of every CTA reads the last launch's epoch E from flags[0] and
-//    shares E + 1 (0 skipped on wrap) with its CTA's consumers (a named barrier over them) as
-//    this launch's; the last CTA to arrive stores it back (begin_launch). Writers store the epoch, the reducer waits for equality: any value a
+//    Thread 32 of every CTA (the producer warpgroup's idle warp 1) reads the last launch's epoch
+//    E from flags[0] and shares E + 1 (0 skipped on wrap) as this launch's: it stores it in
+//    shared memory and arrives on an mbarrier whose phase 0 the consumers wait for where they
+//    read it (load_epoch), so no consumer waits for it before it publishes; the last CTA to arrive stores it back (begin_launch). Writers store the
+//    epoch, the reducer waits for equality: any value a
 //    flag holds from an earlier launch (of any config sharing the workspace) is an older epoch,
 //    so it never passes for this launch's. The epoch lives in the workspace rather than in the
 //    parameters, so a parameter block (or a CUDA graph replaying one) may be launched any number
@@ -359,11 +429,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   static_assert(kConsumers == 1 || kConsumers == 2, "one or two consumer warpgroups");
   static_assert(kTileM == 64 * kConsumers || kTileM == 128 * kConsumers,
                 "each consumer owns 64 or 128 rows");
-  // 144 columns (12 x 11 tiles of 128 x 144 fill 132 SMs at 1536 x 1536) only where whole
-  // 64-column atoms are not needed: nt's B box rows and direct stores of C.
+  // 144 columns (12 x 11 tiles of 128 x 144 fill 132 SMs at 1536 x 1536) and 32 (128 CTAs of
+  // 64 x 32 stream the weights of a 64 x 4096 x 4096 decode step without split-K) only where
+  // whole 64-column atoms are not needed: nt's B box rows and direct stores of C.
   static_assert((kTileN % 64 == 0 && kTileN <= 256) ||
-                    (kTileN == 144 && kBIsNxK && kEpilogueSlots == 0),
-                "kTileN must be 64, 128, 192 or 256 (or 144 with nt and direct stores)");
+                    ((kTileN == 144 || kTileN == 32) && kBIsNxK && kEpilogueSlots == 0),
+                "kTileN must be 64, 128, 192 or 256 (or 32 or 144 with nt and direct stores)");
   static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= 128, "at most 128 accumulators per thread");
   static_assert(kStages >= 2 && kStages <= 8, "kStages must be in [2, 8]");
   static_assert(kEpilogueSlots >= 0 && kEpilogueSlots <= 8, "kEpilogueSlots must be in [0, 8]");
@@ -393,9 +464,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   const unsigned int smem_c = smem_b + kStages * kBStageBytes;
   const unsigned int full_bars = smem_c + kEpilogueBytes;   // TMA bytes have landed
   const unsigned int empty_bars = full_bars + kStages * 8;  // every consumer is done
-  // Split-K: this launch's epoch (begin_launch). It lies in the 1024 bytes of alignment slack,
-  // of which at least 16 are past the barriers (the dynamic base is 16-byte aligned).
-  const unsigned int epoch_word = empty_bars + kStages * 8;
+  // Split-K: this launch's epoch and the mbarrier that publishes it (begin_launch). They lie in
+  // the 1024 bytes of alignment slack, of which at least 16 are past the barriers (the dynamic
+  // base is 16-byte aligned).
+  const unsigned int epoch_bar = empty_bars + kStages * 8;
+  const unsigned int epoch_word = epoch_bar + 8;
 
   const GemmParams& p = params.gemm;
   const int rank = kCluster > 1 ? int(cluster_ctarank()) : 0;
@@ -405,6 +478,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       mbarrier_init(full_bars + 8 * s, 1);
       mbarrier_init(empty_bars + 8 * s, kConsumers * kCluster);
     }
+    if constexpr (kSplitK) mbarrier_init(epoch_bar, 1);
     fence_mbarrier_init();
   }
   if constexpr (kCluster > 1) {
@@ -420,8 +494,13 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   const int warpgroup = threadIdx.x / 128;
 
   if (warpgroup == 0) {
-    // Producer: one thread issues every TMA load of the CTA; the others idle to the end.
+    // Producer: one thread issues every TMA load of the CTA; with split-K, warp 1 reads this
+    // launch's epoch (two global round trips that delay neither the loads nor the consumers'
+    // main loop); the others idle to the end.
     if constexpr (kConsumers == 2) setmaxnreg_dec<sm90::kProducerRegs>();
+    if constexpr (kSplitK) {
+      if (threadIdx.x == 32) sm90::begin_launch(p.flags, epoch_bar, epoch_word, gridDim.x);
+    }
     if (threadIdx.x == 0) {
       int stage = 0;
       unsigned int phase = 0;
@@ -477,12 +556,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   } else {
     // Consumers.
     if constexpr (kConsumers == 2) setmaxnreg_inc<sm90::kConsumerRegs>();
-    if constexpr (kSplitK) {
-      // This launch's epoch. Its two global round trips overlap the producer's first loads
-      // (done by the producer thread before the CTA's first barrier, they delayed every load).
-      if (threadIdx.x == 128) sm90::begin_launch(p.flags, epoch_word, gridDim.x);
-      named_barrier_sync(1 + kConsumers, 128 * kConsumers);
-    }
     const int consumer = warpgroup - 1;
     const int thread = threadIdx.x % 128;
     const int warp = thread / 32;
@@ -562,10 +635,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           sm90::store_partials_except(slot0 + w.split * split_stride, acc, thread, q_begin, q_end);
           named_barrier_sync(1 + consumer, 128);
           if (thread == 0)
-            st_release_gpu(flags + (w.split * tiles + tile) * kConsumers, ld_shared_u32(epoch_word));
+            st_release_gpu(flags + (w.split * tiles + tile) * kConsumers, sm90::load_epoch(epoch_bar, epoch_word));
           if (q_begin == q_end) continue;  // more splits than quads: nothing to reduce
-          for (int z = 0; z < p.num_splits; ++z)
-            if (z != w.split) sm90::wait_flag(flag0 + z * tiles * kConsumers, epoch_word);
+          sm90::wait_flags(flag0, tiles * kConsumers, p.num_splits, w.split, epoch_bar, epoch_word);
           // Opaque copies of the slice bounds: otherwise the compiler keeps the store's 32 quad
           // predicates live for the reduction (and spills the 128 x 256 tile).
           q_begin = sm90::launder_u32(q_begin);
@@ -583,13 +655,13 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           sm90::store_partials(slots + static_cast<long long>(slot) * (kTileM * kTileN), acc,
                                thread);
           named_barrier_sync(1 + consumer, 128);
-          if (thread == 0) st_release_gpu(flags + slot * kConsumers, ld_shared_u32(epoch_word));
+          if (thread == 0) st_release_gpu(flags + slot * kConsumers, sm90::load_epoch(epoch_bar, epoch_word));
           continue;
         }
         const float* slot = slots + static_cast<long long>(tile) * (kTileM * kTileN);
         const unsigned int* flag = flags + tile * kConsumers;
         for (int z = 0; z < p.num_splits - 1; ++z) {  // slot and flag of (tile, split z)
-          sm90::wait_flag(flag, epoch_word);
+          sm90::wait_flag(flag, epoch_bar, epoch_word);
           sm90::add_partials(slot, acc, thread);
           slot += static_cast<long long>(tiles) * (kTileM * kTileN);
           flag += tiles * kConsumers;

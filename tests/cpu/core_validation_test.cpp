@@ -213,6 +213,19 @@ TEST(ValidateSm90Config, Tile144NeedsNtAndDirectStores) {
                   "nt layout");
 }
 
+// 64 x 32 tiles (a 64 x 4096 x 4096 decode step: 128 CTAs without split-K) likewise, and
+// without clusters.
+TEST(ValidateSm90Config, Tile32NeedsNtDirectStoresAndNoCluster) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmProblem nt = problem(64, 4096, 4096);
+  EXPECT_FALSE(kt::validate(nt, sm90_config(64, 32, 6, 1), h200).has_value());
+  EXPECT_FALSE(kt::validate(nt, sm90_config(64, 32, 6, 1, 2), h200).has_value());
+  expect_rejected(nt, sm90_config(64, 32, 6, 1, 1, 1), h200, "direct stores");
+  expect_rejected(nt, sm90_config(64, 32, 6, 1, 1, 0, 2), h200, "without clusters");
+  expect_rejected(problem(64, 4096, 4096, kt::Layout::kNN), sm90_config(64, 32, 6, 1), h200,
+                  "nt layout");
+}
+
 TEST(ValidateSm90Config, TheTmaStoreEpilogueNeedsSixteenByteRowsOfC) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
   const kt::GemmConfig e2 = sm90_config(128, 128, 4, 2, 1, 2);

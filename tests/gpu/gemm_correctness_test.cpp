@@ -192,7 +192,8 @@ TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
                         "sm90.bm128.bn128.bk64.s4.c2.e2.cl2.g8.sk8",
                         "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g1.sk3",
                         "sm90.bm128.bn128.bk64.s6.c2.e2.cl1.g8.sk8",
-                        "sm90.bm128.bn64.bk64.s4.c2.e0.cl1.g8.sk16"};
+                        "sm90.bm128.bn64.bk64.s4.c2.e0.cl1.g8.sk16",
+                        "sm90.bm64.bn32.bk64.s6.c1.e0.cl1.g8.sk3"};
   const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16},
                             {DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32}};
   int checked = 0, distributed = 0;
