@@ -106,7 +106,9 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   }
   if (c.tile_m / c.consumers / 64 * c.tile_n / 2 > 128)
     return "sm90 tile needs more than 128 accumulators per consumer thread";
-  if (c.stages < 2 || c.stages > 8) return "stages must be in [2, 8]";
+  // Deep rings are for small tiles (64 x 32: 12 KB a stage), whose throughput is the bytes in
+  // flight per SM over the load latency.
+  if (c.stages < 2 || c.stages > 16) return "sm90 stages must be in [2, 16]";
   if (c.raster_group < 1 || c.raster_group > 64) return "raster_group must be in [1, 64]";
   if (c.split_k < 1 || c.split_k > kMaxSplitK) return fmt::format("split_k must be in [1, {}]", kMaxSplitK);
   if (!p.vector_aligned())

@@ -67,7 +67,7 @@ struct GemmDomains {
   std::vector<int> split_k{1, 2, 3, 4, 6, 8, 12, 16};
   std::vector<int> sm90_tile_m{64, 128, 256};
   std::vector<int> sm90_tile_n{32, 64, 128, 144, 192, 256};
-  std::vector<int> sm90_stages{3, 4, 5, 6};
+  std::vector<int> sm90_stages{3, 4, 5, 6, 8, 12};
   std::vector<int> sm90_consumers{1, 2};
   std::vector<int> sm90_epilogue{0, 2, 4};
   std::vector<int> sm90_cluster{1, 2};

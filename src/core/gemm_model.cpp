@@ -15,10 +15,13 @@ constexpr double kSmemBytesPerClock = 128;   // shared-memory bandwidth per SM
 constexpr double kL2OverDram = 3.0;          // L2 bandwidth relative to DRAM
 constexpr double kLaunchUs = 2.5;            // launch and ramp of one kernel
 constexpr double kPipelineFillTiles = 1.0;   // k-tiles of latency before the first mma
-// DRAM reaches its rate only with this many bytes of loads outstanding per SM (Little's law:
-// ~4.3 TB/s x ~1.8 us of loaded latency over 132 SMs). Fitted on the H200 at 64 x 4096 x 4096:
-// 64 CTAs of 64 x 64 tiles ran 17.5 us with 6 stages in flight and 22.5 us with 4.
-constexpr double kInflightBytesPerSm = 60.0 * 1024;
+// DRAM reaches its rate only with this many bytes of DRAM loads outstanding per SM (Little's
+// law: ~4.3 TB/s x ~1.2 us of loaded latency over 132 SMs). Only the share of a CTA's loads that
+// DRAM serves counts (the rest hits L2: a decode step's A). On the H200 at 64 x 4096 x 4096 it
+// gives 11.6 us of streaming for 64 CTAs of 64 x 64 tiles with six stages and for 128 of
+// 64 x 32 with six, 17.5 for the first with four (measured ~12, ~12 and ~17 after the fixed
+// cost), and counts deeper rings of small tiles (eight stages ran 1.1 us faster than six).
+constexpr double kInflightDramBytesPerSm = 40.0 * 1024;
 // sm90: the fraction of the wgmma rate a warp-specialized CTA sustains in its main loop. Two
 // consumer warpgroups hide each other's issue gaps (fast.cu's ladder on our H200: 772 of 989
 // TFLOP/s at 8192^3 with this structure); one consumer leaves them exposed (the ladder's
@@ -195,12 +198,15 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   double dram = p.min_bytes();
   if (c.raster_group == 1 && (double(p.m) * p.k + double(p.k) * p.n) * in > 0.5 * d.l2_bytes)
     dram += 0.5 * (double(p.m) * p.k + double(p.k) * p.n) * in;
-  // A CTA keeps up to `stages` k-tiles of loads outstanding; few or shallow CTAs leave DRAM
-  // idle between requests (a decode shape's 64 CTAs, not a full-size GEMM's).
+  // A CTA keeps up to `stages` k-tiles of loads outstanding, of which the share DRAM serves
+  // (unique bytes over all loads) keeps DRAM busy; few or shallow CTAs leave it idle between
+  // requests (a decode shape's 64 CTAs, not a full-size GEMM's).
   const double resident_ctas = std::min<double>(
       double(e.num_ctas), double(std::max(e.occupancy.ctas_per_sm, 1)) * d.num_sms);
   const double inflight = resident_ctas * c.stages * double(c.tile_m + c.tile_n) * c.tile_k * in;
-  const double fill = std::min(1.0, inflight / (kInflightBytesPerSm * d.num_sms));
+  const double dram_share = l2_reads > 0 ? std::min(1.0, dram / l2_reads) : 1.0;
+  const double fill =
+      std::min(1.0, inflight * dram_share / (kInflightDramBytesPerSm * d.num_sms));
   const double dram_bw = d.dram_gbps * 1e9;
   e.memory_us = std::max(dram / (dram_bw * fill), l2_reads / (kL2OverDram * dram_bw)) * 1e6;
 

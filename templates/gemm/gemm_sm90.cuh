@@ -436,7 +436,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
                     ((kTileN == 144 || kTileN == 32) && kBIsNxK && kEpilogueSlots == 0),
                 "kTileN must be 64, 128, 192 or 256 (or 32 or 144 with nt and direct stores)");
   static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= 128, "at most 128 accumulators per thread");
-  static_assert(kStages >= 2 && kStages <= 8, "kStages must be in [2, 8]");
+  static_assert(kStages >= 2 && kStages <= 16, "kStages must be in [2, 16]");
   static_assert(kEpilogueSlots >= 0 && kEpilogueSlots <= 8, "kEpilogueSlots must be in [0, 8]");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one or two CTAs");
 

@@ -273,3 +273,25 @@ TEST(Estimate, Sm90SplitKReducesInTheKernelAndFillsTheMachine) {
   EXPECT_EQ(ranked.front().config.tile_n, 144) << kt::to_key(ranked.front().config);
   EXPECT_EQ(ranked.front().estimate.num_ctas, 132);
 }
+
+// A decode step streams its weights from DRAM while its activations hit L2: only the DRAM share
+// of a CTA's loads in flight keeps DRAM busy (Little's law), so at 64 x 4096 x 4096 a deeper
+// ring of 64 x 32 tiles predicts less time, up to the bandwidth, and a 4-stage ring of 64 x 64
+// (64 CTAs) more than a 6-stage one. Compute-bound shapes do not notice the term.
+TEST(Estimate, DecodeStreamsFasterWithMoreDramBytesInFlight) {
+  const kt::DeviceDesc d = h200();
+  using kt::testing::sm90_config;
+  const kt::GemmProblem decode = problem(64, 4096, 4096);
+  const double s4 = kt::estimate(decode, sm90_config(64, 32, 4, 1), d).memory_us;
+  const double s6 = kt::estimate(decode, sm90_config(64, 32, 6, 1), d).memory_us;
+  const double s12 = kt::estimate(decode, sm90_config(64, 32, 12, 1), d).memory_us;
+  EXPECT_GT(s4, s6);
+  EXPECT_GT(s6, s12);
+  const double floor_us = decode.min_bytes() / (d.dram_gbps * 1e9) * 1e6;
+  EXPECT_NEAR(s12, floor_us, 0.01 * floor_us);  // 12 stages saturate DRAM
+  EXPECT_GT(kt::estimate(decode, sm90_config(64, 64, 4, 1), d).memory_us,
+            1.3 * kt::estimate(decode, sm90_config(64, 64, 6, 1), d).memory_us);
+  const kt::GemmProblem square = problem(4096, 4096, 4096);
+  const kt::GemmEstimate big = kt::estimate(square, sm90_config(128, 256, 4, 2), d);
+  EXPECT_GT(big.compute_us, big.memory_us);
+}

@@ -51,7 +51,8 @@ inline GemmConfig sm90_config(int bm, int bn, int stages, int consumers, int spl
 // (reduced in the kernel: 1536^2 x 8192's 128 x 192 sk4 with TMA stores, 512^2 x 32768's
 // 128 x 256 sk16, a one-consumer sk3 in clusters); each family member also with the TMA-store
 // epilogue (e > 0) and clusters of 2 (cl2); the nt-only 128 x 144 tile (1536^2: one tile per SM)
-// alone, in clusters and with split-K; the nt-only 64 x 32 decode tile alone and with split-K.
+// alone, in clusters and with split-K; the nt-only 64 x 32 decode tile with a 12-stage ring and
+// with split-K.
 // The nvrtc tier compiles each cleanly; the gpu tier checks each on ragged shapes.
 inline const std::vector<GemmConfig>& shipped_sm90_configs() {
   static const std::vector<GemmConfig> all = {
@@ -65,7 +66,7 @@ inline const std::vector<GemmConfig>& shipped_sm90_configs() {
       sm90_config(128, 128, 4, 2, 4, 0, 2), sm90_config(128, 192, 4, 2, 4, 2),
       sm90_config(128, 256, 4, 2, 16),      sm90_config(64, 128, 6, 1, 3, 2, 2),
       sm90_config(128, 144, 4, 2),          sm90_config(128, 144, 5, 2, 1, 0, 2),
-      sm90_config(128, 144, 4, 2, 4),       sm90_config(64, 32, 6, 1),
+      sm90_config(128, 144, 4, 2, 4),       sm90_config(64, 32, 12, 1),
       sm90_config(64, 32, 6, 1, 2)};
   return all;
 }
