@@ -13,5 +13,6 @@ void register_tune(CLI::App& app);
 void register_bench(CLI::App& app);
 void register_cache(CLI::App& app);
 void register_doctor(CLI::App& app);
+void register_trace(CLI::App& app);
 
 }  // namespace kt::cli

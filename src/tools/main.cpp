@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   kt::cli::register_bench(app);
   kt::cli::register_cache(app);
   kt::cli::register_doctor(app);
+  kt::cli::register_trace(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -76,7 +76,8 @@ class Cli : public ::testing::Test {
 TEST_F(Cli, HelpListsEverySubcommand) {
   const Result r = run("--help");
   EXPECT_EQ(r.status, 0) << r.output;
-  for (const char* sub : {"info", "gen", "compile", "explain", "tune", "bench", "cache", "doctor"}) {
+  for (const char* sub :
+       {"info", "gen", "compile", "explain", "tune", "bench", "cache", "doctor", "trace"}) {
     // Each subcommand is listed at the start of a line of the Subcommands section.
     EXPECT_TRUE(contains(r.output, std::string("\n  ") + sub + " "))
         << "no subcommand '" << sub << "' in:\n"
@@ -235,6 +236,12 @@ TEST_F(Cli, GenPrintsTheTemplateIncludeAndKernelExpression) {
 
 TEST_F(Cli, GenRejectsAMalformedConfig) {
   expect_error("gen --shape 256x256x256 --config garbage", {"garbage", "config key"});
+}
+
+TEST_F(Cli, TraceNeedsAConfigAndCoversGemmOnly) {
+  expect_error("trace --shape 64x64x64", {"--config"});
+  expect_error("trace --op attention --shape b=1,h=1,s=64,d=64 --config fa2.br64.bc64.w4.s2",
+               {"attention"});
 }
 
 TEST_F(Cli, BenchWithoutAGpuFailsSayingSo) {

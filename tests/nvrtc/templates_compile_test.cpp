@@ -355,8 +355,9 @@ TEST(Ptx, TheSm90TmaStoreEpilogueAndClustersUseBulkStoresMulticastAndRemoteArriv
 }
 
 TEST(Ptx, Sm90SplitKReducesInTheKernelWithEpochFlags) {
-  // One kernel (no reduce), GPU-scope release/acquire of the ready flags, the launch epoch's
-  // acq_rel arrival, a backoff, and no reduce kernel's name.
+  // One kernel (no reduce), GPU-scope release/acquire of the ready flags (relaxed polls and a
+  // fence in the distributed mode), the launch epoch's acq_rel arrival, a backoff, and no reduce
+  // kernel's name.
   for (const kt::GemmConfig& c : {kt::testing::sm90_config(128, 256, 4, 2, 16),
                                   kt::testing::sm90_config(128, 192, 4, 2, 4, 2, 2)}) {
     SCOPED_TRACE(kt::to_key(c));
@@ -369,10 +370,21 @@ TEST(Ptx, Sm90SplitKReducesInTheKernelWithEpochFlags) {
     EXPECT_NE(ptx.find("atom.acq_rel.gpu.global.add.u32"), std::string::npos);
     EXPECT_NE(ptx.find("ld.relaxed.gpu.global.b32"), std::string::npos);
     EXPECT_NE(ptx.find("nanosleep.u32"), std::string::npos);
+    EXPECT_NE(ptx.find("fence.acq_rel.gpu"), std::string::npos);  // after the batched flag polls
     EXPECT_NE(ptx.find("st.global.v4.f32"), std::string::npos);
     EXPECT_NE(ptx.find("ld.global.cg.v4.f32"), std::string::npos);
     EXPECT_EQ(ptx.find("gemm_splitk_reduce"), std::string::npos);
   }
+}
+
+TEST(Ptx, Sm90PhaseMarksExistOnlyWithKtTrace) {
+  // `kerntune trace` compiles with -DKT_TRACE: %globaltimer stamps; every tuned or served kernel
+  // (no define) has none.
+  const kt::GemmConfig c = kt::testing::sm90_config(128, 128, 4, 2, 4);
+  gen::GeneratedSource source = gen::generate_gemm(problem(512, 512, 8192), c, "sm_90a");
+  EXPECT_EQ(gen::compile_to_ptx(source).find("globaltimer"), std::string::npos);
+  source.options.push_back("-DKT_TRACE=1");
+  EXPECT_NE(gen::compile_to_ptx(source).find("%globaltimer"), std::string::npos);
 }
 
 TEST(TemplatesCompile, Sm90SplitKConfigsCompileWithoutSpillsForTheTwoDeepShapes) {

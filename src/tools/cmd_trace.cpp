@@ -1,0 +1,74 @@
+// `kerntune trace`: one sm90 GEMM config's launch, phase by phase across its CTAs (when the first
+// load went out, when the main loop ended, how long split-K's publish, wait and reduce took, when
+// C was stored), from the template's %globaltimer marks (tune/gemm_trace.hpp).
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "runtime/context.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "tools/cli_common.hpp"
+#include "tools/commands.hpp"
+#include "tuner/gemm_trace.hpp"
+
+namespace kt::cli {
+
+namespace {
+
+struct TraceOptions {
+  ProblemOptions problem;
+  std::vector<std::string> configs;
+  int reps = 30;
+};
+
+void run(const TraceOptions& o) {
+  if (o.problem.is_attention())
+    throw Error(ErrorKind::kInvalidArgument,
+                "trace covers GEMM (sm90 configs); attention kernels carry no phase marks");
+  std::string reason;
+  if (!rt::gpu_available(&reason))
+    throw Error(ErrorKind::kUnsupported,
+                fmt::format("trace runs the kernel on a GPU and there is none ({})", reason));
+  // The traced kernel is compiled here and never stored: no database, only a context.
+  const rt::BoundContext context(0);
+  const rt::ScopedCurrent current(context.context());
+  for (const GemmProblem& p : o.problem.gemm_problems())
+    for (const std::string& key : o.configs) {
+      const tune::GemmTrace t = tune::trace_gemm(p, parse_gemm_config_key(key), o.reps);
+      fmt::print("{} {}: {} CTAs, launch {:.2f} us median ({:.2f} min, flush before each), "
+                 "check {}\n",
+                 to_key(p), key, t.grid, t.median_us, t.min_us,
+                 t.check_passed ? "ok" : "FAILED: " + t.check_detail);
+      fmt::print("  {:<18} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}   (us after the first CTA's entry)\n",
+                 "phase", "CTAs", "min", "p10", "median", "p90", "max");
+      for (const auto& ph : t.phases)
+        fmt::print("  {:<18} {:>5} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f}\n", ph.name, ph.ctas,
+                   ph.min_us, ph.p10_us, ph.median_us, ph.p90_us, ph.max_us);
+    }
+}
+
+}  // namespace
+
+void register_trace(CLI::App& app) {
+  auto o = std::make_shared<TraceOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "trace", "Where one sm90 GEMM launch spends its time, phase by phase across its CTAs "
+               "(needs a GPU)");
+  add_problem_options(*cmd, o->problem);
+  cmd->add_option("--config", o->configs, "sm90 config key to trace (repeatable)")->required();
+  cmd->add_option("--reps", o->reps, "Timed launches (the trace is the last one's)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
+  cmd->footer(
+      "Example:\n"
+      "  kerntune trace --shape 512x512x32768 --config sm90.bm128.bn128.bk64.s5.c2.e0.cl1.g8.sk8\n"
+      "The config is compiled with -DKT_TRACE (marks that are compiled out of every tuned and\n"
+      "served kernel), checked on fresh random data, launched --reps times after an L2 flush,\n"
+      "and the last launch's per-CTA timestamps are summarized.");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace kt::cli

@@ -1,0 +1,104 @@
+// The phase trace of one sm90 GEMM launch (see gemm_trace.hpp).
+#include "tuner/gemm_trace.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/error.hpp"
+#include "generator/generated_source.hpp"
+#include "runtime/cubin_provider.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "runtime/device_buffer.hpp"
+#include "runtime/device_query.hpp"
+#include "runtime/gemm_kernel.hpp"
+#include "runtime/module_cache.hpp"
+#include "tuner/benchmark.hpp"
+#include "tuner/gemm_workload.hpp"
+
+namespace kt::tune {
+
+namespace {
+
+// The template's trace layout (gemm_sm90.cuh, "phase trace"): u64 [CTA][event] in the last
+// kTraceWords 32-bit words of the flag region at the head of the workspace.
+constexpr int kTraceEvents = 8;
+constexpr int kTraceMaxCtas = 256;
+constexpr std::int64_t kTraceBytes = std::int64_t(kTraceMaxCtas) * kTraceEvents * 8;
+constexpr const char* kPhaseNames[kTraceEvents] = {
+    "entry",        "first load issued", "first stage full", "main loop done",
+    "published",    "flags ready",       "C stored",         "epoch read"};
+constexpr std::size_t kWorkspaceBytes = 64u << 20;
+
+double percentile(const std::vector<double>& sorted, double q) {
+  return sorted[std::size_t(q * double(sorted.size() - 1) + 0.5)];
+}
+
+}  // namespace
+
+GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
+  if (c.family != GemmFamily::kSm90)
+    throw Error(ErrorKind::kInvalidArgument,
+                fmt::format("{}: only the sm90 family carries phase marks", to_key(c)));
+  CUdevice device_handle = 0;
+  rt::check(rt::driver().ctx_get_device(&device_handle), "cuCtxGetDevice");
+  const DeviceDesc device = rt::query_device(device_handle);
+  if (auto why = validate(p, c, device))
+    throw Error(ErrorKind::kInvalidArgument, fmt::format("{}: {}", to_key(c), *why));
+  if (sm90_splitk_flag_words(p, c) * 4 > kGemmFlagRegionBytes - kTraceBytes)
+    throw Error(ErrorKind::kInvalidArgument,
+                fmt::format("{}: its split-K flags reach into the trace's part of the flag region",
+                            to_key(c)));
+
+  gen::GeneratedSource source = gen::generate_gemm(p, c, device.arch());
+  source.options.push_back("-DKT_TRACE=1");
+  source.name += ".trace";
+  const rt::CubinResult cubin = rt::get_or_compile(nullptr, source, true, false);
+  rt::ModuleCache modules;
+  const rt::GemmKernel kernel(p, c, modules.load(cubin.record));
+  rt::OwnedStream stream;
+  GemmWorkload work(p, device, nullptr, modules, stream.get(), 0, kWorkspaceBytes);
+  Bench bench(stream.get(), device, modules, nullptr);
+  auto launch = [&](CUstream s) {
+    return kernel.launch(work.a(), work.b(), work.c(), work.workspace(), s);
+  };
+
+  GemmTrace trace;
+  trace.grid = int(kernel.plan().main.num_ctas());
+  work.poison_output();
+  rt::check(launch(stream.get()), "cuLaunchKernel(traced gemm)");
+  const OutputCheck check = work.check_output();
+  trace.check_passed = check.passed;
+  trace.check_detail = check.detail;
+  std::vector<double> samples = bench.sample(launch, std::max(reps, 1));
+  std::sort(samples.begin(), samples.end());
+  trace.median_us = samples[samples.size() / 2];
+  trace.min_us = samples.front();
+
+  std::vector<unsigned long long> stamps(std::size_t(kTraceMaxCtas) * kTraceEvents);
+  rt::check(rt::driver().stream_synchronize(stream.get()), "cuStreamSynchronize");
+  const CUdeviceptr region =
+      reinterpret_cast<CUdeviceptr>(work.workspace()) + CUdeviceptr(kGemmFlagRegionBytes - kTraceBytes);
+  rt::check(rt::driver().memcpy_dtoh(stamps.data(), region, std::size_t(kTraceBytes)),
+            "cuMemcpyDtoH(trace)");
+  const int ctas = std::min(trace.grid, kTraceMaxCtas);
+  unsigned long long origin = ~0ull;
+  for (int b = 0; b < ctas; ++b)
+    if (stamps[std::size_t(b) * kTraceEvents] != 0)
+      origin = std::min(origin, stamps[std::size_t(b) * kTraceEvents]);
+  for (int e = 0; e < kTraceEvents; ++e) {
+    std::vector<double> us;
+    for (int b = 0; b < ctas; ++b) {
+      const unsigned long long t = stamps[std::size_t(b) * kTraceEvents + e];
+      if (t != 0 && t >= origin) us.push_back(double(t - origin) / 1000.0);
+    }
+    if (us.empty()) continue;
+    std::sort(us.begin(), us.end());
+    trace.phases.push_back({kPhaseNames[e], int(us.size()), us.front(), percentile(us, 0.1),
+                            percentile(us, 0.5), percentile(us, 0.9), us.back()});
+  }
+  return trace;
+}
+
+}  // namespace kt::tune
