@@ -1,6 +1,8 @@
 // Tile shapes for the GEMM search (see gemm_search.hpp).
 #include "tuner/gemm_search.hpp"
 
+#include <algorithm>
+
 namespace kt::tune {
 
 namespace {
@@ -37,6 +39,17 @@ int variant_distance(const GemmConfig& a, const GemmConfig& b) {
   return (a.tile_k != b.tile_k) + (a.stages != b.stages) + (a.epilogue != b.epilogue) +
          (a.cluster != b.cluster) + (a.raster_group != b.raster_group) +
          (a.warp_m != b.warp_m) + (a.warp_n != b.warp_n) + (a.warps_k != b.warps_k);
+}
+
+std::vector<std::size_t> search_bases(const std::vector<GemmConfig>& by_time) {
+  std::vector<std::size_t> bases;
+  for (std::size_t i = 0; i < by_time.size(); ++i) {
+    const bool family_seen = std::any_of(bases.begin(), bases.end(), [&](std::size_t j) {
+      return by_time[j].family == by_time[i].family;
+    });
+    if (bases.size() < 2 || !family_seen) bases.push_back(i);
+  }
+  return bases;
 }
 
 }  // namespace kt::tune

@@ -1,7 +1,11 @@
 // The GEMM search's notions of a tile shape: which configs are variants of one shape (they differ
-// only in stages, epilogue, cluster or raster order) and which shapes neighbour each other (one
-// step of a local search around the best measured shape).
+// only in stages, epilogue, cluster or raster order), which shapes neighbour each other (one
+// step of a local search around the best measured shape), and which measured shapes the local
+// search starts from.
 #pragma once
+
+#include <cstddef>
+#include <vector>
 
 #include "core/gemm_config.hpp"
 
@@ -19,5 +23,9 @@ bool neighbour_shape(const GemmConfig& best, const GemmConfig& c);
 // and for sm80 and small-M the warp layout) differ between a and b: a step of the local search
 // moves the shape and keeps the rest of what measured best, as far as the new shape allows.
 int variant_distance(const GemmConfig& a, const GemmConfig& b);
+
+// The measured configs round 2 searches around, as indices into `by_time` (fastest first): the
+// two fastest, then the fastest of every family not among them, in time order.
+std::vector<std::size_t> search_bases(const std::vector<GemmConfig>& by_time);
 
 }  // namespace kt::tune

@@ -64,15 +64,15 @@ std::vector<CandidateResult> first_round(const GemmProblem& p, const TuneOptions
   return out;
 }
 
-// Round 2, for each of the two best shapes so far: up to this many neighbouring shapes
+// Round 2, for each of the best shapes so far (second_round): up to this many neighbouring shapes
 // (neighbour_shape), each by its config closest to the best one. Round 1 measures the model's
 // favourite shapes; this measures the ones next to what the GPU preferred (at 64 x 4096 x 4096
 // round 1 found 128-column tiles split 2-4 ways at 19.4 us; 64-column tiles unsplit with six
 // stages ran 17.5, with three or four 22.6-23.8: the pipeline depth the best one had matters).
 constexpr int kNeighbourShapes = 6;
 
-// Round 2: for the two best tile shapes so far, their other variants in model order, then the
-// shapes next to them.
+// Round 2: for the two best tile shapes so far and the best of each other family, their other
+// variants in model order, then the shapes next to them.
 std::vector<CandidateResult> second_round(const std::vector<CandidateResult>& done,
                                           const TuneOptions& o,
                                           const std::vector<RankedConfig>& ranked,
@@ -87,7 +87,14 @@ std::vector<CandidateResult> second_round(const std::vector<CandidateResult>& do
     return predicted ? c->estimate.predicted_us : c->timing.median_us;
   };
   std::sort(best.begin(), best.end(), [&](auto* a, auto* b) { return time(a) < time(b); });
-  if (best.size() > 2) best.resize(2);
+  // The two best, and the best of every other family: a family's best shape can be a step from
+  // a faster one of its own (at 16 x 4096 x 4096 the small-M 16-row tile, next to the 8-row one
+  // that two sm90 shapes had pushed out of the top two).
+  std::vector<GemmConfig> by_time;
+  for (const CandidateResult* c : best) by_time.push_back(c->config);
+  std::vector<const CandidateResult*> bases;
+  for (std::size_t i : search_bases(by_time)) bases.push_back(best[i]);
+  best = std::move(bases);
   std::vector<CandidateResult> out;
   for (const CandidateResult* shape : best) {
     int added = 0;

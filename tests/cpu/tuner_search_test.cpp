@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "core/gemm_config.hpp"
 #include "tuner/gemm_search.hpp"
@@ -56,6 +57,20 @@ TEST(GemmSearch, VariantDistanceCountsWhatTheShapeLeavesFree) {
   EXPECT_EQ(variant_distance(best, key("sm90.bm64.bn64.bk64.s6.c1.e2.cl1.g8.sk1")), 0);
   EXPECT_EQ(variant_distance(best, key("sm90.bm64.bn64.bk64.s3.c1.e0.cl1.g8.sk1")), 2);
   EXPECT_EQ(variant_distance(best, key("sm90.bm64.bn64.bk64.s3.c1.e0.cl2.g1.sk1")), 4);
+}
+
+TEST(GemmSearch, BasesAreTheTwoFastestAndTheFastestOfEveryOtherFamily) {
+  // 16 x 4096 x 4096 on the H200: two sm90 shapes ahead of the small-M 8-row tile, whose 16-row
+  // neighbour was the fastest of all; the sm80 shape is searched around too.
+  const std::vector<GemmConfig> by_time = {key("sm90.bm64.bn64.bk64.s12.c1.e0.cl1.g8.sk4"),
+                                           key("sm90.bm64.bn64.bk64.s8.c1.e0.cl1.g1.sk4"),
+                                           key("smallm.bm8.bn64.bk128.wn16.wk4.sk1"),
+                                           key("sm90.bm64.bn128.bk64.s6.c1.e0.cl1.g8.sk2"),
+                                           key("smallm.bm8.bn32.bk64.wn32.wk8.sk1"),
+                                           key("sm80.bm64.bn64.bk64.wm64.wn64.s5.g8.sk1")};
+  EXPECT_EQ(search_bases(by_time), (std::vector<std::size_t>{0, 1, 2, 5}));
+  EXPECT_EQ(search_bases({by_time[2], by_time[0], by_time[1]}), (std::vector<std::size_t>{0, 1}));
+  EXPECT_TRUE(search_bases({}).empty());
 }
 
 }  // namespace
