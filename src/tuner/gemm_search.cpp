@@ -41,6 +41,10 @@ int variant_distance(const GemmConfig& a, const GemmConfig& b) {
          (a.warp_m != b.warp_m) + (a.warp_n != b.warp_n) + (a.warps_k != b.warps_k);
 }
 
+int warp_layout_distance(const GemmConfig& a, const GemmConfig& b) {
+  return (a.warp_m != b.warp_m) + (a.warp_n != b.warp_n) + (a.warps_k != b.warps_k);
+}
+
 std::vector<std::size_t> search_bases(const std::vector<GemmConfig>& by_time) {
   std::vector<std::size_t> bases;
   for (std::size_t i = 0; i < by_time.size(); ++i) {

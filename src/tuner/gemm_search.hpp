@@ -24,6 +24,11 @@ bool neighbour_shape(const GemmConfig& best, const GemmConfig& c);
 // moves the shape and keeps the rest of what measured best, as far as the new shape allows.
 int variant_distance(const GemmConfig& a, const GemmConfig& b);
 
+// How many of the warp layout's fields (warp_m, warp_n, warps_k) differ: among a shape's
+// neighbours, those that keep its warp layout are the one-step moves (a small-M tile has a dozen
+// neighbours that also re-cut its warps).
+int warp_layout_distance(const GemmConfig& a, const GemmConfig& b);
+
 // The measured configs round 2 searches around, as indices into `by_time` (fastest first): the
 // two fastest, then the fastest of every family not among them, in time order.
 std::vector<std::size_t> search_bases(const std::vector<GemmConfig>& by_time);

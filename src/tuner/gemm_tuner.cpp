@@ -113,7 +113,8 @@ std::vector<CandidateResult> second_round(const std::vector<CandidateResult>& do
     return std::any_of(done.begin(), done.end(), same) || std::any_of(out.begin(), out.end(), same);
   };
   // Each neighbouring shape by its config closest to the measured best (variant_distance), the
-  // model's order breaking ties; the shapes in the model order of their first config.
+  // model's order breaking ties; the shapes that keep the best one's warp layout first, then in
+  // the model order of their first config.
   for (const CandidateResult* shape : best) {
     std::vector<const RankedConfig*> picks;
     for (const auto& r : ranked) {
@@ -127,6 +128,11 @@ std::vector<CandidateResult> second_round(const std::vector<CandidateResult>& do
         *it = &r;
       }
     }
+    // The shapes that keep the best one's warp layout first (model order among equals).
+    std::stable_sort(picks.begin(), picks.end(), [&](const RankedConfig* a, const RankedConfig* b) {
+      return warp_layout_distance(shape->config, a->config) <
+             warp_layout_distance(shape->config, b->config);
+    });
     if (picks.size() > std::size_t(kNeighbourShapes)) picks.resize(kNeighbourShapes);
     for (const RankedConfig* r : picks) out.push_back({r->config, r->estimate});
   }

@@ -59,6 +59,16 @@ TEST(GemmSearch, VariantDistanceCountsWhatTheShapeLeavesFree) {
   EXPECT_EQ(variant_distance(best, key("sm90.bm64.bn64.bk64.s3.c1.e0.cl2.g1.sk1")), 4);
 }
 
+TEST(GemmSearch, WarpLayoutDistanceCountsReCutWarps) {
+  const GemmConfig best = key("smallm.bm8.bn64.bk128.wn16.wk4.sk1");
+  EXPECT_EQ(warp_layout_distance(best, key("smallm.bm16.bn64.bk128.wn16.wk4.sk1")), 0);
+  EXPECT_EQ(warp_layout_distance(best, key("smallm.bm8.bn32.bk128.wn16.wk2.sk1")), 1);
+  EXPECT_EQ(warp_layout_distance(best, key("smallm.bm8.bn128.bk64.wn64.wk2.sk1")), 2);
+  EXPECT_EQ(warp_layout_distance(key("sm90.bm64.bn64.bk64.s6.c1.e0.cl1.g8.sk1"),
+                                 key("sm90.bm64.bn128.bk64.s4.c1.e2.cl1.g8.sk2")),
+            0);
+}
+
 TEST(GemmSearch, BasesAreTheTwoFastestAndTheFastestOfEveryOtherFamily) {
   // 16 x 4096 x 4096 on the H200: two sm90 shapes ahead of the small-M 8-row tile, whose 16-row
   // neighbour was the fastest of all; the sm80 shape is searched around too.
