@@ -62,4 +62,10 @@ DeviceDesc query_device(CUdevice device) {
   return desc;
 }
 
+DeviceDesc query_current_device() {
+  CUdevice device = 0;
+  check(driver().ctx_get_device(&device), "cuCtxGetDevice");
+  return query_device(device);
+}
+
 }  // namespace kt::rt

@@ -10,4 +10,7 @@ namespace kt::rt {
 
 DeviceDesc query_device(CUdevice device);
 
+// query_device of the calling thread's current context's device.
+DeviceDesc query_current_device();
+
 }  // namespace kt::rt

@@ -16,12 +16,9 @@ AttentionBenchRow bench_attention(Runtime& runtime, const AttentionProblem& p, i
   AttentionBenchRow row;
   row.problem = p;
   row.dispatch = runtime.prepare_attention(p, true);
-  const rt::CudaDriver& d = rt::driver();
   rt::OwnedStream owned_stream;
   const CUstream stream = owned_stream.get();
-  CUdevice device = 0;
-  rt::check(d.ctx_get_device(&device), "cuCtxGetDevice");
-  const DeviceDesc desc = rt::query_device(device);
+  const DeviceDesc desc = rt::query_current_device();
   rt::ModuleCache modules;
   AttentionWorkload work(p, desc, nullptr, modules, stream,
                          std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()));

@@ -21,12 +21,6 @@ namespace {
 
 constexpr std::size_t kBaselineWorkspaceBytes = 32u << 20;
 
-DeviceDesc current_device() {
-  CUdevice device = 0;
-  rt::check(rt::driver().ctx_get_device(&device), "cuCtxGetDevice");
-  return rt::query_device(device);
-}
-
 }  // namespace
 
 double GemmBenchRow::kerntune_tflops() const {
@@ -47,7 +41,7 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
   row.problem = p;
   row.dispatch = runtime.prepare_gemm(p);
   rt::OwnedStream stream;
-  const DeviceDesc device = current_device();
+  const DeviceDesc device = rt::query_current_device();
   rt::ModuleCache modules;
   const std::uint64_t seed =
       o.seed != 0 ? o.seed : std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
@@ -115,7 +109,7 @@ DispatchOverhead measure_dispatch_overhead(Runtime& runtime, const GemmProblem& 
   DispatchOverhead result;
   result.config_key = runtime.prepare_gemm(p).config_key;
   rt::OwnedStream stream;
-  const DeviceDesc device = current_device();
+  const DeviceDesc device = rt::query_current_device();
   rt::ModuleCache modules;
   GemmWorkload work(p, device, nullptr, modules, stream.get(), 1, 0);
 

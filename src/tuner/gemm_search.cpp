@@ -35,14 +35,14 @@ bool neighbour_shape(const GemmConfig& best, const GemmConfig& c) {
   return moved == 2 && k != 0 && (m == k || n == k);
 }
 
+int warp_layout_distance(const GemmConfig& a, const GemmConfig& b) {
+  return (a.warp_m != b.warp_m) + (a.warp_n != b.warp_n) + (a.warps_k != b.warps_k);
+}
+
 int variant_distance(const GemmConfig& a, const GemmConfig& b) {
   return (a.tile_k != b.tile_k) + (a.stages != b.stages) + (a.epilogue != b.epilogue) +
          (a.cluster != b.cluster) + (a.raster_group != b.raster_group) +
-         (a.warp_m != b.warp_m) + (a.warp_n != b.warp_n) + (a.warps_k != b.warps_k);
-}
-
-int warp_layout_distance(const GemmConfig& a, const GemmConfig& b) {
-  return (a.warp_m != b.warp_m) + (a.warp_n != b.warp_n) + (a.warps_k != b.warps_k);
+         warp_layout_distance(a, b);
 }
 
 std::vector<std::size_t> search_bases(const std::vector<GemmConfig>& by_time) {

@@ -21,12 +21,8 @@ namespace kt::tune {
 
 namespace {
 
-// The template's trace layout (gemm_sm90.cuh, "phase trace"): u64 [CTA][event] in the last
-// kTraceWords 32-bit words of the flag region at the head of the workspace.
-constexpr int kTraceEvents = 8;
-constexpr int kTraceMaxCtas = 256;
-constexpr std::int64_t kTraceBytes = std::int64_t(kTraceMaxCtas) * kTraceEvents * 8;
-constexpr const char* kPhaseNames[kTraceEvents] = {
+// The phases in GemmTraceEvent order (gemm_params.h: the stamps' layout, shared with the kernel).
+constexpr const char* kPhaseNames[kGemmTraceEvents] = {
     "entry",        "first load issued", "first stage full", "main loop done",
     "published",    "flags ready",       "C stored",         "epoch read"};
 constexpr std::size_t kWorkspaceBytes = 64u << 20;
@@ -41,12 +37,10 @@ GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
   if (c.family != GemmFamily::kSm90)
     throw Error(ErrorKind::kInvalidArgument,
                 fmt::format("{}: only the sm90 family carries phase marks", to_key(c)));
-  CUdevice device_handle = 0;
-  rt::check(rt::driver().ctx_get_device(&device_handle), "cuCtxGetDevice");
-  const DeviceDesc device = rt::query_device(device_handle);
+  const DeviceDesc device = rt::query_current_device();
   if (auto why = validate(p, c, device))
     throw Error(ErrorKind::kInvalidArgument, fmt::format("{}: {}", to_key(c), *why));
-  if (sm90_splitk_flag_words(p, c) * 4 > kGemmFlagRegionBytes - kTraceBytes)
+  if (sm90_splitk_flag_words(p, c) * 4 > kGemmFlagRegionBytes - kGemmTraceBytes)
     throw Error(ErrorKind::kInvalidArgument,
                 fmt::format("{}: its split-K flags reach into the trace's part of the flag region",
                             to_key(c)));
@@ -76,21 +70,21 @@ GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
   trace.median_us = samples[samples.size() / 2];
   trace.min_us = samples.front();
 
-  std::vector<unsigned long long> stamps(std::size_t(kTraceMaxCtas) * kTraceEvents);
+  std::vector<unsigned long long> stamps(std::size_t(kGemmTraceMaxCtas) * kGemmTraceEvents);
   rt::check(rt::driver().stream_synchronize(stream.get()), "cuStreamSynchronize");
   const CUdeviceptr region =
-      reinterpret_cast<CUdeviceptr>(work.workspace()) + CUdeviceptr(kGemmFlagRegionBytes - kTraceBytes);
-  rt::check(rt::driver().memcpy_dtoh(stamps.data(), region, std::size_t(kTraceBytes)),
+      reinterpret_cast<CUdeviceptr>(work.workspace()) + CUdeviceptr(kGemmFlagRegionBytes - kGemmTraceBytes);
+  rt::check(rt::driver().memcpy_dtoh(stamps.data(), region, std::size_t(kGemmTraceBytes)),
             "cuMemcpyDtoH(trace)");
-  const int ctas = std::min(trace.grid, kTraceMaxCtas);
+  const int ctas = std::min(trace.grid, kGemmTraceMaxCtas);
   unsigned long long origin = ~0ull;
   for (int b = 0; b < ctas; ++b)
-    if (stamps[std::size_t(b) * kTraceEvents] != 0)
-      origin = std::min(origin, stamps[std::size_t(b) * kTraceEvents]);
-  for (int e = 0; e < kTraceEvents; ++e) {
+    if (stamps[std::size_t(b) * kGemmTraceEvents] != 0)
+      origin = std::min(origin, stamps[std::size_t(b) * kGemmTraceEvents]);
+  for (int e = 0; e < kGemmTraceEvents; ++e) {
     std::vector<double> us;
     for (int b = 0; b < ctas; ++b) {
-      const unsigned long long t = stamps[std::size_t(b) * kTraceEvents + e];
+      const unsigned long long t = stamps[std::size_t(b) * kGemmTraceEvents + e];
       if (t != 0 && t >= origin) us.push_back(double(t - origin) / 1000.0);
     }
     if (us.empty()) continue;

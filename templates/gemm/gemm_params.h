@@ -43,6 +43,23 @@ struct GemmSm90Params {
   GemmParams gemm;
 };
 
+// `kerntune trace` (gemm_sm90.cuh, "phase trace", compiled only with -DKT_TRACE): u64
+// %globaltimer stamps [CTA][event] of the first kGemmTraceMaxCtas CTAs, in the last
+// kGemmTraceBytes of the split-K workspace's flag region; events in this order.
+enum GemmTraceEvent : int {
+  kTraceEntry = 0,     // thread 0 at entry
+  kTraceFirstLoad,     // producer: first TMA load issued
+  kTraceFirstFull,     // consumer 0: first stage landed
+  kTraceMainLoopDone,  // consumer 0: last wgmma of the unit complete
+  kTracePublished,     // consumer 0, split-K: partial sums stored and flag released
+  kTraceFlagsReady,    // consumer 0, split-K distributed: every other split's flag seen
+  kTraceStored,        // consumer 0: its C (or stripe of C) stored
+  kTraceEpochRead,     // split-K: begin_launch done (producer warp 1)
+  kGemmTraceEvents
+};
+constexpr int kGemmTraceMaxCtas = 256;
+constexpr int kGemmTraceBytes = kGemmTraceMaxCtas * kGemmTraceEvents * 8;
+
 struct SplitKReduceParams {
   const float* workspace;  // splits x m x n FP32 partial sums
   void* c;                 // M x N output, leading dimension ldc

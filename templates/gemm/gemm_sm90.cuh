@@ -69,29 +69,15 @@ constexpr int kFlagRegionWords = 16384;
 // ---- phase trace (`kerntune trace`) -------------------------------------------------------------
 
 // Compiled with -DKT_TRACE (never by the tuner or the runtime), one thread per role stamps
-// %globaltimer (ns) at each phase of the CTA's first unit into the last kTraceWords words of the
-// flag region: u64 [CTA][event], events as TraceEvent (src/tuner/gemm_trace.hpp names them).
-// Without the macro, trace_mark is empty and the kernel is unchanged.
-constexpr int kTraceEvents = 8;
-constexpr int kTraceMaxCtas = 256;
-constexpr int kTraceWords = kTraceMaxCtas * kTraceEvents * 2;
-enum TraceEvent : int {
-  kTraceEntry = 0,         // thread 0 at entry
-  kTraceFirstLoad,         // producer: first TMA load issued
-  kTraceFirstFull,         // consumer 0: first stage landed
-  kTraceMainLoopDone,      // consumer 0: last wgmma of the unit complete
-  kTracePublished,         // consumer 0, split-K: partial sums stored and flag released
-  kTraceFlagsReady,        // consumer 0, split-K distributed: every other split's flag seen
-  kTraceStored,            // consumer 0: its C (or stripe of C) stored
-  kTraceEpochRead,         // split-K: begin_launch done (producer warp 1)
-};
+// %globaltimer (ns) at each phase of the CTA's first unit (layout and events: GemmTraceEvent in
+// gemm_params.h). Without the macro, trace_mark is empty and the kernel is unchanged.
 __device__ __forceinline__ void trace_mark(unsigned int* flags, int event) {
 #ifdef KT_TRACE
-  if (flags == nullptr || blockIdx.x >= kTraceMaxCtas) return;
+  if (flags == nullptr || blockIdx.x >= kGemmTraceMaxCtas) return;
   unsigned long long now;
   asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
-  reinterpret_cast<unsigned long long*>(flags + kFlagRegionWords - kTraceWords)
-      [blockIdx.x * kTraceEvents + event] = now;
+  reinterpret_cast<unsigned long long*>(flags + kFlagRegionWords - kGemmTraceBytes / 4)
+      [blockIdx.x * kGemmTraceEvents + event] = now;
 #else
   (void)flags;
   (void)event;
@@ -473,7 +459,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one or two CTAs");
 
   if (test_fault(params.gemm.c)) return;
-  if (threadIdx.x == 0) sm90::trace_mark(params.gemm.flags, sm90::kTraceEntry);
+  if (threadIdx.x == 0) sm90::trace_mark(params.gemm.flags, kTraceEntry);
 
   constexpr int kRowsPerConsumer = kTileM / kConsumers;
   constexpr int kMI = kRowsPerConsumer / 64;  // m64 wgmma tiles per consumer
@@ -534,7 +520,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     if constexpr (kSplitK) {
       if (threadIdx.x == 32) {
         sm90::begin_launch(p.flags, epoch_bar, epoch_word, gridDim.x);
-        sm90::trace_mark(p.flags, sm90::kTraceEpochRead);
+        sm90::trace_mark(p.flags, kTraceEpochRead);
       }
     }
     if (threadIdx.x == 0) {
@@ -562,7 +548,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           const unsigned int b_stage = smem_b + stage * kBStageBytes;
           mbarrier_arrive_expect_tx(full, stage_bytes);
           tma_load_2d(smem_a + stage * kAStageBytes, &params.a_map, k, m0, full);
-          if (unit == first_unit && k == w.k_begin) sm90::trace_mark(p.flags, sm90::kTraceFirstLoad);
+          if (unit == first_unit && k == w.k_begin) sm90::trace_mark(p.flags, kTraceFirstLoad);
           if constexpr (kCluster == 1) {
             if constexpr (kBIsNxK) {
               tma_load_2d(b_stage, &params.b_map, k, n0, full);
@@ -614,7 +600,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         mbarrier_wait(full_bars + 8 * stage, phase);
         if (kt == 0 && unit == first_unit && threadIdx.x == 128)
-          sm90::trace_mark(p.flags, sm90::kTraceFirstFull);
+          sm90::trace_mark(p.flags, kTraceFirstFull);
         const unsigned int a_tile =
             smem_a + stage * kAStageBytes + consumer * kRowsPerConsumer * sm90::kRowBytes;
         const unsigned int b_tile = smem_b + stage * kBStageBytes;
@@ -651,7 +637,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
       sm90::release_stage<kCluster>(empty_bars + 8 * previous_stage, thread);
       const bool marks = unit == first_unit && threadIdx.x == 128;  // consumer 0's thread 0
-      if (marks) sm90::trace_mark(p.flags, sm90::kTraceMainLoopDone);
+      if (marks) sm90::trace_mark(p.flags, kTraceMainLoopDone);
       if (!w.has_tile) continue;
 
       if constexpr (kSplitK) {
@@ -677,10 +663,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           named_barrier_sync(1 + consumer, 128);
           if (thread == 0)
             st_release_gpu(flags + (w.split * tiles + tile) * kConsumers, sm90::load_epoch(epoch_bar, epoch_word));
-          if (marks) sm90::trace_mark(p.flags, sm90::kTracePublished);
+          if (marks) sm90::trace_mark(p.flags, kTracePublished);
           if (q_begin == q_end) continue;  // more splits than quads: nothing to reduce
           sm90::wait_flags(flag0, tiles * kConsumers, p.num_splits, w.split, epoch_bar, epoch_word);
-          if (marks) sm90::trace_mark(p.flags, sm90::kTraceFlagsReady);
+          if (marks) sm90::trace_mark(p.flags, kTraceFlagsReady);
           // Opaque copies of the slice bounds: otherwise the compiler keeps the store's 32 quad
           // predicates live for the reduction (and spills the 128 x 256 tile).
           q_begin = sm90::launder_u32(q_begin);
@@ -691,7 +677,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           sm90::reduce_slice(slot0 + thread * 4, int(split_stride), w.split, p.num_splits, q_begin,
                              q_end, acc, c + row0 * p.ldc + col0, p.ldc, p.m - row0, p.n - col0,
                              pairs_aligned(c, p.ldc));
-          if (marks) sm90::trace_mark(p.flags, sm90::kTraceStored);
+          if (marks) sm90::trace_mark(p.flags, kTraceStored);
           continue;
         }
         if (w.split < p.num_splits - 1) {
@@ -700,7 +686,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
                                thread);
           named_barrier_sync(1 + consumer, 128);
           if (thread == 0) st_release_gpu(flags + slot * kConsumers, sm90::load_epoch(epoch_bar, epoch_word));
-          if (marks) sm90::trace_mark(p.flags, sm90::kTracePublished);
+          if (marks) sm90::trace_mark(p.flags, kTracePublished);
           continue;
         }
         const float* slot = slots + static_cast<long long>(tile) * (kTileM * kTileN);
@@ -718,7 +704,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         const int row0 = row_begin + 16 * warp + lane / 4;
         const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
         sm90::store_accumulators(static_cast<TOut*>(p.c), p.ldc, p.m, p.n, row0, col0, acc);
-        if (marks) sm90::trace_mark(p.flags, sm90::kTraceStored);
+        if (marks) sm90::trace_mark(p.flags, kTraceStored);
       } else {
         // Uniform over the warpgroup (tile coordinates only), so the named barriers match.
         if (row_begin < p.m) {
@@ -739,7 +725,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
             ++stores;
           }
         }
-        if (marks) sm90::trace_mark(p.flags, sm90::kTraceStored);  // the TMA stores issued
+        if (marks) sm90::trace_mark(p.flags, kTraceStored);  // the TMA stores issued
       }
     }
     if constexpr (kEpilogueSlots > 0) {
