@@ -27,6 +27,8 @@ std::string_view dtype_type(DType dtype) {
 }
 
 constexpr int kMaxSplitK = 32;
+// sm90 cluster split-K: a tile's splits in one cluster, at most the portable cluster size.
+constexpr int kMaxClusterSplits = 8;
 
 // sm90: the K depth of a stage (one 128-byte swizzle row), the alignment slack the kernel uses
 // to start its stages on 1024-byte boundaries, and the registers of a 384-thread CTA at launch
@@ -73,7 +75,7 @@ std::optional<std::string> validate_sm80(const GemmProblem& p, const GemmConfig&
   if (c.stages < 2 || c.stages > 8) return "stages must be in [2, 8]";
   if (c.raster_group < 1 || c.raster_group > 64) return "raster_group must be in [1, 64]";
   if (c.split_k < 1 || c.split_k > kMaxSplitK) return fmt::format("split_k must be in [1, {}]", kMaxSplitK);
-  if (c.consumers != 0 || c.epilogue != 0 || c.cluster != 1)
+  if (c.consumers != 0 || c.epilogue != 0 || c.cluster != 1 || c.cluster_k != 1)
     return "sm80 configs have no consumers, epilogue or cluster fields";
   // Every thread copies whole 16-byte chunks of both tiles in each stage.
   const int chunks_a = c.tile_m * c.tile_k / 8, chunks_b = c.tile_n * c.tile_k / 8;
@@ -96,9 +98,9 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   if (c.tile_m != 64 * c.consumers && c.tile_m != 128 * c.consumers)
     return "sm90 tile_m must be 64 or 128 rows per consumer warpgroup";
   if (c.tile_n == 144 || c.tile_n == 32) {
-    if (p.layout != Layout::kNT || c.epilogue != 0)
-      return fmt::format("sm90 tile_n {} needs the nt layout and direct stores (e0): its B rows "
-                         "and C slabs are not whole 64-column atoms", c.tile_n);
+    if (p.layout != Layout::kNT)
+      return fmt::format("sm90 tile_n {} needs the nt layout: its B rows are not whole 64-column "
+                         "atoms", c.tile_n);
     if (c.tile_n == 32 && c.cluster != 1)
       return "sm90 tile_n 32 runs without clusters (cl1): half of its B box is 16 rows";
   } else if (c.tile_n % 64 != 0 || c.tile_n < 64 || c.tile_n > 256) {
@@ -115,7 +117,20 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
     return "TMA needs 16-byte row strides: K % 8 == 0 (and N % 8 == 0 for nn)";
   if (c.cluster != 1 && c.cluster != 2) return "sm90 cluster must be 1 or 2";
   if (c.epilogue < 0 || c.epilogue > 8) return "sm90 epilogue must be in [0, 8] (0: direct stores)";
-  if (c.split_k > 1 && sm90_splitk_flag_words(p, c) * 4 > kGemmFlagRegionBytes)
+  if (c.cluster_k != 1) {
+    if (c.cluster_k != c.split_k || c.split_k < 2 || c.split_k > kMaxClusterSplits)
+      return fmt::format("sm90 clk{} must equal split_k (sk{}), 2 to {} splits in a cluster",
+                         c.cluster_k, c.split_k, kMaxClusterSplits);
+    if (c.cluster != 1) return "sm90 clk (splits in a cluster) has no cluster along M as well";
+    if (c.epilogue != 0)
+      return "sm90 clk stores each split's stripe of C directly: use e0";
+    const std::int64_t partials = std::int64_t(c.tile_m) * c.tile_n * 4;
+    const std::int64_t ring = std::int64_t(c.stages) * (c.tile_m + c.tile_n) * c.tile_k * 2;
+    if (partials > ring)
+      return fmt::format("sm90 clk stages the FP32 partial tile ({} B) over the ring of stages "
+                         "({} B): use more stages", partials, ring);
+  }
+  if (c.split_k > 1 && c.cluster_k == 1 && sm90_splitk_flag_words(p, c) * 4 > kGemmFlagRegionBytes)
     return fmt::format("split-K needs {} flag words for {} tiles x {} splits; the workspace's flag "
                        "region holds {}", sm90_splitk_flag_words(p, c), tiles_m(p, c) * tiles_n(p, c),
                        c.split_k, kGemmFlagRegionBytes / 4);
@@ -123,10 +138,10 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
     if (p.n * size_bytes(p.out_dtype) % 16 != 0)
       return fmt::format("the TMA-store epilogue needs 16-byte row strides of C: N * {} % 16 != 0 "
                          "for N = {} (use e0)", size_bytes(p.out_dtype), p.n);
-    const int slabs = c.tile_n / sm90_slab_columns(p);
+    const int slabs = c.tile_n / sm90_slab_columns(p, c);
     if (c.epilogue > slabs)
       return fmt::format("epilogue = {} stages more slabs than the tile has ({} of {} columns)",
-                         c.epilogue, slabs, sm90_slab_columns(p));
+                         c.epilogue, slabs, sm90_slab_columns(p, c));
   }
   return std::nullopt;
 }
@@ -138,9 +153,11 @@ std::string to_key(const GemmConfig& c) {
     return fmt::format("smallm.bm{}.bn{}.bk{}.wn{}.wk{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
                        c.warp_n, c.warps_k, c.split_k);
   if (c.family == GemmFamily::kSm90)
-    return fmt::format("sm90.bm{}.bn{}.bk{}.s{}.c{}.e{}.cl{}.g{}.sk{}", c.tile_m, c.tile_n,
-                       c.tile_k, c.stages, c.consumers, c.epilogue, c.cluster, c.raster_group,
-                       c.split_k);
+    return fmt::format("sm90.bm{}.bn{}.bk{}.s{}.c{}.e{}.{}.g{}.sk{}", c.tile_m, c.tile_n,
+                       c.tile_k, c.stages, c.consumers, c.epilogue,
+                       c.cluster_k > 1 ? fmt::format("clk{}", c.cluster_k)
+                                       : fmt::format("cl{}", c.cluster),
+                       c.raster_group, c.split_k);
   return fmt::format("sm80.bm{}.bn{}.bk{}.wm{}.wn{}.s{}.g{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
                      c.warp_m, c.warp_n, c.stages, c.raster_group, c.split_k);
 }
@@ -171,6 +188,14 @@ GemmConfig parse_gemm_config_key(std::string_view key) {
     c.epilogue = int(slots);
     std::vector<std::string_view> rest(parts.begin(), parts.end());
     rest.erase(rest.begin() + 6);
+    // clkS (a tile's S splits in one cluster) stands where clN (N CTAs along M) does.
+    if (rest[6].substr(0, 3) == "clk") {
+      const std::int64_t splits = parse_int(rest[6].substr(3), "config field 'clk'");
+      if (splits < 1 || splits > 4096)
+        throw_invalid(fmt::format("config field 'clk' = {} is out of range", splits));
+      c.cluster_k = int(splits);
+      rest[6] = "cl1";
+    }
     parse_key_fields(key, rest,
                      {{"bm", &c.tile_m}, {"bn", &c.tile_n}, {"bk", &c.tile_k}, {"s", &c.stages},
                       {"c", &c.consumers}, {"cl", &c.cluster}, {"g", &c.raster_group},
@@ -196,11 +221,12 @@ std::int64_t tiles_n(const GemmProblem& p, const GemmConfig& c) { return ceil_di
 int smem_bytes(const GemmProblem& p, const GemmConfig& c) {
   if (c.family == GemmFamily::kSmallM) return small_m_smem_bytes(c);
   const int stages_bytes = c.stages * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
-  // sm90 adds the epilogue slabs (epilogue per consumer, 128 bytes per row of the consumer's
-  // rows: epilogue x tile_m x 128 in all), a full and an empty mbarrier per stage and the
-  // 1024-byte alignment slack.
+  // sm90 adds the epilogue slabs (epilogue per consumer, a slab row per row of the consumer's
+  // rows: epilogue x tile_m x slab row bytes in all), a full and an empty mbarrier per stage and
+  // the 1024-byte alignment slack.
   if (c.family == GemmFamily::kSm90)
-    return stages_bytes + c.epilogue * c.tile_m * 128 + c.stages * 16 + kSm90SmemAlignBytes;
+    return stages_bytes + c.epilogue * c.tile_m * sm90_slab_columns(p, c) * size_bytes(p.out_dtype) +
+           c.stages * 16 + kSm90SmemAlignBytes;
   return stages_bytes;
 }
 
@@ -209,18 +235,18 @@ std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c) {
 }
 
 std::int64_t splitk_partial_bytes(const GemmProblem& p, const GemmConfig& c) {
-  if (c.split_k <= 1) return 0;
+  if (c.split_k <= 1 || c.cluster_k > 1) return 0;
   if (c.family == GemmFamily::kSm90)
     return std::int64_t(c.split_k) * tiles_m(p, c) * tiles_n(p, c) * c.tile_m * c.tile_n * 4;
   return std::int64_t(c.split_k) * p.m * p.n * 4;
 }
 
 std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c) {
-  return c.split_k > 1 ? kGemmFlagRegionBytes + splitk_partial_bytes(p, c) : 0;
+  return c.split_k > 1 && c.cluster_k == 1 ? kGemmFlagRegionBytes + splitk_partial_bytes(p, c) : 0;
 }
 
 std::int64_t sm90_splitk_flag_words(const GemmProblem& p, const GemmConfig& c) {
-  if (c.family != GemmFamily::kSm90 || c.split_k <= 1) return 0;
+  if (c.family != GemmFamily::kSm90 || c.split_k <= 1 || c.cluster_k > 1) return 0;
   return kSm90FlagHeaderWords +
          std::int64_t(c.split_k - 1) * tiles_m(p, c) * tiles_n(p, c) * std::max(1, c.consumers);
 }
@@ -274,26 +300,36 @@ std::int64_t work_units(const GemmProblem& p, const GemmConfig& c) {
 
 std::int64_t cluster_units(const GemmProblem& p, const GemmConfig& c) {
   const int cluster = std::max(1, c.cluster);
-  return ceil_div(tiles_m(p, c), cluster) * tiles_n(p, c) * c.split_k;
+  return ceil_div(tiles_m(p, c), cluster) * tiles_n(p, c) * (c.split_k / std::max(1, c.cluster_k));
 }
 
-int sm90_slab_columns(const GemmProblem& p) { return 128 / size_bytes(p.out_dtype); }
+int cluster_size(const GemmConfig& c) { return std::max(1, c.cluster) * std::max(1, c.cluster_k); }
+
+int sm90_slab_columns(const GemmProblem& p, const GemmConfig& c) {
+  const int bytes = size_bytes(p.out_dtype);
+  return c.tile_n * bytes % 128 == 0 ? 128 / bytes : c.tile_n / 2;
+}
+
+bool sm90_slabs_swizzled(const GemmProblem& p, const GemmConfig& c) {
+  return sm90_slab_columns(p, c) * size_bytes(p.out_dtype) == 128;
+}
 
 GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c, int num_sms) {
   GemmLaunch launch;
   const std::int64_t tiles = tiles_m(p, c) * tiles_n(p, c);
   if (c.family == GemmFamily::kSm90) {
+    const int size = cluster_size(c);
     const std::int64_t units = cluster_units(p, c);
-    const std::int64_t slots = num_sms > 0 ? std::max(1, num_sms / c.cluster) : units;
+    const std::int64_t slots = num_sms > 0 ? std::max(1, num_sms / size) : units;
     const std::int64_t clusters = std::min<std::int64_t>(units, slots);
-    launch.main.grid = {std::uint32_t(clusters * c.cluster), 1, 1};
-    launch.main.cluster = {std::uint32_t(c.cluster), 1, 1};
+    launch.main.grid = {std::uint32_t(clusters * size), 1, 1};
+    launch.main.cluster = {std::uint32_t(size), 1, 1};
   } else {
     launch.main.grid = {std::uint32_t(tiles), 1, std::uint32_t(c.split_k)};
   }
   launch.main.block = {std::uint32_t(c.num_threads()), 1, 1};
   launch.main.smem_bytes = std::uint32_t(smem_bytes(p, c));
-  if (c.split_k > 1) launch.workspace_bytes = workspace_bytes(p, c);
+  launch.workspace_bytes = workspace_bytes(p, c);
   // sm90 split-K sums its partial sums inside the main kernel (gemm_sm90.cuh).
   if (c.split_k > 1 && c.family != GemmFamily::kSm90) {
     constexpr std::uint32_t kReduceThreads = 256, kPairsPerThread = 2;
@@ -311,9 +347,9 @@ std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
   const char* split = c.split_k > 1 ? "true" : "false";
   if (c.family == GemmFamily::kSmallM) return small_m_kernel_expression(p, c);
   if (c.family == GemmFamily::kSm90)
-    return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+    return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                        dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
-                       c.stages, c.consumers, nt, split, c.epilogue, c.cluster);
+                       c.stages, c.consumers, nt, split, c.epilogue, c.cluster, c.cluster_k);
   return fmt::format("kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                      dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
                      c.tile_k, c.warp_m, c.warp_n, c.stages, nt,
@@ -366,8 +402,17 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
                 if (cl > 1 && ceil_div(p.m, bm) < 2) continue;
                 for (int g : d.raster_group)
                   for (int sk : d.split_k)
-                    keep(GemmConfig{GemmFamily::kSm90, bm, bn, kSm90TileK, 0, 0, s, g, sk,
-                                    consumers, e, cl});
+                    for (bool in_cluster : {false, true}) {
+                      // A tile's splits in one cluster replace a cluster along M.
+                      const bool listed = std::find(d.sm90_cluster_splits.begin(),
+                                                    d.sm90_cluster_splits.end(),
+                                                    sk) != d.sm90_cluster_splits.end();
+                      if (in_cluster && (!listed || cl != 1)) continue;
+                      GemmConfig c{GemmFamily::kSm90, bm, bn, kSm90TileK, 0, 0, s, g, sk,
+                                   consumers, e, cl};
+                      if (in_cluster) c.cluster_k = sk;
+                      keep(c);
+                    }
               }
       }
     }

@@ -34,12 +34,15 @@ struct GemmConfig {
                           // a reduce kernel; sm90 reduces inside the main kernel)
   int consumers = 0;      // sm90: consumer warpgroups (1 or 2), each owning tile_m / consumers
                           // rows; 0 for sm80
-  int epilogue = 0;       // sm90: 0 stores C from registers; n > 0 stages 128-byte-wide column
-                          // slabs of C in n shared buffers per consumer and TMA-stores them
-                          // (overlapping the next tile); 0 for sm80
+  int epilogue = 0;       // sm90: 0 stores C from registers; n > 0 stages column slabs of C
+                          // (sm90_slab_columns) in n shared buffers per consumer and
+                          // TMA-stores them (overlapping the next tile); 0 for sm80
   int cluster = 1;        // sm90: CTAs per cluster along M (1 or 2); a pair shares its B tile by
                           // TMA multicast; 1 for sm80
   int warps_k = 0;        // small-M: warps splitting the CTA's K range; 0 for sm80 and sm90
+  int cluster_k = 1;      // sm90 split-K: 1 reduces the splits through L2 (flags in the
+                          // workspace); split_k puts a tile's splits in one cluster, reduced
+                          // through distributed shared memory (key field clk<split_k>)
 
   // sm90: one producer warpgroup plus the consumers, 4 warps each. small-M: tile_n / warp_n
   // warps along N times warps_k along K.
@@ -71,6 +74,11 @@ struct GemmDomains {
   std::vector<int> sm90_consumers{1, 2};
   std::vector<int> sm90_epilogue{0, 2, 4};
   std::vector<int> sm90_cluster{1, 2};
+  // The split counts whose split-K configs are also tried with the splits in one cluster
+  // (cluster_k = split_k, at most 8). Only pairs: on the H200 15 clusters of 8 and 30 of 4 fit
+  // at once (cuOccupancyMaxActiveClusters), not 16 and 32, so 512^2 x 32768's 16 tiles x 8
+  // splits and 32 x 4 ran as two waves, at 0.38-0.47x cuBLAS (bench/NOTES.md).
+  std::vector<int> sm90_cluster_splits{2};
   // small-M (only for M <= 64): rows of C per CTA, N columns per warp, warps along N and K, K
   // per warp per batch (tile_k).
   std::vector<int> small_m_tile_m{8, 16, 32, 64};
@@ -82,7 +90,8 @@ struct GemmDomains {
 
 // Canonical key, e.g. "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1",
 // "sm90.bm128.bn256.bk64.s4.c2.e2.cl2.g8.sk1" (c: consumer warpgroups, e: epilogue slabs staged
-// for TMA stores or 0 for direct stores, cl: cluster size) or
+// for TMA stores or 0 for direct stores, cl: cluster size along M, or clkS: the S = split_k splits
+// of a tile in one cluster, e.g. "sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8") or
 // "smallm.bm16.bn128.bk64.wn64.wk4.sk1" (bk: K per warp per batch, wn: N per warp, wk: warps
 // along K); parse is its exact inverse.
 std::string to_key(const GemmConfig& config);
@@ -99,7 +108,8 @@ std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c);
 // in-kernel reduction (its launch epoch, an arrival count and one ready flag per (tile, split,
 // consumer), see gemm_sm90.cuh); it must be zeroed once when the workspace is allocated
 // (rt::clear_gemm_workspace_flags) and nothing else ever writes it, so no family stores partial
-// sums there. 0 without split-K.
+// sums there. 0 without split-K, and for sm90 cluster split-K (cluster_k > 1), which reduces in
+// distributed shared memory.
 // (gemm_sm90.cuh keeps this / 4 as sm90::kFlagRegionWords: change both together.)
 inline constexpr std::int64_t kGemmFlagRegionBytes = 64 * 1024;
 std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c);
@@ -138,10 +148,17 @@ GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c, int num_sms = 
 // Output tiles times K splits: what the CTAs of the main kernel share out.
 std::int64_t work_units(const GemmProblem& p, const GemmConfig& c);
 // What the clusters share out: work_units() for cluster size 1; for clusters of 2, pairs of
-// vertically adjacent tiles (tile rows rounded up to even) times K splits.
+// vertically adjacent tiles (tile rows rounded up to even) times K splits; for a tile's splits
+// in one cluster (cluster_k), the tiles.
 std::int64_t cluster_units(const GemmProblem& p, const GemmConfig& c);
-// sm90 epilogue: columns of one staged slab (128 bytes of the output type) and slabs per tile.
-int sm90_slab_columns(const GemmProblem& p);
+// CTAs per cluster: cluster (along M) times cluster_k (a tile's splits).
+int cluster_size(const GemmConfig& c);
+// sm90 TMA-store epilogue: the columns of C one staged slab (one TMA store) covers. Tiles whose
+// rows are whole 128-byte multiples of the output type stage 128-byte-wide slabs in the 128B
+// swizzle (sm90_slabs_swizzled); the others (144 and 32 columns of 16-bit C, 144 of FP32) two
+// half-tile slabs, row-major and unswizzled. gemm_sm90.cuh's kSlabCols is the same rule.
+int sm90_slab_columns(const GemmProblem& p, const GemmConfig& c);
+bool sm90_slabs_swizzled(const GemmProblem& p, const GemmConfig& c);
 
 // Name of the kernel template and its template arguments for this (problem, config), e.g.
 // "kt::gemm_sm80<kt::bf16, kt::bf16, 128, 128, 32, 64, 64, 4, true, true, false>" or

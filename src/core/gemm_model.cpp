@@ -58,6 +58,10 @@ constexpr double kSm90SlabBarrierUs = 0.02;
 // (Hopper's L1 <-> L2 path), not a measurement. When every SM stores at once (the writers), each
 // gets its share of the L2 bandwidth instead (kL2OverDram x DRAM / SMs).
 constexpr double kL2BytesPerClockPerSm = 64;
+// sm90 cluster split-K: what one SM reads from its cluster peers' shared memory per clock, and
+// the cost of one cluster barrier (two per unit). Leads, not measurements: bench/NOTES.md.
+constexpr double kDsmemBytesPerClockPerSm = 32;
+constexpr double kClusterBarrierUs = 0.3;
 
 // sm90: a shallow ring exposes TMA latency between k-tiles.
 double sm90_pipelining(const GemmConfig& c) {
@@ -106,12 +110,16 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 // unit stores (S - 1) / S of its partial tile, then loads (S - 1) / S of one tile (its stripe of
 // the other splits' partials) and stores its stripe of C directly, every SM at once (the slower
 // of the single-SM rate and its share of L2).
+// Cluster split-K (cluster_k): a wave is num_sms / S tiles, each unit's tail stages its partial
+// tile in shared memory, reads (S - 1) / S of one from its peers over distributed shared memory
+// and stores its stripe of C, between two cluster barriers; no L2 traffic but the stripe.
 double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d,
                        GemmEstimate& e) {
   // Clusters of 2 take two SMs per cluster unit (a pair of tiles), so a wave is num_sms / 2 of
   // them and lasts one unit time, like num_sms single tiles.
-  e.waves = c.cluster > 1 ? wave_stats(cluster_units(p, c), d.num_sms / c.cluster, 1)
-                          : wave_stats(work_units(p, c), d.num_sms, 1);
+  const int size = cluster_size(c);
+  e.waves = size > 1 ? wave_stats(cluster_units(p, c), d.num_sms / size, 1)
+                     : wave_stats(work_units(p, c), d.num_sms, 1);
   e.mma_efficiency =
       (c.consumers == 2 ? kWgmmaEfficiencyTwoConsumers : kWgmmaEfficiencyOneConsumer) *
       sm90_tile_factor(c) * sm90_pipelining(c) * (c.cluster > 1 ? kSm90ClusterFactor : 1.0);
@@ -127,11 +135,20 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   const double epilogue_s =
       c.epilogue > 0
           ? tile_out_bytes / (kSmemBytesPerClock * d.sm_clock_mhz * 1e6) +
-                double(c.tile_n / sm90_slab_columns(p)) * kSm90SlabBarrierUs * 1e-6
+                double(c.tile_n / sm90_slab_columns(p, c)) * kSm90SlabBarrierUs * 1e-6
           : tile_out_bytes / l2_share_per_sm;
   const double unit_s = unit_flops / sm_flops_per_s;
   if (c.split_k == 1) return double(e.waves.waves) * (unit_s + epilogue_s) * 1e6;
   const double partial_tile_bytes = double(c.tile_m) * c.tile_n * 4.0;
+  const double clock_hz = d.sm_clock_mhz * 1e6;
+  if (c.cluster_k > 1) {
+    const double others = double(c.split_k - 1) / c.split_k;
+    const double tail_s = partial_tile_bytes / (kSmemBytesPerClock * clock_hz) +
+                          others * partial_tile_bytes / (kDsmemBytesPerClockPerSm * clock_hz) +
+                          tile_out_bytes / c.split_k / l2_share_per_sm +
+                          2 * kClusterBarrierUs * 1e-6;
+    return double(e.waves.waves) * (unit_s + tail_s) * 1e6;
+  }
   const std::int64_t unit_slots = std::max(1, d.num_sms / std::max(1, c.cluster));
   if (cluster_units(p, c) <= unit_slots) {
     const double others = double(c.split_k - 1) / c.split_k;  // of a tile, stored and loaded

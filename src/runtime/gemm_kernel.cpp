@@ -36,11 +36,11 @@ int current_device_sms() {
 // moved in boxes of box_cols x box_rows elements (encode_tensor_map).
 CUresult encode_tile_map(TmaDescriptor& map, DType dtype, const void* base, std::int64_t rows,
                          std::int64_t cols, std::int64_t row_elements, std::uint32_t box_cols,
-                         std::uint32_t box_rows) {
+                         std::uint32_t box_rows, TmaSwizzle swizzle = TmaSwizzle::k128B) {
   const std::uint64_t dims[2] = {std::uint64_t(cols), std::uint64_t(rows)};
   const std::uint64_t strides[1] = {std::uint64_t(row_elements) * std::uint64_t(size_bytes(dtype))};
   const std::uint32_t box[2] = {box_cols, box_rows};
-  return encode_tensor_map(map, dtype, base, dims, strides, box);
+  return encode_tensor_map(map, dtype, base, dims, strides, box, swizzle);
 }
 
 }  // namespace
@@ -87,7 +87,8 @@ GemmKernel::GemmKernel(const GemmProblem& problem, const GemmConfig& config,
     const std::uint32_t clusters = plan_.main.grid[0] / plan_.main.cluster[0];
     if (resident > 0 && std::uint32_t(resident) < clusters)
       plan_.main.grid[0] = std::uint32_t(resident) * plan_.main.cluster[0];
-    if (resident <= 0 && config.family == GemmFamily::kSm90 && config.split_k > 1)
+    if (resident <= 0 && config.family == GemmFamily::kSm90 && config.split_k > 1 &&
+        config.cluster_k == 1)
       throw Error(ErrorKind::kUnsupported,
                   fmt::format("{}: the clusters that fit the device at once are unknown, and "
                               "split-K needs them all resident",
@@ -180,8 +181,9 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
   params.c_map = TmaDescriptor{};
   if (config_.epilogue > 0)
     r = encode_tile_map(params.c_map, p.out_dtype, c, p.m, p.n, p.n,
-                        std::uint32_t(sm90_slab_columns(p)),
-                        std::uint32_t(config_.tile_m / config_.consumers));
+                        std::uint32_t(sm90_slab_columns(p, config_)),
+                        std::uint32_t(config_.tile_m / config_.consumers),
+                        sm90_slabs_swizzled(p, config_) ? TmaSwizzle::k128B : TmaSwizzle::kNone);
   return r;
 }
 

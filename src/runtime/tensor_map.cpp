@@ -36,7 +36,7 @@ std::optional<std::string> tma_addressing_error(const void* base,
 CUresult encode_tensor_map(TmaDescriptor& map, DType dtype, const void* base,
                            std::span<const std::uint64_t> dims,
                            std::span<const std::uint64_t> byte_strides,
-                           std::span<const std::uint32_t> box) {
+                           std::span<const std::uint32_t> box, TmaSwizzle swizzle) {
   const std::size_t rank = dims.size();
   if (rank == 0 || rank > kTmaMaxRank || byte_strides.size() + 1 != rank || box.size() != rank)
     return CUDA_ERROR_INVALID_VALUE;
@@ -54,7 +54,9 @@ CUresult encode_tensor_map(TmaDescriptor& map, DType dtype, const void* base,
   return driver().tensor_map_encode_tiled(
       reinterpret_cast<CUtensorMap*>(&map), type, cuuint32_t(rank), const_cast<void*>(base),
       global_dims.data(), strides.data(), box_dims.data(), element_strides.data(),
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_INTERLEAVE_NONE,
+      swizzle == TmaSwizzle::k128B ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 

@@ -22,12 +22,17 @@ std::optional<std::string> tma_addressing_error(const void* base,
                                                 std::span<const std::uint64_t> byte_strides,
                                                 std::span<const std::string_view> stride_names);
 
+// How a box lies in shared memory: in the 128B swizzle (boxes 128 bytes wide), or row-major.
+enum class TmaSwizzle { k128B, kNone };
+
 // A tensor of dims.size() dimensions (innermost first, dims[0] contiguous; byte_strides holds
-// dimensions 1 and up) as a TMA map, moved in boxes of `box` elements to or from 128B-swizzled
-// shared memory; loads read zeros outside the tensor, stores skip it. Returns the driver's result.
+// dimensions 1 and up) as a TMA map, moved in boxes of `box` elements to or from shared memory
+// laid out as `swizzle` says; loads read zeros outside the tensor, stores skip it. Returns the
+// driver's result.
 CUresult encode_tensor_map(TmaDescriptor& map, DType dtype, const void* base,
                            std::span<const std::uint64_t> dims,
                            std::span<const std::uint64_t> byte_strides,
-                           std::span<const std::uint32_t> box);
+                           std::span<const std::uint32_t> box,
+                           TmaSwizzle swizzle = TmaSwizzle::k128B);
 
 }  // namespace kt::rt

@@ -41,7 +41,8 @@ int warp_layout_distance(const GemmConfig& a, const GemmConfig& b) {
 
 int variant_distance(const GemmConfig& a, const GemmConfig& b) {
   return (a.tile_k != b.tile_k) + (a.stages != b.stages) + (a.epilogue != b.epilogue) +
-         (a.cluster != b.cluster) + (a.raster_group != b.raster_group) +
+         (a.cluster != b.cluster) + (a.cluster_k != b.cluster_k) +
+         (a.raster_group != b.raster_group) +
          warp_layout_distance(a, b);
 }
 

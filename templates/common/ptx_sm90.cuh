@@ -81,6 +81,24 @@ __device__ __forceinline__ void cluster_sync() {
           : "memory");
 }
 
+// The shared::cluster address of the shared word at `addr` (this CTA's shared window) in the
+// cluster's CTA `cta_rank`.
+__device__ __forceinline__ unsigned int map_shared_rank(unsigned int addr, unsigned int cta_rank) {
+  unsigned int r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(cta_rank));
+  return r;
+}
+
+// 16 bytes of a cluster peer's shared memory (distributed shared memory), at an address from
+// map_shared_rank. Ordered after the peer's stores by a cluster barrier between them.
+__device__ __forceinline__ void ld_shared_cluster_v4f32(unsigned int addr, float& a, float& b,
+                                                        float& c, float& d) {
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(a), "=f"(b), "=f"(c), "=f"(d)
+               : "r"(addr)
+               : "memory");
+}
+
 // One arrival on the barrier at the same shared offset as `bar` in the cluster's CTA `cta_rank`
 // (which may be this one). Default semantics (release at CTA scope), as for a local arrival: it
 // only signals that this CTA is done reading a stage through wgmma (complete at wgmma_wait), and
@@ -102,6 +120,14 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned int bar, unsign
 }
 
 // ---- TMA ------------------------------------------------------------------------------------
+
+// Starts fetching the tensor map at `map` (the generic address of a CUtensorMap in a
+// `const __grid_constant__` parameter) into the TMA unit's descriptor cache, so the first copy
+// through it does not wait for that fetch.
+__device__ __forceinline__ void prefetch_tensor_map(const void* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map))
+               : "memory");
+}
 
 // Copies the box at element coordinates (x innermost, y) of the tensor map at `map` (the generic
 // address of a CUtensorMap in a `const __grid_constant__` parameter) into shared address
@@ -207,6 +233,13 @@ __device__ __forceinline__ unsigned int ld_shared_u32(unsigned int addr) {
 
 __device__ __forceinline__ void st_shared_v2f32(unsigned int addr, float lo, float hi) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(lo), "f"(hi) : "memory");
+}
+
+__device__ __forceinline__ void st_shared_v4f32(unsigned int addr, float a, float b, float c,
+                                                float d) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c),
+               "f"(d)
+               : "memory");
 }
 
 // ---- global memory: flags between CTAs, partial sums ---------------------------------------

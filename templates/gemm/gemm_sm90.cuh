@@ -40,10 +40,20 @@ struct WorkUnit {
 // cluster: a cluster works on kCluster vertically adjacent tiles (same tile_n, so they share B).
 // Splits are the slow index, so clusters running together work on neighbouring tiles of the same
 // split; the raster group counts tile rows, so a cluster row is raster_group / kCluster of them.
-template <int kCluster>
+// kClusterK > 1 (cluster split-K): unit `unit` of tiles_m * tiles_n is a whole tile, whose splits
+// are the cluster's CTAs (split = rank).
+template <int kCluster, int kClusterK>
 __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, bool split_k,
                                               int rank) {
   WorkUnit w;
+  if constexpr (kClusterK > 1) {
+    grouped_tile(unit, p.tiles_m, p.tiles_n, p.raster_group, w.tile_m, w.tile_n);
+    w.has_tile = true;
+    w.split = rank;
+    w.k_begin = rank * p.k_per_split;
+    w.k_end = p.k - w.k_begin > p.k_per_split ? w.k_begin + p.k_per_split : p.k;
+    return w;
+  }
   const int cluster_rows = (p.tiles_m + kCluster - 1) / kCluster;
   const int num_tiles = cluster_rows * p.tiles_n;
   w.split = split_k ? unit / num_tiles : 0;
@@ -160,6 +170,34 @@ __device__ __forceinline__ void add_partials(const float* slot, float (&acc)[kMI
     }
 }
 
+// Cluster split-K: a consumer's accumulators in its shared buffer `base` in store_partials'
+// layout (float4 q of thread t at q * 128 + t: each warp store writes 512 contiguous bytes).
+template <int kMI, int kAccs>
+__device__ __forceinline__ void stage_partials(unsigned int base, const float (&acc)[kMI][kAccs],
+                                               int thread) {
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int q = 0; q < kAccs / 4; ++q)
+      st_shared_v4f32(base + ((mi * (kAccs / 4) + q) * 128 + thread) * 16, acc[mi][4 * q],
+                      acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
+}
+
+// Cluster split-K: the named barrier over every thread of the CTA that closes a unit's main loop
+// (1 and 2 are the consumers' own).
+constexpr unsigned int kUnitBarrier = 3;
+
+// Cluster split-K, once per unit, for the producer warpgroup: the three barriers the consumers
+// meet around the reduction. (A) the CTA's main loop is done, so the ring may hold partial sums;
+// (B) every CTA of the cluster has staged its partial sums; (C) every CTA has read what it needs
+// from its peers, so the ring may be loaded again and the CTA may exit.
+template <int kConsumers>
+__device__ __forceinline__ void cluster_split_barriers() {
+  named_barrier_sync(kUnitBarrier, 128 * (kConsumers + 1));
+  cluster_sync();
+  cluster_sync();
+}
+
 // x, which the compiler cannot see through (no value computed from it earlier is reused).
 __device__ __forceinline__ int launder_u32(int x) {
   asm volatile("mov.b32 %0, %0;\n" : "+r"(x));
@@ -190,20 +228,21 @@ __device__ __forceinline__ void store_partials_except(float* slot, const float (
                         acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
 }
 
-// Distributed split-K: sums quads [q_begin, q_end) of every split's partials and stores them as
-// C. src0: this thread's first float of its consumer's slot of (tile, split 0) (store_partials'
-// layout); split z's is z * split_stride floats further; split `split` (this unit) is taken from
-// `acc`. The order is the serial reducer's, p(S-1) + p0 + p1 + .. + p(S-2) (S = splits), so both
-// modes give bitwise the same C: position j of the sum adds split order(j) = S - 1, 0, 1, ..
-// S - 2. Per quad, the other splits' loads go out reduce_batch() at a time before the first is
-// added, so a quad costs one L2 round trip per batch rather than one per split; 4 sums and a
-// batch of temporaries live at a time, not a second set of accumulators. c0: this thread's first
-// element of C (row row0, column col0); rows_left = m - row0, cols_left = n - col0.
-template <typename T, int kMI, int kAccs>
-__device__ __forceinline__ void reduce_slice(const float* src0, int split_stride, int split,
-                                             int splits, int q_begin, int q_end,
-                                             const float (&acc)[kMI][kAccs], T* c0, long long ldc,
-                                             int rows_left, int cols_left, bool aligned) {
+// Distributed and cluster split-K: sums quads [q_begin, q_end) of every split's partials and
+// stores them as C. load(z, offset, t): this thread's float4 of split z's partials at float
+// `offset` of store_partials' layout (from L2, or a cluster peer's shared memory); split `split`
+// (this unit) is taken from `acc`. The order is the serial reducer's, p(S-1) + p0 + p1 + .. +
+// p(S-2) (S = splits), so every mode gives bitwise the same C: position j of the sum adds split
+// order(j) = S - 1, 0, 1, .. S - 2. Per quad, the other splits' loads go out reduce_batch() at a
+// time before the first is added, so a quad costs one round trip per batch rather than one per
+// split; 4 sums and a batch of temporaries live at a time, not a second set of accumulators.
+// c0: this thread's first element of C (row row0, column col0); rows_left = m - row0,
+// cols_left = n - col0.
+template <typename T, int kMI, int kAccs, typename Load>
+__device__ __forceinline__ void reduce_slice(Load load, int split, int splits, int q_begin,
+                                             int q_end, const float (&acc)[kMI][kAccs], T* c0,
+                                             long long ldc, int rows_left, int cols_left,
+                                             bool aligned) {
   constexpr int kQuads = kAccs / 4;
   constexpr int kBatch = reduce_batch<kMI * kAccs>();
 #pragma unroll
@@ -211,7 +250,7 @@ __device__ __forceinline__ void reduce_slice(const float* src0, int split_stride
 #pragma unroll
     for (int q = 0; q < kQuads; ++q) {
       if (q < q_begin || q >= q_end) continue;
-      const float* src = src0 + (mi * kQuads + q) * 512;
+      const int offset = (mi * kQuads + q) * 512;
       float s[4];
 #pragma unroll 1
       for (int j0 = 0; j0 < splits; j0 += kBatch) {
@@ -219,9 +258,7 @@ __device__ __forceinline__ void reduce_slice(const float* src0, int split_stride
 #pragma unroll
         for (int i = 0; i < kBatch; ++i) {
           const int z = j0 + i == 0 ? splits - 1 : j0 + i - 1;
-          if (j0 + i < splits && z != split)
-            ld_global_cg_v4f32(src + static_cast<long long>(z) * split_stride, t[i][0], t[i][1],
-                               t[i][2], t[i][3]);
+          if (j0 + i < splits && z != split) load(z, offset, t[i]);
         }
 #pragma unroll
         for (int i = 0; i < kBatch; ++i) {
@@ -332,23 +369,25 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // kBIsNxK ("nt"), B as {K, N}, box {64, kTileN / kCluster}; otherwise ("nn"), B as {N, K}, box
 // {64, 64 / kCluster}. Both 128B-swizzled, OOB fill zero; the host guarantees 16-byte row strides
 // (K % 8 == 0, and N % 8 == 0 for nn) and 16-byte aligned operands.
-// kEpilogueSlots == 0: consumers store C from registers. > 0: they stage 128-byte-wide column
-// slabs of their rows in that many 1024-byte-aligned shared buffers (128B swizzle) and TMA-store
-// them through params.c_map (C as {N, M}, box {128 / sizeof(TOut), kTileM / kConsumers},
-// 128B-swizzled; needs N * sizeof(TOut) % 16 == 0); the stores drain while the next tile's main
-// loop runs. kCluster == 2: clusters of two CTAs on vertically adjacent tiles; each CTA loads half
+// kEpilogueSlots == 0: consumers store C from registers. > 0: they stage column slabs of their
+// rows in that many 1024-byte-aligned shared buffers and TMA-store them through params.c_map
+// (C as {N, M}, box {kSlabCols, kTileM / kConsumers}: 128 bytes wide and 128B-
+// swizzled, or for 144- and 32-column tiles half the tile wide and unswizzled; needs
+// N * sizeof(TOut) % 16 == 0); the stores drain while the next tile's main loop runs. kCluster == 2: clusters of two CTAs on vertically adjacent tiles; each CTA loads half
 // of the shared B tile and multicasts it to both. kSplitK: the unit of split z of a tile sums K
 // range [z * k_per_split, min(k, (z + 1) * k_per_split)); the tile is reduced in the kernel
-// (below). Launch: 128 * (kConsumers + 1) threads, cluster (kCluster, 1, 1), any
-// grid that is a multiple of kCluster (clusters loop over ceil(tiles_m / kCluster) * tiles_n *
-// num_splits units; with kSplitK every CTA of the grid must be resident at once),
+// (below). Launch: 128 * (kConsumers + 1) threads, cluster (kCluster * kClusterK, 1, 1), any
+// grid that is a multiple of the cluster (clusters loop over ceil(tiles_m / kCluster) * tiles_n *
+// num_splits / kClusterK units; with split-K through L2 every CTA of the grid must be resident
+// at once),
 // gemm_sm90_smem_bytes() of dynamic shared memory.
 //
-// Split-K (kSplitK), with no second kernel and no FP32 pass over C. Two modes, chosen at run
-// time and uniformly for the launch: distributed when every unit has a CTA (cluster) of its own
-// (num_units <= the clusters of the grid, so each runs at most one unit and all splits of a tile
-// run at once; and the last split's flags fit the flag region, which in practice they always
-// do), serial otherwise.
+// Split-K (kSplitK), with no second kernel and no FP32 pass over C. Through L2 (kClusterK == 1),
+// two modes, chosen at run time and uniformly for the launch: distributed when every unit has a
+// CTA (cluster) of its own (num_units <= the clusters of the grid, so each runs at most one unit
+// and all splits of a tile run at once; and the last split's flags fit the flag region, which in
+// practice they always do), serial otherwise. Through distributed shared memory (kClusterK > 1):
+// cluster split-K, below.
 //  * Roles, serial. Units of splits 0 .. S - 2 (S = num_splits) are writers: each consumer
 //    stores its accumulators to the tile's slot for that split (params.gemm.workspace, slot (z *
 //    tiles + tile) of tile_m * tile_n floats, the consumer's half at consumer * rows * tile_n) in
@@ -370,6 +409,16 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    kEpilogueSlots is: the TMA-store epilogue is not used for these units. Each CTA so loads
 //    (S - 1) / S of one partial tile instead of the reducer's S - 1 tiles, and both modes give
 //    bitwise the same C.
+//  * Cluster split-K (kClusterK = S > 1, key field clkS): the S splits of a tile are the S CTAs
+//    of one cluster (split = rank), a unit is a whole tile, and no CTA waits for anything outside
+//    its cluster: no workspace, flags or epoch, and no residency requirement. After a unit's main
+//    loop every thread of the CTA meets a named barrier (A: the ring is no longer read), each
+//    consumer stages its accumulators over the ring in store_partials' layout, a cluster barrier
+//    (B: release/acquire at cluster scope) makes them visible to the peers, and each CTA sums its
+//    stripe of columns (the distributed mode's quads and order, so bitwise the same C) reading the
+//    peers' shared memory (ld.shared::cluster), stores it directly and meets a last cluster
+//    barrier (C: no peer still reads the ring when the producer loads the next unit into it, or
+//    when the CTA exits). The producer warpgroup meets the same three barriers after each unit.
 //  * Ordering. Writer: every thread's partial-sum stores; a named barrier over the consumer's
 //    128 threads (CTA-scope synchronization: their stores happen before what thread 0 does
 //    after it); thread 0's st.release.gpu of the flag (release at GPU scope, so the stores,
@@ -439,7 +488,7 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    then releases the warpgroup's writes, each writer fences generic -> async proxy, and a second
 //    named barrier precedes the store. Thread 0 waits for all of its groups before exit.
 template <typename TIn, typename TOut, int kTileM, int kTileN, int kStages, int kConsumers,
-          bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster>
+          bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster, int kClusterK>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     gemm_sm90(const __grid_constant__ GemmSm90Params params) {
   static_assert(DTypeTraits<TIn>::kIsMmaOperand, "TIn must be kt::bf16 or kt::fp16");
@@ -449,17 +498,27 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
                 "each consumer owns 64 or 128 rows");
   // 144 columns (12 x 11 tiles of 128 x 144 fill 132 SMs at 1536 x 1536) and 32 (128 CTAs of
   // 64 x 32 stream the weights of a 64 x 4096 x 4096 decode step without split-K) only where
-  // whole 64-column atoms are not needed: nt's B box rows and direct stores of C.
+  // whole 64-column atoms of B are not needed: nt's B box rows. Their TMA-store epilogue stages
+  // two unswizzled half-tile slabs.
   static_assert((kTileN % 64 == 0 && kTileN <= 256) ||
-                    ((kTileN == 144 || kTileN == 32) && kBIsNxK && kEpilogueSlots == 0),
-                "kTileN must be 64, 128, 192 or 256 (or 32 or 144 with nt and direct stores)");
+                    ((kTileN == 144 || kTileN == 32) && kBIsNxK),
+                "kTileN must be 64, 128, 192 or 256 (or 32 or 144 with nt)");
   static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= 128, "at most 128 accumulators per thread");
   static_assert(kStages >= 2 && kStages <= 16, "kStages must be in [2, 16]");
   static_assert(kEpilogueSlots >= 0 && kEpilogueSlots <= 8, "kEpilogueSlots must be in [0, 8]");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one or two CTAs");
+  static_assert(kClusterK == 1 || (kSplitK && kCluster == 1 && kEpilogueSlots == 0 &&
+                                   kClusterK >= 2 && kClusterK <= 8),
+                "cluster split-K: 2 to 8 splits, no cluster along M, direct stores");
 
   if (test_fault(params.gemm.c)) return;
-  if (threadIdx.x == 0) sm90::trace_mark(params.gemm.flags, kTraceEntry);
+  if (threadIdx.x == 0) {
+    sm90::trace_mark(params.gemm.flags, kTraceEntry);
+    // The descriptors' fetch overlaps the barriers' set-up rather than the first loads.
+    prefetch_tensor_map(&params.a_map);
+    prefetch_tensor_map(&params.b_map);
+    if constexpr (kEpilogueSlots > 0) prefetch_tensor_map(&params.c_map);
+  }
 
   constexpr int kRowsPerConsumer = kTileM / kConsumers;
   constexpr int kMI = kRowsPerConsumer / 64;  // m64 wgmma tiles per consumer
@@ -468,9 +527,16 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   constexpr int kAStageBytes = kTileM * sm90::kRowBytes;
   constexpr int kBStageBytes = kTileN * sm90::kRowBytes;
   constexpr int kBAtomBytes = sm90::kTileK * sm90::kRowBytes;  // nn: 64 K-rows of 64 columns
-  constexpr int kSlabCols = 128 / int(sizeof(TOut));           // epilogue: columns of a slab
+  // Epilogue: columns, row bytes and count of the staged slabs. Tiles whose rows are whole
+  // 128-byte multiples stage 128-byte-wide slabs in the 128B swizzle; the others (144 and 32
+  // columns of 16-bit C, 144 of FP32) two half-tile slabs, unswizzled (the host's
+  // sm90_slab_columns, which sizes the c_map box, is the same rule).
+  constexpr int kSlabCols =
+      kTileN * int(sizeof(TOut)) % 128 == 0 ? 128 / int(sizeof(TOut)) : kTileN / 2;
+  constexpr int kSlabRowBytes = kSlabCols * int(sizeof(TOut));
   constexpr int kSlabs = kTileN / kSlabCols;
-  constexpr int kSlabBytes = kRowsPerConsumer * 128;
+  constexpr int kSlabBytes = kRowsPerConsumer * kSlabRowBytes;
+  static_assert(kSlabBytes % 1024 == 0, "epilogue slots keep the stages 1024-byte aligned");
   constexpr int kEpilogueBytes = kConsumers * kEpilogueSlots * kSlabBytes;
 
   // NOTE: the 128B swizzle is a function of absolute shared addresses, so the stages and the
@@ -489,15 +555,23 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   const unsigned int epoch_bar = empty_bars + kStages * 8;
   const unsigned int epoch_word = epoch_bar + 8;
 
+  // Cluster split-K: each consumer's FP32 partial tile, staged over the ring after its main loop.
+  static_assert(kClusterK == 1 || kTileM * kTileN * 4 <= kStages * (kAStageBytes + kBStageBytes),
+                "cluster split-K stages the partial tile in the ring");
+  constexpr bool kInCluster = kCluster * kClusterK > 1;
+
   const GemmParams& p = params.gemm;
-  const int rank = kCluster > 1 ? int(cluster_ctarank()) : 0;
-  if (threadIdx.x == 0) {
-#pragma unroll 1
-    for (int s = 0; s < kStages; ++s) {
-      mbarrier_init(full_bars + 8 * s, 1);
-      mbarrier_init(empty_bars + 8 * s, kConsumers * kCluster);
+  const int rank = kInCluster ? int(cluster_ctarank()) : 0;
+  // Warp 0 initializes the barriers, lane s those of stage s (2 x 12 inits in one thread
+  // delayed the first load by ~0.4 us), and each lane fences its own.
+  if (threadIdx.x < 32) {
+    if (threadIdx.x < kStages) {
+      mbarrier_init(full_bars + 8 * threadIdx.x, 1);
+      mbarrier_init(empty_bars + 8 * threadIdx.x, kConsumers * kCluster);
     }
-    if constexpr (kSplitK) mbarrier_init(epoch_bar, 1);
+    if constexpr (kSplitK && kClusterK == 1) {
+      if (threadIdx.x == 31) mbarrier_init(epoch_bar, 1);
+    }
     fence_mbarrier_init();
   }
   if constexpr (kCluster > 1) {
@@ -507,72 +581,81 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   }
 
   const int cluster_rows = (p.tiles_m + kCluster - 1) / kCluster;
-  const int num_units = cluster_rows * p.tiles_n * (kSplitK ? p.num_splits : 1);
-  const int first_unit = kCluster > 1 ? int(cluster_id_x()) : int(blockIdx.x);
-  const int unit_stride = kCluster > 1 ? int(cluster_count_x()) : int(gridDim.x);
+  const int num_units =
+      cluster_rows * p.tiles_n * (kSplitK && kClusterK == 1 ? p.num_splits : 1);
+  const int first_unit = kInCluster ? int(cluster_id_x()) : int(blockIdx.x);
+  const int unit_stride = kInCluster ? int(cluster_count_x()) : int(gridDim.x);
   const int warpgroup = threadIdx.x / 128;
 
   if (warpgroup == 0) {
-    // Producer: one thread issues every TMA load of the CTA; with split-K, warp 1 reads this
-    // launch's epoch (two global round trips that delay neither the loads nor the consumers'
-    // main loop); the others idle to the end.
+    // Producer: one thread issues every TMA load of the CTA; with split-K through L2, warp 1
+    // reads this launch's epoch (two global round trips that delay neither the loads nor the
+    // consumers' main loop); the others idle to the end (cluster split-K: to its barriers).
     if constexpr (kConsumers == 2) setmaxnreg_dec<sm90::kProducerRegs>();
-    if constexpr (kSplitK) {
+    if constexpr (kSplitK && kClusterK == 1) {
       if (threadIdx.x == 32) {
         sm90::begin_launch(p.flags, epoch_bar, epoch_word, gridDim.x);
         sm90::trace_mark(p.flags, kTraceEpochRead);
       }
     }
-    if (threadIdx.x == 0) {
+    // Cluster split-K: every producer thread walks the units too, to meet the consumers' three
+    // barriers after each (see cluster_split_barriers); thread 0 issues the loads.
+    if (threadIdx.x == 0 || kClusterK > 1) {
       int stage = 0;
       unsigned int phase = 0;
       for (int unit = first_unit; unit < num_units; unit += unit_stride) {
-        const sm90::WorkUnit w = sm90::work_unit<kCluster>(unit, p, kSplitK, rank);
-        // A CTA without a tile loads its peer's A rows (in bounds, L2-hot); nothing is stored.
-        const int m0 = (w.has_tile ? w.tile_m : w.tile_m - 1) * kTileM;
-        const int n0 = w.tile_n * kTileN;
-        // nn: 64-column atoms wholly right of N are not loaded; their stale shared memory only
-        // feeds columns of C that are never stored. (Partial boxes are zero-filled and count
-        // whole.) The count depends on n0 only, so both CTAs of a cluster agree on it.
-        int b_atoms = kTileN / 64;
-        if constexpr (!kBIsNxK) {
-          const int atoms_left = (p.n - n0 + 63) / 64;
-          if (atoms_left < b_atoms) b_atoms = atoms_left;
+        const sm90::WorkUnit w = sm90::work_unit<kCluster, kClusterK>(unit, p, kSplitK, rank);
+        if (threadIdx.x == 0) {
+          // A CTA without a tile loads its peer's A rows (in bounds, L2-hot); nothing is stored.
+          const int m0 = (w.has_tile ? w.tile_m : w.tile_m - 1) * kTileM;
+          const int n0 = w.tile_n * kTileN;
+          // nn: 64-column atoms wholly right of N are not loaded; their stale shared memory only
+          // feeds columns of C that are never stored. (Partial boxes are zero-filled and count
+          // whole.) The count depends on n0 only, so both CTAs of a cluster agree on it.
+          int b_atoms = kTileN / 64;
+          if constexpr (!kBIsNxK) {
+            const int atoms_left = (p.n - n0 + 63) / 64;
+            if (atoms_left < b_atoms) b_atoms = atoms_left;
+          }
+          // nt loads B as one box of kTileN rows (144 is not a whole number of 64-row atoms).
+          const unsigned int stage_bytes =
+              kAStageBytes + (kBIsNxK ? kBStageBytes : b_atoms * kBAtomBytes);
+          for (int k = w.k_begin; k < w.k_end; k += sm90::kTileK) {
+            mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);
+            const unsigned int full = full_bars + 8 * stage;
+            const unsigned int b_stage = smem_b + stage * kBStageBytes;
+            mbarrier_arrive_expect_tx(full, stage_bytes);
+            tma_load_2d(smem_a + stage * kAStageBytes, &params.a_map, k, m0, full);
+            if (unit == first_unit && k == w.k_begin) sm90::trace_mark(p.flags, kTraceFirstLoad);
+            if constexpr (kCluster == 1) {
+              if constexpr (kBIsNxK) {
+                tma_load_2d(b_stage, &params.b_map, k, n0, full);
+              } else {
+                for (int j = 0; j < b_atoms; ++j)
+                  tma_load_2d(b_stage + j * kBAtomBytes, &params.b_map, n0 + 64 * j, k, full);
+              }
+            } else {
+              // Half of B each, multicast to both CTAs: nt, rows [n0 + rank * kTileN / 2, ...);
+              // nn, K rows [k + 32 rank, k + 32 rank + 32) of every atom (32 rows = 4 whole
+              // swizzle periods, so the halves tile the atom exactly).
+              if constexpr (kBIsNxK) {
+                tma_load_2d_multicast(b_stage + rank * (kBStageBytes / 2), &params.b_map, k,
+                                      n0 + rank * (kTileN / 2), full, 0x3);
+              } else {
+                for (int j = 0; j < b_atoms; ++j)
+                  tma_load_2d_multicast(b_stage + j * kBAtomBytes + rank * (kBAtomBytes / 2),
+                                        &params.b_map, n0 + 64 * j, k + 32 * rank, full, 0x3);
+              }
+            }
+            if (++stage == kStages) {
+              stage = 0;
+              phase ^= 1;
+            }
+          }
         }
-        // nt loads B as one box of kTileN rows (144 is not a whole number of 64-row atoms).
-        const unsigned int stage_bytes =
-            kAStageBytes + (kBIsNxK ? kBStageBytes : b_atoms * kBAtomBytes);
-        for (int k = w.k_begin; k < w.k_end; k += sm90::kTileK) {
-          mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);
-          const unsigned int full = full_bars + 8 * stage;
-          const unsigned int b_stage = smem_b + stage * kBStageBytes;
-          mbarrier_arrive_expect_tx(full, stage_bytes);
-          tma_load_2d(smem_a + stage * kAStageBytes, &params.a_map, k, m0, full);
-          if (unit == first_unit && k == w.k_begin) sm90::trace_mark(p.flags, kTraceFirstLoad);
-          if constexpr (kCluster == 1) {
-            if constexpr (kBIsNxK) {
-              tma_load_2d(b_stage, &params.b_map, k, n0, full);
-            } else {
-              for (int j = 0; j < b_atoms; ++j)
-                tma_load_2d(b_stage + j * kBAtomBytes, &params.b_map, n0 + 64 * j, k, full);
-            }
-          } else {
-            // Half of B each, multicast to both CTAs: nt, rows [n0 + rank * kTileN / 2, ...);
-            // nn, K rows [k + 32 rank, k + 32 rank + 32) of every atom (32 rows = 4 whole
-            // swizzle periods, so the halves tile the atom exactly).
-            if constexpr (kBIsNxK) {
-              tma_load_2d_multicast(b_stage + rank * (kBStageBytes / 2), &params.b_map, k,
-                                    n0 + rank * (kTileN / 2), full, 0x3);
-            } else {
-              for (int j = 0; j < b_atoms; ++j)
-                tma_load_2d_multicast(b_stage + j * kBAtomBytes + rank * (kBAtomBytes / 2),
-                                      &params.b_map, n0 + 64 * j, k + 32 * rank, full, 0x3);
-            }
-          }
-          if (++stage == kStages) {
-            stage = 0;
-            phase ^= 1;
-          }
+        if constexpr (kClusterK > 1) {
+          __syncwarp();
+          sm90::cluster_split_barriers<kConsumers>();
         }
       }
     }
@@ -594,7 +677,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     int stage = 0;
     unsigned int phase = 0;
     for (int unit = first_unit; unit < num_units; unit += unit_stride) {
-      const sm90::WorkUnit w = sm90::work_unit<kCluster>(unit, p, kSplitK, rank);
+      const sm90::WorkUnit w = sm90::work_unit<kCluster, kClusterK>(unit, p, kSplitK, rank);
       const int num_k_tiles = (w.k_end - w.k_begin + sm90::kTileK - 1) / sm90::kTileK;
       int previous_stage = 0;
       for (int kt = 0; kt < num_k_tiles; ++kt) {
@@ -640,6 +723,34 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       if (marks) sm90::trace_mark(p.flags, kTraceMainLoopDone);
       if (!w.has_tile) continue;
 
+      if constexpr (kClusterK > 1) {
+        // Cluster split-K (see "Split-K" above): the consumer stages its partial tile over the
+        // ring, then sums this CTA's stripe of columns from every split's shared memory.
+        const unsigned int partials = smem_a + consumer * (kRowsPerConsumer * kTileN * 4);
+        named_barrier_sync(sm90::kUnitBarrier, 128 * (kConsumers + 1));  // (A)
+        sm90::stage_partials(partials, acc, thread);
+        fence_proxy_async_shared();  // generic writes over the ring, which TMA writes next
+        cluster_sync();              // (B)
+        if (marks) sm90::trace_mark(p.flags, kTracePublished);
+        int q_begin = 0, q_end = 0;
+        sm90::slice_quads(w.split, kClusterK, kAccs / 4, q_begin, q_end);
+        if (q_begin < q_end) {
+          const int row0 = w.tile_m * kTileM + consumer * kRowsPerConsumer + 16 * warp + lane / 4;
+          const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
+          TOut* const c = static_cast<TOut*>(p.c);
+          const unsigned int mine = partials + thread * 16;
+          const auto load = [&](int z, int offset, float(&t)[4]) {
+            ld_shared_cluster_v4f32(map_shared_rank(mine + offset * 4, unsigned(z)), t[0], t[1],
+                                    t[2], t[3]);
+          };
+          sm90::reduce_slice(load, w.split, kClusterK, q_begin, q_end, acc,
+                             c + row0 * p.ldc + col0, p.ldc, p.m - row0, p.n - col0,
+                             pairs_aligned(c, p.ldc));
+        }
+        if (marks) sm90::trace_mark(p.flags, kTraceStored);
+        cluster_sync();  // (C)
+        continue;
+      }
       if constexpr (kSplitK) {
         // Writers publish their partial sums and move on; the reducer sums them in split order
         // (see "Split-K" above: roles, memory ordering, epochs, deadlock freedom).
@@ -674,8 +785,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           const int row0 = w.tile_m * kTileM + consumer * kRowsPerConsumer + 16 * warp + lane / 4;
           const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
           TOut* const c = static_cast<TOut*>(p.c);
-          sm90::reduce_slice(slot0 + thread * 4, int(split_stride), w.split, p.num_splits, q_begin,
-                             q_end, acc, c + row0 * p.ldc + col0, p.ldc, p.m - row0, p.n - col0,
+          const float* const src0 = slot0 + thread * 4;
+          const auto load = [&](int z, int offset, float(&t)[4]) {
+            ld_global_cg_v4f32(src0 + offset + z * split_stride, t[0], t[1], t[2], t[3]);
+          };
+          sm90::reduce_slice(load, w.split, p.num_splits, q_begin, q_end, acc,
+                             c + row0 * p.ldc + col0, p.ldc, p.m - row0, p.n - col0,
                              pairs_aligned(c, p.ldc));
           if (marks) sm90::trace_mark(p.flags, kTraceStored);
           continue;
@@ -715,7 +830,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
             const unsigned int slot = my_slots + (stores % kEpilogueSlots) * kSlabBytes;
             if (thread == 0) bulk_wait_group_read<kEpilogueSlots - 1>();
             named_barrier_sync(1 + consumer, 128);
-            sm90::stage_slab<TOut>(slot, acc, slab, warp, lane);
+            sm90::stage_slab<TOut, kSlabRowBytes>(slot, acc, slab, warp, lane);
             fence_proxy_async_shared();
             named_barrier_sync(1 + consumer, 128);
             if (thread == 0) {

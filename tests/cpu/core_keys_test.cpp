@@ -200,6 +200,23 @@ TEST(GemmConfigKey, RoundTripsEveryPointOfTheSm90Domains) {
   EXPECT_EQ(keys.size(), expected) << "two configs share a key";
 }
 
+// Split-K with a tile's splits in one cluster: clkS stands where clN does.
+TEST(GemmConfigKey, Sm90ClusterSplitsRoundTrip) {
+  kt::GemmConfig c{kt::GemmFamily::kSm90, 128, 128, 64, 0, 0, 4, 8, 8, 2, 0, 1};
+  c.cluster_k = 8;
+  EXPECT_EQ(kt::to_key(c), "sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8");
+  EXPECT_EQ(kt::parse_gemm_config_key("sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8"), c);
+  EXPECT_EQ(c.cluster, 1);
+  EXPECT_EQ(c.cluster_k, 8);
+  // cl1 and clk1 are the same config; only cl1 is canonical.
+  expect_invalid([] { kt::parse_gemm_config_key("sm90.bm128.bn128.bk64.s4.c2.e0.clk1.g8.sk8"); },
+                 {"not canonical", "cl1"});
+  expect_invalid([] { kt::parse_gemm_config_key("sm90.bm128.bn128.bk64.s4.c2.e0.clkX.g8.sk8"); },
+                 {"clk", "X"});
+  expect_invalid([] { kt::parse_gemm_config_key("sm90.bm128.bn128.bk64.s4.c2.e0.clk0.g8.sk8"); },
+                 {"'clk'", "out of range"});
+}
+
 TEST(GemmConfigKey, MalformedSm90KeysThrowNamingTheProblem) {
   auto parse = [](std::string key) { return [key] { kt::parse_gemm_config_key(key); }; };
   // Wrong field count (the keys of template version 1 had no e and cl), or sm80 fields under

@@ -274,6 +274,23 @@ TEST(Estimate, Sm90SplitKReducesInTheKernelAndFillsTheMachine) {
   EXPECT_EQ(ranked.front().estimate.num_ctas, 132);
 }
 
+// Split-K with a tile's splits in one cluster: a wave holds num_sms / S tiles, and the tail moves
+// no partial sums through L2.
+TEST(Estimate, Sm90ClusterSplitKCountsClustersOfSplits) {
+  const kt::DeviceDesc d = h200();
+  const kt::GemmProblem deep = problem(512, 512, 32768);
+  const kt::GemmEstimate clk8 =
+      kt::estimate(deep, kt::testing::sm90_cluster_split_config(128, 128, 4, 2, 8), d);
+  EXPECT_EQ(clk8.num_ctas, 128);
+  EXPECT_EQ(clk8.reduce_us, 0.0);
+  EXPECT_EQ(clk8.waves.waves, 1);
+  // 128 x 64 clk8 has 32 tiles, 16 clusters of 8 per wave: two waves.
+  const kt::GemmEstimate narrow =
+      kt::estimate(deep, kt::testing::sm90_cluster_split_config(128, 64, 4, 2, 8), d);
+  EXPECT_EQ(narrow.waves.waves, 2);
+  EXPECT_GT(narrow.predicted_us, clk8.predicted_us);
+}
+
 // A decode step streams its weights from DRAM while its activations hit L2: only the DRAM share
 // of a CTA's loads in flight keeps DRAM busy (Little's law), so at 64 x 4096 x 4096 a deeper
 // ring of 64 x 32 tiles predicts less time, up to the bandwidth, and a 4-stage ring of 64 x 64

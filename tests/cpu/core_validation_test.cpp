@@ -201,29 +201,77 @@ TEST(ValidateSm90Config, RejectsTilesOutsideTheTemplate) {
   EXPECT_FALSE(kt::validate(p, sm90_config(128, 256, 4, 2), h200).has_value());
 }
 
-// 128 x 144 tiles (1536 x 1536: 12 x 11 = 132 tiles, one per SM) exist for nt with direct stores
-// only: nn's B and the TMA-store epilogue move whole 64-column atoms.
-TEST(ValidateSm90Config, Tile144NeedsNtAndDirectStores) {
+// 128 x 144 tiles (1536 x 1536: 12 x 11 = 132 tiles, one per SM) exist for nt only: nn's B moves
+// whole 64-column atoms. Their TMA-store epilogue stages two 72-column slabs.
+TEST(ValidateSm90Config, Tile144NeedsNt) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
   const kt::GemmProblem nt = problem(1536, 1536, 8192);
   EXPECT_FALSE(kt::validate(nt, sm90_config(128, 144, 4, 2), h200).has_value());
   EXPECT_FALSE(kt::validate(nt, sm90_config(128, 144, 5, 2, 4, 0, 2), h200).has_value());
-  expect_rejected(nt, sm90_config(128, 144, 4, 2, 1, 2), h200, "direct stores");
+  EXPECT_FALSE(kt::validate(nt, sm90_config(128, 144, 4, 2, 1, 2), h200).has_value());
+  EXPECT_FALSE(kt::validate(nt, sm90_config(128, 144, 4, 2, 1, 1, 2), h200).has_value());
+  expect_rejected(nt, sm90_config(128, 144, 4, 2, 1, 4), h200, "slabs");
   expect_rejected(problem(1536, 1536, 8192, kt::Layout::kNN), sm90_config(128, 144, 4, 2), h200,
                   "nt layout");
 }
 
 // 64 x 32 tiles (a 64 x 4096 x 4096 decode step: 128 CTAs without split-K) likewise, and
-// without clusters.
-TEST(ValidateSm90Config, Tile32NeedsNtDirectStoresAndNoCluster) {
+// without clusters; two 16-column slabs.
+TEST(ValidateSm90Config, Tile32NeedsNtAndNoCluster) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
   const kt::GemmProblem nt = problem(64, 4096, 4096);
   EXPECT_FALSE(kt::validate(nt, sm90_config(64, 32, 6, 1), h200).has_value());
   EXPECT_FALSE(kt::validate(nt, sm90_config(64, 32, 6, 1, 2), h200).has_value());
-  expect_rejected(nt, sm90_config(64, 32, 6, 1, 1, 1), h200, "direct stores");
+  EXPECT_FALSE(kt::validate(nt, sm90_config(64, 32, 6, 1, 1, 2), h200).has_value());
+  expect_rejected(nt, sm90_config(64, 32, 6, 1, 1, 4), h200, "slabs");
   expect_rejected(nt, sm90_config(64, 32, 6, 1, 1, 0, 2), h200, "without clusters");
   expect_rejected(problem(64, 4096, 4096, kt::Layout::kNN), sm90_config(64, 32, 6, 1), h200,
                   "nt layout");
+}
+
+// A tile's splits in one cluster: as many CTAs as splits (2 to 8), no cluster along M, direct
+// stores, the FP32 partial tile staged over the ring; no workspace, a cluster of split_k CTAs
+// per tile, and the 128-row tile's 16 x 8 CTAs launched as 16 clusters of 8.
+TEST(ValidateSm90Config, ClusterSplitKNeedsOneClusterOfSplitsThatStagesOverTheRing) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  using kt::testing::sm90_cluster_split_config;
+  const kt::GemmProblem deep = problem(512, 512, 32768);
+  const kt::GemmConfig clk8 = sm90_cluster_split_config(128, 128, 4, 2, 8);
+  EXPECT_FALSE(kt::validate(deep, clk8, h200).has_value());
+  EXPECT_EQ(kt::workspace_bytes(deep, clk8), 0);
+  EXPECT_EQ(kt::cluster_size(clk8), 8);
+  EXPECT_EQ(kt::cluster_units(deep, clk8), 16);
+  const kt::GemmLaunch launch = kt::plan_launch(deep, clk8, h200.num_sms);
+  EXPECT_EQ(launch.main.grid[0], 128u);
+  EXPECT_EQ(launch.main.cluster[0], 8u);
+  EXPECT_EQ(launch.workspace_bytes, 0);
+  EXPECT_NE(kt::gemm_kernel_expression(deep, clk8).find(", 1, 8>"), std::string::npos);
+
+  kt::GemmConfig mismatched = clk8;
+  mismatched.cluster_k = 4;
+  expect_rejected(deep, mismatched, h200, "must equal split_k");
+  expect_rejected(deep, sm90_cluster_split_config(128, 128, 4, 2, 16), h200, "2 to 8 splits");
+  kt::GemmConfig along_m = sm90_cluster_split_config(128, 128, 4, 2, 2);
+  along_m.cluster = 2;
+  expect_rejected(deep, along_m, h200, "no cluster along M");
+  kt::GemmConfig staged = clk8;
+  staged.epilogue = 2;
+  expect_rejected(deep, staged, h200, "e0");
+  // 128 x 256 tile, 2 stages: 128 KB of partial sums over a 96 KB ring.
+  expect_rejected(deep, sm90_cluster_split_config(128, 256, 2, 2, 2), h200, "more stages");
+  // Other families have no such field.
+  kt::GemmConfig sm80 = config(128, 128, 32, 64, 64, 4, 2);
+  sm80.cluster_k = 2;
+  expect_rejected(deep, sm80, h200, "cluster");
+  // The search tries pairs only (clusters of 4 and 8 do not all fit the H200 at once).
+  int pairs = 0;
+  for (const kt::GemmConfig& c : kt::enumerate_gemm_configs(deep, h200)) {
+    if (c.cluster_k == 1) continue;
+    EXPECT_EQ(c.cluster_k, 2) << kt::to_key(c);
+    EXPECT_EQ(c.split_k, 2) << kt::to_key(c);
+    ++pairs;
+  }
+  EXPECT_GT(pairs, 0);
 }
 
 TEST(ValidateSm90Config, TheTmaStoreEpilogueNeedsSixteenByteRowsOfC) {

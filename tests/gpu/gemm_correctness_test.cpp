@@ -214,6 +214,64 @@ TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
   EXPECT_GE(checked - distributed, 120);
 }
 
+// sm90 split-K with a tile's splits in one cluster (clk), reduced through distributed shared
+// memory: 2, 4 and 8 splits (the last one short), M, N and K tails, bf16 and fp16 in, bf16, fp16
+// and FP32 out, nt and nn, one and two consumers, and more tiles than clusters fit at once
+// (1000x1000, 2000x3000: clusters loop over tiles, loading the ring again after each reduction).
+// The sum's order is the L2 modes', so C equals the same split count's cl1 config bitwise.
+TEST_F(GemmCorrectness, Sm90ClusterSplitKOnRaggedShapesMatchesTheL2ReductionBitwise) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const char* shapes[] = {"300x520x4104", "129x136x2056", "1000x1000x7768", "512x512x32760",
+                          "64x1032x3000", "2000x3000x1000"};
+  const char* keys[] = {"sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8",
+                        "sm90.bm128.bn256.bk64.s4.c2.e0.clk4.g8.sk4",
+                        "sm90.bm64.bn128.bk64.s6.c1.e0.clk2.g8.sk2",
+                        "sm90.bm64.bn32.bk64.s12.c1.e0.clk4.g8.sk4"};
+  const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16},
+                            {DType::kBF16, DType::kFP32}};
+  const rt::CudaDriver& d = rt::driver();
+  CUstream stream = nullptr;
+  ASSERT_EQ(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  int checked = 0;
+  for (const char* key : keys)
+    for (const char* shape : shapes)
+      for (const auto& pair : pairs)
+        for (Layout layout : {Layout::kNT, Layout::kNN}) {
+          const GemmProblem p = testing::shaped_problem(shape, layout, pair[0], pair[1]);
+          const GemmConfig in_cluster = parse_gemm_config_key(key);
+          GemmConfig through_l2 = in_cluster;
+          through_l2.cluster_k = 1;
+          if (validate(p, in_cluster, device_) || validate(p, through_l2, device_)) continue;
+          const std::string label = fmt::format("{} with {}", to_key(p), key);
+          rt::ModuleCache modules;
+          tune::GemmWorkload work(p, device_, nullptr, modules, stream, fresh_seed(),
+                                  std::size_t(workspace_bytes(p, through_l2)));
+          EXPECT_EQ(workspace_bytes(p, in_cluster), 0) << label;
+          auto run = [&](const GemmConfig& c) {
+            const auto cubin = rt::get_or_compile(
+                &cubin_cache(), gen::generate_gemm(p, c, device_.arch()), true, true);
+            const rt::GemmKernel kernel(p, c, modules.load(cubin.record));
+            work.poison_output();
+            EXPECT_EQ(kernel.launch(work.a(), work.b(), work.c(),
+                                    c.cluster_k > 1 ? nullptr : work.workspace(), stream),
+                      CUDA_SUCCESS)
+                << label;
+            const tune::OutputCheck result = work.check_output();
+            EXPECT_TRUE(result.passed) << label << " (" << to_key(c) << "): " << result.detail;
+            const std::size_t bytes = std::size_t(p.m * p.n) * size_bytes(p.out_dtype);
+            std::vector<unsigned char> host(bytes);
+            EXPECT_EQ(d.stream_synchronize(stream), CUDA_SUCCESS);
+            EXPECT_EQ(d.memcpy_dtoh(host.data(), reinterpret_cast<CUdeviceptr>(work.c()), bytes),
+                      CUDA_SUCCESS);
+            return host;
+          };
+          EXPECT_TRUE(run(in_cluster) == run(through_l2)) << label << ": not bitwise equal";
+          ++checked;
+        }
+  d.stream_destroy(stream);
+  EXPECT_GE(checked, 100);
+}
+
 // The launch epoch lives in the workspace: the same split-K kernel launched again and again (on
 // new data, through one reused parameter block, and alternating with another split-K config
 // whose flags sit at other offsets of the same flag region) is correct every time, and the

@@ -310,6 +310,9 @@ TEST(TemplatesCompile, Sm90WritesFp32AndMixedOutputs) {
     cases.push_back({problem(2048, 2048, 2048, layout, kt::DType::kFP16, kt::DType::kFP32),
                      kt::testing::sm90_config(64, 128, 6, 1, 1, 4, 1), "sm_90a"});
   }
+  // 144 FP32 columns: two unswizzled 72-column (288-byte) slabs, 8-byte stores (nt only).
+  cases.push_back({problem(1536, 1536, 2048, kt::Layout::kNT, kt::DType::kBF16, kt::DType::kFP32),
+                   kt::testing::sm90_config(128, 144, 4, 2, 1, 2), "sm_90a"});
   compile_and_check(cases);
 }
 
@@ -321,6 +324,7 @@ TEST(Ptx, TheSm90FamilyUsesWgmmaTmaMbarriersAndSetmaxnreg) {
     EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"), std::string::npos);
     EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
     EXPECT_NE(ptx.find("mbarrier.try_wait.parity"), std::string::npos);
+    EXPECT_NE(ptx.find("prefetch.tensormap"), std::string::npos);
     EXPECT_NE(ptx.find("setmaxnreg.inc.sync.aligned.u32 232"), std::string::npos);
     EXPECT_NE(ptx.find("setmaxnreg.dec.sync.aligned.u32 40"), std::string::npos);
     EXPECT_EQ(ptx.find("mma.sync"), std::string::npos) << "the sm80 path leaked in";
@@ -377,6 +381,41 @@ TEST(Ptx, Sm90SplitKReducesInTheKernelWithEpochFlags) {
   }
 }
 
+TEST(Ptx, TheSm90NarrowTilesStoreHalfTileSlabsByTma) {
+  // 144 and 32 columns of 16-bit C: two unswizzled half-tile slabs, written by 4-byte shared
+  // stores (not stmatrix, whose 16-byte rows the 128B swizzle's chunks need) and TMA-stored.
+  for (const kt::GemmConfig& c : {kt::testing::sm90_config(128, 144, 5, 2, 1, 2),
+                                  kt::testing::sm90_config(64, 32, 12, 1, 1, 2)}) {
+    SCOPED_TRACE(kt::to_key(c));
+    const std::string ptx =
+        gen::compile_to_ptx(gen::generate_gemm(problem(1536, 1536, 8192), c, "sm_90a"));
+    EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"),
+              std::string::npos);
+    EXPECT_NE(ptx.find("st.shared.u32"), std::string::npos);
+    EXPECT_EQ(ptx.find("stmatrix"), std::string::npos);
+  }
+}
+
+TEST(Ptx, Sm90ClusterSplitKReducesThroughDistributedSharedMemory) {
+  // The splits of a tile in one cluster: partial sums staged in shared memory, read from the
+  // peers (mapa + ld.shared::cluster) between cluster barriers; no flags, no epoch, no L2
+  // partial sums.
+  for (const kt::GemmConfig& c : {kt::testing::sm90_cluster_split_config(128, 128, 4, 2, 8),
+                                  kt::testing::sm90_cluster_split_config(64, 32, 12, 1, 4)}) {
+    SCOPED_TRACE(kt::to_key(c));
+    const std::string ptx =
+        gen::compile_to_ptx(gen::generate_gemm(problem(512, 512, 32768), c, "sm_90a"));
+    EXPECT_NE(ptx.find("st.shared.v4.f32"), std::string::npos);
+    EXPECT_NE(ptx.find("mapa.shared::cluster.u32"), std::string::npos);
+    EXPECT_NE(ptx.find("ld.shared::cluster.v4.f32"), std::string::npos);
+    EXPECT_NE(ptx.find("barrier.cluster.arrive.release"), std::string::npos);
+    EXPECT_EQ(ptx.find("st.release.gpu"), std::string::npos);
+    EXPECT_EQ(ptx.find("atom.acq_rel.gpu"), std::string::npos);
+    EXPECT_EQ(ptx.find("ld.global.cg.v4.f32"), std::string::npos);
+    EXPECT_EQ(ptx.find("multicast"), std::string::npos);
+  }
+}
+
 TEST(Ptx, Sm90PhaseMarksExistOnlyWithKtTrace) {
   // `kerntune trace` compiles with -DKT_TRACE: %globaltimer stamps; every tuned or served kernel
   // (no define) has none.
@@ -402,7 +441,9 @@ TEST(TemplatesCompile, Sm90SplitKConfigsCompileWithoutSpillsForTheTwoDeepShapes)
                           "sm90.bm128.bn128.bk64.s6.c2.e2.cl1.g8.sk8",
                           "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk8",
                           "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g1.sk3",
-                          "sm90.bm128.bn64.bk64.s4.c2.e0.cl1.g8.sk16"})
+                          "sm90.bm128.bn64.bk64.s4.c2.e0.cl1.g8.sk16",
+                          "sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8",
+                          "sm90.bm128.bn256.bk64.s4.c2.e0.clk4.g8.sk4"})
     for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN}) {
       const kt::GemmConfig c = kt::parse_gemm_config_key(key);
       cases.push_back({problem(1536, 1536, 8192, layout), c, "sm_90a"});

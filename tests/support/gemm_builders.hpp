@@ -46,13 +46,23 @@ inline GemmConfig sm90_config(int bm, int bn, int stages, int consumers, int spl
                     stages,            8,  split_k, consumers, epilogue, cluster};
 }
 
+// An sm90 split-K config whose split_k splits of a tile run in one cluster (cluster_k).
+inline GemmConfig sm90_cluster_split_config(int bm, int bn, int stages, int consumers,
+                                            int split_k) {
+  GemmConfig c = sm90_config(bm, bn, stages, consumers, split_k);
+  c.cluster_k = split_k;
+  return c;
+}
+
 // The sm90 configs we ship as known-good starting points: the 128 x 256 flagship and its
 // 256 x 128 twin, narrower two-consumer tiles, one-consumer tiles for small M or N, and split-K
 // (reduced in the kernel: 1536^2 x 8192's 128 x 192 sk4 with TMA stores, 512^2 x 32768's
 // 128 x 256 sk16, a one-consumer sk3 in clusters); each family member also with the TMA-store
 // epilogue (e > 0) and clusters of 2 (cl2); the nt-only 128 x 144 tile (1536^2: one tile per SM)
-// alone, in clusters and with split-K; the nt-only 64 x 32 decode tile with a 12-stage ring and
-// with split-K.
+// alone, in clusters, with split-K and with the TMA-store epilogue (72-column slabs); the nt-only
+// 64 x 32 decode tile with a 12-stage ring, with split-K and with 16-column TMA-store slabs;
+// split-K with a tile's splits in one cluster (clk: 512^2 x 32768's 128 x 128 clk8, 128 x 256
+// clk4, one-consumer clk2 and clk4, the 64 x 32 decode tile clk4).
 // The nvrtc tier compiles each cleanly; the gpu tier checks each on ragged shapes.
 inline const std::vector<GemmConfig>& shipped_sm90_configs() {
   static const std::vector<GemmConfig> all = {
@@ -67,7 +77,11 @@ inline const std::vector<GemmConfig>& shipped_sm90_configs() {
       sm90_config(128, 256, 4, 2, 16),      sm90_config(64, 128, 6, 1, 3, 2, 2),
       sm90_config(128, 144, 4, 2),          sm90_config(128, 144, 5, 2, 1, 0, 2),
       sm90_config(128, 144, 4, 2, 4),       sm90_config(64, 32, 12, 1),
-      sm90_config(64, 32, 6, 1, 2)};
+      sm90_config(64, 32, 6, 1, 2),         sm90_config(128, 144, 5, 2, 1, 2),
+      sm90_config(128, 144, 4, 2, 1, 1, 2), sm90_config(64, 32, 12, 1, 1, 2),
+      sm90_cluster_split_config(128, 128, 4, 2, 8), sm90_cluster_split_config(128, 256, 4, 2, 4),
+      sm90_cluster_split_config(64, 128, 6, 1, 2),  sm90_cluster_split_config(128, 128, 4, 1, 4),
+      sm90_cluster_split_config(64, 32, 12, 1, 4)};
   return all;
 }
 
