@@ -562,16 +562,13 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 
   const GemmParams& p = params.gemm;
   const int rank = kInCluster ? int(cluster_ctarank()) : 0;
-  // Warp 0 initializes the barriers, lane s those of stage s (2 x 12 inits in one thread
-  // delayed the first load by ~0.4 us), and each lane fences its own.
-  if (threadIdx.x < 32) {
-    if (threadIdx.x < kStages) {
-      mbarrier_init(full_bars + 8 * threadIdx.x, 1);
-      mbarrier_init(empty_bars + 8 * threadIdx.x, kConsumers * kCluster);
+  if (threadIdx.x == 0) {
+#pragma unroll 1
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(full_bars + 8 * s, 1);
+      mbarrier_init(empty_bars + 8 * s, kConsumers * kCluster);
     }
-    if constexpr (kSplitK && kClusterK == 1) {
-      if (threadIdx.x == 31) mbarrier_init(epoch_bar, 1);
-    }
+    if constexpr (kSplitK && kClusterK == 1) mbarrier_init(epoch_bar, 1);
     fence_mbarrier_init();
   }
   if constexpr (kCluster > 1) {
