@@ -46,6 +46,48 @@ int variant_distance(const GemmConfig& a, const GemmConfig& b) {
          warp_layout_distance(a, b);
 }
 
+std::vector<std::size_t> neighbour_moves(const GemmConfig& base,
+                                         const std::vector<GemmConfig>& candidates,
+                                         const std::vector<GemmConfig>& measured, int fresh,
+                                         int retried) {
+  // The closest measured config of c's shape, as a distance from base (-1: none measured).
+  auto closest_measured = [&](const GemmConfig& c) {
+    int closest = -1;
+    for (const GemmConfig& m : measured)
+      if (same_shape(m, c)) {
+        const int d = variant_distance(base, m);
+        if (closest < 0 || d < closest) closest = d;
+      }
+    return closest;
+  };
+  std::vector<std::size_t> picks;  // one per shape, the closest so far
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const GemmConfig& c = candidates[i];
+    if (!neighbour_shape(base, c)) continue;
+    const auto same = [&](std::size_t j) { return same_shape(candidates[j], c); };
+    const auto it = std::find_if(picks.begin(), picks.end(), same);
+    if (it == picks.end()) {
+      picks.push_back(i);
+    } else if (variant_distance(base, c) < variant_distance(base, candidates[*it])) {
+      *it = i;
+    }
+  }
+  std::stable_sort(picks.begin(), picks.end(), [&](std::size_t a, std::size_t b) {
+    return warp_layout_distance(base, candidates[a]) < warp_layout_distance(base, candidates[b]);
+  });
+  std::vector<std::size_t> moves;
+  int fresh_left = fresh, retried_left = retried;
+  for (std::size_t i : picks) {
+    const int closest = closest_measured(candidates[i]);
+    if (closest < 0) {
+      if (fresh_left-- > 0) moves.push_back(i);
+    } else if (variant_distance(base, candidates[i]) < closest) {
+      if (retried_left-- > 0) moves.push_back(i);
+    }
+  }
+  return moves;
+}
+
 std::vector<std::size_t> search_bases(const std::vector<GemmConfig>& by_time) {
   std::vector<std::size_t> bases;
   for (std::size_t i = 0; i < by_time.size(); ++i) {

@@ -65,11 +65,14 @@ std::vector<CandidateResult> first_round(const GemmProblem& p, const TuneOptions
 }
 
 // Round 2, for each of the best shapes so far (second_round): up to this many neighbouring shapes
-// (neighbour_shape), each by its config closest to the best one. Round 1 measures the model's
+// (neighbour_moves), each by its config closest to the best one. Round 1 measures the model's
 // favourite shapes; this measures the ones next to what the GPU preferred (at 64 x 4096 x 4096
 // round 1 found 128-column tiles split 2-4 ways at 19.4 us; 64-column tiles unsplit with six
 // stages ran 17.5, with three or four 22.6-23.8: the pipeline depth the best one had matters).
+// Besides, up to kRetriedShapes neighbouring shapes that round 1 timed with a variant farther
+// from the best one than their closest config.
 constexpr int kNeighbourShapes = 6;
+constexpr int kRetriedShapes = 2;
 
 // Round 2: for the two best tile shapes so far and the best of each other family, their other
 // variants in model order, then the shapes next to them.
@@ -108,33 +111,16 @@ std::vector<CandidateResult> second_round(const std::vector<CandidateResult>& do
       ++added;
     }
   }
-  auto shape_tried = [&](const GemmConfig& c) {
-    auto same = [&](const CandidateResult& d) { return same_shape(d.config, c); };
-    return std::any_of(done.begin(), done.end(), same) || std::any_of(out.begin(), out.end(), same);
-  };
-  // Each neighbouring shape by its config closest to the measured best (variant_distance), the
-  // model's order breaking ties; the shapes that keep the best one's warp layout first, then in
-  // the model order of their first config.
+  // The shapes next to each base, by their configs closest to it (neighbour_moves).
+  std::vector<GemmConfig> candidates;
+  for (const auto& r : ranked) candidates.push_back(r.config);
   for (const CandidateResult* shape : best) {
-    std::vector<const RankedConfig*> picks;
-    for (const auto& r : ranked) {
-      if (!neighbour_shape(shape->config, r.config) || shape_tried(r.config)) continue;
-      auto same = [&](const RankedConfig* q) { return same_shape(q->config, r.config); };
-      auto it = std::find_if(picks.begin(), picks.end(), same);
-      if (it == picks.end()) {
-        picks.push_back(&r);
-      } else if (variant_distance(shape->config, r.config) <
-                 variant_distance(shape->config, (*it)->config)) {
-        *it = &r;
-      }
-    }
-    // The shapes that keep the best one's warp layout first (model order among equals).
-    std::stable_sort(picks.begin(), picks.end(), [&](const RankedConfig* a, const RankedConfig* b) {
-      return warp_layout_distance(shape->config, a->config) <
-             warp_layout_distance(shape->config, b->config);
-    });
-    if (picks.size() > std::size_t(kNeighbourShapes)) picks.resize(kNeighbourShapes);
-    for (const RankedConfig* r : picks) out.push_back({r->config, r->estimate});
+    std::vector<GemmConfig> measured;
+    for (const auto& c : done) measured.push_back(c.config);
+    for (const auto& c : out) measured.push_back(c.config);
+    for (std::size_t i :
+         neighbour_moves(shape->config, candidates, measured, kNeighbourShapes, kRetriedShapes))
+      out.push_back({ranked[i].config, ranked[i].estimate});
   }
   return out;
 }

@@ -52,6 +52,30 @@ TEST(GemmSearch, SmallMTileRowsAreADimensionToo) {
                               key("smallm.bm16.bn64.bk128.wn16.wk4.sk1")));
 }
 
+// Round 2 moves to each neighbouring shape by its config closest to the base; a shape round 1
+// already timed is moved to again only with a closer config than it had (16 x 4096 x 4096: the
+// 16-row tile timed with 64-deep batches, not the 8-row best's 128).
+TEST(GemmSearch, NeighbourMovesRetryAShapeTimedWithAFartherVariant) {
+  const GemmConfig base = key("smallm.bm8.bn64.bk128.wn16.wk4.sk1");
+  const std::vector<GemmConfig> candidates = {
+      key("smallm.bm16.bn64.bk64.wn16.wk4.sk1"),   // 0: the model's first of the 16-row shape
+      key("smallm.bm16.bn64.bk128.wn16.wk4.sk1"),  // 1: base's batch depth
+      key("smallm.bm8.bn32.bk64.wn16.wk2.sk1"),    // 2: half the columns, other warps
+      key("smallm.bm8.bn64.bk128.wn16.wk4.sk2"),   // 3: twice the splits
+      key("smallm.bm32.bn64.bk128.wn16.wk4.sk1")}; // 4: not one step
+  // Nothing measured but the base: one move per neighbouring shape, the closest config each,
+  // the warp layout kept first.
+  EXPECT_EQ(neighbour_moves(base, candidates, {base}, 6, 2), (std::vector<std::size_t>{1, 3, 2}));
+  // The 16-row shape timed with bk64: tried again with bk128, as a retry.
+  const std::vector<GemmConfig> timed = {base, candidates[0]};
+  EXPECT_EQ(neighbour_moves(base, candidates, timed, 6, 2), (std::vector<std::size_t>{1, 3, 2}));
+  EXPECT_EQ(neighbour_moves(base, candidates, timed, 6, 0), (std::vector<std::size_t>{3, 2}));
+  EXPECT_EQ(neighbour_moves(base, candidates, timed, 1, 2), (std::vector<std::size_t>{1, 3}));
+  // Timed with bk128 already: nothing closer is left for that shape.
+  const std::vector<GemmConfig> closest = {base, candidates[1]};
+  EXPECT_EQ(neighbour_moves(base, candidates, closest, 6, 2), (std::vector<std::size_t>{3, 2}));
+}
+
 TEST(GemmSearch, VariantDistanceCountsWhatTheShapeLeavesFree) {
   const GemmConfig best = key("sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk2");
   EXPECT_EQ(variant_distance(best, key("sm90.bm64.bn64.bk64.s6.c1.e2.cl1.g8.sk1")), 0);
