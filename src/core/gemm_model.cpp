@@ -58,6 +58,12 @@ constexpr double kSm90SlabBarrierUs = 0.02;
 // (Hopper's L1 <-> L2 path), not a measurement. When every SM stores at once (the writers), each
 // gets its share of the L2 bandwidth instead (kL2OverDram x DRAM / SMs).
 constexpr double kL2BytesPerClockPerSm = 64;
+// sm90 split-K reduced distributed (every unit at once), measured by `kerntune trace` on the
+// H200 (512^2 x 32768, 128 x 128 sk8): 128 CTAs stored 7 MB of FP32 partial sums in 2.3 us (the
+// median CTA; the slowest 6) and read them back in 2 us, ~3 TB/s across the GPU rather than the
+// ~14 of kL2OverDram; and a tile waits for its slowest split, ~2 us after the median.
+constexpr double kSplitKL2Gbps = 3000;
+constexpr double kSplitKSkewUs = 2.0;
 // sm90 cluster split-K: what one SM reads from its cluster peers' shared memory per clock, and
 // the cost of one cluster barrier (two per unit). Leads, not measurements: bench/NOTES.md.
 constexpr double kDsmemBytesPerClockPerSm = 32;
@@ -108,8 +114,9 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 // the critical path after the last wave (its writers finish in the same wave or earlier).
 // When every unit has a CTA (cluster) of its own, the kernel reduces distributed instead: each
 // unit stores (S - 1) / S of its partial tile, then loads (S - 1) / S of one tile (its stripe of
-// the other splits' partials) and stores its stripe of C directly, every SM at once (the slower
-// of the single-SM rate and its share of L2).
+// the other splits' partials) and stores its stripe of C directly, every SM at once: all of
+// those partial sums at the GPU's measured rate for them (kSplitKL2Gbps), plus the wait for the
+// slowest split.
 // Cluster split-K (cluster_k): a wave is num_sms / S tiles, each unit's tail stages its partial
 // tile in shared memory, reads (S - 1) / S of one from its peers over distributed shared memory
 // and stores its stripe of C, between two cluster barriers; no L2 traffic but the stripe.
@@ -151,19 +158,25 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   }
   const std::int64_t unit_slots = std::max(1, d.num_sms / std::max(1, c.cluster));
   if (cluster_units(p, c) <= unit_slots) {
+    // Every unit stores and then loads (S - 1) / S of a tile at once: the GPU's rate for that
+    // traffic, not one SM's, sets both, and the slowest split sets the tile's wait.
     const double others = double(c.split_k - 1) / c.split_k;  // of a tile, stored and loaded
-    const double l2_rate_per_sm =
-        std::min(kL2BytesPerClockPerSm * d.sm_clock_mhz * 1e6, l2_share_per_sm);
-    const double store_s = others * partial_tile_bytes / l2_share_per_sm;
-    const double load_s = others * partial_tile_bytes / l2_rate_per_sm;
+    const double partial_bytes = others * partial_tile_bytes * double(work_units(p, c));
+    const double store_s = partial_bytes / (kSplitKL2Gbps * 1e9);
+    const double load_s = partial_bytes / (kSplitKL2Gbps * 1e9);
     const double stripe_s = tile_out_bytes / c.split_k / l2_share_per_sm;
-    e.reduce_us = (load_s + stripe_s) * 1e6;
+    e.reduce_us = (load_s + stripe_s) * 1e6 + kSplitKSkewUs;
     return double(e.waves.waves) * (unit_s + store_s) * 1e6;
   }
-  const double store_s = partial_tile_bytes / l2_share_per_sm;
-  const double reducer_load_s = double(c.split_k - 1) * partial_tile_bytes /
-                                (kL2BytesPerClockPerSm * d.sm_clock_mhz * 1e6);
-  e.reduce_us = (reducer_load_s + epilogue_s) * 1e6;
+  // Serial: a wave's writers store their tiles at once; the last wave's reducers each load S - 1
+  // tiles, at one SM's rate or, all of them together, the GPU's.
+  const double wave_units = double(std::min<std::int64_t>(work_units(p, c), unit_slots));
+  const double store_s = partial_tile_bytes * wave_units / (kSplitKL2Gbps * 1e9);
+  const double reducer_bytes = double(c.split_k - 1) * partial_tile_bytes;
+  const double reducer_load_s =
+      std::max(reducer_bytes / (kL2BytesPerClockPerSm * clock_hz),
+               reducer_bytes * double(tiles_m(p, c) * tiles_n(p, c)) / (kSplitKL2Gbps * 1e9));
+  e.reduce_us = (reducer_load_s + epilogue_s) * 1e6 + kSplitKSkewUs;
   return double(e.waves.waves) * (unit_s + store_s) * 1e6;
 }
 

@@ -232,15 +232,17 @@ TEST(Estimate, Sm90SplitKReducesInTheKernelAndFillsTheMachine) {
   EXPECT_EQ(whole.reduce_us, 0.0);
   EXPECT_GT(sk8.reduce_us, 0.0);
   EXPECT_EQ(sk8.num_ctas, 128);
-  // 128 units on 132 SMs: every split of a tile runs at once, so the kernel reduces distributed
-  // and the tail is one SM's stripe, 7/8 of a 64 KB tile loaded and 1/8 of C stored (~0.6 µs),
-  // not the serial reducer's 7 whole tiles (~4 µs).
-  EXPECT_LT(sk8.reduce_us, 1.0);
-  EXPECT_LT(sk8.predicted_us, 0.25 * whole.predicted_us);
-  // 128 x 256 sk16 (also 128 units): 15/16 of a 128 KB tile per SM, stored and loaded, costs
-  // more than sk8's half tiles; far less than its serial reducer's 15 tiles (~16 µs).
+  // 128 units on 132 SMs: every split of a tile runs at once, so the kernel reduces distributed:
+  // each unit stores 7/8 of a 64 KB tile and loads 7/8 of one, 7 MB each way at the ~3 TB/s the
+  // H200's trace measured, and the tile waits ~2 µs for its slowest split (measured tail after
+  // the main loop: 8.7 µs, of which the store is 2.3 µs at the median CTA).
+  EXPECT_GT(sk8.reduce_us, 3.0);
+  EXPECT_LT(sk8.reduce_us, 6.0);
+  EXPECT_LT(sk8.predicted_us, 0.3 * whole.predicted_us);
+  // 128 x 256 sk16 (also 128 units): 15/16 of a 128 KB tile per unit, stored and loaded, costs
+  // more than sk8's half tiles.
   const kt::GemmEstimate wide16 = kt::estimate(deep, sm90_config(128, 256, 4, 2, 16), d);
-  EXPECT_LT(wide16.reduce_us, 2.0);
+  EXPECT_GT(wide16.reduce_us, sk8.reduce_us + 2.0);
   EXPECT_GT(wide16.predicted_us, sk8.predicted_us);
   // 128 x 128 sk16 has 256 units for 132 SMs: the serial reducer, its 15 tiles of 64 KB on the
   // critical path, and a second wave.
@@ -254,9 +256,9 @@ TEST(Estimate, Sm90SplitKReducesInTheKernelAndFillsTheMachine) {
     const kt::GemmConfig& best = ranked.front().config;
     EXPECT_EQ(best.family, kt::GemmFamily::kSm90) << kt::to_key(best);
     EXPECT_GT(best.split_k, 1) << kt::to_key(best);
-    // ... and reduces distributed: its units fit the SMs (the pick is 128 x 128 sk8).
+    // ... and reduces distributed: its units fit the SMs.
     EXPECT_LE(kt::cluster_units(deep, best), d.num_sms / best.cluster) << kt::to_key(best);
-    EXPECT_LT(ranked.front().estimate.reduce_us, 1.0) << kt::to_key(best);
+    EXPECT_LT(ranked.front().estimate.reduce_us, 5.0) << kt::to_key(best);
     // The best unsplit config is predicted slower.
     for (const auto& r : ranked)
       if (r.config.split_k == 1) {
