@@ -29,7 +29,7 @@ int variant_distance(const GemmConfig& a, const GemmConfig& b);
 // neighbours that also re-cut its warps).
 int warp_layout_distance(const GemmConfig& a, const GemmConfig& b);
 
-// Round 2's moves from `base`, as indices into `candidates` (model order): for each shape
+// A local round's moves from `base`, as indices into `candidates` (model order): for each shape
 // neighbouring base's (neighbour_shape), its config closest to base (variant_distance, model
 // order breaking ties). A shape with a config in `measured` is moved to again only with a config
 // closer to base than every measured one of that shape (round 1 may have timed it with a poor
@@ -42,7 +42,7 @@ std::vector<std::size_t> neighbour_moves(const GemmConfig& base,
                                          const std::vector<GemmConfig>& measured, int fresh,
                                          int retried);
 
-// The measured configs round 2 searches around, as indices into `by_time` (fastest first): the
+// The measured configs the local rounds search around, as indices into `by_time` (fastest first): the
 // two fastest, then the fastest of every family not among them, in time order.
 std::vector<std::size_t> search_bases(const std::vector<GemmConfig>& by_time);
 

@@ -64,22 +64,29 @@ std::vector<CandidateResult> first_round(const GemmProblem& p, const TuneOptions
   return out;
 }
 
-// Round 2, for each of the best shapes so far (second_round): up to this many neighbouring shapes
+// A local round, for each of the best shapes so far (local_round): up to this many neighbouring shapes
 // (neighbour_moves), each by its config closest to the best one. Round 1 measures the model's
 // favourite shapes; this measures the ones next to what the GPU preferred (at 64 x 4096 x 4096
 // round 1 found 128-column tiles split 2-4 ways at 19.4 us; 64-column tiles unsplit with six
 // stages ran 17.5, with three or four 22.6-23.8: the pipeline depth the best one had matters).
-// Besides, up to kRetriedShapes neighbouring shapes that round 1 timed with a variant farther
+// Besides, up to kRetriedShapes neighbouring shapes that were timed with a variant farther
 // from the best one than their closest config.
 constexpr int kNeighbourShapes = 6;
 constexpr int kRetriedShapes = 2;
 
-// Round 2: for the two best tile shapes so far and the best of each other family, their other
-// variants in model order, then the shapes next to them.
-std::vector<CandidateResult> second_round(const std::vector<CandidateResult>& done,
-                                          const TuneOptions& o,
-                                          const std::vector<RankedConfig>& ranked,
-                                          bool predicted) {
+// The rounds of local search after the first, at most: each searches around the bases
+// (search_bases) that no earlier round searched, so a shape found in round 2 gets its own
+// neighbours in round 3 (16 x 4096 x 4096: the 8-row small-M tile, found in round 2, is the one
+// whose neighbour, the 16-row tile, round 1 timed with a poor variant).
+constexpr int kLocalRounds = 3;
+
+// A round of local search: for the two best tile shapes so far and the best of each other
+// family, those not in `searched` (which gains them), their other variants in model order, then
+// the shapes next to them. Empty when every base was searched before.
+std::vector<CandidateResult> local_round(const std::vector<CandidateResult>& done,
+                                         const TuneOptions& o,
+                                         const std::vector<RankedConfig>& ranked, bool predicted,
+                                         std::vector<GemmConfig>& searched) {
   std::vector<const CandidateResult*> best;
   for (const auto& c : done) {
     if (c.status != cache::Status::kOk) continue;
@@ -96,7 +103,11 @@ std::vector<CandidateResult> second_round(const std::vector<CandidateResult>& do
   std::vector<GemmConfig> by_time;
   for (const CandidateResult* c : best) by_time.push_back(c->config);
   std::vector<const CandidateResult*> bases;
-  for (std::size_t i : search_bases(by_time)) bases.push_back(best[i]);
+  for (std::size_t i : search_bases(by_time)) {
+    if (std::find(searched.begin(), searched.end(), best[i]->config) != searched.end()) continue;
+    searched.push_back(best[i]->config);
+    bases.push_back(best[i]);
+  }
   best = std::move(bases);
   std::vector<CandidateResult> out;
   for (const CandidateResult* shape : best) {
@@ -192,10 +203,14 @@ TuneReport tune_gemm(const GemmProblem& p, cache::Database& db, const TuneOption
   };
   run_round(0);
   if (o.configs.empty()) {
-    const std::size_t begin = report.candidates.size();
-    for (auto& c : second_round(report.candidates, o, fitting, o.predict_only))
-      report.candidates.push_back(std::move(c));
-    if (report.candidates.size() > begin) run_round(begin);
+    std::vector<GemmConfig> searched;
+    for (int round = 0; round < kLocalRounds; ++round) {
+      const std::size_t begin = report.candidates.size();
+      for (auto& c : local_round(report.candidates, o, fitting, o.predict_only, searched))
+        report.candidates.push_back(std::move(c));
+      if (report.candidates.size() == begin) break;
+      run_round(begin);
+    }
   }
   std::vector<std::size_t> finalists;
   if (!o.predict_only) {

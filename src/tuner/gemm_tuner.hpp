@@ -22,7 +22,8 @@ namespace kt::tune {
 
 struct TuneOptions {
   // Round 1 measures the model's best config of each of this many distinct tile shapes
-  // (tile, warp tile, split-K); round 2 sweeps depth, stages and raster of the best two.
+  // (tile, warp tile, split-K); the local rounds after it sweep the variants (depth, stages,
+  // raster) and neighbouring shapes of the best ones.
   int max_candidates = 16;
   int refine_per_shape = 8;
   int finalists = 3;                // re-measured interleaved before the pick
