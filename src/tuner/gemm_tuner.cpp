@@ -57,7 +57,7 @@ std::vector<CandidateResult> first_round(const GemmProblem& p, const TuneOptions
   };
   add_distinct_shapes(true, std::min(kSmallMFirstRoundShapes, o.max_candidates));
   add_distinct_shapes(false, o.max_candidates);
-  // Keep model order: round 2 and the report read candidates as ranked.
+  // Keep model order: the local rounds and the report read candidates as ranked.
   std::stable_sort(out.begin(), out.end(), [](const CandidateResult& a, const CandidateResult& b) {
     return a.estimate.predicted_us < b.estimate.predicted_us;
   });
