@@ -125,7 +125,8 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
     if (c.epilogue != 0)
       return "sm90 clk stores each split's stripe of C directly: use e0";
     const std::int64_t partials = std::int64_t(c.tile_m) * c.tile_n * 4;
-    const std::int64_t ring = std::int64_t(c.stages) * (c.tile_m + c.tile_n) * c.tile_k * 2;
+    const std::int64_t ring =
+        std::int64_t(c.stages) * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
     if (partials > ring)
       return fmt::format("sm90 clk stages the FP32 partial tile ({} B) over the ring of stages "
                          "({} B): use more stages", partials, ring);
@@ -401,18 +402,18 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
                 // A cluster of 2 over a single row of tiles leaves half of its CTAs idle.
                 if (cl > 1 && ceil_div(p.m, bm) < 2) continue;
                 for (int g : d.raster_group)
-                  for (int sk : d.split_k)
-                    for (bool in_cluster : {false, true}) {
-                      // A tile's splits in one cluster replace a cluster along M.
-                      const bool listed = std::find(d.sm90_cluster_splits.begin(),
-                                                    d.sm90_cluster_splits.end(),
-                                                    sk) != d.sm90_cluster_splits.end();
-                      if (in_cluster && (!listed || cl != 1)) continue;
-                      GemmConfig c{GemmFamily::kSm90, bm, bn, kSm90TileK, 0, 0, s, g, sk,
-                                   consumers, e, cl};
-                      if (in_cluster) c.cluster_k = sk;
+                  for (int sk : d.split_k) {
+                    GemmConfig c{GemmFamily::kSm90, bm, bn, kSm90TileK, 0, 0, s, g, sk,
+                                 consumers, e, cl};
+                    keep(c);
+                    // The same with the tile's splits in one cluster (instead of one along M).
+                    if (cl == 1 && std::find(d.sm90_cluster_splits.begin(),
+                                             d.sm90_cluster_splits.end(), sk) !=
+                                       d.sm90_cluster_splits.end()) {
+                      c.cluster_k = sk;
                       keep(c);
                     }
+                  }
               }
       }
     }

@@ -54,9 +54,9 @@ constexpr double kSm90ClusterFactor = 1.015;
 constexpr double kSm90SlabBarrierUs = 0.02;
 
 // sm90 split-K: what one SM moves between L2 and its registers when few SMs do so at once (the
-// reducers of the last wave, each loading split_k - 1 partial tiles): 64 bytes per clock, a lead
-// (Hopper's L1 <-> L2 path), not a measurement. When every SM stores at once (the writers), each
-// gets its share of the L2 bandwidth instead (kL2OverDram x DRAM / SMs).
+// serial reducers of the last wave, each loading split_k - 1 partial tiles): 64 bytes per clock,
+// a lead (Hopper's L1 <-> L2 path), not a measurement. When many SMs move partial sums at once,
+// the GPU's rate for them (kSplitKL2Gbps) is the limit instead.
 constexpr double kL2BytesPerClockPerSm = 64;
 // sm90 split-K reduced distributed (every unit at once), measured by `kerntune trace` on the
 // H200 (512^2 x 32768, 128 x 128 sk8): 128 CTAs stored 7 MB of FP32 partial sums in 2.3 us (the
@@ -109,9 +109,9 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 // k-tile of pipeline fill at the SM's share of the wgmma rate, then its epilogue: the consumers
 // store the tile directly (at the SM's share of L2 bandwidth) while the tensor cores wait.
 // Split-K (reduced in the kernel): a unit's epilogue is instead the FP32 store of its partial
-// tile (writers, at the SM's share of L2, every SM storing at once), and the last wave's
-// reducers then load split_k - 1 partial tiles each and store C: that tail is e.reduce_us, on
-// the critical path after the last wave (its writers finish in the same wave or earlier).
+// tile (a wave's writers storing at once, at kSplitKL2Gbps), and the last wave's reducers then
+// load split_k - 1 partial tiles each and store C: that tail is e.reduce_us, on the critical path
+// after the last wave (its writers finish in the same wave or earlier).
 // When every unit has a CTA (cluster) of its own, the kernel reduces distributed instead: each
 // unit stores (S - 1) / S of its partial tile, then loads (S - 1) / S of one tile (its stripe of
 // the other splits' partials) and stores its stripe of C directly, every SM at once: all of
@@ -138,16 +138,16 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   const double unit_flops = 2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
   const double sm_flops_per_s = d.wgmma_tflops * 1e12 / d.num_sms * e.mma_efficiency;
   const double l2_share_per_sm = kL2OverDram * d.dram_gbps * 1e9 / d.num_sms;
+  const double clock_hz = d.sm_clock_mhz * 1e6;
   const double tile_out_bytes = double(c.tile_m) * c.tile_n * size_bytes(p.out_dtype);
   const double epilogue_s =
       c.epilogue > 0
-          ? tile_out_bytes / (kSmemBytesPerClock * d.sm_clock_mhz * 1e6) +
+          ? tile_out_bytes / (kSmemBytesPerClock * clock_hz) +
                 double(c.tile_n / sm90_slab_columns(p, c)) * kSm90SlabBarrierUs * 1e-6
           : tile_out_bytes / l2_share_per_sm;
   const double unit_s = unit_flops / sm_flops_per_s;
   if (c.split_k == 1) return double(e.waves.waves) * (unit_s + epilogue_s) * 1e6;
   const double partial_tile_bytes = double(c.tile_m) * c.tile_n * 4.0;
-  const double clock_hz = d.sm_clock_mhz * 1e6;
   if (c.cluster_k > 1) {
     const double others = double(c.split_k - 1) / c.split_k;
     const double tail_s = partial_tile_bytes / (kSmemBytesPerClock * clock_hz) +
@@ -161,12 +161,12 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
     // Every unit stores and then loads (S - 1) / S of a tile at once: the GPU's rate for that
     // traffic, not one SM's, sets both, and the slowest split sets the tile's wait.
     const double others = double(c.split_k - 1) / c.split_k;  // of a tile, stored and loaded
-    const double partial_bytes = others * partial_tile_bytes * double(work_units(p, c));
-    const double store_s = partial_bytes / (kSplitKL2Gbps * 1e9);
-    const double load_s = partial_bytes / (kSplitKL2Gbps * 1e9);
+    // The same bytes go each way: stored (in the unit's time), then loaded (in the tail).
+    const double partial_s =
+        others * partial_tile_bytes * double(work_units(p, c)) / (kSplitKL2Gbps * 1e9);
     const double stripe_s = tile_out_bytes / c.split_k / l2_share_per_sm;
-    e.reduce_us = (load_s + stripe_s) * 1e6 + kSplitKSkewUs;
-    return double(e.waves.waves) * (unit_s + store_s) * 1e6;
+    e.reduce_us = (partial_s + stripe_s) * 1e6 + kSplitKSkewUs;
+    return double(e.waves.waves) * (unit_s + partial_s) * 1e6;
   }
   // Serial: a wave's writers store their tiles at once; the last wave's reducers each load S - 1
   // tiles, at one SM's rate or, all of them together, the GPU's.
