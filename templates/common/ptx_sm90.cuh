@@ -109,14 +109,9 @@ __device__ __forceinline__ void ld_shared_cluster_v4f32(unsigned int addr, float
 // a consumer thread every k-tile, those fences sit on the wgmma issue path (2-CTA cluster configs
 // ran ~30% slower than their 1-CTA twins with them).
 __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned int bar, unsigned int cta_rank) {
-  asm volatile(
-      "{\n"
-      ".reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
-      "}\n" ::"r"(bar),
-      "r"(cta_rank)
-      : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(
+                   map_shared_rank(bar, cta_rank))
+               : "memory");
 }
 
 // ---- TMA ------------------------------------------------------------------------------------

@@ -51,7 +51,8 @@ enum GemmTraceEvent : int {
   kTraceFirstLoad,     // producer: first TMA load issued
   kTraceFirstFull,     // consumer 0: first stage landed
   kTraceMainLoopDone,  // consumer 0: last wgmma of the unit complete
-  kTracePublished,     // consumer 0, split-K: partial sums stored and flag released
+  kTracePublished,     // consumer 0, split-K: partial sums stored and flag released (cluster
+                       // split-K: staged and the cluster barrier passed)
   kTraceFlagsReady,    // consumer 0, split-K distributed: every other split's flag seen
   kTraceStored,        // consumer 0: its C (or stripe of C) stored
   kTraceEpochRead,     // split-K: begin_launch done (producer warp 1)

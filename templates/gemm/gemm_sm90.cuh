@@ -1,9 +1,12 @@
 // The sm_90a GEMM family: C = A·B with FP32 accumulation on wgmma, warp-specialized. A producer
 // warpgroup streams A and B tiles by TMA into a kStages-deep ring of 128B-swizzled shared-memory
 // stages guarded by full/empty mbarriers; 1 or 2 consumer warpgroups multiply them with wgmma and
-// store their rows of C directly. CTAs are persistent: each walks the output tiles (times the K
-// splits) in grouped raster order; with split-K the splits' partial sums are reduced in the
-// kernel, by the unit of a tile's last split or, when every unit is resident, by all of them. Instantiated by NVRTC name expressions (kt::gemm_sm90<...>).
+// store their rows of C, directly or staged for TMA stores. CTAs (or clusters of 2 sharing B by
+// multicast) are persistent: each walks the output tiles (times the K splits) in grouped raster
+// order; with split-K the splits' partial sums are reduced in the kernel, through L2 by the unit
+// of a tile's last split or, when every unit is resident, by all of them, or through distributed
+// shared memory when a tile's splits are one cluster's CTAs. Instantiated by NVRTC name
+// expressions (kt::gemm_sm90<...>).
 #pragma once
 
 #include "kerntune/common/dtypes.cuh"
@@ -98,7 +101,8 @@ __device__ __forceinline__ void trace_mark(unsigned int* flags, int event) {
 // paths): reads the last launch's epoch, keeps this launch's (one more, skipping 0, the value of
 // a flag never written, when it wraps) in the shared word `epoch_word` for the CTA's threads
 // (published by an arrival on the mbarrier `epoch_bar`, count 1: see load_epoch), and counts the
-// CTA in; the last CTA of the grid to arrive resets the count and stores the new epoch as the last launch's, for the next launch.
+// CTA in; the last CTA of the grid to arrive resets the count and stores the new epoch as the
+// last launch's, for the next launch.
 // Every CTA's read of flags[0] happens before that store (the read, then in program order the
 // same thread's acq_rel arrival, which the last arrival acquires through the chain of RMWs), so
 // no CTA of this launch reads the new value.
@@ -279,6 +283,21 @@ __device__ __forceinline__ void reduce_slice(Load load, int split, int splits, i
   }
 }
 
+// Distributed and cluster split-K: reduce_slice over the stripe, quads [q_begin, q_end), of unit
+// w's tile that lane `lane` of warp `warp` of consumer `consumer` holds, `splits` splits summed
+// as `load` reads the others, stored directly.
+template <typename TOut, int kTileM, int kTileN, int kConsumers, int kMI, int kAccs, typename Load>
+__device__ __forceinline__ void reduce_stripe(Load load, const GemmParams& p, const WorkUnit& w,
+                                              int consumer, int warp, int lane, int splits,
+                                              int q_begin, int q_end,
+                                              const float (&acc)[kMI][kAccs]) {
+  const int row0 = w.tile_m * kTileM + consumer * (kTileM / kConsumers) + 16 * warp + lane / 4;
+  const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
+  TOut* const c = static_cast<TOut*>(p.c);
+  reduce_slice(load, w.split, splits, q_begin, q_end, acc, c + row0 * p.ldc + col0, p.ldc,
+               p.m - row0, p.n - col0, pairs_aligned(c, p.ldc));
+}
+
 // Spins until the ready flag holds this launch's epoch (acquire: the partial sums it publishes
 // are visible to this thread's loads after it), backing off from 32 to 256 ns. The epoch is read
 // from shared memory here rather than held in a register: the 128-accumulator tiles have none
@@ -371,10 +390,10 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // (K % 8 == 0, and N % 8 == 0 for nn) and 16-byte aligned operands.
 // kEpilogueSlots == 0: consumers store C from registers. > 0: they stage column slabs of their
 // rows in that many 1024-byte-aligned shared buffers and TMA-store them through params.c_map
-// (C as {N, M}, box {kSlabCols, kTileM / kConsumers}: 128 bytes wide and 128B-
-// swizzled, or for 144- and 32-column tiles half the tile wide and unswizzled; needs
-// N * sizeof(TOut) % 16 == 0); the stores drain while the next tile's main loop runs. kCluster == 2: clusters of two CTAs on vertically adjacent tiles; each CTA loads half
-// of the shared B tile and multicasts it to both. kSplitK: the unit of split z of a tile sums K
+// (C as {N, M}, box {kSlabCols, kTileM / kConsumers}: 128 bytes wide and 128B-swizzled, or for
+// 144- and 32-column tiles half the tile wide and unswizzled; needs N * sizeof(TOut) % 16 == 0);
+// the stores drain while the next tile's main loop runs. kCluster == 2: clusters of two CTAs on
+// vertically adjacent tiles; each CTA loads half of the shared B tile and multicasts it to both. kSplitK: the unit of split z of a tile sums K
 // range [z * k_per_split, min(k, (z + 1) * k_per_split)); the tile is reduced in the kernel
 // (below). Launch: 128 * (kConsumers + 1) threads, cluster (kCluster * kClusterK, 1, 1), any
 // grid that is a multiple of the cluster (clusters loop over ceil(tiles_m / kCluster) * tiles_n *
@@ -437,9 +456,9 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    Thread 32 of every CTA (the producer warpgroup's idle warp 1) reads the last launch's epoch
 //    E from flags[0] and shares E + 1 (0 skipped on wrap) as this launch's: it stores it in
 //    shared memory and arrives on an mbarrier whose phase 0 the consumers wait for where they
-//    read it (load_epoch), so no consumer waits for it before it publishes; the last CTA to arrive stores it back (begin_launch). Writers store the
-//    epoch, the reducer waits for equality: any value a
-//    flag holds from an earlier launch (of any config sharing the workspace) is an older epoch,
+//    read it (load_epoch), so no consumer waits for it before it publishes; the last CTA to
+//    arrive stores it back (begin_launch). Writers store the epoch, the reducer waits for
+//    equality: any value a flag holds from an earlier launch (of any config sharing the workspace) is an older epoch,
 //    so it never passes for this launch's. The epoch lives in the workspace rather than in the
 //    parameters, so a parameter block (or a CUDA graph replaying one) may be launched any number
 //    of times. A launch that returns early (the test fault) reads and writes no flag.
@@ -514,7 +533,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   if (test_fault(params.gemm.c)) return;
   if (threadIdx.x == 0) {
     sm90::trace_mark(params.gemm.flags, kTraceEntry);
-    // The descriptors' fetch overlaps the barriers' set-up rather than the first loads.
+    // The descriptors' fetch overlaps the barriers' set-up rather than the first loads (no
+    // measurable change on the H200, where the first load issues ~0.9 us after entry anyway).
     prefetch_tensor_map(&params.a_map);
     prefetch_tensor_map(&params.b_map);
     if constexpr (kEpilogueSlots > 0) prefetch_tensor_map(&params.c_map);
@@ -732,17 +752,13 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         int q_begin = 0, q_end = 0;
         sm90::slice_quads(w.split, kClusterK, kAccs / 4, q_begin, q_end);
         if (q_begin < q_end) {
-          const int row0 = w.tile_m * kTileM + consumer * kRowsPerConsumer + 16 * warp + lane / 4;
-          const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
-          TOut* const c = static_cast<TOut*>(p.c);
           const unsigned int mine = partials + thread * 16;
           const auto load = [&](int z, int offset, float(&t)[4]) {
             ld_shared_cluster_v4f32(map_shared_rank(mine + offset * 4, unsigned(z)), t[0], t[1],
                                     t[2], t[3]);
           };
-          sm90::reduce_slice(load, w.split, kClusterK, q_begin, q_end, acc,
-                             c + row0 * p.ldc + col0, p.ldc, p.m - row0, p.n - col0,
-                             pairs_aligned(c, p.ldc));
+          sm90::reduce_stripe<TOut, kTileM, kTileN, kConsumers>(load, p, w, consumer, warp, lane,
+                                                                kClusterK, q_begin, q_end, acc);
         }
         if (marks) sm90::trace_mark(p.flags, kTraceStored);
         cluster_sync();  // (C)
@@ -770,7 +786,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           sm90::store_partials_except(slot0 + w.split * split_stride, acc, thread, q_begin, q_end);
           named_barrier_sync(1 + consumer, 128);
           if (thread == 0)
-            st_release_gpu(flags + (w.split * tiles + tile) * kConsumers, sm90::load_epoch(epoch_bar, epoch_word));
+            st_release_gpu(flags + (w.split * tiles + tile) * kConsumers,
+                           sm90::load_epoch(epoch_bar, epoch_word));
           if (marks) sm90::trace_mark(p.flags, kTracePublished);
           if (q_begin == q_end) continue;  // more splits than quads: nothing to reduce
           sm90::wait_flags(flag0, tiles * kConsumers, p.num_splits, w.split, epoch_bar, epoch_word);
@@ -779,16 +796,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           // predicates live for the reduction (and spills the 128 x 256 tile).
           q_begin = sm90::launder_u32(q_begin);
           q_end = sm90::launder_u32(q_end);
-          const int row0 = w.tile_m * kTileM + consumer * kRowsPerConsumer + 16 * warp + lane / 4;
-          const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
-          TOut* const c = static_cast<TOut*>(p.c);
           const float* const src0 = slot0 + thread * 4;
           const auto load = [&](int z, int offset, float(&t)[4]) {
             ld_global_cg_v4f32(src0 + offset + z * split_stride, t[0], t[1], t[2], t[3]);
           };
-          sm90::reduce_slice(load, w.split, p.num_splits, q_begin, q_end, acc,
-                             c + row0 * p.ldc + col0, p.ldc, p.m - row0, p.n - col0,
-                             pairs_aligned(c, p.ldc));
+          sm90::reduce_stripe<TOut, kTileM, kTileN, kConsumers>(load, p, w, consumer, warp, lane,
+                                                                p.num_splits, q_begin, q_end, acc);
           if (marks) sm90::trace_mark(p.flags, kTraceStored);
           continue;
         }
@@ -797,7 +810,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           sm90::store_partials(slots + static_cast<long long>(slot) * (kTileM * kTileN), acc,
                                thread);
           named_barrier_sync(1 + consumer, 128);
-          if (thread == 0) st_release_gpu(flags + slot * kConsumers, sm90::load_epoch(epoch_bar, epoch_word));
+          if (thread == 0)
+            st_release_gpu(flags + slot * kConsumers, sm90::load_epoch(epoch_bar, epoch_word));
           if (marks) sm90::trace_mark(p.flags, kTracePublished);
           continue;
         }
