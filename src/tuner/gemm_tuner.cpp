@@ -64,8 +64,8 @@ std::vector<CandidateResult> first_round(const GemmProblem& p, const TuneOptions
   return out;
 }
 
-// A local round, for each of the best shapes so far (local_round): up to this many neighbouring shapes
-// (neighbour_moves), each by its config closest to the best one. Round 1 measures the model's
+// A local round (local_round), for each of the best shapes so far: up to this many neighbouring
+// shapes (neighbour_moves), each by its config closest to the best one. Round 1 measures the model's
 // favourite shapes; this measures the ones next to what the GPU preferred (at 64 x 4096 x 4096
 // round 1 found 128-column tiles split 2-4 ways at 19.4 us; 64-column tiles unsplit with six
 // stages ran 17.5, with three or four 22.6-23.8: the pipeline depth the best one had matters).
