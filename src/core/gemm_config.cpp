@@ -75,8 +75,8 @@ std::optional<std::string> validate_sm80(const GemmProblem& p, const GemmConfig&
   if (c.stages < 2 || c.stages > 8) return "stages must be in [2, 8]";
   if (c.raster_group < 1 || c.raster_group > 64) return "raster_group must be in [1, 64]";
   if (c.split_k < 1 || c.split_k > kMaxSplitK) return fmt::format("split_k must be in [1, {}]", kMaxSplitK);
-  if (c.consumers != 0 || c.epilogue != 0 || c.cluster != 1 || c.cluster_k != 1)
-    return "sm80 configs have no consumers, epilogue or cluster fields";
+  if (c.consumers != 0 || c.epilogue != 0 || c.cluster != 1 || c.cluster_k != 1 || c.swap_ab)
+    return "sm80 configs have no consumers, epilogue, cluster or swap-AB fields";
   // Every thread copies whole 16-byte chunks of both tiles in each stage.
   const int chunks_a = c.tile_m * c.tile_k / 8, chunks_b = c.tile_n * c.tile_k / 8;
   if (chunks_a % c.num_threads() != 0 || chunks_b % c.num_threads() != 0)
@@ -97,14 +97,20 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   if (c.consumers != 1 && c.consumers != 2) return "sm90 consumers must be 1 or 2";
   if (c.tile_m != 64 * c.consumers && c.tile_m != 128 * c.consumers)
     return "sm90 tile_m must be 64 or 128 rows per consumer warpgroup";
-  if (c.tile_n == 144 || c.tile_n == 32) {
+  if (c.tile_n == 144 || c.tile_n == 32 || c.tile_n == 16) {
     if (p.layout != Layout::kNT)
       return fmt::format("sm90 tile_n {} needs the nt layout: its B rows are not whole 64-column "
                          "atoms", c.tile_n);
-    if (c.tile_n == 32 && c.cluster != 1)
-      return "sm90 tile_n 32 runs without clusters (cl1): half of its B box is 16 rows";
+    if (c.tile_n < 64 && c.cluster != 1)
+      return fmt::format("sm90 tile_n {} runs without clusters (cl1): half of its B box is {} rows",
+                         c.tile_n, c.tile_n / 2);
   } else if (c.tile_n % 64 != 0 || c.tile_n < 64 || c.tile_n > 256) {
-    return "sm90 tile_n must be 32, 64, 128, 144, 192 or 256";
+    return "sm90 tile_n must be 16, 32, 64, 128, 144, 192 or 256";
+  }
+  if (c.swap_ab) {
+    if (p.layout != Layout::kNT)
+      return "sm90 swap-AB (swab) needs the nt layout: B becomes the wgmma A operand, K-major";
+    if (c.epilogue != 0) return "sm90 swap-AB (swab) stores C transposed and directly: use e0";
   }
   if (c.tile_m / c.consumers / 64 * c.tile_n / 2 > 128)
     return "sm90 tile needs more than 128 accumulators per consumer thread";
@@ -154,11 +160,11 @@ std::string to_key(const GemmConfig& c) {
     return fmt::format("smallm.bm{}.bn{}.bk{}.wn{}.wk{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
                        c.warp_n, c.warps_k, c.split_k);
   if (c.family == GemmFamily::kSm90)
-    return fmt::format("sm90.bm{}.bn{}.bk{}.s{}.c{}.e{}.{}.g{}.sk{}", c.tile_m, c.tile_n,
+    return fmt::format("sm90.bm{}.bn{}.bk{}.s{}.c{}.e{}.{}.g{}.sk{}{}", c.tile_m, c.tile_n,
                        c.tile_k, c.stages, c.consumers, c.epilogue,
                        c.cluster_k > 1 ? fmt::format("clk{}", c.cluster_k)
                                        : fmt::format("cl{}", c.cluster),
-                       c.raster_group, c.split_k);
+                       c.raster_group, c.split_k, c.swap_ab ? ".swab" : "");
   return fmt::format("sm80.bm{}.bn{}.bk{}.wm{}.wn{}.s{}.g{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
                      c.warp_m, c.warp_n, c.stages, c.raster_group, c.split_k);
 }
@@ -175,10 +181,12 @@ GemmConfig parse_gemm_config_key(std::string_view key) {
                       {"wn", &c.warp_n}, {"s", &c.stages}, {"g", &c.raster_group},
                       {"sk", &c.split_k}},
                      hint);
-  } else if (parts.size() == 10 && parts[0] == "sm90") {
+  } else if ((parts.size() == 10 || (parts.size() == 11 && parts[10] == "swab")) &&
+             parts[0] == "sm90") {
     c.family = GemmFamily::kSm90;
     c.warp_m = 0;
     c.warp_n = 0;
+    c.swap_ab = parts.size() == 11;
     // e0 (direct stores) is a valid value, so the epilogue field is parsed apart from the others.
     const std::string_view e = parts[6];
     if (e.substr(0, 1) != "e")
@@ -187,7 +195,7 @@ GemmConfig parse_gemm_config_key(std::string_view key) {
     if (slots < 0 || slots > 8)
       throw_invalid(fmt::format("config field 'e' = {} is out of range", slots));
     c.epilogue = int(slots);
-    std::vector<std::string_view> rest(parts.begin(), parts.end());
+    std::vector<std::string_view> rest(parts.begin(), parts.begin() + 10);
     rest.erase(rest.begin() + 6);
     // clkS (a tile's S splits in one cluster) stands where clN (N CTAs along M) does.
     if (rest[6].substr(0, 3) == "clk") {
@@ -216,8 +224,19 @@ GemmConfig parse_gemm_config_key(std::string_view key) {
   return c;
 }
 
-std::int64_t tiles_m(const GemmProblem& p, const GemmConfig& c) { return ceil_div(p.m, c.tile_m); }
-std::int64_t tiles_n(const GemmProblem& p, const GemmConfig& c) { return ceil_div(p.n, c.tile_n); }
+GemmProblem oriented_problem(const GemmProblem& p, const GemmConfig& c) {
+  if (!c.swap_ab) return p;
+  GemmProblem t = p;
+  std::swap(t.m, t.n);
+  return t;
+}
+
+std::int64_t tiles_m(const GemmProblem& p, const GemmConfig& c) {
+  return ceil_div(oriented_problem(p, c).m, c.tile_m);
+}
+std::int64_t tiles_n(const GemmProblem& p, const GemmConfig& c) {
+  return ceil_div(oriented_problem(p, c).n, c.tile_n);
+}
 
 int smem_bytes(const GemmProblem& p, const GemmConfig& c) {
   if (c.family == GemmFamily::kSmallM) return small_m_smem_bytes(c);
@@ -348,9 +367,10 @@ std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
   const char* split = c.split_k > 1 ? "true" : "false";
   if (c.family == GemmFamily::kSmallM) return small_m_kernel_expression(p, c);
   if (c.family == GemmFamily::kSm90)
-    return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+    return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                        dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
-                       c.stages, c.consumers, nt, split, c.epilogue, c.cluster, c.cluster_k);
+                       c.stages, c.consumers, nt, split, c.epilogue, c.cluster, c.cluster_k,
+                       c.swap_ab ? "true" : "false");
   return fmt::format("kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                      dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
                      c.tile_k, c.warp_m, c.warp_n, c.stages, nt,
@@ -391,32 +411,42 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
     }
   }
   if (has(GemmFamily::kSm90)) {
-    for (int bm : d.sm90_tile_m) {
-      if (bm > 2 * padded(p.m) && bm > 64) continue;
-      for (int bn : d.sm90_tile_n) {
-        if (bn > 2 * padded(p.n) && bn > 64) continue;
-        for (int s : d.sm90_stages)
-          for (int consumers : d.sm90_consumers)
-            for (int e : d.sm90_epilogue)
-              for (int cl : d.sm90_cluster) {
-                // A cluster of 2 over a single row of tiles leaves half of its CTAs idle.
-                if (cl > 1 && ceil_div(p.m, bm) < 2) continue;
-                for (int g : d.raster_group)
-                  for (int sk : d.split_k) {
-                    GemmConfig c{GemmFamily::kSm90, bm, bn, kSm90TileK, 0, 0, s, g, sk,
-                                 consumers, e, cl};
-                    keep(c);
-                    // The same with the tile's splits in one cluster (instead of one along M).
-                    if (cl == 1 && std::find(d.sm90_cluster_splits.begin(),
-                                             d.sm90_cluster_splits.end(), sk) !=
-                                       d.sm90_cluster_splits.end()) {
-                      c.cluster_k = sk;
+    // swap: tiles along the kernel's M and N (oriented_problem), pruned against its sizes.
+    auto add_sm90 = [&](const std::vector<int>& tiles_n, const std::vector<int>& epilogues,
+                        bool swap) {
+      const GemmProblem q = oriented_problem(p, GemmConfig{.swap_ab = swap});
+      // Tiles up to this many columns stay whatever N is (a swapped decode step's 16 tokens).
+      const int narrowest = swap ? 16 : 64;
+      for (int bm : d.sm90_tile_m) {
+        if (bm > 2 * padded(q.m) && bm > 64) continue;
+        for (int bn : tiles_n) {
+          if (bn > 2 * padded(q.n) && bn > narrowest) continue;
+          for (int s : d.sm90_stages)
+            for (int consumers : d.sm90_consumers)
+              for (int e : epilogues)
+                for (int cl : d.sm90_cluster) {
+                  // A cluster of 2 over a single row of tiles leaves half of its CTAs idle.
+                  if (cl > 1 && ceil_div(q.m, bm) < 2) continue;
+                  for (int g : d.raster_group)
+                    for (int sk : d.split_k) {
+                      GemmConfig c{GemmFamily::kSm90, bm, bn, kSm90TileK, 0, 0, s, g, sk,
+                                   consumers, e, cl};
+                      c.swap_ab = swap;
                       keep(c);
+                      // The same with the tile's splits in one cluster (instead of one along M).
+                      if (cl == 1 && std::find(d.sm90_cluster_splits.begin(),
+                                               d.sm90_cluster_splits.end(), sk) !=
+                                         d.sm90_cluster_splits.end()) {
+                        c.cluster_k = sk;
+                        keep(c);
+                      }
                     }
-                  }
-              }
+                }
+        }
       }
-    }
+    };
+    add_sm90(d.sm90_tile_n, d.sm90_epilogue, false);
+    if (p.layout == Layout::kNT && p.m <= kSm90SwapMaxM) add_sm90(d.sm90_swap_tile_n, {0}, true);
   }
   for (const GemmConfig& c : small_m_candidates(p, d))
     if (!validate(p, c, device)) out.push_back(c);

@@ -43,6 +43,9 @@ struct GemmConfig {
   int cluster_k = 1;      // sm90 split-K: 1 reduces the splits through L2 (flags in the
                           // workspace); split_k puts a tile's splits in one cluster, reduced
                           // through distributed shared memory (key field clk<split_k>)
+  bool swap_ab = false;   // sm90, nt: the kernel computes C^T = B·A^T (oriented_problem), so
+                          // tile_m tiles N and tile_n tiles M: a decode step's weights on the
+                          // wgmma M side, its few tokens on the N side (key suffix .swab)
 
   // sm90: one producer warpgroup plus the consumers, 4 warps each. small-M: tile_n / warp_n
   // warps along N times warps_k along K.
@@ -79,6 +82,9 @@ struct GemmDomains {
   // at once (cuOccupancyMaxActiveClusters), not 16 and 32, so 512^2 x 32768's 16 tiles x 8
   // splits and 32 x 4 ran as two waves, at 0.38-0.47x cuBLAS (bench/NOTES.md).
   std::vector<int> sm90_cluster_splits{2};
+  // Swap-AB (nt, M <= kSm90SwapMaxM): the kernel's tile_n tiles the tokens (M), its tile_m the
+  // weights (N); direct stores only.
+  std::vector<int> sm90_swap_tile_n{16, 32, 64};
   // small-M (only for M <= 64): rows of C per CTA, N columns per warp, warps along N and K, K
   // per warp per batch (tile_k).
   std::vector<int> small_m_tile_m{8, 16, 32, 64};
@@ -91,13 +97,22 @@ struct GemmDomains {
 // Canonical key, e.g. "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1",
 // "sm90.bm128.bn256.bk64.s4.c2.e2.cl2.g8.sk1" (c: consumer warpgroups, e: epilogue slabs staged
 // for TMA stores or 0 for direct stores, cl: cluster size along M, or clkS: the S = split_k splits
-// of a tile in one cluster, e.g. "sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8") or
+// of a tile in one cluster, e.g. "sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8"; a trailing
+// ".swab" marks swap-AB, whose bm tiles N and bn tiles M) or
 // "smallm.bm16.bn128.bk64.wn64.wk4.sk1" (bk: K per warp per batch, wn: N per warp, wk: warps
 // along K); parse is its exact inverse.
 std::string to_key(const GemmConfig& config);
 GemmConfig parse_gemm_config_key(std::string_view key);  // throws kt::Error naming the field
 
-// Derived quantities (functions, never stored).
+// The product the kernel computes: `p` itself, or for swap-AB C^T = B·A^T, M and N exchanged (an
+// nt problem stays nt: both operands are K-major). Tiles, work units, the launch plan and the
+// model count in this orientation; the caller's C is stored transposed.
+GemmProblem oriented_problem(const GemmProblem& p, const GemmConfig& c);
+// Swap-AB is searched for decode steps only: M at most this (tokens on the wgmma N side).
+inline constexpr std::int64_t kSm90SwapMaxM = 64;
+
+// Derived quantities (functions, never stored). Tiles count along the kernel's M and N
+// (oriented_problem).
 std::int64_t tiles_m(const GemmProblem& p, const GemmConfig& c);
 std::int64_t tiles_n(const GemmProblem& p, const GemmConfig& c);
 int smem_bytes(const GemmProblem& p, const GemmConfig& c);

@@ -137,21 +137,24 @@ int GemmKernel::max_active_clusters() const {
 }
 
 GemmParams GemmKernel::make_params(const void* a, const void* b, void* c, void* workspace) const {
+  // Swap-AB: the kernel computes C^T = B·A^T (oriented_problem) and stores it transposed, so its
+  // A is the caller's B, its M the caller's N, and C's row stride stays the caller's N.
+  const GemmProblem q = oriented_problem(problem_, config_);
   GemmParams params{};
-  params.a = a;
-  params.b = b;
+  params.a = config_.swap_ab ? b : a;
+  params.b = config_.swap_ab ? a : b;
   params.c = c;
   if (workspace != nullptr) {
     params.flags = static_cast<unsigned int*>(workspace);
     params.workspace =
         reinterpret_cast<float*>(static_cast<char*>(workspace) + kGemmFlagRegionBytes);
   }
-  params.lda = problem_.k;
-  params.ldb = problem_.layout == Layout::kNT ? problem_.k : problem_.n;
+  params.lda = q.k;
+  params.ldb = q.layout == Layout::kNT ? q.k : q.n;
   params.ldc = problem_.n;
-  params.m = int(problem_.m);
-  params.n = int(problem_.n);
-  params.k = int(problem_.k);
+  params.m = int(q.m);
+  params.n = int(q.n);
+  params.k = int(q.k);
   params.k_per_split = int(k_per_split(problem_, config_));
   params.raster_group = config_.raster_group;
   params.tiles_m = int(tiles_m(problem_, config_));
@@ -165,7 +168,9 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
   // NOTE: encoded per launch (a few hundred ns of host work, no allocation): a cache keyed by
   // pointer would need a lock, since one kernel serves every thread of the runtime.
   params.gemm = make_params(a, b, c, workspace);
-  const GemmProblem& p = problem_;
+  const GemmProblem p = oriented_problem(problem_, config_);
+  a = params.gemm.a;
+  b = params.gemm.b;
   CUresult r = encode_tile_map(params.a_map, p.in_dtype, a, p.m, p.k, p.k, 64,
                                std::uint32_t(config_.tile_m));
   if (r != CUDA_SUCCESS) return r;

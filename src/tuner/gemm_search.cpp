@@ -18,13 +18,15 @@ int step(int a, int b) {
 }  // namespace
 
 bool same_shape(const GemmConfig& a, const GemmConfig& b) {
-  return a.family == b.family && a.tile_m == b.tile_m && a.tile_n == b.tile_n &&
+  return a.family == b.family && a.swap_ab == b.swap_ab && a.tile_m == b.tile_m &&
+         a.tile_n == b.tile_n &&
          a.warp_m == b.warp_m && a.warp_n == b.warp_n && a.consumers == b.consumers &&
          a.split_k == b.split_k && a.warps_k == b.warps_k;
 }
 
 bool neighbour_shape(const GemmConfig& best, const GemmConfig& c) {
-  if (c.family != best.family || c.consumers != best.consumers) return false;
+  if (c.family != best.family || c.swap_ab != best.swap_ab || c.consumers != best.consumers)
+    return false;
   const int m = step(best.tile_m, c.tile_m), n = step(best.tile_n, c.tile_n),
             k = step(best.split_k, c.split_k);
   if (m == 2 || n == 2 || k == 2) return false;
@@ -92,7 +94,7 @@ std::vector<std::size_t> search_bases(const std::vector<GemmConfig>& by_time) {
   std::vector<std::size_t> bases;
   for (std::size_t i = 0; i < by_time.size(); ++i) {
     const bool family_seen = std::any_of(bases.begin(), bases.end(), [&](std::size_t j) {
-      return by_time[j].family == by_time[i].family;
+      return by_time[j].family == by_time[i].family && by_time[j].swap_ab == by_time[i].swap_ab;
     });
     if (bases.size() < 2 || !family_seen) bases.push_back(i);
   }

@@ -11,12 +11,12 @@
 
 namespace kt::tune {
 
-// Same family, tile, warp layout, consumers, split and warps along K.
+// Same family and orientation (swap-AB), tile, warp layout, consumers, split and warps along K.
 bool same_shape(const GemmConfig& a, const GemmConfig& b);
 
-// c's shape is one step from best's: the same family and consumers, and either exactly one of
-// tile_m, tile_n, split_k halved or doubled, or tile_n (or tile_m) and split_k both halved or
-// both doubled — the same number of work units cut another way.
+// c's shape is one step from best's: the same family, orientation and consumers, and either
+// exactly one of tile_m, tile_n, split_k halved or doubled, or tile_n (or tile_m) and split_k
+// both halved or both doubled — the same number of work units cut another way.
 bool neighbour_shape(const GemmConfig& best, const GemmConfig& c);
 
 // How many of the fields a shape leaves free (tile_k, stages, epilogue, cluster, raster group,
@@ -43,7 +43,8 @@ std::vector<std::size_t> neighbour_moves(const GemmConfig& base,
                                          int retried);
 
 // The measured configs the local rounds search around, as indices into `by_time` (fastest first): the
-// two fastest, then the fastest of every family not among them, in time order.
+// two fastest, then the fastest of every family (sm90 swap-AB counting as its own) not among
+// them, in time order.
 std::vector<std::size_t> search_bases(const std::vector<GemmConfig>& by_time);
 
 }  // namespace kt::tune

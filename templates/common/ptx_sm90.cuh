@@ -409,9 +409,12 @@ __device__ __forceinline__ void fence_operands(unsigned int (&a)[kCount]) {
 template <typename T, int kN, int kTransB>
 __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[kN / 2], unsigned long long desc_a,
                                                 unsigned long long desc_b, int scale_d) {
-  static_assert(kN == 32 || kN == 64 || kN == 128 || kN == 144 || kN == 192 || kN == 256,
-                "kN must be 32, 64, 128, 144, 192 or 256");
-  if constexpr (kN == 32) {
+  static_assert(kN == 16 || kN == 32 || kN == 64 || kN == 128 || kN == 144 || kN == 192 ||
+                    kN == 256,
+                "kN must be 16, 32, 64, 128, 144, 192 or 256");
+  if constexpr (kN == 16) {
+    KT_WGMMA_SS_TYPED(16, "%0, %1, %2, %3, %4, %5, %6, %7", 8, 9, 10, 11, KT_ACC4(0), KT_ACC4(4))
+  } else if constexpr (kN == 32) {
     KT_WGMMA_SS_TYPED(32, "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15",
                       16, 17, 18, 19, KT_ACC4(0), KT_ACC4(4), KT_ACC4(8), KT_ACC4(12))
   } else if constexpr (kN == 64) {

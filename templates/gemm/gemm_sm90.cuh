@@ -5,7 +5,8 @@
 // multicast) are persistent: each walks the output tiles (times the K splits) in grouped raster
 // order; with split-K the splits' partial sums are reduced in the kernel, through L2 by the unit
 // of a tile's last split or, when every unit is resident, by all of them, or through distributed
-// shared memory when a tile's splits are one cluster's CTAs. Instantiated by NVRTC name
+// shared memory when a tile's splits are one cluster's CTAs. Swap-AB instances compute C^T and
+// store it transposed (decode steps: weights on the wgmma M side). Instantiated by NVRTC name
 // expressions (kt::gemm_sm90<...>).
 #pragma once
 
@@ -232,6 +233,27 @@ __device__ __forceinline__ void store_partials_except(float* slot, const float (
                         acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
 }
 
+// The kernel's element (row, col) of C: C[row][col], or with kSwapAB, where the kernel computes
+// C^T = B·A^T (its rows are C's columns), C[col][row]. ldc: C's row stride.
+template <bool kSwapAB, typename T>
+__device__ __forceinline__ T* element(T* c, long long ldc, int row, int col) {
+  return kSwapAB ? c + col * ldc + row : c + row * ldc + col;
+}
+
+// Stores the kernel's pair (row, col), (row, col + 1), each if col + {0, 1} < n; `at` is the
+// kernel's element (row, 0). Not transposed: one access when `aligned` (store_pair_masked).
+// Transposed: the two lie ldc apart in C, one store each.
+template <bool kSwapAB, typename T>
+__device__ __forceinline__ void store_pair(T* at, long long ldc, int col, int n, float lo,
+                                           float hi, bool aligned) {
+  if constexpr (kSwapAB) {
+    if (col < n) store_one(at + col * ldc, lo);
+    if (col + 1 < n) store_one(at + (col + 1) * ldc, hi);
+  } else {
+    store_pair_masked(at, col, n, lo, hi, aligned);
+  }
+}
+
 // Distributed and cluster split-K: sums quads [q_begin, q_end) of every split's partials and
 // stores them as C. load(z, offset, t): this thread's float4 of split z's partials at float
 // `offset` of store_partials' layout (from L2, or a cluster peer's shared memory); split `split`
@@ -240,9 +262,9 @@ __device__ __forceinline__ void store_partials_except(float* slot, const float (
 // order(j) = S - 1, 0, 1, .. S - 2. Per quad, the other splits' loads go out reduce_batch() at a
 // time before the first is added, so a quad costs one round trip per batch rather than one per
 // split; 4 sums and a batch of temporaries live at a time, not a second set of accumulators.
-// c0: this thread's first element of C (row row0, column col0); rows_left = m - row0,
-// cols_left = n - col0.
-template <typename T, int kMI, int kAccs, typename Load>
+// c0: this thread's first element of C (row row0, column col0 of the kernel's product, at
+// element<kSwapAB>); rows_left = m - row0, cols_left = n - col0.
+template <bool kSwapAB, typename T, int kMI, int kAccs, typename Load>
 __device__ __forceinline__ void reduce_slice(Load load, int split, int splits, int q_begin,
                                              int q_end, const float (&acc)[kMI][kAccs], T* c0,
                                              long long ldc, int rows_left, int cols_left,
@@ -276,9 +298,12 @@ __device__ __forceinline__ void reduce_slice(Load load, int split, int splits, i
           }
         }
       }
-      T* const c = c0 + mi * 64 * ldc;
-      if (mi * 64 < rows_left) store_pair_masked(c, q * 8, cols_left, s[0], s[1], aligned);
-      if (mi * 64 + 8 < rows_left) store_pair_masked(c + 8 * ldc, q * 8, cols_left, s[2], s[3], aligned);
+      T* const c = element<kSwapAB>(c0, ldc, mi * 64, 0);
+      if (mi * 64 < rows_left)
+        store_pair<kSwapAB>(c, ldc, q * 8, cols_left, s[0], s[1], aligned);
+      if (mi * 64 + 8 < rows_left)
+        store_pair<kSwapAB>(element<kSwapAB>(c, ldc, 8, 0), ldc, q * 8, cols_left, s[2], s[3],
+                            aligned);
     }
   }
 }
@@ -286,7 +311,8 @@ __device__ __forceinline__ void reduce_slice(Load load, int split, int splits, i
 // Distributed and cluster split-K: reduce_slice over the stripe, quads [q_begin, q_end), of unit
 // w's tile that lane `lane` of warp `warp` of consumer `consumer` holds, `splits` splits summed
 // as `load` reads the others, stored directly.
-template <typename TOut, int kTileM, int kTileN, int kConsumers, int kMI, int kAccs, typename Load>
+template <typename TOut, int kTileM, int kTileN, int kConsumers, bool kSwapAB, int kMI, int kAccs,
+          typename Load>
 __device__ __forceinline__ void reduce_stripe(Load load, const GemmParams& p, const WorkUnit& w,
                                               int consumer, int warp, int lane, int splits,
                                               int q_begin, int q_end,
@@ -294,8 +320,9 @@ __device__ __forceinline__ void reduce_stripe(Load load, const GemmParams& p, co
   const int row0 = w.tile_m * kTileM + consumer * (kTileM / kConsumers) + 16 * warp + lane / 4;
   const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
   TOut* const c = static_cast<TOut*>(p.c);
-  reduce_slice(load, w.split, splits, q_begin, q_end, acc, c + row0 * p.ldc + col0, p.ldc,
-               p.m - row0, p.n - col0, pairs_aligned(c, p.ldc));
+  reduce_slice<kSwapAB>(load, w.split, splits, q_begin, q_end, acc,
+                        element<kSwapAB>(c, p.ldc, row0, col0), p.ldc, p.m - row0, p.n - col0,
+                        pairs_aligned(c, p.ldc));
 }
 
 // Spins until the ready flag holds this launch's epoch (acquire: the partial sums it publishes
@@ -354,10 +381,10 @@ __device__ __forceinline__ void release_stage(unsigned int bar, int thread) {
 }
 
 // Writes a consumer's kMI x (64 x kN) wgmma accumulator tiles to c (leading dimension ldc),
-// masked to m x n. row0, col0: this thread's first element, (16 warp + lane / 4, 2 (lane % 4))
-// from the consumer's corner; tile mi starts 64 mi rows lower. Pairs go out as one access when
-// c and ldc allow it.
-template <typename T, int kMI, int kAccs>
+// masked to m x n (element<kSwapAB> places them). row0, col0: this thread's first element,
+// (16 warp + lane / 4, 2 (lane % 4)) from the consumer's corner; tile mi starts 64 mi rows lower.
+// Pairs go out as one access when c and ldc allow it (not transposed).
+template <bool kSwapAB, typename T, int kMI, int kAccs>
 __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, int n, int row0,
                                                    int col0, const float (&acc)[kMI][kAccs]) {
   const bool aligned = pairs_aligned(c, ldc);
@@ -367,13 +394,13 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
     for (int half = 0; half < 2; ++half) {
       const int row = row0 + mi * 64 + half * 8;
       if (row >= m) continue;
-      T* c_row = c + row * ldc;
+      T* c_row = element<kSwapAB>(c, ldc, row, 0);
 #pragma unroll
       for (int j = 0; j < kAccs / 4; ++j) {
         const int col = col0 + j * 8;
         const float lo = acc[mi][4 * j + 2 * half];
         const float hi = acc[mi][4 * j + 2 * half + 1];
-        store_pair_masked(c_row, col, n, lo, hi, aligned);
+        store_pair<kSwapAB>(c_row, ldc, col, n, lo, hi, aligned);
       }
     }
   }
@@ -393,9 +420,12 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // (C as {N, M}, box {kSlabCols, kTileM / kConsumers}: 128 bytes wide and 128B-swizzled, or for
 // 144- and 32-column tiles half the tile wide and unswizzled; needs N * sizeof(TOut) % 16 == 0);
 // the stores drain while the next tile's main loop runs. kCluster == 2: clusters of two CTAs on
-// vertically adjacent tiles; each CTA loads half of the shared B tile and multicasts it to both. kSplitK: the unit of split z of a tile sums K
-// range [z * k_per_split, min(k, (z + 1) * k_per_split)); the tile is reduced in the kernel
-// (below). Launch: 128 * (kConsumers + 1) threads, cluster (kCluster * kClusterK, 1, 1), any
+// vertically adjacent tiles; each CTA loads half of the shared B tile and multicasts it to both.
+// kSplitK: the unit of split z of a tile sums K range [z * k_per_split, min(k, (z + 1) *
+// k_per_split)); the tile is reduced in the kernel (below). kSwapAB (swap-AB, nt, direct stores):
+// the host passes the caller's B as A and its A as B, m and n exchanged, so the kernel computes
+// C^T = B·A^T with the weights of a decode step on the wgmma M side and its few tokens on the N
+// side (16 to 64 columns); element (i, j) of that product is stored at c[j * ldc + i]. Launch: 128 * (kConsumers + 1) threads, cluster (kCluster * kClusterK, 1, 1), any
 // grid that is a multiple of the cluster (clusters loop over ceil(tiles_m / kCluster) * tiles_n *
 // num_splits / kClusterK units; with split-K through L2 every CTA of the grid must be resident
 // at once),
@@ -507,7 +537,8 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    then releases the warpgroup's writes, each writer fences generic -> async proxy, and a second
 //    named barrier precedes the store. Thread 0 waits for all of its groups before exit.
 template <typename TIn, typename TOut, int kTileM, int kTileN, int kStages, int kConsumers,
-          bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster, int kClusterK>
+          bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster, int kClusterK,
+          bool kSwapAB>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     gemm_sm90(const __grid_constant__ GemmSm90Params params) {
   static_assert(DTypeTraits<TIn>::kIsMmaOperand, "TIn must be kt::bf16 or kt::fp16");
@@ -519,9 +550,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // 64 x 32 stream the weights of a 64 x 4096 x 4096 decode step without split-K) only where
   // whole 64-column atoms of B are not needed: nt's B box rows. Their TMA-store epilogue stages
   // two unswizzled half-tile slabs.
+  // 16 for swap-AB decode steps: 16 tokens on the wgmma N side.
   static_assert((kTileN % 64 == 0 && kTileN <= 256) ||
-                    ((kTileN == 144 || kTileN == 32) && kBIsNxK),
-                "kTileN must be 64, 128, 192 or 256 (or 32 or 144 with nt)");
+                    ((kTileN == 144 || kTileN == 32 || kTileN == 16) && kBIsNxK),
+                "kTileN must be 64, 128, 192 or 256 (or 16, 32 or 144 with nt)");
   static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= 128, "at most 128 accumulators per thread");
   static_assert(kStages >= 2 && kStages <= 16, "kStages must be in [2, 16]");
   static_assert(kEpilogueSlots >= 0 && kEpilogueSlots <= 8, "kEpilogueSlots must be in [0, 8]");
@@ -529,6 +561,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   static_assert(kClusterK == 1 || (kSplitK && kCluster == 1 && kEpilogueSlots == 0 &&
                                    kClusterK >= 2 && kClusterK <= 8),
                 "cluster split-K: 2 to 8 splits, no cluster along M, direct stores");
+  static_assert(!kSwapAB || (kBIsNxK && kEpilogueSlots == 0),
+                "swap-AB: both operands K-major (nt), direct (transposed) stores");
 
   if (test_fault(params.gemm.c)) return;
   if (threadIdx.x == 0) {
@@ -757,8 +791,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
             ld_shared_cluster_v4f32(map_shared_rank(mine + offset * 4, unsigned(z)), t[0], t[1],
                                     t[2], t[3]);
           };
-          sm90::reduce_stripe<TOut, kTileM, kTileN, kConsumers>(load, p, w, consumer, warp, lane,
-                                                                kClusterK, q_begin, q_end, acc);
+          sm90::reduce_stripe<TOut, kTileM, kTileN, kConsumers, kSwapAB>(
+              load, p, w, consumer, warp, lane, kClusterK, q_begin, q_end, acc);
         }
         if (marks) sm90::trace_mark(p.flags, kTraceStored);
         cluster_sync();  // (C)
@@ -800,8 +834,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           const auto load = [&](int z, int offset, float(&t)[4]) {
             ld_global_cg_v4f32(src0 + offset + z * split_stride, t[0], t[1], t[2], t[3]);
           };
-          sm90::reduce_stripe<TOut, kTileM, kTileN, kConsumers>(load, p, w, consumer, warp, lane,
-                                                                p.num_splits, q_begin, q_end, acc);
+          sm90::reduce_stripe<TOut, kTileM, kTileN, kConsumers, kSwapAB>(
+              load, p, w, consumer, warp, lane, p.num_splits, q_begin, q_end, acc);
           if (marks) sm90::trace_mark(p.flags, kTraceStored);
           continue;
         }
@@ -829,7 +863,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       if constexpr (kEpilogueSlots == 0) {
         const int row0 = row_begin + 16 * warp + lane / 4;
         const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
-        sm90::store_accumulators(static_cast<TOut*>(p.c), p.ldc, p.m, p.n, row0, col0, acc);
+        sm90::store_accumulators<kSwapAB>(static_cast<TOut*>(p.c), p.ldc, p.m, p.n, row0, col0,
+                                          acc);
         if (marks) sm90::trace_mark(p.flags, kTraceStored);
       } else {
         // Uniform over the warpgroup (tile coordinates only), so the named barriers match.

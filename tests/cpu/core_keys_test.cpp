@@ -217,6 +217,21 @@ TEST(GemmConfigKey, Sm90ClusterSplitsRoundTrip) {
                  {"'clk'", "out of range"});
 }
 
+// Swap-AB: a trailing ".swab"; anything else in that place is not a key.
+TEST(GemmConfigKey, Sm90SwapAbRoundTrips) {
+  kt::GemmConfig c{kt::GemmFamily::kSm90, 64, 16, 64, 0, 0, 12, 8, 2, 1, 0, 1};
+  c.cluster_k = 2;
+  c.swap_ab = true;
+  EXPECT_EQ(kt::to_key(c), "sm90.bm64.bn16.bk64.s12.c1.e0.clk2.g8.sk2.swab");
+  EXPECT_EQ(kt::parse_gemm_config_key("sm90.bm64.bn16.bk64.s12.c1.e0.clk2.g8.sk2.swab"), c);
+  c.swap_ab = false;
+  EXPECT_EQ(kt::parse_gemm_config_key("sm90.bm64.bn16.bk64.s12.c1.e0.clk2.g8.sk2"), c);
+  expect_invalid([] { kt::parse_gemm_config_key("sm90.bm64.bn16.bk64.s12.c1.e0.cl1.g8.sk1.swap"); },
+                 {"not a GEMM config key"});
+  expect_invalid([] { kt::parse_gemm_config_key("sm80.bm64.bn64.bk32.wm32.wn32.s4.g8.sk1.swab"); },
+                 {"not a GEMM config key"});
+}
+
 TEST(GemmConfigKey, MalformedSm90KeysThrowNamingTheProblem) {
   auto parse = [](std::string key) { return [key] { kt::parse_gemm_config_key(key); }; };
   // Wrong field count (the keys of template version 1 had no e and cl), or sm80 fields under

@@ -245,7 +245,7 @@ TEST(ValidateSm90Config, ClusterSplitKNeedsOneClusterOfSplitsThatStagesOverTheRi
   EXPECT_EQ(launch.main.grid[0], 128u);
   EXPECT_EQ(launch.main.cluster[0], 8u);
   EXPECT_EQ(launch.workspace_bytes, 0);
-  EXPECT_NE(kt::gemm_kernel_expression(deep, clk8).find(", 1, 8>"), std::string::npos);
+  EXPECT_NE(kt::gemm_kernel_expression(deep, clk8).find(", 1, 8, false>"), std::string::npos);
 
   kt::GemmConfig mismatched = clk8;
   mismatched.cluster_k = 4;
@@ -272,6 +272,49 @@ TEST(ValidateSm90Config, ClusterSplitKNeedsOneClusterOfSplitsThatStagesOverTheRi
     ++pairs;
   }
   EXPECT_GT(pairs, 0);
+}
+
+// Swap-AB: the kernel computes C^T = B·A^T, so tiles count along N (tile_m) and M (tile_n); nt
+// and direct stores only; 16-token tiles run without clusters; other families have no such
+// field; the search offers it for decode steps (nt, M <= 64) only.
+TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  using kt::testing::swapped;
+  const kt::GemmProblem decode = problem(16, 4096, 4096);
+  const kt::GemmConfig narrow = swapped(sm90_config(64, 16, 12, 1));
+  EXPECT_FALSE(kt::validate(decode, narrow, h200).has_value());
+  EXPECT_EQ(kt::oriented_problem(decode, narrow).m, 4096);
+  EXPECT_EQ(kt::oriented_problem(decode, narrow).n, 16);
+  EXPECT_EQ(kt::tiles_m(decode, narrow), 64);
+  EXPECT_EQ(kt::tiles_n(decode, narrow), 1);
+  EXPECT_EQ(kt::plan_launch(decode, narrow, h200.num_sms).main.grid[0], 64u);
+  EXPECT_NE(kt::gemm_kernel_expression(decode, narrow).find(", 1, 1, true>"), std::string::npos);
+  EXPECT_NE(kt::gemm_kernel_expression(decode, sm90_config(64, 32, 12, 1)).find(", false>"),
+            std::string::npos);
+  // Split through L2: one slot per (tile, split) of the transposed tiles.
+  const kt::GemmConfig split = swapped(sm90_config(64, 32, 12, 1, 2));
+  // (40 tokens: 2 token tiles x 64 weight tiles.)
+  EXPECT_EQ(kt::splitk_partial_bytes(problem(40, 4096, 4096), split), 2 * (2 * 64) * 64 * 32 * 4);
+
+  expect_rejected(problem(16, 4096, 4096, kt::Layout::kNN), swapped(sm90_config(64, 64, 8, 1)),
+                  h200, "nt layout");
+  expect_rejected(decode, swapped(sm90_config(64, 64, 8, 1, 1, 2)), h200, "use e0");
+  expect_rejected(decode, swapped(sm90_config(64, 16, 8, 1, 1, 0, 2)), h200, "without clusters");
+  kt::GemmConfig sm80 = config(64, 64, 32, 32, 32, 4, 2);
+  sm80.swap_ab = true;
+  expect_rejected(decode, sm80, h200, "swap-AB");
+
+  int offered = 0;
+  for (const kt::GemmConfig& c : kt::enumerate_gemm_configs(decode, h200)) {
+    if (!c.swap_ab) continue;
+    EXPECT_EQ(c.epilogue, 0) << kt::to_key(c);
+    EXPECT_LE(c.tile_n, 32) << kt::to_key(c);  // no tile more than twice the padded 16 tokens
+    ++offered;
+  }
+  EXPECT_GT(offered, 0);
+  for (const kt::GemmProblem& p : {problem(16, 4096, 4096, kt::Layout::kNN), problem(65, 4096, 4096)})
+    for (const kt::GemmConfig& c : kt::enumerate_gemm_configs(p, h200))
+      EXPECT_FALSE(c.swap_ab) << kt::to_key(p) << ": " << kt::to_key(c);
 }
 
 TEST(ValidateSm90Config, TheTmaStoreEpilogueNeedsSixteenByteRowsOfC) {
@@ -467,7 +510,8 @@ TEST(EnumerateGemmConfigs, ReturnsOnlyConfigsValidateAccepts) {
                         in(domains.small_m_warps_k, c.warps_k) &&
                         in(domains.small_m_tile_k, c.tile_k) && c.raster_group == 1
               : c.family == kt::GemmFamily::kSm90
-                  ? in(domains.sm90_tile_m, c.tile_m) && in(domains.sm90_tile_n, c.tile_n) &&
+                  ? in(domains.sm90_tile_m, c.tile_m) &&
+                        in(c.swap_ab ? domains.sm90_swap_tile_n : domains.sm90_tile_n, c.tile_n) &&
                         c.tile_k == 64 && c.warp_m == 0 && c.warp_n == 0 &&
                         in(domains.sm90_stages, c.stages) &&
                         in(domains.sm90_consumers, c.consumers) &&

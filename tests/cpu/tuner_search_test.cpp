@@ -107,5 +107,17 @@ TEST(GemmSearch, BasesAreTheTwoFastestAndTheFastestOfEveryOtherFamily) {
   EXPECT_TRUE(search_bases({}).empty());
 }
 
+// Swap-AB tiles the transposed product: never the same shape or a neighbour of an unswapped
+// tile, and the fastest swapped config is a base of its own beside the two fastest.
+TEST(GemmSearch, SwapAbIsAnOrientationOfItsOwn) {
+  const GemmConfig plain = key("sm90.bm64.bn32.bk64.s12.c1.e0.cl1.g8.sk1");
+  const GemmConfig swab = key("sm90.bm64.bn32.bk64.s12.c1.e0.cl1.g8.sk1.swab");
+  EXPECT_FALSE(same_shape(plain, swab));
+  EXPECT_FALSE(neighbour_shape(key("sm90.bm64.bn64.bk64.s12.c1.e0.cl1.g8.sk1"), swab));
+  EXPECT_TRUE(neighbour_shape(key("sm90.bm64.bn16.bk64.s12.c1.e0.cl1.g8.sk1.swab"), swab));
+  EXPECT_EQ(search_bases({plain, key("sm90.bm64.bn64.bk64.s12.c1.e0.cl1.g8.sk1"), swab}),
+            (std::vector<std::size_t>{0, 1, 2}));
+}
+
 }  // namespace
 }  // namespace kt::tune

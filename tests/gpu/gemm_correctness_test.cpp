@@ -272,6 +272,35 @@ TEST_F(GemmCorrectness, Sm90ClusterSplitKOnRaggedShapesMatchesTheL2ReductionBitw
   EXPECT_GE(checked, 100);
 }
 
+// Swap-AB: the kernel computes C^T = B·A^T and stores it transposed. Decode steps (M = 1 to 64,
+// M and N tails, K down to 8), a shape with several token tiles (M = 100), bf16 and fp16 in,
+// bf16, fp16 and FP32 out, unsplit, split through L2 (both reduction modes: 1 x 4104 x 4096 has
+// a CTA per unit, 100 x 4104 x 4096 with 32-token tiles more units than CTAs), split in cluster
+// pairs, and pairs along the weights sharing the token tile.
+TEST_F(GemmCorrectness, Sm90SwapAbOnDecodeAndRaggedShapes) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const char* shapes[] = {"1x4104x4096", "16x1000x776", "64x4096x4096", "3x520x136",
+                          "40x2056x8",   "100x4104x4096", "1x8x8"};
+  const char* keys[] = {"sm90.bm64.bn16.bk64.s12.c1.e0.cl1.g8.sk1.swab",
+                        "sm90.bm64.bn32.bk64.s12.c1.e0.cl1.g8.sk4.swab",
+                        "sm90.bm128.bn16.bk64.s8.c2.e0.cl1.g8.sk2.swab",
+                        "sm90.bm64.bn64.bk64.s12.c1.e0.clk2.g8.sk2.swab",
+                        "sm90.bm64.bn64.bk64.s8.c1.e0.cl2.g8.sk1.swab"};
+  const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16},
+                            {DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32}};
+  int checked = 0;
+  for (const char* key : keys)
+    for (const char* shape : shapes)
+      for (const auto& pair : pairs) {
+        const GemmProblem p = testing::shaped_problem(shape, Layout::kNT, pair[0], pair[1]);
+        const GemmConfig config = parse_gemm_config_key(key);
+        if (validate(p, config, device_)) continue;  // split-K deeper than K
+        check(p, config);
+        ++checked;
+      }
+  EXPECT_GE(checked, 110);
+}
+
 // The launch epoch lives in the workspace: the same split-K kernel launched again and again (on
 // new data, through one reused parameter block, and alternating with another split-K config
 // whose flags sit at other offsets of the same flag region) is correct every time, and the

@@ -396,6 +396,22 @@ TEST(Ptx, TheSm90NarrowTilesStoreHalfTileSlabsByTma) {
   }
 }
 
+TEST(Ptx, Sm90SwapAbStoresTheTransposedProductElementByElement) {
+  // 16 tokens on the wgmma N side (m64n16k16), loaded by TMA like any operand; C^T's pairs of
+  // adjacent columns lie ldc apart in C, so C is written by 2-byte stores only (the unswapped
+  // kernel also writes pairs as 4-byte stores).
+  const kt::GemmProblem decode = problem(16, 4096, 4096);
+  const std::string ptx = gen::compile_to_ptx(gen::generate_gemm(
+      decode, kt::testing::swapped(kt::testing::sm90_config(64, 16, 12, 1)), "sm_90a"));
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16"), std::string::npos);
+  EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global"), std::string::npos);
+  EXPECT_NE(ptx.find("st.global.u16"), std::string::npos);
+  EXPECT_EQ(ptx.find("st.global.u32"), std::string::npos);
+  const std::string plain = gen::compile_to_ptx(
+      gen::generate_gemm(decode, kt::testing::sm90_config(64, 32, 12, 1), "sm_90a"));
+  EXPECT_NE(plain.find("st.global.u32"), std::string::npos);
+}
+
 TEST(Ptx, Sm90ClusterSplitKReducesThroughDistributedSharedMemory) {
   // The splits of a tile in one cluster: partial sums staged in shared memory, read from the
   // peers (mapa + ld.shared::cluster) between cluster barriers; no flags, no epoch, no L2

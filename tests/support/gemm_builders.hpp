@@ -54,6 +54,12 @@ inline GemmConfig sm90_cluster_split_config(int bm, int bn, int stages, int cons
   return c;
 }
 
+// The same config as swap-AB (the kernel computes C^T = B·A^T; nt only).
+inline GemmConfig swapped(GemmConfig c) {
+  c.swap_ab = true;
+  return c;
+}
+
 // The sm90 configs we ship as known-good starting points: the 128 x 256 flagship and its
 // 256 x 128 twin, narrower two-consumer tiles, one-consumer tiles for small M or N, and split-K
 // (reduced in the kernel: 1536^2 x 8192's 128 x 192 sk4 with TMA stores, 512^2 x 32768's
@@ -62,7 +68,9 @@ inline GemmConfig sm90_cluster_split_config(int bm, int bn, int stages, int cons
 // alone, in clusters, with split-K and with the TMA-store epilogue (72-column slabs); the nt-only
 // 64 x 32 decode tile with a 12-stage ring, with split-K and with 16-column TMA-store slabs;
 // split-K with a tile's splits in one cluster (clk: 512^2 x 32768's 128 x 128 clk8, 128 x 256
-// clk4, one-consumer clk2 and clk4, the 64 x 32 decode tile clk4).
+// clk4, one-consumer clk2 and clk4, the 64 x 32 decode tile clk4); swap-AB for decode steps
+// (nt: 16-, 32- and 64-token tiles of 64 or 128 weight rows, unsplit, split through L2, split in
+// cluster pairs, and a pair along the weights sharing the token tile).
 // The nvrtc tier compiles each cleanly; the gpu tier checks each on ragged shapes.
 inline const std::vector<GemmConfig>& shipped_sm90_configs() {
   static const std::vector<GemmConfig> all = {
@@ -81,7 +89,10 @@ inline const std::vector<GemmConfig>& shipped_sm90_configs() {
       sm90_config(128, 144, 4, 2, 1, 1, 2), sm90_config(64, 32, 12, 1, 1, 2),
       sm90_cluster_split_config(128, 128, 4, 2, 8), sm90_cluster_split_config(128, 256, 4, 2, 4),
       sm90_cluster_split_config(64, 128, 6, 1, 2),  sm90_cluster_split_config(128, 128, 4, 1, 4),
-      sm90_cluster_split_config(64, 32, 12, 1, 4)};
+      sm90_cluster_split_config(64, 32, 12, 1, 4),
+      swapped(sm90_config(64, 16, 12, 1)),  swapped(sm90_config(64, 32, 12, 1, 2)),
+      swapped(sm90_config(128, 16, 8, 2)),  swapped(sm90_cluster_split_config(64, 64, 12, 1, 2)),
+      swapped(sm90_config(64, 64, 8, 1, 1, 0, 2))};
   return all;
 }
 
