@@ -15,13 +15,26 @@ constexpr double kSmemBytesPerClock = 128;   // shared-memory bandwidth per SM
 constexpr double kL2OverDram = 3.0;          // L2 bandwidth relative to DRAM
 constexpr double kLaunchUs = 2.5;            // launch and ramp of one kernel
 constexpr double kPipelineFillTiles = 1.0;   // k-tiles of latency before the first mma
-// DRAM reaches its rate only with this many bytes of DRAM loads outstanding per SM (Little's
-// law: ~4.3 TB/s x ~1.2 us of loaded latency over 132 SMs). Only the share of a CTA's loads that
-// DRAM serves counts (the rest hits L2: a decode step's A). On the H200 at 64 x 4096 x 4096 it
-// gives 11.6 us of streaming for 64 CTAs of 64 x 64 tiles with six stages and for 128 of
-// 64 x 32 with six, 17.5 for the first with four (measured ~12, ~12 and ~17 after the fixed
-// cost), and counts deeper rings of small tiles (eight stages ran 1.1 us faster than six).
-constexpr double kInflightDramBytesPerSm = 40.0 * 1024;
+// DRAM's rate under a given number of bytes of DRAM loads outstanding (Little's law): the rate
+// is those bytes over the loaded latency, which grows with the rate itself (queueing): latency =
+// kDramIdleLatencyUs + kDramQueueLatencyUs x rate / peak. Only the share of a CTA's loads that
+// DRAM serves counts (the rest hits L2: a decode step's A). Fitted on the H200's traces: 16 x
+// 4096 x 4096 with 6.1 MB of DRAM loads in flight streamed at 3.4 TB/s (swap-AB 64 x 16, 12
+// stages, 64 CTAs) and with 8.2 MB at 4.4 (128 x 16, 8 stages); 512^2 x 32768 sk8 (2.1 MB,
+// most loads L2 hits) ran its main loop in 23.3 us (model 23.3); 64 x 14336 x 4096's 64 x 128
+// tiles ran 42.5 us with 3 stages (5.4 MB, model 40.6) and 33.5 with 5 (model 30.1). A single
+// constant (bytes per SM that saturate DRAM) could not fit both the decode and the split-K
+// shapes.
+constexpr double kDramIdleLatencyUs = 1.2;
+constexpr double kDramQueueLatencyUs = 0.75;
+
+// The DRAM rate (bytes/s) that `inflight` bytes of outstanding DRAM loads sustain, at most
+// `peak`: the positive root of rate = inflight / (idle + queue x rate / peak).
+double dram_rate(double inflight, double peak) {
+  const double a = kDramQueueLatencyUs * 1e-6 / peak, b = kDramIdleLatencyUs * 1e-6;
+  const double rate = (-b + std::sqrt(b * b + 4.0 * a * inflight)) / (2.0 * a);
+  return std::min(peak, rate);
+}
 // sm90: the fraction of the wgmma rate a warp-specialized CTA sustains in its main loop. Two
 // consumer warpgroups hide each other's issue gaps (fast.cu's ladder on our H200: 772 of 989
 // TFLOP/s at 8192^3 with this structure); one consumer leaves them exposed (the ladder's
@@ -235,10 +248,10 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
       double(e.num_ctas), double(std::max(e.occupancy.ctas_per_sm, 1)) * d.num_sms);
   const double inflight = resident_ctas * c.stages * double(c.tile_m + c.tile_n) * c.tile_k * in;
   const double dram_share = l2_reads > 0 ? std::min(1.0, dram / l2_reads) : 1.0;
-  const double fill =
-      std::min(1.0, inflight * dram_share / (kInflightDramBytesPerSm * d.num_sms));
   const double dram_bw = d.dram_gbps * 1e9;
-  e.memory_us = std::max(dram / (dram_bw * fill), l2_reads / (kL2OverDram * dram_bw)) * 1e6;
+  e.memory_us = std::max(dram / dram_rate(inflight * dram_share, dram_bw),
+                         l2_reads / (kL2OverDram * dram_bw)) *
+                1e6;
 
   // sm80 split-K: the reduce kernel reads the slices back and writes C, in a second launch
   // (sm90's in-kernel reduction set reduce_us above).
