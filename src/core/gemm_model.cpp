@@ -19,12 +19,12 @@ constexpr double kPipelineFillTiles = 1.0;   // k-tiles of latency before the fi
 // is those bytes over the loaded latency, which grows with the rate itself (queueing): latency =
 // kDramIdleLatencyUs + kDramQueueLatencyUs x rate / peak. Only the share of a CTA's loads that
 // DRAM serves counts (the rest hits L2: a decode step's A). Fitted on the H200's traces: 16 x
-// 4096 x 4096 with 6.1 MB of DRAM loads in flight streamed at 3.4 TB/s (swap-AB 64 x 16, 12
-// stages, 64 CTAs) and with 8.2 MB at 4.4 (128 x 16, 8 stages); 512^2 x 32768 sk8 (2.1 MB,
-// most loads L2 hits) ran its main loop in 23.3 us (model 23.3); 64 x 14336 x 4096's 64 x 128
-// tiles ran 42.5 us with 3 stages (5.4 MB, model 40.6) and 33.5 with 5 (model 30.1). A single
-// constant (bytes per SM that saturate DRAM) could not fit both the decode and the split-K
-// shapes.
+// 4096 x 4096 with 6.3 MB of DRAM loads in flight streamed at 3.4 TB/s (swap-AB 64 x 16, 12
+// stages, 64 CTAs; model 3.4) and with 8.4 MB at 4.4 (128 x 16, 8 stages; model 4.3, the peak);
+// 512^2 x 32768 sk8 s5 (5 MB, most loads L2 hits) ran its main loop in 23.3 us (memory term
+// 23.1); 64 x 14336 x 4096's 64 x 128 tiles ran 42.5 us with 3 stages and 33.5 with 5 (model
+// 40.1 and 30.6). A single constant (the bytes per SM that saturate DRAM) fitted either the
+// decode or the split-K shapes, not both.
 constexpr double kDramIdleLatencyUs = 1.2;
 constexpr double kDramQueueLatencyUs = 0.75;
 

@@ -168,20 +168,21 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
   // NOTE: encoded per launch (a few hundred ns of host work, no allocation): a cache keyed by
   // pointer would need a lock, since one kernel serves every thread of the runtime.
   params.gemm = make_params(a, b, c, workspace);
+  // The kernel's operands and product (swap-AB: the caller's B and A, M and N exchanged).
   const GemmProblem p = oriented_problem(problem_, config_);
-  a = params.gemm.a;
-  b = params.gemm.b;
-  CUresult r = encode_tile_map(params.a_map, p.in_dtype, a, p.m, p.k, p.k, 64,
+  const void* const kernel_a = params.gemm.a;
+  const void* const kernel_b = params.gemm.b;
+  CUresult r = encode_tile_map(params.a_map, p.in_dtype, kernel_a, p.m, p.k, p.k, 64,
                                std::uint32_t(config_.tile_m));
   if (r != CUDA_SUCCESS) return r;
   // Clusters of 2: each CTA loads half of the B tile (nt: half the rows of N; nn: half the 64
   // K-rows of each 64-column atom) and multicasts it to both.
   const std::uint32_t cluster = std::uint32_t(config_.cluster);
   if (p.layout == Layout::kNT)
-    r = encode_tile_map(params.b_map, p.in_dtype, b, p.n, p.k, p.k, 64,
+    r = encode_tile_map(params.b_map, p.in_dtype, kernel_b, p.n, p.k, p.k, 64,
                         std::uint32_t(config_.tile_n) / cluster);
   else
-    r = encode_tile_map(params.b_map, p.in_dtype, b, p.k, p.n, p.n, 64, 64 / cluster);
+    r = encode_tile_map(params.b_map, p.in_dtype, kernel_b, p.k, p.n, p.n, 64, 64 / cluster);
   if (r != CUDA_SUCCESS) return r;
   params.c_map = TmaDescriptor{};
   if (config_.epilogue > 0)

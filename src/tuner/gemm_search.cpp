@@ -19,9 +19,8 @@ int step(int a, int b) {
 
 bool same_shape(const GemmConfig& a, const GemmConfig& b) {
   return a.family == b.family && a.swap_ab == b.swap_ab && a.tile_m == b.tile_m &&
-         a.tile_n == b.tile_n &&
-         a.warp_m == b.warp_m && a.warp_n == b.warp_n && a.consumers == b.consumers &&
-         a.split_k == b.split_k && a.warps_k == b.warps_k;
+         a.tile_n == b.tile_n && a.warp_m == b.warp_m && a.warp_n == b.warp_n &&
+         a.consumers == b.consumers && a.split_k == b.split_k && a.warps_k == b.warps_k;
 }
 
 bool neighbour_shape(const GemmConfig& best, const GemmConfig& c) {
