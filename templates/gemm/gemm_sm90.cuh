@@ -425,11 +425,11 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // k_per_split)); the tile is reduced in the kernel (below). kSwapAB (swap-AB, nt, direct stores):
 // the host passes the caller's B as A and its A as B, m and n exchanged, so the kernel computes
 // C^T = B·A^T with the weights of a decode step on the wgmma M side and its few tokens on the N
-// side (16 to 64 columns); element (i, j) of that product is stored at c[j * ldc + i]. Launch: 128 * (kConsumers + 1) threads, cluster (kCluster * kClusterK, 1, 1), any
-// grid that is a multiple of the cluster (clusters loop over ceil(tiles_m / kCluster) * tiles_n *
-// num_splits / kClusterK units; with split-K through L2 every CTA of the grid must be resident
-// at once),
-// gemm_sm90_smem_bytes() of dynamic shared memory.
+// side (16 to 64 columns); element (i, j) of that product is stored at c[j * ldc + i]. Launch:
+// 128 * (kConsumers + 1) threads, cluster (kCluster * kClusterK, 1, 1), any grid that is a
+// multiple of the cluster (clusters loop over ceil(tiles_m / kCluster) * tiles_n * num_splits /
+// kClusterK units; with split-K through L2 every CTA of the grid must be resident at once),
+// smem_bytes() (gemm_config.hpp) of dynamic shared memory.
 //
 // Split-K (kSplitK), with no second kernel and no FP32 pass over C. Through L2 (kClusterK == 1),
 // two modes, chosen at run time and uniformly for the launch: distributed when every unit has a
@@ -488,10 +488,11 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    shared memory and arrives on an mbarrier whose phase 0 the consumers wait for where they
 //    read it (load_epoch), so no consumer waits for it before it publishes; the last CTA to
 //    arrive stores it back (begin_launch). Writers store the epoch, the reducer waits for
-//    equality: any value a flag holds from an earlier launch (of any config sharing the workspace) is an older epoch,
-//    so it never passes for this launch's. The epoch lives in the workspace rather than in the
-//    parameters, so a parameter block (or a CUDA graph replaying one) may be launched any number
-//    of times. A launch that returns early (the test fault) reads and writes no flag.
+//    equality: any value a flag holds from an earlier launch (of any config sharing the
+//    workspace) is an older epoch, so it never passes for this launch's. The epoch lives in the
+//    workspace rather than in the parameters, so a parameter block (or a CUDA graph replaying
+//    one) may be launched any number of times. A launch that returns early (the test fault)
+//    reads and writes no flag.
 //  * Deadlock freedom. A reducer waits only for units of its tile with a smaller split, i.e. a
 //    smaller unit index (the split is the slowest index of `unit`, and the tile of an index is
 //    the same for every split). Every CTA (cluster) walks its units in increasing index order,
