@@ -30,9 +30,10 @@ constexpr int kMaxSplitK = 32;
 // sm90 cluster split-K: a tile's splits in one cluster, at most the portable cluster size.
 constexpr int kMaxClusterSplits = 8;
 
-// sm90: the K depth of a stage (one 128-byte swizzle row), the alignment slack the kernel uses
-// to start its stages on 1024-byte boundaries, and the registers of a 384-thread CTA at launch
-// (the __launch_bounds__(384, 1) cap, which setmaxnreg splits 40 / 232 / 232).
+// sm90: the K depth of a swizzle atom (one 128-byte row; a stage holds one or two), the
+// alignment slack the kernel uses to start its stages on 1024-byte boundaries, and the registers
+// of a 384-thread CTA at launch (the __launch_bounds__(384, 1) cap, which setmaxnreg splits 40 /
+// 232 / 232).
 constexpr int kSm90TileK = 64;
 constexpr int kSm90SmemAlignBytes = 1024;
 constexpr int kSm90TwoConsumerRegs = 168;
@@ -92,7 +93,11 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   if (device.arch() != "sm_90a")
     return fmt::format("the sm90 family needs an sm_90a device (compute capability 9.0), device has {}.{}",
                        device.cc_major, device.cc_minor);
-  if (c.tile_k != kSm90TileK) return "sm90 tile_k must be 64";
+  if (c.tile_k != kSm90TileK && c.tile_k != 2 * kSm90TileK && c.tile_k != 4 * kSm90TileK)
+    return "sm90 tile_k must be 64 (one swizzle atom a stage), 128 or 256 (two or four, nt only)";
+  if (c.tile_k != kSm90TileK && p.layout != Layout::kNT)
+    return fmt::format("sm90 tile_k {} (several swizzle atoms a stage) needs the nt layout: nn's "
+                       "B atoms are 64 K-rows deep", c.tile_k);
   if (c.warp_m != 0 || c.warp_n != 0) return "sm90 configs have no warp tile (warp_m = warp_n = 0)";
   if (c.consumers != 1 && c.consumers != 2) return "sm90 consumers must be 1 or 2";
   if (c.tile_m != 64 * c.consumers && c.tile_m != 128 * c.consumers)
@@ -101,9 +106,6 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
     if (p.layout != Layout::kNT)
       return fmt::format("sm90 tile_n {} needs the nt layout: its B rows are not whole 64-column "
                          "atoms", c.tile_n);
-    if (c.tile_n < 64 && c.cluster != 1)
-      return fmt::format("sm90 tile_n {} runs without clusters (cl1): half of its B box is {} rows",
-                         c.tile_n, c.tile_n / 2);
   } else if (c.tile_n % 64 != 0 || c.tile_n < 64 || c.tile_n > 256) {
     return "sm90 tile_n must be 16, 32, 64, 128, 144, 192 or 256";
   }
@@ -367,9 +369,9 @@ std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
   const char* split = c.split_k > 1 ? "true" : "false";
   if (c.family == GemmFamily::kSmallM) return small_m_kernel_expression(p, c);
   if (c.family == GemmFamily::kSm90)
-    return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+    return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                        dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
-                       c.stages, c.consumers, nt, split, c.epilogue, c.cluster, c.cluster_k,
+                       c.tile_k, c.stages, c.consumers, nt, split, c.epilogue, c.cluster, c.cluster_k,
                        c.swap_ab ? "true" : "false");
   return fmt::format("kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                      dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
@@ -425,14 +427,23 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
             for (int consumers : d.sm90_consumers)
               for (int e : epilogues)
                 for (int cl : d.sm90_cluster) {
-                  // A cluster of 2 over a single row of tiles leaves half of its CTAs idle.
-                  if (cl > 1 && ceil_div(q.m, bm) < 2) continue;
+                  // A cluster of 2 over a single row of tiles leaves half of its CTAs idle; 16-
+                  // and 32-column tiles (decode steps) ran slower in pairs on the H200 than
+                  // alone (their cluster prologue: first load 0.5 us later).
+                  if (cl > 1 && (ceil_div(q.m, bm) < 2 || bn < 64)) continue;
                   for (int g : d.raster_group)
                     for (int sk : d.split_k) {
                       GemmConfig c{GemmFamily::kSm90, bm, bn, kSm90TileK, 0, 0, s, g, sk,
                                    consumers, e, cl};
                       c.swap_ab = swap;
                       keep(c);
+                      // The same with stages several atoms deep.
+                      if (p.layout == Layout::kNT && bm + bn <= d.sm90_deep_stage_max_rows)
+                        for (int bk : d.sm90_deep_tile_k) {
+                          GemmConfig deep = c;
+                          deep.tile_k = bk;
+                          keep(deep);
+                        }
                       // The same with the tile's splits in one cluster (instead of one along M).
                       if (cl == 1 && std::find(d.sm90_cluster_splits.begin(),
                                                d.sm90_cluster_splits.end(), sk) !=

@@ -25,7 +25,7 @@ struct GemmConfig {
   GemmFamily family = GemmFamily::kSm80;
   int tile_m = 128;       // CTA tile, rows of C
   int tile_n = 128;       // CTA tile, columns of C
-  int tile_k = 32;        // K depth of one pipeline stage (64 for sm90)
+  int tile_k = 32;        // K depth of one pipeline stage (sm90: 64, or 128 or 256 with nt)
   int warp_m = 64;        // warp tile rows (sm80; 0 for sm90)
   int warp_n = 64;        // warp tile columns (sm80; 0 for sm90)
   int stages = 4;         // shared-memory pipeline depth
@@ -85,6 +85,12 @@ struct GemmDomains {
   // Swap-AB (nt, M <= kSm90SwapMaxM): the kernel's tile_n tiles the tokens (M), its tile_m the
   // weights (N); direct stores only.
   std::vector<int> sm90_swap_tile_n{16, 32, 64};
+  // Stages two or four swizzle atoms deep (tile_k 128, 256; nt) are also tried for tiles of at
+  // most sm90_deep_stage_max_rows rows plus columns (a 64-deep stage of at most 16 KB): their
+  // ring is limited by one producer/consumer round trip a stage (~180 ns on the H200), not by
+  // its bytes in flight.
+  std::vector<int> sm90_deep_tile_k{128, 256};
+  int sm90_deep_stage_max_rows = 128;
   // small-M (only for M <= 64): rows of C per CTA, N columns per warp, warps along N and K, K
   // per warp per batch (tile_k).
   std::vector<int> small_m_tile_m{8, 16, 32, 64};
@@ -177,14 +183,14 @@ bool sm90_slabs_swizzled(const GemmProblem& p, const GemmConfig& c);
 
 // Name of the kernel template and its template arguments for this (problem, config), e.g.
 // "kt::gemm_sm80<kt::bf16, kt::bf16, 128, 128, 32, 64, 64, 4, true, true, false>" or
-// "kt::gemm_sm90<kt::bf16, kt::bf16, 128, 256, 4, 2, true, false, 2, 2>".
+// "kt::gemm_sm90<kt::bf16, kt::bf16, 128, 256, 64, 4, 2, true, false, 2, 2, 1, false>".
 std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c);
 // The split-K reduce kernel of the sm80 and small-M families.
 std::string gemm_reduce_expression(const GemmProblem& p);
 
 // Every config of `domains` that validate() accepts for (problem, device), in key order.
 // Dominated points are dropped: tiles more than twice the padded problem and split-K where
-// one split would be shallower than four k-tiles.
+// one split would be shallower than four k-tiles; sm90 stages 128 deep only for small tiles.
 std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const DeviceDesc& device,
                                                const GemmDomains& domains = {});
 

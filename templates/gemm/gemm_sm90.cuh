@@ -20,10 +20,12 @@
 namespace kt {
 namespace sm90 {
 
-// K depth of a stage: one 128-byte swizzle row of 16-bit elements, so every operand tile is one
-// TMA box per 64 rows or columns and a k16 step is a +32 B (K-major) or +2048 B (N-major) move.
-constexpr int kTileK = 64;
-constexpr int kRowBytes = kTileK * 2;
+// K depth of a swizzle atom: one 128-byte swizzle row of 16-bit elements, so every operand tile
+// is one TMA box per atom along K and per 64 rows or columns, and a k16 step is a +32 B
+// (K-major) or +2048 B (N-major) move. A stage holds one atom along K, or (kTileK 128 or 256,
+// nt) two or four.
+constexpr int kAtomK = 64;
+constexpr int kRowBytes = kAtomK * 2;
 
 // Register split of the two-consumer CTA (384 threads, 168 registers each at launch):
 // 40 + 2 x 232 = 3 x 168, so the consumers' increase is exactly what the producer gives up.
@@ -425,7 +427,10 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // k_per_split)); the tile is reduced in the kernel (below). kSwapAB (swap-AB, nt, direct stores):
 // the host passes the caller's B as A and its A as B, m and n exchanged, so the kernel computes
 // C^T = B·A^T with the weights of a decode step on the wgmma M side and its few tokens on the N
-// side (16 to 64 columns); element (i, j) of that product is stored at c[j * ldc + i]. Launch:
+// side (16 to 64 columns); element (i, j) of that product is stored at c[j * ldc + i].
+// kTileK: the K depth of a stage, 64 (one swizzle atom) or, for nt, 128 or 256: two or four
+// boxes of each operand a stage, so a small tile's ring turns over fewer stages (each costs a
+// producer/consumer round trip, ~180 ns on the H200) for the same bytes in flight. Launch:
 // 128 * (kConsumers + 1) threads, cluster (kCluster * kClusterK, 1, 1), any grid that is a
 // multiple of the cluster (clusters loop over ceil(tiles_m / kCluster) * tiles_n * num_splits /
 // kClusterK units; with split-K through L2 every CTA of the grid must be resident at once),
@@ -537,8 +542,8 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    groups are still reading, i.e. the group that last used the slot is done; a named barrier
 //    then releases the warpgroup's writes, each writer fences generic -> async proxy, and a second
 //    named barrier precedes the store. Thread 0 waits for all of its groups before exit.
-template <typename TIn, typename TOut, int kTileM, int kTileN, int kStages, int kConsumers,
-          bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster, int kClusterK,
+template <typename TIn, typename TOut, int kTileM, int kTileN, int kTileK, int kStages,
+          int kConsumers, bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster, int kClusterK,
           bool kSwapAB>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     gemm_sm90(const __grid_constant__ GemmSm90Params params) {
@@ -556,6 +561,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
                     ((kTileN == 144 || kTileN == 32 || kTileN == 16) && kBIsNxK),
                 "kTileN must be 64, 128, 192 or 256 (or 16, 32 or 144 with nt)");
   static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= 128, "at most 128 accumulators per thread");
+  static_assert(kTileK == sm90::kAtomK ||
+                    ((kTileK == 2 * sm90::kAtomK || kTileK == 4 * sm90::kAtomK) && kBIsNxK),
+                "a stage is one 64-deep swizzle atom along K, or two or four with nt");
   static_assert(kStages >= 2 && kStages <= 16, "kStages must be in [2, 16]");
   static_assert(kEpilogueSlots >= 0 && kEpilogueSlots <= 8, "kEpilogueSlots must be in [0, 8]");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one or two CTAs");
@@ -578,10 +586,13 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   constexpr int kRowsPerConsumer = kTileM / kConsumers;
   constexpr int kMI = kRowsPerConsumer / 64;  // m64 wgmma tiles per consumer
   constexpr int kAccs = kTileN / 2;           // FP32 accumulators per thread per m64 tile
-  constexpr int kKSteps = sm90::kTileK / 16;
-  constexpr int kAStageBytes = kTileM * sm90::kRowBytes;
-  constexpr int kBStageBytes = kTileN * sm90::kRowBytes;
-  constexpr int kBAtomBytes = sm90::kTileK * sm90::kRowBytes;  // nn: 64 K-rows of 64 columns
+  constexpr int kKAtoms = kTileK / sm90::kAtomK;  // swizzle atoms along K per stage
+  constexpr int kKSteps = sm90::kAtomK / 16;       // k16 steps per atom
+  constexpr int kAKAtomBytes = kTileM * sm90::kRowBytes;  // A (and nt B) atoms along K
+  constexpr int kBKAtomBytes = kTileN * sm90::kRowBytes;
+  constexpr int kAStageBytes = kKAtoms * kAKAtomBytes;
+  constexpr int kBStageBytes = kKAtoms * kBKAtomBytes;
+  constexpr int kBAtomBytes = sm90::kAtomK * sm90::kRowBytes;  // nn: 64 K-rows of 64 columns
   // Epilogue: columns, row bytes and count of the staged slabs. Tiles whose rows are whole
   // 128-byte multiples stage 128-byte-wide slabs in the 128B swizzle; the others (144 and 32
   // columns of 16-bit C, 144 of FP32) two half-tile slabs, unswizzled (the host's
@@ -672,16 +683,24 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           // nt loads B as one box of kTileN rows (144 is not a whole number of 64-row atoms).
           const unsigned int stage_bytes =
               kAStageBytes + (kBIsNxK ? kBStageBytes : b_atoms * kBAtomBytes);
-          for (int k = w.k_begin; k < w.k_end; k += sm90::kTileK) {
+          for (int k = w.k_begin; k < w.k_end; k += kTileK) {
             mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);
             const unsigned int full = full_bars + 8 * stage;
             const unsigned int b_stage = smem_b + stage * kBStageBytes;
             mbarrier_arrive_expect_tx(full, stage_bytes);
-            tma_load_2d(smem_a + stage * kAStageBytes, &params.a_map, k, m0, full);
+            // Several atoms along K (kTileK 128, 256): the later boxes may lie wholly past K;
+            // TMA fills them with zeros and counts their bytes like any other.
+#pragma unroll
+            for (int j = 0; j < kKAtoms; ++j)
+              tma_load_2d(smem_a + stage * kAStageBytes + j * kAKAtomBytes, &params.a_map,
+                          k + sm90::kAtomK * j, m0, full);
             if (unit == first_unit && k == w.k_begin) sm90::trace_mark(p.flags, kTraceFirstLoad);
             if constexpr (kCluster == 1) {
               if constexpr (kBIsNxK) {
-                tma_load_2d(b_stage, &params.b_map, k, n0, full);
+#pragma unroll
+                for (int j = 0; j < kKAtoms; ++j)
+                  tma_load_2d(b_stage + j * kBKAtomBytes, &params.b_map, k + sm90::kAtomK * j, n0,
+                              full);
               } else {
                 for (int j = 0; j < b_atoms; ++j)
                   tma_load_2d(b_stage + j * kBAtomBytes, &params.b_map, n0 + 64 * j, k, full);
@@ -691,8 +710,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
               // nn, K rows [k + 32 rank, k + 32 rank + 32) of every atom (32 rows = 4 whole
               // swizzle periods, so the halves tile the atom exactly).
               if constexpr (kBIsNxK) {
-                tma_load_2d_multicast(b_stage + rank * (kBStageBytes / 2), &params.b_map, k,
-                                      n0 + rank * (kTileN / 2), full, 0x3);
+#pragma unroll
+                for (int j = 0; j < kKAtoms; ++j)
+                  tma_load_2d_multicast(b_stage + j * kBKAtomBytes + rank * (kBKAtomBytes / 2),
+                                        &params.b_map, k + sm90::kAtomK * j,
+                                        n0 + rank * (kTileN / 2), full, 0x3);
               } else {
                 for (int j = 0; j < b_atoms; ++j)
                   tma_load_2d_multicast(b_stage + j * kBAtomBytes + rank * (kBAtomBytes / 2),
@@ -730,7 +752,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     unsigned int phase = 0;
     for (int unit = first_unit; unit < num_units; unit += unit_stride) {
       const sm90::WorkUnit w = sm90::work_unit<kCluster, kClusterK>(unit, p, kSplitK, rank);
-      const int num_k_tiles = (w.k_end - w.k_begin + sm90::kTileK - 1) / sm90::kTileK;
+      const int num_k_tiles = (w.k_end - w.k_begin + kTileK - 1) / kTileK;
       int previous_stage = 0;
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         mbarrier_wait(full_bars + 8 * stage, phase);
@@ -743,18 +765,21 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
         wgmma_fence();
 #pragma unroll
-        for (int ks = 0; ks < kKSteps; ++ks) {
-          const unsigned long long desc_b =
-              kBIsNxK ? kmajor_descriptor(b_tile + 32 * ks)
-                      : mnmajor_descriptor(b_tile + 2048 * ks, kBAtomBytes);
+        for (int j = 0; j < kKAtoms; ++j)
 #pragma unroll
-          for (int mi = 0; mi < kMI; ++mi) {
-            // The first k16 step of a tile overwrites the previous tile's accumulators.
-            wgmma_m64k16_ss<TIn, kTileN, kBIsNxK ? 0 : 1>(
-                acc[mi], kmajor_descriptor(a_tile + mi * 64 * sm90::kRowBytes + 32 * ks), desc_b,
-                kt > 0 || ks > 0);
+          for (int ks = 0; ks < kKSteps; ++ks) {
+            const unsigned int a_atom = a_tile + j * kAKAtomBytes;
+            const unsigned long long desc_b =
+                kBIsNxK ? kmajor_descriptor(b_tile + j * kBKAtomBytes + 32 * ks)
+                        : mnmajor_descriptor(b_tile + 2048 * ks, kBAtomBytes);
+#pragma unroll
+            for (int mi = 0; mi < kMI; ++mi) {
+              // The first k16 step of a tile overwrites the previous tile's accumulators.
+              wgmma_m64k16_ss<TIn, kTileN, kBIsNxK ? 0 : 1>(
+                  acc[mi], kmajor_descriptor(a_atom + mi * 64 * sm90::kRowBytes + 32 * ks),
+                  desc_b, kt > 0 || j > 0 || ks > 0);
+            }
           }
-        }
         wgmma_commit();
 #pragma unroll
         for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);

@@ -215,16 +215,16 @@ TEST(ValidateSm90Config, Tile144NeedsNt) {
                   "nt layout");
 }
 
-// 64 x 32 tiles (a 64 x 4096 x 4096 decode step: 128 CTAs without split-K) likewise, and
-// without clusters; two 16-column slabs.
-TEST(ValidateSm90Config, Tile32NeedsNtAndNoCluster) {
+// 64 x 32 tiles (a 64 x 4096 x 4096 decode step: 128 CTAs without split-K) likewise; two
+// 16-column slabs; in cluster pairs each CTA multicasts 16 rows of B (two whole swizzle periods).
+TEST(ValidateSm90Config, Tile32NeedsNt) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
   const kt::GemmProblem nt = problem(64, 4096, 4096);
   EXPECT_FALSE(kt::validate(nt, sm90_config(64, 32, 6, 1), h200).has_value());
   EXPECT_FALSE(kt::validate(nt, sm90_config(64, 32, 6, 1, 2), h200).has_value());
   EXPECT_FALSE(kt::validate(nt, sm90_config(64, 32, 6, 1, 1, 2), h200).has_value());
   expect_rejected(nt, sm90_config(64, 32, 6, 1, 1, 4), h200, "slabs");
-  expect_rejected(nt, sm90_config(64, 32, 6, 1, 1, 0, 2), h200, "without clusters");
+  EXPECT_FALSE(kt::validate(nt, sm90_config(64, 32, 6, 1, 1, 0, 2), h200).has_value());
   expect_rejected(problem(64, 4096, 4096, kt::Layout::kNN), sm90_config(64, 32, 6, 1), h200,
                   "nt layout");
 }
@@ -275,7 +275,7 @@ TEST(ValidateSm90Config, ClusterSplitKNeedsOneClusterOfSplitsThatStagesOverTheRi
 }
 
 // Swap-AB: the kernel computes C^T = B·A^T, so tiles count along N (tile_m) and M (tile_n); nt
-// and direct stores only; 16-token tiles run without clusters; other families have no such
+// and direct stores only; 16-token tiles take cluster pairs; other families have no such
 // field; the search offers it for decode steps (nt, M <= 64) only.
 TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
@@ -299,7 +299,7 @@ TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
   expect_rejected(problem(16, 4096, 4096, kt::Layout::kNN), swapped(sm90_config(64, 64, 8, 1)),
                   h200, "nt layout");
   expect_rejected(decode, swapped(sm90_config(64, 64, 8, 1, 1, 2)), h200, "use e0");
-  expect_rejected(decode, swapped(sm90_config(64, 16, 8, 1, 1, 0, 2)), h200, "without clusters");
+  EXPECT_FALSE(kt::validate(decode, swapped(sm90_config(64, 16, 8, 1, 1, 0, 2)), h200).has_value());
   kt::GemmConfig sm80 = config(64, 64, 32, 32, 32, 4, 2);
   sm80.swap_ab = true;
   expect_rejected(decode, sm80, h200, "swap-AB");
@@ -315,6 +315,51 @@ TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
   for (const kt::GemmProblem& p : {problem(16, 4096, 4096, kt::Layout::kNN), problem(65, 4096, 4096)})
     for (const kt::GemmConfig& c : kt::enumerate_gemm_configs(p, h200))
       EXPECT_FALSE(c.swap_ab) << kt::to_key(p) << ": " << kt::to_key(c);
+}
+
+// Stages two or four swizzle atoms deep (tile_k 128, 256): nt only; two or four times the stage
+// bytes in shared memory, K splits in whole stages; the search offers them for small tiles only.
+TEST(ValidateSm90Config, MultiAtomStagesAreNtOnlyAndForSmallTiles) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmProblem decode = problem(16, 4096, 4096);
+  kt::GemmConfig deep = kt::testing::swapped(sm90_config(64, 16, 8, 1));
+  deep.tile_k = 128;
+  EXPECT_FALSE(kt::validate(decode, deep, h200).has_value());
+  EXPECT_EQ(kt::to_key(deep), "sm90.bm64.bn16.bk128.s8.c1.e0.cl1.g8.sk1.swab");
+  EXPECT_EQ(kt::parse_gemm_config_key(kt::to_key(deep)), deep);
+  // 8 stages of (64 + 16) rows x 256 bytes, the barriers, the alignment slack.
+  EXPECT_EQ(kt::smem_bytes(decode, deep), 8 * 80 * 256 + 8 * 16 + 1024);
+  EXPECT_NE(kt::gemm_kernel_expression(decode, deep).find("64, 16, 128, 8, 1, true"),
+            std::string::npos);
+  kt::GemmConfig split = sm90_config(128, 128, 4, 2, 3);
+  split.tile_k = 128;
+  EXPECT_EQ(kt::k_per_split(problem(512, 512, 1000), split), 384);
+  kt::GemmConfig four = kt::testing::swapped(sm90_config(64, 16, 5, 1));
+  four.tile_k = 256;
+  EXPECT_FALSE(kt::validate(decode, four, h200).has_value());
+  EXPECT_EQ(kt::smem_bytes(decode, four), 5 * 80 * 512 + 5 * 16 + 1024);
+
+  kt::GemmConfig nn = sm90_config(64, 64, 6, 1);
+  nn.tile_k = 128;
+  expect_rejected(problem(64, 4096, 4096, kt::Layout::kNN), nn, h200, "nt layout");
+  kt::GemmConfig odd = deep;
+  odd.tile_k = 96;
+  expect_rejected(decode, odd, h200, "64");
+  // 12 stages of 20 KB do not fit.
+  deep.stages = 12;
+  expect_rejected(decode, deep, h200, "shared memory");
+
+  int offered[2] = {0, 0};
+  for (const kt::GemmConfig& c : kt::enumerate_gemm_configs(decode, h200)) {
+    if (c.family != kt::GemmFamily::kSm90 || c.tile_k == 64) continue;
+    EXPECT_LE(c.tile_m + c.tile_n, 128) << kt::to_key(c);
+    ++offered[c.tile_k == 256];
+  }
+  EXPECT_GT(offered[0], 0);
+  EXPECT_GT(offered[1], 0);
+  for (const kt::GemmConfig& c :
+       kt::enumerate_gemm_configs(problem(64, 4096, 4096, kt::Layout::kNN), h200))
+    EXPECT_EQ(c.family == kt::GemmFamily::kSm90 ? c.tile_k : 64, 64) << kt::to_key(c);
 }
 
 TEST(ValidateSm90Config, TheTmaStoreEpilogueNeedsSixteenByteRowsOfC) {
@@ -512,7 +557,9 @@ TEST(EnumerateGemmConfigs, ReturnsOnlyConfigsValidateAccepts) {
               : c.family == kt::GemmFamily::kSm90
                   ? in(domains.sm90_tile_m, c.tile_m) &&
                         in(c.swap_ab ? domains.sm90_swap_tile_n : domains.sm90_tile_n, c.tile_n) &&
-                        c.tile_k == 64 && c.warp_m == 0 && c.warp_n == 0 &&
+                        (c.tile_k == 64 || (in(domains.sm90_deep_tile_k, c.tile_k) &&
+                                            c.tile_m + c.tile_n <= domains.sm90_deep_stage_max_rows)) &&
+                        c.warp_m == 0 && c.warp_n == 0 &&
                         in(domains.sm90_stages, c.stages) &&
                         in(domains.sm90_consumers, c.consumers) &&
                         in(domains.sm90_epilogue, c.epilogue) && in(domains.sm90_cluster, c.cluster)

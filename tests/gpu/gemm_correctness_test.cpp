@@ -301,6 +301,59 @@ TEST_F(GemmCorrectness, Sm90SwapAbOnDecodeAndRaggedShapes) {
   EXPECT_GE(checked, 110);
 }
 
+// Stages two or four swizzle atoms deep (bk128, bk256, nt): K that ends inside the first atom of
+// a stage (the later boxes lie wholly past K, zero-filled) or inside a later one; unswapped,
+// swapped, clusters of two sharing B, split-K through L2 and in a cluster.
+TEST_F(GemmCorrectness, Sm90MultiAtomStagesOnRaggedK) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const char* shapes[] = {"16x4096x4096", "1x4104x8", "64x1000x200", "100x4104x136",
+                          "300x520x72", "257x1000x1304"};
+  const char* keys[] = {"sm90.bm64.bn16.bk128.s6.c1.e0.cl1.g8.sk1.swab",
+                        "sm90.bm64.bn16.bk128.s6.c1.e0.clk2.g8.sk2.swab",
+                        "sm90.bm64.bn64.bk128.s6.c1.e1.cl1.g8.sk1",
+                        "sm90.bm128.bn128.bk128.s2.c2.e2.cl2.g8.sk1",
+                        "sm90.bm128.bn64.bk128.s4.c2.e0.cl1.g8.sk4",
+                        "sm90.bm64.bn16.bk256.s5.c1.e0.cl1.g8.sk1.swab",
+                        "sm90.bm64.bn32.bk256.s4.c1.e1.cl1.g8.sk1"};
+  const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP32}};
+  int checked = 0;
+  for (const char* key : keys)
+    for (const char* shape : shapes)
+      for (const auto& pair : pairs) {
+        const GemmProblem p = testing::shaped_problem(shape, Layout::kNT, pair[0], pair[1]);
+        const GemmConfig config = parse_gemm_config_key(key);
+        if (validate(p, config, device_)) continue;  // split-K deeper than K
+        check(p, config);
+        ++checked;
+      }
+  EXPECT_GE(checked, 64);
+}
+
+// 16- and 32-column tiles in cluster pairs (each CTA multicasts 8 or 16 rows of B, one or two
+// whole swizzle periods), swapped and not, one- and two-atom stages, direct and TMA stores; odd
+// tile rows (the last pair's second CTA stores nothing).
+TEST_F(GemmCorrectness, Sm90NarrowTilesInClusterPairs) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const char* shapes[] = {"16x4096x4096", "16x4104x200", "64x1000x8", "40x4168x1304",
+                          "4104x40x136"};
+  const char* keys[] = {"sm90.bm64.bn16.bk64.s12.c1.e0.cl2.g8.sk1.swab",
+                        "sm90.bm64.bn16.bk128.s8.c1.e0.cl2.g8.sk1.swab",
+                        "sm90.bm64.bn32.bk128.s6.c1.e0.cl2.g8.sk1.swab",
+                        "sm90.bm64.bn32.bk64.s8.c1.e1.cl2.g8.sk1"};
+  const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP32}};
+  int checked = 0;
+  for (const char* key : keys)
+    for (const char* shape : shapes)
+      for (const auto& pair : pairs) {
+        const GemmProblem p = testing::shaped_problem(shape, Layout::kNT, pair[0], pair[1]);
+        const GemmConfig config = parse_gemm_config_key(key);
+        if (validate(p, config, device_)) continue;
+        check(p, config);
+        ++checked;
+      }
+  EXPECT_GE(checked, 36);
+}
+
 // The launch epoch lives in the workspace: the same split-K kernel launched again and again (on
 // new data, through one reused parameter block, and alternating with another split-K config
 // whose flags sit at other offsets of the same flag region) is correct every time, and the

@@ -412,6 +412,28 @@ TEST(Ptx, Sm90SwapAbStoresTheTransposedProductElementByElement) {
   EXPECT_NE(plain.find("st.global.u32"), std::string::npos);
 }
 
+TEST(Ptx, Sm90MultiAtomStagesLoadOneBoxPerAtomOfEachOperand) {
+  // A stage 64, 128 or 256 deep along K: 1, 2 or 4 TMA boxes of A and as many of B per stage
+  // (unrolled), and 4 k16 wgmma steps per atom.
+  const kt::GemmProblem decode = problem(16, 4096, 4096);
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  for (const int tile_k : {64, 128, 256}) {
+    SCOPED_TRACE(tile_k);
+    const std::string ptx = gen::compile_to_ptx(gen::generate_gemm(
+        decode,
+        kt::testing::swapped(
+            kt::testing::deep_stages(kt::testing::sm90_config(64, 16, 4, 1), tile_k)),
+        "sm_90a"));
+    EXPECT_EQ(count(ptx, "cp.async.bulk.tensor.2d"), 2 * tile_k / 64);
+    EXPECT_EQ(count(ptx, "wgmma.mma_async.sync.aligned.m64n16k16"), tile_k / 16);
+  }
+}
+
 TEST(Ptx, Sm90ClusterSplitKReducesThroughDistributedSharedMemory) {
   // The splits of a tile in one cluster: partial sums staged in shared memory, read from the
   // peers (mapa + ld.shared::cluster) between cluster barriers; no flags, no epoch, no L2

@@ -60,6 +60,12 @@ inline GemmConfig swapped(GemmConfig c) {
   return c;
 }
 
+// The same config with stages several swizzle atoms deep (tile_k 128 or 256; nt only).
+inline GemmConfig deep_stages(GemmConfig c, int tile_k) {
+  c.tile_k = tile_k;
+  return c;
+}
+
 // The sm90 configs we ship as known-good starting points: the 128 x 256 flagship and its
 // 256 x 128 twin, narrower two-consumer tiles, one-consumer tiles for small M or N, and split-K
 // (reduced in the kernel: 1536^2 x 8192's 128 x 192 sk4 with TMA stores, 512^2 x 32768's
@@ -70,7 +76,8 @@ inline GemmConfig swapped(GemmConfig c) {
 // split-K with a tile's splits in one cluster (clk: 512^2 x 32768's 128 x 128 clk8, 128 x 256
 // clk4, one-consumer clk2 and clk4, the 64 x 32 decode tile clk4); swap-AB for decode steps
 // (nt: 16-, 32- and 64-token tiles of 64 or 128 weight rows, unsplit, split through L2, split in
-// cluster pairs, and a pair along the weights sharing the token tile).
+// cluster pairs, and a pair along the weights sharing the token tile); stages two or four atoms
+// deep for a 16-token decode tile and two for a 64 x 64 tile with TMA stores.
 // The nvrtc tier compiles each cleanly; the gpu tier checks each on ragged shapes.
 inline const std::vector<GemmConfig>& shipped_sm90_configs() {
   static const std::vector<GemmConfig> all = {
@@ -92,7 +99,10 @@ inline const std::vector<GemmConfig>& shipped_sm90_configs() {
       sm90_cluster_split_config(64, 32, 12, 1, 4),
       swapped(sm90_config(64, 16, 12, 1)),  swapped(sm90_config(64, 32, 12, 1, 2)),
       swapped(sm90_config(128, 16, 8, 2)),  swapped(sm90_cluster_split_config(64, 64, 12, 1, 2)),
-      swapped(sm90_config(64, 64, 8, 1, 1, 0, 2))};
+      swapped(sm90_config(64, 64, 8, 1, 1, 0, 2)),
+      swapped(deep_stages(sm90_config(64, 16, 8, 1), 128)),
+      deep_stages(sm90_config(64, 64, 6, 1, 1, 1), 128),
+      swapped(deep_stages(sm90_config(64, 16, 5, 1), 256))};
   return all;
 }
 
