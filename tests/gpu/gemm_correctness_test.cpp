@@ -69,6 +69,23 @@ class GemmCorrectness : public testing::GpuTest {
     rt::driver().stream_destroy(stream);
   }
 
+  // Every config of `keys` on every nt problem of `shapes` × (input, output) dtype pairs that it
+  // can run (split-K deeper than K and the like are skipped); returns how many were checked.
+  int check_nt(std::initializer_list<const char*> keys, std::initializer_list<const char*> shapes,
+               std::initializer_list<std::pair<DType, DType>> dtypes) {
+    int checked = 0;
+    for (const char* key : keys)
+      for (const char* shape : shapes)
+        for (const auto& [in, out] : dtypes) {
+          const GemmProblem p = testing::shaped_problem(shape, Layout::kNT, in, out);
+          const GemmConfig config = parse_gemm_config_key(key);
+          if (validate(p, config, device_)) continue;
+          check(p, config);
+          ++checked;
+        }
+    return checked;
+  }
+
   // sm90 split-K launched again and again: key4 and key8 (two configs sharing one workspace),
   // each expected to reduce distributed or not.
   void repeated_launches(const char* shape, const char* key4, const char* key8, bool distributed);
@@ -279,25 +296,18 @@ TEST_F(GemmCorrectness, Sm90ClusterSplitKOnRaggedShapesMatchesTheL2ReductionBitw
 // pairs, and pairs along the weights sharing the token tile.
 TEST_F(GemmCorrectness, Sm90SwapAbOnDecodeAndRaggedShapes) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const char* shapes[] = {"1x4104x4096", "16x1000x776", "64x4096x4096", "3x520x136",
-                          "40x2056x8",   "100x4104x4096", "1x8x8"};
-  const char* keys[] = {"sm90.bm64.bn16.bk64.s12.c1.e0.cl1.g8.sk1.swab",
-                        "sm90.bm64.bn32.bk64.s12.c1.e0.cl1.g8.sk4.swab",
-                        "sm90.bm128.bn16.bk64.s8.c2.e0.cl1.g8.sk2.swab",
-                        "sm90.bm64.bn64.bk64.s12.c1.e0.clk2.g8.sk2.swab",
-                        "sm90.bm64.bn64.bk64.s8.c1.e0.cl2.g8.sk1.swab"};
-  const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16},
-                            {DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32}};
-  int checked = 0;
-  for (const char* key : keys)
-    for (const char* shape : shapes)
-      for (const auto& pair : pairs) {
-        const GemmProblem p = testing::shaped_problem(shape, Layout::kNT, pair[0], pair[1]);
-        const GemmConfig config = parse_gemm_config_key(key);
-        if (validate(p, config, device_)) continue;  // split-K deeper than K
-        check(p, config);
-        ++checked;
-      }
+  const int checked = check_nt(
+      {"sm90.bm64.bn16.bk64.s12.c1.e0.cl1.g8.sk1.swab",
+       "sm90.bm64.bn32.bk64.s12.c1.e0.cl1.g8.sk4.swab",
+       "sm90.bm128.bn16.bk64.s8.c2.e0.cl1.g8.sk2.swab",
+       "sm90.bm64.bn64.bk64.s12.c1.e0.clk2.g8.sk2.swab",
+       "sm90.bm64.bn64.bk64.s8.c1.e0.cl2.g8.sk1.swab"},
+      {"1x4104x4096", "16x1000x776", "64x4096x4096", "3x520x136", "40x2056x8", "100x4104x4096",
+       "1x8x8"},
+      {{DType::kBF16, DType::kBF16},
+       {DType::kFP16, DType::kFP16},
+       {DType::kBF16, DType::kFP32},
+       {DType::kFP16, DType::kFP32}});
   EXPECT_GE(checked, 110);
 }
 
@@ -306,26 +316,16 @@ TEST_F(GemmCorrectness, Sm90SwapAbOnDecodeAndRaggedShapes) {
 // swapped, clusters of two sharing B, split-K through L2 and in a cluster.
 TEST_F(GemmCorrectness, Sm90MultiAtomStagesOnRaggedK) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const char* shapes[] = {"16x4096x4096", "1x4104x8", "64x1000x200", "100x4104x136",
-                          "300x520x72", "257x1000x1304"};
-  const char* keys[] = {"sm90.bm64.bn16.bk128.s6.c1.e0.cl1.g8.sk1.swab",
-                        "sm90.bm64.bn16.bk128.s6.c1.e0.clk2.g8.sk2.swab",
-                        "sm90.bm64.bn64.bk128.s6.c1.e1.cl1.g8.sk1",
-                        "sm90.bm128.bn128.bk128.s2.c2.e2.cl2.g8.sk1",
-                        "sm90.bm128.bn64.bk128.s4.c2.e0.cl1.g8.sk4",
-                        "sm90.bm64.bn16.bk256.s5.c1.e0.cl1.g8.sk1.swab",
-                        "sm90.bm64.bn32.bk256.s4.c1.e1.cl1.g8.sk1"};
-  const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP32}};
-  int checked = 0;
-  for (const char* key : keys)
-    for (const char* shape : shapes)
-      for (const auto& pair : pairs) {
-        const GemmProblem p = testing::shaped_problem(shape, Layout::kNT, pair[0], pair[1]);
-        const GemmConfig config = parse_gemm_config_key(key);
-        if (validate(p, config, device_)) continue;  // split-K deeper than K
-        check(p, config);
-        ++checked;
-      }
+  const int checked = check_nt(
+      {"sm90.bm64.bn16.bk128.s6.c1.e0.cl1.g8.sk1.swab",
+       "sm90.bm64.bn16.bk128.s6.c1.e0.clk2.g8.sk2.swab",
+       "sm90.bm64.bn64.bk128.s6.c1.e1.cl1.g8.sk1",
+       "sm90.bm128.bn128.bk128.s2.c2.e2.cl2.g8.sk1",
+       "sm90.bm128.bn64.bk128.s4.c2.e0.cl1.g8.sk4",
+       "sm90.bm64.bn16.bk256.s5.c1.e0.cl1.g8.sk1.swab",
+       "sm90.bm64.bn32.bk256.s4.c1.e1.cl1.g8.sk1"},
+      {"16x4096x4096", "1x4104x8", "64x1000x200", "100x4104x136", "300x520x72", "257x1000x1304"},
+      {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP32}});
   EXPECT_GE(checked, 64);
 }
 
@@ -334,23 +334,13 @@ TEST_F(GemmCorrectness, Sm90MultiAtomStagesOnRaggedK) {
 // tile rows (the last pair's second CTA stores nothing).
 TEST_F(GemmCorrectness, Sm90NarrowTilesInClusterPairs) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const char* shapes[] = {"16x4096x4096", "16x4104x200", "64x1000x8", "40x4168x1304",
-                          "4104x40x136"};
-  const char* keys[] = {"sm90.bm64.bn16.bk64.s12.c1.e0.cl2.g8.sk1.swab",
-                        "sm90.bm64.bn16.bk128.s8.c1.e0.cl2.g8.sk1.swab",
-                        "sm90.bm64.bn32.bk128.s6.c1.e0.cl2.g8.sk1.swab",
-                        "sm90.bm64.bn32.bk64.s8.c1.e1.cl2.g8.sk1"};
-  const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP32}};
-  int checked = 0;
-  for (const char* key : keys)
-    for (const char* shape : shapes)
-      for (const auto& pair : pairs) {
-        const GemmProblem p = testing::shaped_problem(shape, Layout::kNT, pair[0], pair[1]);
-        const GemmConfig config = parse_gemm_config_key(key);
-        if (validate(p, config, device_)) continue;
-        check(p, config);
-        ++checked;
-      }
+  const int checked = check_nt(
+      {"sm90.bm64.bn16.bk64.s12.c1.e0.cl2.g8.sk1.swab",
+       "sm90.bm64.bn16.bk128.s8.c1.e0.cl2.g8.sk1.swab",
+       "sm90.bm64.bn32.bk128.s6.c1.e0.cl2.g8.sk1.swab",
+       "sm90.bm64.bn32.bk64.s8.c1.e1.cl2.g8.sk1"},
+      {"16x4096x4096", "16x4104x200", "64x1000x8", "40x4168x1304", "4104x40x136"},
+      {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP32}});
   EXPECT_GE(checked, 36);
 }
 
