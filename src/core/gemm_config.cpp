@@ -30,7 +30,7 @@ constexpr int kMaxSplitK = 32;
 // sm90 cluster split-K: a tile's splits in one cluster, at most the portable cluster size.
 constexpr int kMaxClusterSplits = 8;
 
-// sm90: the K depth of a swizzle atom (one 128-byte row; a stage holds one or two), the
+// sm90: the K depth of a swizzle atom (one 128-byte row; a stage holds 1, 2 or 4), the
 // alignment slack the kernel uses to start its stages on 1024-byte boundaries, and the registers
 // of a 384-thread CTA at launch (the __launch_bounds__(384, 1) cap, which setmaxnreg splits 40 /
 // 232 / 232).
@@ -371,8 +371,8 @@ std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
   if (c.family == GemmFamily::kSm90)
     return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                        dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
-                       c.tile_k, c.stages, c.consumers, nt, split, c.epilogue, c.cluster, c.cluster_k,
-                       c.swap_ab ? "true" : "false");
+                       c.tile_k, c.stages, c.consumers, nt, split, c.epilogue, c.cluster,
+                       c.cluster_k, c.swap_ab ? "true" : "false");
   return fmt::format("kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                      dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
                      c.tile_k, c.warp_m, c.warp_n, c.stages, nt,

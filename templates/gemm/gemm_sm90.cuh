@@ -543,8 +543,8 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    then releases the warpgroup's writes, each writer fences generic -> async proxy, and a second
 //    named barrier precedes the store. Thread 0 waits for all of its groups before exit.
 template <typename TIn, typename TOut, int kTileM, int kTileN, int kTileK, int kStages,
-          int kConsumers, bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster, int kClusterK,
-          bool kSwapAB>
+          int kConsumers, bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster,
+          int kClusterK, bool kSwapAB>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     gemm_sm90(const __grid_constant__ GemmSm90Params params) {
   static_assert(DTypeTraits<TIn>::kIsMmaOperand, "TIn must be kt::bf16 or kt::fp16");
