@@ -130,18 +130,31 @@ __device__ __forceinline__ unsigned int load_epoch(unsigned int epoch_bar, unsig
   return ld_shared_u32(epoch_word);
 }
 
-// A consumer's accumulators as partial sums in a workspace slot, in fragment order: float4 q of
-// thread t (accumulators 4q .. 4q + 3 over the kMI x kAccs registers) at float4 q * 128 + t, so
-// each store (and the reducer's load) moves 512 contiguous bytes per warp.
-template <int kMI, int kAccs>
-__device__ __forceinline__ void store_partials(float* slot, const float (&acc)[kMI][kAccs],
-                                               int thread) {
+// A consumer's accumulators as partial sums in fragment order: float4 q of thread t
+// (accumulators 4q .. 4q + 3 over the kMI x kAccs registers) is float4 q * 128 + t of the
+// layout, so each warp's store (and a reducer's load) moves 512 contiguous bytes. store(i, a, b,
+// c, d) writes float4 i; the quads [skip_begin, skip_end) of each m64 tile are left out (none by
+// default). The predicate is per unrolled quad: no register array is indexed at run time.
+template <int kMI, int kAccs, typename Store>
+__device__ __forceinline__ void write_partials(Store store, const float (&acc)[kMI][kAccs],
+                                               int thread, int skip_begin, int skip_end) {
 #pragma unroll
   for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
     for (int q = 0; q < kAccs / 4; ++q)
-      st_global_v4f32(slot + ((mi * (kAccs / 4) + q) * 128 + thread) * 4, acc[mi][4 * q],
-                      acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
+      if (q < skip_begin || q >= skip_end)
+        store((mi * (kAccs / 4) + q) * 128 + thread, acc[mi][4 * q], acc[mi][4 * q + 1],
+              acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
+}
+
+// write_partials to a workspace slot in global memory (split-K through L2).
+template <int kMI, int kAccs>
+__device__ __forceinline__ void store_partials(float* slot, const float (&acc)[kMI][kAccs],
+                                               int thread, int skip_begin = 0, int skip_end = 0) {
+  const auto store = [slot](int i, float a, float b, float c, float d) {
+    st_global_v4f32(slot + i * 4, a, b, c, d);
+  };
+  write_partials(store, acc, thread, skip_begin, skip_end);
 }
 
 // 16-byte L2 loads the split-K reductions issue before using the first (one round trip per batch,
@@ -177,17 +190,14 @@ __device__ __forceinline__ void add_partials(const float* slot, float (&acc)[kMI
     }
 }
 
-// Cluster split-K: a consumer's accumulators in its shared buffer `base` in store_partials'
-// layout (float4 q of thread t at q * 128 + t: each warp store writes 512 contiguous bytes).
+// Cluster split-K: write_partials to the consumer's shared buffer at address `base`.
 template <int kMI, int kAccs>
 __device__ __forceinline__ void stage_partials(unsigned int base, const float (&acc)[kMI][kAccs],
                                                int thread) {
-#pragma unroll
-  for (int mi = 0; mi < kMI; ++mi)
-#pragma unroll
-    for (int q = 0; q < kAccs / 4; ++q)
-      st_shared_v4f32(base + ((mi * (kAccs / 4) + q) * 128 + thread) * 16, acc[mi][4 * q],
-                      acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
+  const auto store = [base](int i, float a, float b, float c, float d) {
+    st_shared_v4f32(base + i * 16, a, b, c, d);
+  };
+  write_partials(store, acc, thread, 0, 0);
 }
 
 // Cluster split-K: the named barrier over every thread of the CTA that closes a unit's main loop
@@ -218,21 +228,6 @@ __device__ __forceinline__ int launder_u32(int x) {
 __device__ __forceinline__ void slice_quads(int split, int splits, int quads, int& begin, int& end) {
   begin = split * quads / splits;
   end = (split + 1) * quads / splits;
-}
-
-// store_partials without the quads [q_begin, q_end) of each m64 tile (the unit's own slice,
-// which it reduces from its registers). The predicate is per unrolled quad: no register array is
-// indexed at run time.
-template <int kMI, int kAccs>
-__device__ __forceinline__ void store_partials_except(float* slot, const float (&acc)[kMI][kAccs],
-                                                      int thread, int q_begin, int q_end) {
-#pragma unroll
-  for (int mi = 0; mi < kMI; ++mi)
-#pragma unroll
-    for (int q = 0; q < kAccs / 4; ++q)
-      if (q < q_begin || q >= q_end)
-        st_global_v4f32(slot + ((mi * (kAccs / 4) + q) * 128 + thread) * 4, acc[mi][4 * q],
-                        acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
 }
 
 // The kernel's element (row, col) of C: C[row][col], or with kSwapAB, where the kernel computes
@@ -843,7 +838,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           const unsigned int* const flag0 = flags + tile * kConsumers;
           int q_begin = 0, q_end = 0;
           sm90::slice_quads(w.split, p.num_splits, kAccs / 4, q_begin, q_end);
-          sm90::store_partials_except(slot0 + w.split * split_stride, acc, thread, q_begin, q_end);
+          // All but the unit's own stripe, which it reduces from its registers.
+          sm90::store_partials(slot0 + w.split * split_stride, acc, thread, q_begin, q_end);
           named_barrier_sync(1 + consumer, 128);
           if (thread == 0)
             st_release_gpu(flags + (w.split * tiles + tile) * kConsumers,
