@@ -21,8 +21,10 @@ class BenchTarget {
   virtual ~BenchTarget() = default;
   // Loads the candidate's kernel from `cubin` (again only when the config key is new).
   virtual void load(const std::string& config_key, const cache::CubinRecord& cubin) = 0;
-  // Enqueues one run of a loaded candidate on `stream`.
-  virtual CUresult launch(const std::string& config_key, CUstream stream) = 0;
+  // Enqueues one run of a loaded candidate on `stream`, on operand set `set`
+  // (0 <= set < num_operand_sets(); set 0 is the one poison_output and check_output see).
+  virtual CUresult launch(const std::string& config_key, CUstream stream, int set) = 0;
+  virtual int num_operand_sets() const = 0;
   virtual void poison_output() = 0;         // enqueued
   virtual OutputCheck check_output() = 0;   // synchronizes
 };

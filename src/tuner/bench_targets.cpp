@@ -19,16 +19,20 @@ class GemmTarget final : public BenchTarget {
  public:
   GemmTarget(const GemmProblem& p, const DeviceDesc& device, cache::Database* db,
              rt::ModuleCache& modules, CUstream stream, std::uint64_t seed, std::size_t workspace)
-      : problem_(p), modules_(modules), work_(p, device, db, modules, stream, seed, workspace) {}
+      : problem_(p),
+        modules_(modules),
+        work_(p, device, db, modules, stream, seed, workspace, timing_operand_sets(p)) {}
 
   void load(const std::string& config_key, const cache::CubinRecord& cubin) override {
     if (kernels_.count(config_key)) return;
     kernels_[config_key] =
         rt::GemmKernel(problem_, parse_gemm_config_key(config_key), modules_.load(cubin));
   }
-  CUresult launch(const std::string& config_key, CUstream s) override {
-    return kernels_.at(config_key).launch(work_.a(), work_.b(), work_.c(), work_.workspace(), s);
+  CUresult launch(const std::string& config_key, CUstream s, int set) override {
+    const GemmOperands o = work_.operands(set);
+    return kernels_.at(config_key).launch(o.a, o.b, o.c, work_.workspace(), s);
   }
+  int num_operand_sets() const override { return work_.num_operand_sets(); }
   void poison_output() override { work_.poison_output(); }
   OutputCheck check_output() override { return work_.check_output(); }
 
@@ -53,9 +57,11 @@ class AttentionTarget final : public BenchTarget {
     kernels_[config_key] = rt::AttentionKernel(problem_, parse_attention_config_key(config_key),
                                                modules_.load(cubin));
   }
-  CUresult launch(const std::string& config_key, CUstream s) override {
+  // One set: attention's operands are not rotated (bench/NOTES.md, "Where the operands lie").
+  CUresult launch(const std::string& config_key, CUstream s, int /*set*/) override {
     return kernels_.at(config_key).launch(tensors_, s);
   }
+  int num_operand_sets() const override { return 1; }
   void poison_output() override { work_.poison_output(); }
   OutputCheck check_output() override { return work_.check_output(false); }
 

@@ -41,14 +41,14 @@ TrialResult CandidateBench::measure(const std::string& config_key,
   try {
     target_->load(config_key, cubin);
     target_->poison_output();
-    rt::check(target_->launch(config_key, stream_.get()), "cuLaunchKernel(candidate)");
+    rt::check(target_->launch(config_key, stream_.get(), 0), "cuLaunchKernel(candidate)");
     const OutputCheck check = target_->check_output();
     if (!check.passed) {
       r.status = cache::Status::kWrongResult;
       r.detail = check.detail;
       return r;
     }
-    r.timing = bench_.measure([&](CUstream s) { return target_->launch(config_key, s); }, options_);
+    r.timing = bench_.measure(rotating_launch(config_key), options_);
   } catch (const CudaError& e) {
     // NOTE: errors such as an illegal address are sticky: every later call of this context
     // fails too, so only a new process can measure the next candidate.
@@ -63,6 +63,12 @@ TrialResult CandidateBench::measure(const std::string& config_key,
   return r;
 }
 
+std::function<CUresult(CUstream)> CandidateBench::rotating_launch(const std::string& config_key) {
+  return [this, config_key, next = 0](CUstream s) mutable {
+    return target_->launch(config_key, s, next++ % target_->num_operand_sets());
+  };
+}
+
 void CandidateBench::load(const std::string& config_key, const cache::CubinRecord& cubin) {
   target_->load(config_key, cubin);
 }
@@ -72,8 +78,7 @@ void CandidateBench::remeasure(const std::vector<std::string>& config_keys,
   std::vector<std::function<CUresult(CUstream)>> launches;
   std::vector<Timing*> pointers;
   for (std::size_t i = 0; i < config_keys.size(); ++i) {
-    const std::string& key = config_keys[i];
-    launches.push_back([this, key](CUstream s) { return target_->launch(key, s); });
+    launches.push_back(rotating_launch(config_keys[i]));
     pointers.push_back(&timings[i]);
   }
   bench_.remeasure_interleaved(launches, pointers, rounds);

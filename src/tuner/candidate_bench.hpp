@@ -5,6 +5,7 @@
 // the CUDA context survived it.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ class CandidateBench {
                  int rounds);
 
  private:
+  // Launches the candidate on the next operand set each call (the protocol's rotation).
+  std::function<CUresult(CUstream)> rotating_launch(const std::string& config_key);
+
   rt::ModuleCache modules_;  // before the target and the kernels that use its modules
   rt::OwnedStream stream_;
   std::unique_ptr<BenchTarget> target_;

@@ -45,15 +45,20 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
   rt::ModuleCache modules;
   const std::uint64_t seed =
       o.seed != 0 ? o.seed : std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
-  GemmWorkload work(p, device, nullptr, modules, stream.get(), seed, kBaselineWorkspaceBytes);
+  GemmWorkload work(p, device, nullptr, modules, stream.get(), seed, kBaselineWorkspaceBytes,
+                    timing_operand_sets(p));
   Bench bench(stream.get(), device, modules, nullptr);
 
-  auto kt_launch = [&](CUstream stream) -> CUresult {
-    runtime.gemm(p, work.a(), work.b(), work.c(), stream);
+  // Both libraries rotate over the same operand sets, as the tuner does (set 0 is checked);
+  // std::functions, so that Bench::sample calls these objects and each rotation carries over.
+  const int sets = work.num_operand_sets();
+  const std::function<CUresult(CUstream)> kt_launch = [&, next = 0](CUstream stream) mutable {
+    const GemmOperands o = work.operands(next++ % sets);
+    runtime.gemm(p, o.a, o.b, o.c, stream);
     return CUDA_SUCCESS;
   };
   work.poison_output();
-  kt_launch(stream.get());
+  runtime.gemm(p, work.a(), work.b(), work.c(), stream.get());
   row.kerntune_check = work.check_output();
 
   std::unique_ptr<CublasLtGemm> lt;
@@ -69,7 +74,10 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
       lt.reset();
     }
   }
-  auto lt_launch = [&](CUstream stream) { return lt->launch(work.a(), work.b(), work.c(), stream); };
+  const std::function<CUresult(CUstream)> lt_launch = [&, next = 0](CUstream stream) mutable {
+    const GemmOperands o = work.operands(next++ % sets);
+    return lt->launch(o.a, o.b, o.c, stream);
+  };
 
   // Rounded up to whole 16-byte words: never empty, even for a 1 x 1 x 1 problem.
   const std::size_t copy_bytes = (std::size_t(p.min_bytes() / 2) + 15) / 16 * 16;

@@ -52,10 +52,12 @@ GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
   rt::ModuleCache modules;
   const rt::GemmKernel kernel(p, c, modules.load(cubin.record));
   rt::OwnedStream stream;
-  GemmWorkload work(p, device, nullptr, modules, stream.get(), 0, kWorkspaceBytes);
+  GemmWorkload work(p, device, nullptr, modules, stream.get(), 0, kWorkspaceBytes,
+                    timing_operand_sets(p));
   Bench bench(stream.get(), device, modules, nullptr);
-  auto launch = [&](CUstream s) {
-    return kernel.launch(work.a(), work.b(), work.c(), work.workspace(), s);
+  const std::function<CUresult(CUstream)> launch = [&, next = 0](CUstream s) mutable {
+    const GemmOperands o = work.operands(next++ % work.num_operand_sets());
+    return kernel.launch(o.a, o.b, o.c, work.workspace(), s);
   };
 
   GemmTrace trace;

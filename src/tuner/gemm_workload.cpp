@@ -17,6 +17,8 @@ namespace kt::tune {
 namespace {
 
 constexpr std::int64_t kMaxSamples = 16384;
+constexpr int kMaxOperandSets = 8;
+constexpr std::int64_t kOperandSetsBudgetBytes = 1LL << 30;
 constexpr std::uint32_t kThreads = 256;
 
 std::uint32_t blocks_for(std::int64_t work_items, std::uint32_t cap) {
@@ -24,6 +26,13 @@ std::uint32_t blocks_for(std::int64_t work_items, std::uint32_t cap) {
 }
 
 }  // namespace
+
+int timing_operand_sets(const GemmProblem& p) {
+  const std::int64_t set_bytes =
+      (p.m * p.k + p.k * p.n) * size_bytes(p.in_dtype) + p.m * p.n * size_bytes(p.out_dtype);
+  const std::int64_t fit = kOperandSetsBudgetBytes / std::max<std::int64_t>(set_bytes, 1);
+  return int(std::clamp<std::int64_t>(fit, 1, kMaxOperandSets));
+}
 
 double gemm_tolerance(DType out_dtype) {
   switch (out_dtype) {
@@ -36,7 +45,7 @@ double gemm_tolerance(DType out_dtype) {
 
 GemmWorkload::GemmWorkload(const GemmProblem& p, const DeviceDesc& device, cache::Database* db,
                            rt::ModuleCache& modules, CUstream stream, std::uint64_t seed,
-                           std::size_t workspace_bytes)
+                           std::size_t workspace_bytes, int operand_sets)
     : problem_(p),
       stream_(stream),
       a_(std::size_t(p.m * p.k) * size_bytes(p.in_dtype)),
@@ -90,6 +99,16 @@ GemmWorkload::GemmWorkload(const GemmProblem& p, const DeviceDesc& device, cache
   CUdeviceptr ref_ptr = reference_device_.get();
   void* ref_args[] = {&a_ptr, &b_ptr, &lda, &ldb, &m, &nn, &k, &rows_ptr, &cols_ptr, &num, &ref_ptr};
   launch(gen::kReferenceSamples, blocks_for(std::int64_t(n) * 32, 8192), ref_args);
+  for (int set = 1; set < operand_sets; ++set) {
+    OperandCopy copy{rt::DeviceBuffer(a_.bytes()), rt::DeviceBuffer(b_.bytes()),
+                     rt::DeviceBuffer(c_.bytes())};
+    rt::check(d.memcpy_dtod_async(copy.a.get(), a_ptr, a_.bytes(), stream_),
+              "cuMemcpyDtoDAsync(A copy)");
+    rt::check(d.memcpy_dtod_async(copy.b.get(), b_ptr, b_.bytes(), stream_),
+              "cuMemcpyDtoDAsync(B copy)");
+    poison(copy.c.get());
+    copies_.push_back(std::move(copy));
+  }
   reference_.resize(n);
   rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(reference)");
   rt::check(d.memcpy_dtoh(reference_.data(), ref_ptr, n * sizeof(double)), "cuMemcpyDtoH(reference)");
@@ -101,12 +120,19 @@ void GemmWorkload::launch(int kernel, std::uint32_t blocks, void** args) {
             "cuLaunchKernel(check kernel)");
 }
 
-void GemmWorkload::poison_output() {
-  CUdeviceptr c_ptr = c_.get();
+GemmOperands GemmWorkload::operands(int set) const {
+  if (set == 0) return {a(), b(), c()};
+  const OperandCopy& copy = copies_.at(std::size_t(set - 1));
+  return {copy.a.data(), copy.b.data(), copy.c.data()};
+}
+
+void GemmWorkload::poison(CUdeviceptr c) {
   long long count = problem_.m * problem_.n;
-  void* args[] = {&c_ptr, &count};
+  void* args[] = {&c, &count};
   launch(gen::kFillPoisonOut, blocks_for(count, 65535), args);
 }
+
+void GemmWorkload::poison_output() { poison(c_.get()); }
 
 OutputCheck GemmWorkload::check_output() {
   const rt::CudaDriver& d = rt::driver();

@@ -102,6 +102,43 @@ TEST_F(GemmCorrectness, RaggedShapesEveryDtypeBothLayoutsModelDefault) {
       for (Layout layout : {Layout::kNT, Layout::kNN}) check({shape, pair[0], pair[1], layout, ""});
 }
 
+// The measuring protocol times a GEMM rotating over copies of its operands: every copy must
+// hold the checked inputs, and a kernel run on any copy must write that copy's C (its result,
+// moved into the checked C, passes the check; a copy left poisoned or holding other inputs
+// would not).
+TEST_F(GemmCorrectness, EveryOperandSetTheProtocolRotatesOverHoldsTheCheckedInputs) {
+  const GemmProblem p = testing::shaped_problem("33x200x1000", Layout::kNT, DType::kBF16,
+                                                DType::kBF16);
+  const GemmConfig config = rt::model_default_config(p, device_, 64 << 20);
+  const rt::CudaDriver& d = rt::driver();
+  rt::ModuleCache modules;
+  CUstream stream = nullptr;
+  ASSERT_EQ(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  {
+    tune::GemmWorkload work(p, device_, nullptr, modules, stream, fresh_seed(),
+                            std::size_t(workspace_bytes(p, config)), 4);
+    ASSERT_EQ(work.num_operand_sets(), 4);
+    const auto cubin = rt::get_or_compile(
+        &cubin_cache(), gen::generate_gemm(p, config, device_.arch()), true, true);
+    const rt::GemmKernel kernel(p, config, modules.load(cubin.record));
+    const std::size_t c_bytes = std::size_t(p.m * p.n) * size_bytes(p.out_dtype);
+    for (int set = 0; set < work.num_operand_sets(); ++set) {
+      const tune::GemmOperands o = work.operands(set);
+      if (set > 0) EXPECT_NE(o.b, work.b()) << "set " << set << " shares the checked B";
+      work.poison_output();  // the checked C; the other sets' C were poisoned when made
+      ASSERT_EQ(kernel.launch(o.a, o.b, o.c, work.workspace(), stream), CUDA_SUCCESS);
+      if (set > 0) {
+        ASSERT_EQ(d.memcpy_dtod_async(reinterpret_cast<CUdeviceptr>(work.c()),
+                                      reinterpret_cast<CUdeviceptr>(o.c), c_bytes, stream),
+                  CUDA_SUCCESS);
+      }
+      const tune::OutputCheck result = work.check_output();
+      EXPECT_TRUE(result.passed) << "set " << set << ": " << result.detail;
+    }
+  }
+  d.stream_destroy(stream);
+}
+
 TEST_F(GemmCorrectness, HandPickedTilesIncludingSplitKOnRaggedShapes) {
   const char* configs[] = {
       "sm80.bm128.bn256.bk32.wm64.wn64.s3.g8.sk1", "sm80.bm256.bn128.bk32.wm64.wn64.s3.g8.sk1",
