@@ -623,68 +623,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 
   const GemmParams& p = params.gemm;
   const int rank = kInCluster ? int(cluster_ctarank()) : 0;
-
-  // Thread 0: the TMA loads of k-tile k of unit w into ring stage `stage`, completing on the
-  // stage's full barrier.
-  auto load_stage = [&](const sm90::WorkUnit& w, int k, int stage) {
-    // A CTA without a tile loads its peer's A rows (in bounds, L2-hot); nothing is stored.
-    const int m0 = (w.has_tile ? w.tile_m : w.tile_m - 1) * kTileM;
-    const int n0 = w.tile_n * kTileN;
-    // nn: 64-column atoms wholly right of N are not loaded; their stale shared memory only
-    // feeds columns of C that are never stored. (Partial boxes are zero-filled and count
-    // whole.) The count depends on n0 only, so both CTAs of a cluster agree on it.
-    int b_atoms = kTileN / 64;
-    if constexpr (!kBIsNxK) {
-      const int atoms_left = (p.n - n0 + 63) / 64;
-      if (atoms_left < b_atoms) b_atoms = atoms_left;
-    }
-    // nt loads B as one box of kTileN rows (144 is not a whole number of 64-row atoms).
-    const unsigned int stage_bytes =
-        kAStageBytes + (kBIsNxK ? kBStageBytes : b_atoms * kBAtomBytes);
-    const unsigned int full = full_bars + 8 * stage;
-    const unsigned int b_stage = smem_b + stage * kBStageBytes;
-    mbarrier_arrive_expect_tx(full, stage_bytes);
-    // Several atoms along K (kTileK 128, 256): the later boxes may lie wholly past K; TMA fills
-    // them with zeros and counts their bytes like any other.
-#pragma unroll
-    for (int j = 0; j < kKAtoms; ++j)
-      tma_load_2d(smem_a + stage * kAStageBytes + j * kAKAtomBytes, &params.a_map,
-                  k + sm90::kAtomK * j, m0, full);
-    if constexpr (kCluster == 1) {
-      if constexpr (kBIsNxK) {
-#pragma unroll
-        for (int j = 0; j < kKAtoms; ++j)
-          tma_load_2d(b_stage + j * kBKAtomBytes, &params.b_map, k + sm90::kAtomK * j, n0, full);
-      } else {
-        for (int j = 0; j < b_atoms; ++j)
-          tma_load_2d(b_stage + j * kBAtomBytes, &params.b_map, n0 + 64 * j, k, full);
-      }
-    } else {
-      // Half of B each, multicast to both CTAs: nt, rows [n0 + rank * kTileN / 2, ...); nn, K
-      // rows [k + 32 rank, k + 32 rank + 32) of every atom (32 rows = 4 whole swizzle periods,
-      // so the halves tile the atom exactly).
-      if constexpr (kBIsNxK) {
-#pragma unroll
-        for (int j = 0; j < kKAtoms; ++j)
-          tma_load_2d_multicast(b_stage + j * kBKAtomBytes + rank * (kBKAtomBytes / 2),
-                                &params.b_map, k + sm90::kAtomK * j, n0 + rank * (kTileN / 2),
-                                full, 0x3);
-      } else {
-        for (int j = 0; j < b_atoms; ++j)
-          tma_load_2d_multicast(b_stage + j * kBAtomBytes + rank * (kBAtomBytes / 2),
-                                &params.b_map, n0 + 64 * j, k + 32 * rank, full, 0x3);
-      }
-    }
-  };
-
-  // Without a cluster, thread 0 issues its first unit's first kStages k-tiles right after the
-  // barriers' set-up, before the CTA barrier, the role split and the register reallocation:
-  // the ring's empty barriers start free, and nothing else waits on the loads' issue (a cluster
-  // must first know its peer's barriers set up, so it loads after cluster_sync). Not with split-K
-  // behind two consumers: there the producer's 40 registers cannot hold the extra state (ptxas
-  // spills at 128 x 256).
-  constexpr bool kEarlyLoads = !kInCluster && !(kSplitK && kConsumers == 2);
-  int early_tiles = 0;  // thread 0: k-tiles of the first unit loaded before the CTA barrier
   if (threadIdx.x == 0) {
 #pragma unroll 1
     for (int s = 0; s < kStages; ++s) {
@@ -693,14 +631,6 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     }
     if constexpr (kSplitK && kClusterK == 1) mbarrier_init(epoch_bar, 1);
     fence_mbarrier_init();
-    if constexpr (kEarlyLoads) {
-      if (int(blockIdx.x) < p.tiles_m * p.tiles_n * (kSplitK ? p.num_splits : 1)) {
-        const sm90::WorkUnit w = sm90::work_unit<1, 1>(int(blockIdx.x), p, kSplitK, 0);
-        for (int k = w.k_begin; k < w.k_end && early_tiles < kStages; k += kTileK)
-          load_stage(w, k, early_tiles++);
-        sm90::trace_mark(p.flags, kTraceFirstLoad);
-      }
-    }
   }
   if constexpr (kCluster > 1) {
     cluster_sync();
@@ -729,17 +659,63 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     // Cluster split-K: every producer thread walks the units too, to meet the consumers' three
     // barriers after each (see cluster_split_barriers); thread 0 issues the loads.
     if (threadIdx.x == 0 || kClusterK > 1) {
-      int stage = early_tiles % kStages;
-      unsigned int phase = early_tiles / kStages;
+      int stage = 0;
+      unsigned int phase = 0;
       for (int unit = first_unit; unit < num_units; unit += unit_stride) {
         const sm90::WorkUnit w = sm90::work_unit<kCluster, kClusterK>(unit, p, kSplitK, rank);
         if (threadIdx.x == 0) {
-          const int k_from = w.k_begin + (unit == first_unit ? early_tiles * kTileK : 0);
-          for (int k = k_from; k < w.k_end; k += kTileK) {
+          // A CTA without a tile loads its peer's A rows (in bounds, L2-hot); nothing is stored.
+          const int m0 = (w.has_tile ? w.tile_m : w.tile_m - 1) * kTileM;
+          const int n0 = w.tile_n * kTileN;
+          // nn: 64-column atoms wholly right of N are not loaded; their stale shared memory only
+          // feeds columns of C that are never stored. (Partial boxes are zero-filled and count
+          // whole.) The count depends on n0 only, so both CTAs of a cluster agree on it.
+          int b_atoms = kTileN / 64;
+          if constexpr (!kBIsNxK) {
+            const int atoms_left = (p.n - n0 + 63) / 64;
+            if (atoms_left < b_atoms) b_atoms = atoms_left;
+          }
+          // nt loads B as one box of kTileN rows (144 is not a whole number of 64-row atoms).
+          const unsigned int stage_bytes =
+              kAStageBytes + (kBIsNxK ? kBStageBytes : b_atoms * kBAtomBytes);
+          for (int k = w.k_begin; k < w.k_end; k += kTileK) {
             mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);
-            load_stage(w, k, stage);
-            if (!kEarlyLoads && unit == first_unit && k == w.k_begin)
-              sm90::trace_mark(p.flags, kTraceFirstLoad);
+            const unsigned int full = full_bars + 8 * stage;
+            const unsigned int b_stage = smem_b + stage * kBStageBytes;
+            mbarrier_arrive_expect_tx(full, stage_bytes);
+            // Several atoms along K (kTileK 128, 256): the later boxes may lie wholly past K;
+            // TMA fills them with zeros and counts their bytes like any other.
+#pragma unroll
+            for (int j = 0; j < kKAtoms; ++j)
+              tma_load_2d(smem_a + stage * kAStageBytes + j * kAKAtomBytes, &params.a_map,
+                          k + sm90::kAtomK * j, m0, full);
+            if (unit == first_unit && k == w.k_begin) sm90::trace_mark(p.flags, kTraceFirstLoad);
+            if constexpr (kCluster == 1) {
+              if constexpr (kBIsNxK) {
+#pragma unroll
+                for (int j = 0; j < kKAtoms; ++j)
+                  tma_load_2d(b_stage + j * kBKAtomBytes, &params.b_map, k + sm90::kAtomK * j, n0,
+                              full);
+              } else {
+                for (int j = 0; j < b_atoms; ++j)
+                  tma_load_2d(b_stage + j * kBAtomBytes, &params.b_map, n0 + 64 * j, k, full);
+              }
+            } else {
+              // Half of B each, multicast to both CTAs: nt, rows [n0 + rank * kTileN / 2, ...);
+              // nn, K rows [k + 32 rank, k + 32 rank + 32) of every atom (32 rows = 4 whole
+              // swizzle periods, so the halves tile the atom exactly).
+              if constexpr (kBIsNxK) {
+#pragma unroll
+                for (int j = 0; j < kKAtoms; ++j)
+                  tma_load_2d_multicast(b_stage + j * kBKAtomBytes + rank * (kBKAtomBytes / 2),
+                                        &params.b_map, k + sm90::kAtomK * j,
+                                        n0 + rank * (kTileN / 2), full, 0x3);
+              } else {
+                for (int j = 0; j < b_atoms; ++j)
+                  tma_load_2d_multicast(b_stage + j * kBAtomBytes + rank * (kBAtomBytes / 2),
+                                        &params.b_map, n0 + 64 * j, k + 32 * rank, full, 0x3);
+              }
+            }
             if (++stage == kStages) {
               stage = 0;
               phase ^= 1;
