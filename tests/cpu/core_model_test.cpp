@@ -328,3 +328,28 @@ TEST(Estimate, DecodeStreamsFasterWithMoreDramBytesInFlight) {
   const kt::GemmEstimate big = kt::estimate(square, sm90_config(128, 256, 4, 2), d);
   EXPECT_GT(big.compute_us, big.memory_us);
 }
+
+// Plain row order (raster group 1) re-reads operands from DRAM only when the tiles span several
+// rows and several columns; a decode step's single row (or, swapped, column) of tiles reads each
+// weight tile once in any order, so the group must not move its prediction (it did: 14.3 against
+// 10.4 us at 1 x 4096^2, which buried the measured winners deep in the model's order).
+TEST(Estimate, RasterGroupMattersOnlyWithSeveralRowsAndColumnsOfTiles) {
+  const kt::DeviceDesc d = h200();
+  auto predicted = [&d](const kt::GemmProblem& p, const char* key) {
+    return kt::estimate(p, kt::parse_gemm_config_key(key), d).predicted_us;
+  };
+  for (const std::int64_t tokens : {1, 16, 64}) {
+    const kt::GemmProblem decode = problem(tokens, 4096, 4096);
+    // One row of 64 x 32 tiles; swapped, one column of 64 x 16 (but four at 64 tokens).
+    EXPECT_DOUBLE_EQ(predicted(decode, "sm90.bm64.bn32.bk64.s8.c1.e0.cl1.g1.sk1"),
+                     predicted(decode, "sm90.bm64.bn32.bk64.s8.c1.e0.cl1.g8.sk1"))
+        << tokens;
+    if (tokens > 16) continue;
+    EXPECT_DOUBLE_EQ(predicted(decode, "sm90.bm64.bn16.bk128.s8.c1.e0.cl1.g1.sk1.swab"),
+                     predicted(decode, "sm90.bm64.bn16.bk128.s8.c1.e0.cl1.g8.sk1.swab"))
+        << tokens;
+  }
+  const kt::GemmProblem square = problem(8192, 8192, 8192);
+  EXPECT_GT(predicted(square, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g1.sk1"),
+            predicted(square, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1"));
+}
