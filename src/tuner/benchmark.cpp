@@ -30,6 +30,16 @@ Timing summarize(std::vector<double> samples) {
   return t;
 }
 
+std::function<CUresult(CUstream)> rotating_launch(
+    int sets, std::function<CUresult(CUstream, int)> launch_on_set) {
+  return [sets = std::max(sets, 1), launch_on_set = std::move(launch_on_set),
+          next = 0](CUstream stream) mutable {
+    const int set = next;
+    next = (next + 1) % sets;
+    return launch_on_set(stream, set);
+  };
+}
+
 namespace {
 constexpr unsigned int kFlushThreads = 512;
 }  // namespace

@@ -34,6 +34,12 @@ struct BenchmarkOptions {
   double target_ms = 150;  // total kernel time to aim for
 };
 
+// A launch that runs launch_on_set(stream, set) on operand set 0, 1, .., sets - 1, 0, .. in turn,
+// one set per call: the measuring protocol's rotation over copies of the operands
+// (GemmWorkload). Pass the result by reference, so that every call advances the same rotation.
+std::function<CUresult(CUstream)> rotating_launch(
+    int sets, std::function<CUresult(CUstream, int)> launch_on_set);
+
 class Bench {
  public:
   // Compiles (or takes from db, which may be null) and loads the flush kernel into `modules`

@@ -48,7 +48,7 @@ TrialResult CandidateBench::measure(const std::string& config_key,
       r.detail = check.detail;
       return r;
     }
-    r.timing = bench_.measure(rotating_launch(config_key), options_);
+    r.timing = bench_.measure(timed_launch(config_key), options_);
   } catch (const CudaError& e) {
     // NOTE: errors such as an illegal address are sticky: every later call of this context
     // fails too, so only a new process can measure the next candidate.
@@ -63,10 +63,10 @@ TrialResult CandidateBench::measure(const std::string& config_key,
   return r;
 }
 
-std::function<CUresult(CUstream)> CandidateBench::rotating_launch(const std::string& config_key) {
-  return [this, config_key, next = 0](CUstream s) mutable {
-    return target_->launch(config_key, s, next++ % target_->num_operand_sets());
-  };
+std::function<CUresult(CUstream)> CandidateBench::timed_launch(const std::string& config_key) {
+  return rotating_launch(target_->num_operand_sets(), [this, config_key](CUstream s, int set) {
+    return target_->launch(config_key, s, set);
+  });
 }
 
 void CandidateBench::load(const std::string& config_key, const cache::CubinRecord& cubin) {
@@ -78,7 +78,7 @@ void CandidateBench::remeasure(const std::vector<std::string>& config_keys,
   std::vector<std::function<CUresult(CUstream)>> launches;
   std::vector<Timing*> pointers;
   for (std::size_t i = 0; i < config_keys.size(); ++i) {
-    launches.push_back(rotating_launch(config_keys[i]));
+    launches.push_back(timed_launch(config_keys[i]));
     pointers.push_back(&timings[i]);
   }
   bench_.remeasure_interleaved(launches, pointers, rounds);

@@ -44,8 +44,8 @@ class CandidateBench {
                  int rounds);
 
  private:
-  // Launches the candidate on the next operand set each call (the protocol's rotation).
-  std::function<CUresult(CUstream)> rotating_launch(const std::string& config_key);
+  // The candidate's launch as the protocol times it: on the next operand set each call.
+  std::function<CUresult(CUstream)> timed_launch(const std::string& config_key);
 
   rt::ModuleCache modules_;  // before the target and the kernels that use its modules
   rt::OwnedStream stream_;

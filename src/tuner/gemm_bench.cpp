@@ -49,14 +49,13 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
                     timing_operand_sets(p));
   Bench bench(stream.get(), device, modules, nullptr);
 
-  // Both libraries rotate over the same operand sets, as the tuner does (set 0 is checked);
-  // std::functions, so that Bench::sample calls these objects and each rotation carries over.
+  // Both libraries rotate over the same operand sets, as the tuner does (set 0 is checked).
   const int sets = work.num_operand_sets();
-  const std::function<CUresult(CUstream)> kt_launch = [&, next = 0](CUstream stream) mutable {
-    const GemmOperands o = work.operands(next++ % sets);
+  const auto kt_launch = rotating_launch(sets, [&](CUstream stream, int set) {
+    const GemmOperands o = work.operands(set);
     runtime.gemm(p, o.a, o.b, o.c, stream);
     return CUDA_SUCCESS;
-  };
+  });
   work.poison_output();
   runtime.gemm(p, work.a(), work.b(), work.c(), stream.get());
   row.kerntune_check = work.check_output();
@@ -74,10 +73,10 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
       lt.reset();
     }
   }
-  const std::function<CUresult(CUstream)> lt_launch = [&, next = 0](CUstream stream) mutable {
-    const GemmOperands o = work.operands(next++ % sets);
+  const auto lt_launch = rotating_launch(sets, [&](CUstream stream, int set) {
+    const GemmOperands o = work.operands(set);
     return lt->launch(o.a, o.b, o.c, stream);
-  };
+  });
 
   // Rounded up to whole 16-byte words: never empty, even for a 1 x 1 x 1 problem.
   const std::size_t copy_bytes = (std::size_t(p.min_bytes() / 2) + 15) / 16 * 16;

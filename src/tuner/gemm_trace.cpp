@@ -55,10 +55,10 @@ GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
   GemmWorkload work(p, device, nullptr, modules, stream.get(), 0, kWorkspaceBytes,
                     timing_operand_sets(p));
   Bench bench(stream.get(), device, modules, nullptr);
-  const std::function<CUresult(CUstream)> launch = [&, next = 0](CUstream s) mutable {
-    const GemmOperands o = work.operands(next++ % work.num_operand_sets());
+  const auto launch = rotating_launch(work.num_operand_sets(), [&](CUstream s, int set) {
+    const GemmOperands o = work.operands(set);
     return kernel.launch(o.a, o.b, o.c, work.workspace(), s);
-  };
+  });
 
   GemmTrace trace;
   trace.grid = int(kernel.plan().main.num_ctas());

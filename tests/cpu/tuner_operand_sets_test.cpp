@@ -1,9 +1,12 @@
-// How many copies of a GEMM's operands the measuring protocol rotates over: eight for the decode
+// How many copies of a GEMM's operands the measuring protocol rotates over (eight for the decode
 // and mid-sized shapes whose time moves with where their operands lie, fewer as a set grows
-// toward the 1 GiB budget, never none.
+// toward the 1 GiB budget, never none), and the rotation itself.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "core/gemm_problem.hpp"
+#include "tuner/benchmark.hpp"
 #include "tuner/gemm_workload.hpp"
 
 namespace kt::tune {
@@ -35,6 +38,32 @@ TEST(TimingOperandSets, LargeSetsGetFewerWithinTheBudget) {
 
 TEST(TimingOperandSets, ASetLargerThanTheBudgetStillGetsOne) {
   EXPECT_EQ(timing_operand_sets(bf16(32768, 32768, 32768)), 1);
+}
+
+TEST(RotatingLaunch, VisitsEverySetInTurnAndKeepsItsPlaceAcrossCallers) {
+  std::vector<int> seen;
+  const auto launch = rotating_launch(3, [&seen](CUstream, int set) {
+    seen.push_back(set);
+    return CUDA_SUCCESS;
+  });
+  // Bench::sample takes the launch by reference: a later round continues where one stopped.
+  auto round = [](const std::function<CUresult(CUstream)>& f, int reps) {
+    for (int i = 0; i < reps; ++i) EXPECT_EQ(f(nullptr), CUDA_SUCCESS);
+  };
+  round(launch, 4);
+  round(launch, 3);
+  EXPECT_EQ(seen, (std::vector<int>{0, 1, 2, 0, 1, 2, 0}));
+}
+
+TEST(RotatingLaunch, NoSetsMeansTheFirstEveryTime) {
+  std::vector<int> seen;
+  const auto launch = rotating_launch(0, [&seen](CUstream, int set) {
+    seen.push_back(set);
+    return CUDA_ERROR_INVALID_VALUE;
+  });
+  EXPECT_EQ(launch(nullptr), CUDA_ERROR_INVALID_VALUE);  // the launch's result comes back
+  EXPECT_EQ(launch(nullptr), CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(seen, (std::vector<int>{0, 0}));
 }
 
 }  // namespace
