@@ -190,7 +190,8 @@ std::string gemm_reduce_expression(const GemmProblem& p);
 
 // Every config of `domains` that validate() accepts for (problem, device), in key order.
 // Dominated points are dropped: tiles more than twice the padded problem and split-K where
-// one split would be shallower than four k-tiles; sm90 stages 128 deep only for small tiles.
+// one split would be shallower than four k-tiles; sm90 stages 128 or 256 deep only for small
+// tiles.
 std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const DeviceDesc& device,
                                                const GemmDomains& domains = {});
 

@@ -58,14 +58,18 @@ double sm90_tile_factor(const GemmConfig& c) {
 // every few rows once the operands outgrow L2 (fast.cu's grouped order was worth a few percent).
 constexpr double kSm90UngroupedFactor = 0.97;
 
+// The bytes of A and B.
+double operand_bytes(const GemmProblem& p) {
+  return (double(p.m) + double(p.n)) * double(p.k) * size_bytes(p.in_dtype);
+}
+
 // Whether plain row order (raster group 1) makes CTAs re-read operands from DRAM: only when the
 // operands outgrow half of L2 and the tiles span several rows and several columns. A single row
 // or column of tiles (every decode step) reads each tile of its large operand once in any order.
 bool ungrouped_rereads(const GemmProblem& p, const GemmConfig& c, const GemmEstimate& e,
                        const DeviceDesc& d) {
-  const double operand_bytes = (double(p.m) + double(p.n)) * double(p.k) * size_bytes(p.in_dtype);
   return c.raster_group == 1 && e.tiles_m > 1 && e.tiles_n > 1 &&
-         operand_bytes > 0.5 * double(d.l2_bytes);
+         operand_bytes(p) > 0.5 * double(d.l2_bytes);
 }
 
 // sm90 clusters of 2 sharing B by multicast: half of B's L2 reads per CTA. fast.cu's ladder on
@@ -256,7 +260,7 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
       double(work_units(p, c)) * (double(c.tile_m) + b_rows) * double(k_padded) * in +
       partial_traffic;
   double dram = p.min_bytes();
-  if (ungrouped_rereads(p, c, e, d)) dram += 0.5 * (double(p.m) * p.k + double(p.k) * p.n) * in;
+  if (ungrouped_rereads(p, c, e, d)) dram += 0.5 * operand_bytes(p);
   // A CTA keeps up to `stages` k-tiles of loads outstanding, of which the share DRAM serves
   // (unique bytes over all loads) keeps DRAM busy; few or shallow CTAs leave it idle between
   // requests (a decode shape's 64 CTAs, not a full-size GEMM's).

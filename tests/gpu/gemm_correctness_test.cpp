@@ -124,7 +124,9 @@ TEST_F(GemmCorrectness, EveryOperandSetTheProtocolRotatesOverHoldsTheCheckedInpu
     const std::size_t c_bytes = std::size_t(p.m * p.n) * size_bytes(p.out_dtype);
     for (int set = 0; set < work.num_operand_sets(); ++set) {
       const tune::GemmOperands o = work.operands(set);
-      if (set > 0) EXPECT_NE(o.b, work.b()) << "set " << set << " shares the checked B";
+      if (set > 0) {
+        EXPECT_NE(o.b, work.b()) << "set " << set << " shares the checked B";
+      }
       work.poison_output();  // the checked C; the other sets' C were poisoned when made
       ASSERT_EQ(kernel.launch(o.a, o.b, o.c, work.workspace(), stream), CUDA_SUCCESS);
       if (set > 0) {
