@@ -244,11 +244,14 @@ int smem_bytes(const GemmProblem& p, const GemmConfig& c) {
   if (c.family == GemmFamily::kSmallM) return small_m_smem_bytes(c);
   const int stages_bytes = c.stages * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
   // sm90 adds the epilogue slabs (epilogue per consumer, a slab row per row of the consumer's
-  // rows: epilogue x tile_m x slab row bytes in all), a full and an empty mbarrier per stage and
-  // the 1024-byte alignment slack.
-  if (c.family == GemmFamily::kSm90)
+  // rows: epilogue x tile_m x slab row bytes in all), a full and an empty mbarrier per stage,
+  // with split-K through L2 a consumer's mbarrier for its stripes (16 bytes: the epoch's lie in
+  // the slack), and the 1024-byte alignment slack.
+  if (c.family == GemmFamily::kSm90) {
+    const int splitk_barrier_bytes = c.split_k > 1 && c.cluster_k <= 1 ? 16 : 0;
     return stages_bytes + c.epilogue * c.tile_m * sm90_slab_columns(p, c) * size_bytes(p.out_dtype) +
-           c.stages * 16 + kSm90SmemAlignBytes;
+           c.stages * 16 + splitk_barrier_bytes + kSm90SmemAlignBytes;
+  }
   return stages_bytes;
 }
 

@@ -19,7 +19,8 @@ inline constexpr int kBenchmarkProtocolVersion = 3;
 // 7: sm90 144- and 32-column tiles gain the TMA-store epilogue (two unswizzled half-tile slabs).
 // 8: sm90 gains swap-AB configs (key suffix swab) and 16-column tiles for decode steps.
 // 9: sm90 gains stages two or four swizzle atoms deep (bk128, bk256; nt) for small tiles.
-inline constexpr int kGemmTemplateVersion = 9;
+// 10: sm90 distributed split-K moves partial sums by bulk copies through the ring.
+inline constexpr int kGemmTemplateVersion = 10;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 inline constexpr int kAttentionTemplateVersion = 4;

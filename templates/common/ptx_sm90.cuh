@@ -180,6 +180,28 @@ __device__ __forceinline__ void tma_store_4d(const void* map, unsigned int src, 
       : "memory");
 }
 
+// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) of this CTA's shared memory
+// at `src` to global memory at `dst`, without a tensor map. Asynchronous: joins this thread's
+// current bulk group, like tma_store_2d.
+__device__ __forceinline__ void bulk_store(void* dst, unsigned int src, unsigned int bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(dst)),
+               "r"(src), "r"(bytes)
+               : "memory");
+}
+
+// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) of global memory at `src`
+// into this CTA's shared memory at `dst`, without a tensor map; completes as transaction bytes
+// on the mbarrier `bar`, like tma_load_2d.
+__device__ __forceinline__ void bulk_load(unsigned int dst, const void* src, unsigned int bytes,
+                                          unsigned int bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+          dst),
+      "l"(reinterpret_cast<unsigned long long>(src)), "r"(bytes), "r"(bar)
+      : "memory");
+}
+
 __device__ __forceinline__ void bulk_commit_group() {
   asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
@@ -199,6 +221,13 @@ __device__ __forceinline__ void bulk_wait_group_all() {
 // that reads them after a barrier).
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Orders this thread's global-memory accesses through the async proxy (bulk copies) with its
+// generic ones: after the bulk stores' completion and before a release that publishes them, or
+// after an acquire and before bulk loads of what it acquired.
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
 }
 
 // Synchronizes the `threads` threads (a multiple of 32) that use named barrier `id` (1..15).
@@ -234,6 +263,14 @@ __device__ __forceinline__ void st_shared_v4f32(unsigned int addr, float a, floa
                                                 float d) {
   asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "f"(a), "f"(b), "f"(c),
                "f"(d)
+               : "memory");
+}
+
+__device__ __forceinline__ void ld_shared_v4f32(unsigned int addr, float& a, float& b, float& c,
+                                                float& d) {
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(a), "=f"(b), "=f"(c), "=f"(d)
+               : "r"(addr)
                : "memory");
 }
 

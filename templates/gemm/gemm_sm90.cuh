@@ -200,6 +200,62 @@ __device__ __forceinline__ void stage_partials(unsigned int base, const float (&
   write_partials(store, acc, thread, 0, 0);
 }
 
+// ---- distributed split-K by bulk copies ----------------------------------------------------------
+
+// Bytes of one accumulator quad of a consumer in store_partials' layout: a float4 per thread.
+constexpr int kQuadBytes = 128 * 16;
+
+// The named barrier over the consumers' threads around the ring's reuse for partial sums (1 and
+// 2 are the consumers' own, 3 cluster split-K's).
+constexpr unsigned int kPartialsBarrier = 4;
+
+// Issues the bulk stores of a consumer's partial sums, staged in `staged` (stage_partials'
+// layout, which is the slot's), to `slot`, leaving out the quads [skip_begin, skip_end) of each
+// m64 tile: kMI + 1 contiguous runs at most. Joins the thread's current bulk group.
+template <int kMI, int kQuads>
+__device__ __forceinline__ void bulk_store_partials(float* slot, unsigned int staged,
+                                                    int skip_begin, int skip_end) {
+  int run_begin = 0;  // quads, over the kMI tiles in order
+#pragma unroll
+  for (int mi = 0; mi <= kMI; ++mi) {
+    const int run_end = mi < kMI ? mi * kQuads + skip_begin : kMI * kQuads;
+    if (run_end > run_begin)
+      bulk_store(slot + run_begin * (kQuadBytes / 4), staged + run_begin * kQuadBytes,
+                 (run_end - run_begin) * kQuadBytes);
+    run_begin = mi * kQuads + skip_end;
+  }
+}
+
+// Shared address of this thread's float4 of split z's quad (mi, q) among the stripes that
+// bulk_load_stripes placed at `peers`: the other splits in increasing order, each kMI runs of
+// the stripe's `width` quads from q_begin.
+template <int kMI>
+__device__ __forceinline__ unsigned int stripe_address(unsigned int peers, int z, int split,
+                                                       int mi, int q, int q_begin, int width,
+                                                       int thread) {
+  const int peer = z < split ? z : z - 1;
+  return peers + ((peer * kMI + mi) * width + q - q_begin) * kQuadBytes + thread * 16;
+}
+
+// Loads the stripe, quads [q_begin, q_end) of each m64 tile, of every other split's slot
+// (split z's at slot0 + z * split_stride) to `peers` in stripe_address's layout, completing on
+// `bar` (which the caller has armed with expect_tx of all of it).
+template <int kMI, int kQuads>
+__device__ __forceinline__ void bulk_load_stripes(unsigned int peers, const float* slot0,
+                                                  long long split_stride, int splits, int split,
+                                                  int q_begin, int q_end, unsigned int bar) {
+  const int width = q_end - q_begin;
+#pragma unroll 1
+  for (int z = 0; z < splits; ++z) {
+    if (z == split) continue;
+#pragma unroll
+    for (int mi = 0; mi < kMI; ++mi)
+      bulk_load(stripe_address<kMI>(peers, z, split, mi, q_begin, q_begin, width, 0),
+                slot0 + z * split_stride + (mi * kQuads + q_begin) * (kQuadBytes / 4),
+                width * kQuadBytes, bar);
+  }
+}
+
 // Cluster split-K: the named barrier over every thread of the CTA that closes a unit's main loop
 // (1 and 2 are the consumers' own).
 constexpr unsigned int kUnitBarrier = 3;
@@ -615,10 +671,17 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // base is 16-byte aligned).
   const unsigned int epoch_bar = empty_bars + kStages * 8;
   const unsigned int epoch_word = epoch_bar + 8;
+  // Distributed split-K by bulk copies: each consumer's mbarrier for its peers' stripes (16 more
+  // bytes, which smem_bytes adds for split-K configs).
+  const unsigned int stripe_bars = epoch_bar + 16;
 
   // Cluster split-K: each consumer's FP32 partial tile, staged over the ring after its main loop.
-  static_assert(kClusterK == 1 || kTileM * kTileN * 4 <= kStages * (kAStageBytes + kBStageBytes),
+  constexpr int kRingBytes = kStages * (kAStageBytes + kBStageBytes);
+  static_assert(kClusterK == 1 || kTileM * kTileN * 4 <= kRingBytes,
                 "cluster split-K stages the partial tile in the ring");
+  // Distributed split-K moves partial sums by bulk copies through the ring when the FP32 tile
+  // fits it (otherwise, and in serial mode, by each thread's 16-byte loads and stores).
+  constexpr bool kBulkPartials = kSplitK && kClusterK == 1 && kTileM * kTileN * 4 <= kRingBytes;
   constexpr bool kInCluster = kCluster * kClusterK > 1;
 
   const GemmParams& p = params.gemm;
@@ -629,7 +692,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       mbarrier_init(full_bars + 8 * s, 1);
       mbarrier_init(empty_bars + 8 * s, kConsumers * kCluster);
     }
-    if constexpr (kSplitK && kClusterK == 1) mbarrier_init(epoch_bar, 1);
+    if constexpr (kSplitK && kClusterK == 1) {
+      mbarrier_init(epoch_bar, 1);
+      for (int c = 0; c < kConsumers; ++c) mbarrier_init(stripe_bars + 8 * c, 1);
+    }
     fence_mbarrier_init();
   }
   if constexpr (kCluster > 1) {
@@ -838,14 +904,62 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           const unsigned int* const flag0 = flags + tile * kConsumers;
           int q_begin = 0, q_end = 0;
           sm90::slice_quads(w.split, p.num_splits, kAccs / 4, q_begin, q_end);
+          unsigned int* const my_flag = flags + (w.split * tiles + tile) * kConsumers;
           // All but the unit's own stripe, which it reduces from its registers.
-          sm90::store_partials(slot0 + w.split * split_stride, acc, thread, q_begin, q_end);
-          named_barrier_sync(1 + consumer, 128);
-          if (thread == 0)
-            st_release_gpu(flags + (w.split * tiles + tile) * kConsumers,
-                           sm90::load_epoch(epoch_bar, epoch_word));
+          if constexpr (kBulkPartials) {
+            // Every consumer is done reading the ring (this CTA's only unit), so it holds the
+            // partial tile; thread 0 bulk-stores it and publishes once the writes are complete.
+            const unsigned int staged = smem_a + consumer * (kRowsPerConsumer * kTileN * 4);
+            named_barrier_sync(sm90::kPartialsBarrier, 128 * kConsumers);
+            sm90::stage_partials(staged, acc, thread);
+            fence_proxy_async_shared();
+            named_barrier_sync(1 + consumer, 128);
+            if (thread == 0) {
+              sm90::bulk_store_partials<kMI, kAccs / 4>(slot0 + w.split * split_stride, staged,
+                                                         q_begin, q_end);
+              bulk_commit_group();
+              bulk_wait_group_all();
+              fence_proxy_async_global();
+              st_release_gpu(my_flag, sm90::load_epoch(epoch_bar, epoch_word));
+            }
+          } else {
+            sm90::store_partials(slot0 + w.split * split_stride, acc, thread, q_begin, q_end);
+            named_barrier_sync(1 + consumer, 128);
+            if (thread == 0) st_release_gpu(my_flag, sm90::load_epoch(epoch_bar, epoch_word));
+          }
           if (marks) sm90::trace_mark(p.flags, kTracePublished);
           if (q_begin == q_end) continue;  // more splits than quads: nothing to reduce
+          if constexpr (kBulkPartials) {
+            // The other splits' stripes, bulk-loaded over the ring once both consumers' stores
+            // have completed (each thread 0 waited before this barrier), half of it a consumer.
+            const int width = q_end - q_begin;
+            if ((p.num_splits - 1) * kMI * width * sm90::kQuadBytes <= kRingBytes / kConsumers) {
+              const unsigned int peers = smem_a + consumer * (kRingBytes / kConsumers);
+              const unsigned int bar = stripe_bars + 8 * consumer;
+              named_barrier_sync(sm90::kPartialsBarrier, 128 * kConsumers);
+              if (thread == 0) {
+                sm90::wait_flags(flag0, tiles * kConsumers, p.num_splits, w.split, epoch_bar,
+                                 epoch_word);
+                fence_proxy_async_global();
+                mbarrier_arrive_expect_tx(bar, (p.num_splits - 1) * kMI * width * sm90::kQuadBytes);
+                sm90::bulk_load_stripes<kMI, kAccs / 4>(peers, slot0, split_stride, p.num_splits,
+                                                        w.split, q_begin, q_end, bar);
+              }
+              mbarrier_wait(bar, 0);  // its only phase in the launch
+              if (marks) sm90::trace_mark(p.flags, kTraceFlagsReady);
+              const auto load = [&](int z, int offset, float(&t)[4]) {
+                const int quad = offset / (sm90::kQuadBytes / 4);
+                ld_shared_v4f32(sm90::stripe_address<kMI>(peers, z, w.split, quad / (kAccs / 4),
+                                                          quad % (kAccs / 4), q_begin, width,
+                                                          thread),
+                                t[0], t[1], t[2], t[3]);
+              };
+              sm90::reduce_stripe<TOut, kTileM, kTileN, kConsumers, kSwapAB>(
+                  load, p, w, consumer, warp, lane, p.num_splits, q_begin, q_end, acc);
+              if (marks) sm90::trace_mark(p.flags, kTraceStored);
+              continue;
+            }
+          }
           sm90::wait_flags(flag0, tiles * kConsumers, p.num_splits, w.split, epoch_bar, epoch_word);
           if (marks) sm90::trace_mark(p.flags, kTraceFlagsReady);
           // Opaque copies of the slice bounds: otherwise the compiler keeps the store's 32 quad
