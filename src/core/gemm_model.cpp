@@ -88,7 +88,11 @@ constexpr double kL2BytesPerClockPerSm = 64;
 // sm90 split-K reduced distributed (every unit at once), measured by `kerntune trace` on the
 // H200 (512^2 x 32768, 128 x 128 sk8): 128 CTAs stored 7 MB of FP32 partial sums in 2.3 us (the
 // median CTA; the slowest 6) and read them back in 2 us, ~3 TB/s across the GPU rather than the
-// ~14 of kL2OverDram; and a tile waits for its slowest split, ~2 us after the median.
+// ~14 of kL2OverDram; and a tile waits for its slowest split, ~2 us after the median. With the
+// partial sums moved by bulk copies (template version 10) the store still takes 2.4 us, loading
+// the stripes ~2 us after the last publisher, and the sum and C's stripe 1.3 us; the slowest
+// publisher trails the median by 0.8 us instead of 3.6: the same total within 0.3 us
+// (bench/results/2026-11-30-h200-splitk-bulk), so the constants stand.
 constexpr double kSplitKL2Gbps = 3000;
 constexpr double kSplitKSkewUs = 2.0;
 // sm90 cluster split-K: what one SM reads from its cluster peers' shared memory per clock, and

@@ -174,6 +174,19 @@ TEST(ValidateSm90Config, NeedsAnSm90aDevice) {
   expect_rejected(p, c, kt::device_profile("a100"), "sm_90a");
 }
 
+// The kernel's shared-memory layout past the ring: a full and an empty mbarrier per stage, and
+// with split-K through L2 a consumer's mbarrier for the other splits' stripes (16 bytes; the
+// epoch's barrier and word lie in the alignment slack), then the 1024-byte slack.
+TEST(ValidateSm90Config, SplitKThroughL2AddsTheStripeBarriers) {
+  const kt::GemmProblem p = problem(512, 512, 32768);
+  const int ring = 5 * (128 + 128) * 64 * 2;
+  EXPECT_EQ(kt::smem_bytes(p, sm90_config(128, 128, 5, 2)), ring + 5 * 16 + 1024);
+  EXPECT_EQ(kt::smem_bytes(p, sm90_config(128, 128, 5, 2, 8)), ring + 5 * 16 + 16 + 1024);
+  // Split-K in a cluster reduces over distributed shared memory: no stripe barriers.
+  EXPECT_EQ(kt::smem_bytes(p, kt::testing::sm90_cluster_split_config(128, 128, 5, 2, 4)),
+            ring + 5 * 16 + 1024);
+}
+
 TEST(ValidateSm90Config, NeedsSixteenByteRowStridesForTma) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
   const kt::GemmConfig c = sm90_config(128, 128, 4, 2);
