@@ -226,15 +226,14 @@ __device__ __forceinline__ void bulk_store_partials(float* slot, unsigned int st
   }
 }
 
-// Shared address of this thread's float4 of split z's quad (mi, q) among the stripes that
-// bulk_load_stripes placed at `peers`: the other splits in increasing order, each kMI runs of
-// the stripe's `width` quads from q_begin.
+// Shared address of a float4 of split z's quad (mi, q) among the stripes that bulk_load_stripes
+// placed at `peers`: the other splits in increasing order, each kMI runs of the stripe's `width`
+// quads from q_begin. `base` = peers - q_begin * kQuadBytes + 16 * (the thread's float4 in a quad).
 template <int kMI>
-__device__ __forceinline__ unsigned int stripe_address(unsigned int peers, int z, int split,
-                                                       int mi, int q, int q_begin, int width,
-                                                       int thread) {
+__device__ __forceinline__ unsigned int stripe_address(unsigned int base, int z, int split, int mi,
+                                                       int q, int width) {
   const int peer = z < split ? z : z - 1;
-  return peers + ((peer * kMI + mi) * width + q - q_begin) * kQuadBytes + thread * 16;
+  return base + ((peer * kMI + mi) * width + q) * kQuadBytes;
 }
 
 // Loads the stripe, quads [q_begin, q_end) of each m64 tile, of every other split's slot
@@ -250,7 +249,7 @@ __device__ __forceinline__ void bulk_load_stripes(unsigned int peers, const floa
     if (z == split) continue;
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi)
-      bulk_load(stripe_address<kMI>(peers, z, split, mi, q_begin, q_begin, width, 0),
+      bulk_load(stripe_address<kMI>(peers - q_begin * kQuadBytes, z, split, mi, q_begin, width),
                 slot0 + z * split_stride + (mi * kQuads + q_begin) * (kQuadBytes / 4),
                 width * kQuadBytes, bar);
   }
@@ -680,8 +679,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   static_assert(kClusterK == 1 || kTileM * kTileN * 4 <= kRingBytes,
                 "cluster split-K stages the partial tile in the ring");
   // Distributed split-K moves partial sums by bulk copies through the ring when the FP32 tile
-  // fits it (otherwise, and in serial mode, by each thread's 16-byte loads and stores).
-  constexpr bool kBulkPartials = kSplitK && kClusterK == 1 && kTileM * kTileN * 4 <= kRingBytes;
+  // fits it, beside fewer than 128 accumulators per thread (with 128, ptxas spills around the
+  // bulk path's staging and shared-memory sum); otherwise, and in serial mode, by each thread's
+  // 16-byte loads and stores.
+  constexpr bool kBulkPartials =
+      kSplitK && kClusterK == 1 && kTileM * kTileN * 4 <= kRingBytes && kMI * kAccs < 128;
   constexpr bool kInCluster = kCluster * kClusterK > 1;
 
   const GemmParams& p = params.gemm;
@@ -947,11 +949,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
               }
               mbarrier_wait(bar, 0);  // its only phase in the launch
               if (marks) sm90::trace_mark(p.flags, kTraceFlagsReady);
+              const unsigned int base = peers - q_begin * sm90::kQuadBytes + thread * 16;
               const auto load = [&](int z, int offset, float(&t)[4]) {
                 const int quad = offset / (sm90::kQuadBytes / 4);
-                ld_shared_v4f32(sm90::stripe_address<kMI>(peers, z, w.split, quad / (kAccs / 4),
-                                                          quad % (kAccs / 4), q_begin, width,
-                                                          thread),
+                ld_shared_v4f32(sm90::stripe_address<kMI>(base, z, w.split, quad / (kAccs / 4),
+                                                          quad % (kAccs / 4), width),
                                 t[0], t[1], t[2], t[3]);
               };
               sm90::reduce_stripe<TOut, kTileM, kTileN, kConsumers, kSwapAB>(
