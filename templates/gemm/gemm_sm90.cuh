@@ -512,7 +512,12 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    is indexed at run time), then stores that stripe of C directly (store_pair_masked) whatever
 //    kEpilogueSlots is: the TMA-store epilogue is not used for these units. Each CTA so loads
 //    (S - 1) / S of one partial tile instead of the reducer's S - 1 tiles, and both modes give
-//    bitwise the same C.
+//    bitwise the same C. With kBulkPartials the partial sums move by bulk copies instead of each
+//    thread's 16-byte accesses (the same slots and layout, so the same sums): the ring is idle
+//    (the CTA's only unit is done), each consumer stages its accumulators there, its thread 0
+//    bulk-stores all but the stripe and publishes once the writes are complete; later that thread
+//    polls the flags and bulk-loads the other splits' stripes into the consumer's half of the
+//    ring, and the consumer sums them from shared memory.
 //  * Cluster split-K (kClusterK = S > 1, key field clkS): the S splits of a tile are the S CTAs
 //    of one cluster (split = rank), a unit is a whole tile, and no CTA waits for anything outside
 //    its cluster: no workspace, flags or epoch, and no residency requirement. After a unit's main
@@ -587,6 +592,14 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    cluster barrier, so no peer touches them uninitialized; every thread (none returns early)
 //    meets a cluster barrier again before exit, after all of its remote arrivals, and every
 //    multicast byte sent to a peer is consumed there before the peer reaches it.
+//  * Bulk partial sums (distributed split-K, kBulkPartials): named barrier kPartialsBarrier over
+//    every consumer thread precedes the staging (no wgmma reads the ring any more; every TMA
+//    write to it has completed, as each full barrier was waited) and the stripes' loads (each
+//    consumer's thread 0 arrives only after its bulk stores completed, so no bulk store still
+//    reads the ring); generic writes of the staging are fenced to the async proxy before the
+//    bulk store, which completes (wait_group 0) and is fenced (fence.proxy.async.global) before
+//    the release of the flag; the loads follow the flags' acquire and a proxy fence and complete
+//    on the consumer's stripes mbarrier, whose only phase (0) every consumer thread waits for.
 //  * Epilogue slots: a consumer's thread 0 issues every TMA store of the consumer; before slot
 //    (count % kEpilogueSlots) is rewritten it waits until at most kEpilogueSlots - 1 of its bulk
 //    groups are still reading, i.e. the group that last used the slot is done; a named barrier
