@@ -27,6 +27,8 @@ struct GemmEstimate {
   double reduce_us = 0;          // split-K: sm80 and small-M, the workspace round trip and the
                                  // reduce launch; sm90, the last wave's in-kernel reduction
                                  // (partial-tile loads) and C store
+  double overlap_us = 0;         // the part of the smaller of compute and memory that does not
+                                 // hide under the larger
   double predicted_us = 0;
   double predicted_tflops = 0;   // useful FLOPs over predicted_us
 };
@@ -34,6 +36,10 @@ struct GemmEstimate {
 // regs_per_thread: from the compiled kernel when known, 0 to use estimated_registers().
 GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& device,
                       int regs_per_thread = 0);
+
+// What every family's estimate ends with: overlap_us, predicted_us (the larger of compute and
+// memory, the overlap, the split-K reduction and launch_us) and predicted_tflops.
+void finish_estimate(const GemmProblem& p, GemmEstimate& e, double launch_us);
 
 // What every family's estimate starts from: tiles, CTAs (tiles × splits), threads, registers
 // (regs_per_thread, else estimated_registers()), shared memory, occupancy and tile efficiency.

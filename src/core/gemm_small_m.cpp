@@ -217,8 +217,7 @@ GemmEstimate estimate_small_m(const GemmProblem& p, const GemmConfig& c, const D
     const double ws = double(splitk_partial_bytes(p, c));
     e.reduce_us = (ws + double(p.m) * p.n * size_bytes(p.out_dtype)) / dram_bw * 1e6 + kLaunchUs;
   }
-  e.predicted_us = std::max(e.compute_us, e.memory_us) + e.reduce_us + kLaunchUs;
-  e.predicted_tflops = p.flops() / (e.predicted_us * 1e-6) / 1e12;
+  finish_estimate(p, e, kLaunchUs);
   return e;
 }
 

@@ -42,9 +42,9 @@ void print_estimate(const std::string& title, const GemmProblem& p, const GemmCo
   fmt::print("  waves        {} on {} SMs (last wave {} of {} slots), wave efficiency {:.1f}%\n",
              e.waves.waves, d.num_sms, e.waves.last_wave_ctas, e.waves.slots,
              100 * e.waves.efficiency);
-  fmt::print("  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}){} + launch -> {:.0f} "
-             "TFLOP/s{}\n",
-             e.predicted_us, e.compute_us, e.memory_us,
+  fmt::print("  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}) + overlap {:.1f}{} + "
+             "launch -> {:.0f} TFLOP/s{}\n",
+             e.predicted_us, e.compute_us, e.memory_us, e.overlap_us,
              e.reduce_us > 0 ? fmt::format(" + split-K reduce {:.1f}", e.reduce_us) : "",
              e.predicted_tflops, measured);
 }

@@ -200,7 +200,7 @@ __device__ __forceinline__ void stage_partials(unsigned int base, const float (&
   write_partials(store, acc, thread, 0, 0);
 }
 
-// ---- distributed split-K by bulk copies ----------------------------------------------------------
+// ---- distributed split-K by bulk copies --------------------------------------------------------
 
 // Bytes of one accumulator quad of a consumer in store_partials' layout: a float4 per thread.
 constexpr int kQuadBytes = 128 * 16;
