@@ -28,10 +28,9 @@ std::uint32_t blocks_for(std::int64_t work_items, std::uint32_t cap) {
 }  // namespace
 
 int timing_operand_sets(const GemmProblem& p) {
-  const std::int64_t set_bytes =
-      (p.m * p.k + p.k * p.n) * size_bytes(p.in_dtype) + p.m * p.n * size_bytes(p.out_dtype);
-  const std::int64_t fit = kOperandSetsBudgetBytes / std::max<std::int64_t>(set_bytes, 1);
-  return int(std::clamp<std::int64_t>(fit, 1, kMaxOperandSets));
+  // One set is A, B and C: the problem's minimum traffic.
+  const double fit = std::floor(double(kOperandSetsBudgetBytes) / std::max(p.min_bytes(), 1.0));
+  return int(std::clamp(fit, 1.0, double(kMaxOperandSets)));
 }
 
 double gemm_tolerance(DType out_dtype) {
