@@ -707,10 +707,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       mbarrier_init(full_bars + 8 * s, 1);
       mbarrier_init(empty_bars + 8 * s, kConsumers * kCluster);
     }
-    if constexpr (kSplitK && kClusterK == 1) {
-      mbarrier_init(epoch_bar, 1);
+    if constexpr (kSplitK && kClusterK == 1) mbarrier_init(epoch_bar, 1);
+    if constexpr (kBulkPartials)
       for (int c = 0; c < kConsumers; ++c) mbarrier_init(stripe_bars + 8 * c, 1);
-    }
     fence_mbarrier_init();
   }
   if constexpr (kCluster > 1) {
