@@ -82,10 +82,14 @@ bool ungrouped_rereads(const GemmProblem& p, const GemmConfig& c, const GemmEsti
          operand_bytes(p) > 0.5 * double(d.l2_bytes);
 }
 
-// sm90 clusters of 2 sharing B by multicast: half of B's L2 reads per CTA. fast.cu's ladder on
-// our H200 measured +2% at 8192^3 and +0.4% at 4096^3 for this step; a lead, not a measurement
-// of ours.
-constexpr double kSm90ClusterFactor = 1.015;
+// sm90 clusters of 2 (B multicast to both CTAs) get no credit for the halved B reads and pay for
+// where the cluster launch puts them: it packs consecutive clusters into one GPC, so CTAs reading
+// the same operand blocks share a GPC, which slowed L2-fed main loops on the H200 whether or not
+// B was multicast (first units: 512^2 x 32768 split 8 +25%, 1536^2 x 8192 +4%, 4096^3 +0%; the
+// same kernels without multicast or remote releases as slow; bench/NOTES.md, "Where cluster
+// pairs lose"). Modelled as a fifth more L2 time. Not for cluster split-K (clkS), whose CTAs
+// share no operand: its decode pairs stream at the DRAM floor (16 x 4096^2, 4.4 TB/s).
+constexpr double kSm90ClusterL2Factor = 1.2;
 // sm90 TMA-store epilogue: the consumers write the tile to shared memory (stmatrix, 128 B/clock)
 // plus two named barriers per 128-byte slab; the global writes drain during the next tile.
 constexpr double kSm90SlabBarrierUs = 0.02;
@@ -178,7 +182,7 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
                      : wave_stats(work_units(p, c), d.num_sms, 1);
   e.mma_efficiency =
       (c.consumers == 2 ? kWgmmaEfficiencyTwoConsumers : kWgmmaEfficiencyOneConsumer) *
-      sm90_tile_factor(c) * sm90_pipelining(c) * (c.cluster > 1 ? kSm90ClusterFactor : 1.0);
+      sm90_tile_factor(c) * sm90_pipelining(c);
   if (ungrouped_rereads(p, c, e, d)) e.mma_efficiency *= kSm90UngroupedFactor;
   const std::int64_t k_slice = std::min<std::int64_t>(k_per_split(p, c), p.k);
   const std::int64_t k_padded = ceil_div(k_slice, c.tile_k) * c.tile_k;
@@ -260,18 +264,17 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   const double in = size_bytes(p.in_dtype);
   const std::int64_t k_padded =
       ceil_div(std::min<std::int64_t>(k_per_split(p, c), p.k), c.tile_k) * c.tile_k;
-  // A cluster of 2 reads its shared B tile from L2 once (multicast).
-  const double b_rows = c.family == GemmFamily::kSm90 && c.cluster > 1
-                            ? double(c.tile_n) / c.cluster
-                            : double(c.tile_n);
   // sm90 split-K adds its partial tiles, written and read back once each through L2.
   // (S - 1) tiles' worth in both reduction modes (the workspace holds S slots per tile).
   const double partial_traffic =
       c.family == GemmFamily::kSm90 && c.split_k > 1
           ? 2.0 * double(c.split_k - 1) * double(e.tiles_m * e.tiles_n) * c.tile_m * c.tile_n * 4.0
           : 0.0;
+  const double cluster_factor =
+      c.family == GemmFamily::kSm90 && c.cluster > 1 ? kSm90ClusterL2Factor : 1.0;
   const double l2_reads =
-      double(work_units(p, c)) * (double(c.tile_m) + b_rows) * double(k_padded) * in +
+      cluster_factor * double(work_units(p, c)) * double(c.tile_m + c.tile_n) *
+          double(k_padded) * in +
       partial_traffic;
   double dram = p.min_bytes();
   if (ungrouped_rereads(p, c, e, d)) dram += 0.5 * operand_bytes(p);

@@ -293,6 +293,27 @@ TEST(Estimate, Sm90ClusterSplitKCountsClustersOfSplits) {
   EXPECT_GT(narrow.predicted_us, clk8.predicted_us);
 }
 
+// Cluster pairs (B multicast) pay for the cluster launch's placement: on the H200 the same
+// tiles ran their L2-fed main loop 25% slower in pairs at 512^2 x 32768 (split 8) and equal at
+// 4096^3, and no faster without multicast. So the model credits pairs with nothing, charges the
+// split-K shape's pairs more time, and keeps compute-bound pairs within a few percent.
+TEST(Estimate, ClusterPairsPayForTheirPlacement) {
+  const kt::DeviceDesc d = h200();
+  using kt::testing::sm90_config;
+  const kt::GemmProblem deep = problem(512, 512, 32768);
+  const kt::GemmEstimate alone = kt::estimate(deep, sm90_config(128, 128, 5, 2, 8, 0, 1), d);
+  const kt::GemmEstimate pairs = kt::estimate(deep, sm90_config(128, 128, 5, 2, 8, 0, 2), d);
+  EXPECT_EQ(pairs.compute_us, alone.compute_us);
+  EXPECT_GT(pairs.memory_us, 1.1 * alone.memory_us);
+  EXPECT_GT(pairs.predicted_us, alone.predicted_us);
+  const kt::GemmProblem square = problem(4096, 4096, 4096);
+  const kt::GemmEstimate big = kt::estimate(square, sm90_config(128, 256, 4, 2, 1, 2, 1), d);
+  const kt::GemmEstimate big_pairs = kt::estimate(square, sm90_config(128, 256, 4, 2, 1, 2, 2), d);
+  EXPECT_EQ(big_pairs.compute_us, big.compute_us);
+  EXPECT_GE(big_pairs.predicted_us, big.predicted_us);
+  EXPECT_LT(big_pairs.predicted_us, 1.03 * big.predicted_us);
+}
+
 // A decode step streams its weights from DRAM while its activations hit L2: only the DRAM share
 // of a CTA's loads in flight keeps DRAM busy (Little's law, with a latency that grows with the
 // rate), so at 64 x 4096 x 4096 a deeper ring of 64 x 32 tiles predicts less time, and a 4-stage
