@@ -76,7 +76,8 @@ std::optional<std::string> validate_sm80(const GemmProblem& p, const GemmConfig&
   if (c.stages < 2 || c.stages > 8) return "stages must be in [2, 8]";
   if (c.raster_group < 1 || c.raster_group > 64) return "raster_group must be in [1, 64]";
   if (c.split_k < 1 || c.split_k > kMaxSplitK) return fmt::format("split_k must be in [1, {}]", kMaxSplitK);
-  if (c.consumers != 0 || c.epilogue != 0 || c.cluster != 1 || c.cluster_k != 1 || c.swap_ab)
+  if (c.consumers != 0 || c.epilogue != 0 || c.cluster != 1 || c.cluster_k != 1 ||
+      c.cluster_n != 1 || c.swap_ab)
     return "sm80 configs have no consumers, epilogue, cluster or swap-AB fields";
   // Every thread copies whole 16-byte chunks of both tiles in each stage.
   const int chunks_a = c.tile_m * c.tile_k / 8, chunks_b = c.tile_n * c.tile_k / 8;
@@ -124,6 +125,11 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   if (!p.vector_aligned())
     return "TMA needs 16-byte row strides: K % 8 == 0 (and N % 8 == 0 for nn)";
   if (c.cluster != 1 && c.cluster != 2) return "sm90 cluster must be 1 or 2";
+  if (c.cluster_n != 1) {
+    if (c.cluster_n != 2) return "sm90 cn (CTAs along N sharing A) must be 2";
+    if (c.cluster != 1 || c.cluster_k != 1)
+      return "sm90 cn2 (pairs along N) has no cluster along M or K as well";
+  }
   if (c.epilogue < 0 || c.epilogue > 8) return "sm90 epilogue must be in [0, 8] (0: direct stores)";
   if (c.cluster_k != 1) {
     if (c.cluster_k != c.split_k || c.split_k < 2 || c.split_k > kMaxClusterSplits)
@@ -164,8 +170,9 @@ std::string to_key(const GemmConfig& c) {
   if (c.family == GemmFamily::kSm90)
     return fmt::format("sm90.bm{}.bn{}.bk{}.s{}.c{}.e{}.{}.g{}.sk{}{}", c.tile_m, c.tile_n,
                        c.tile_k, c.stages, c.consumers, c.epilogue,
-                       c.cluster_k > 1 ? fmt::format("clk{}", c.cluster_k)
-                                       : fmt::format("cl{}", c.cluster),
+                       c.cluster_k > 1   ? fmt::format("clk{}", c.cluster_k)
+                       : c.cluster_n > 1 ? fmt::format("cn{}", c.cluster_n)
+                                         : fmt::format("cl{}", c.cluster),
                        c.raster_group, c.split_k, c.swap_ab ? ".swab" : "");
   return fmt::format("sm80.bm{}.bn{}.bk{}.wm{}.wn{}.s{}.g{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
                      c.warp_m, c.warp_n, c.stages, c.raster_group, c.split_k);
@@ -199,12 +206,19 @@ GemmConfig parse_gemm_config_key(std::string_view key) {
     c.epilogue = int(slots);
     std::vector<std::string_view> rest(parts.begin(), parts.begin() + 10);
     rest.erase(rest.begin() + 6);
-    // clkS (a tile's S splits in one cluster) stands where clN (N CTAs along M) does.
+    // clkS (a tile's S splits in one cluster) and cnN (N CTAs along N) stand where clN (N CTAs
+    // along M) does.
     if (rest[6].substr(0, 3) == "clk") {
       const std::int64_t splits = parse_int(rest[6].substr(3), "config field 'clk'");
       if (splits < 1 || splits > 4096)
         throw_invalid(fmt::format("config field 'clk' = {} is out of range", splits));
       c.cluster_k = int(splits);
+      rest[6] = "cl1";
+    } else if (rest[6].substr(0, 2) == "cn") {
+      const std::int64_t ctas = parse_int(rest[6].substr(2), "config field 'cn'");
+      if (ctas < 1 || ctas > 4096)
+        throw_invalid(fmt::format("config field 'cn' = {} is out of range", ctas));
+      c.cluster_n = int(ctas);
       rest[6] = "cl1";
     }
     parse_key_fields(key, rest,
@@ -324,11 +338,14 @@ std::int64_t work_units(const GemmProblem& p, const GemmConfig& c) {
 }
 
 std::int64_t cluster_units(const GemmProblem& p, const GemmConfig& c) {
-  const int cluster = std::max(1, c.cluster);
-  return ceil_div(tiles_m(p, c), cluster) * tiles_n(p, c) * (c.split_k / std::max(1, c.cluster_k));
+  return ceil_div(tiles_m(p, c), std::max(1, c.cluster)) *
+         ceil_div(tiles_n(p, c), std::max(1, c.cluster_n)) *
+         (c.split_k / std::max(1, c.cluster_k));
 }
 
-int cluster_size(const GemmConfig& c) { return std::max(1, c.cluster) * std::max(1, c.cluster_k); }
+int cluster_size(const GemmConfig& c) {
+  return std::max(1, c.cluster) * std::max(1, c.cluster_n) * std::max(1, c.cluster_k);
+}
 
 int sm90_slab_columns(const GemmProblem& p, const GemmConfig& c) {
   const int bytes = size_bytes(p.out_dtype);
@@ -372,10 +389,10 @@ std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
   const char* split = c.split_k > 1 ? "true" : "false";
   if (c.family == GemmFamily::kSmallM) return small_m_kernel_expression(p, c);
   if (c.family == GemmFamily::kSm90)
-    return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+    return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                        dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
                        c.tile_k, c.stages, c.consumers, nt, split, c.epilogue, c.cluster,
-                       c.cluster_k, c.swap_ab ? "true" : "false");
+                       c.cluster_k, c.swap_ab ? "true" : "false", c.cluster_n);
   return fmt::format("kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                      dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
                      c.tile_k, c.warp_m, c.warp_n, c.stages, nt,

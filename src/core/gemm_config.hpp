@@ -46,6 +46,8 @@ struct GemmConfig {
   bool swap_ab = false;   // sm90, nt: the kernel computes C^T = B·A^T (oriented_problem), so
                           // tile_m tiles N and tile_n tiles M: a decode step's weights on the
                           // wgmma M side, its few tokens on the N side (key suffix .swab)
+  int cluster_n = 1;      // sm90: CTAs per cluster along N (1 or 2; key field cn2 in place of
+                          // cl1); a pair shares its A tile by TMA multicast
 
   // sm90: one producer warpgroup plus the consumers, 4 warps each. small-M: tile_n / warp_n
   // warps along N times warps_k along K.

@@ -82,7 +82,7 @@ bool ungrouped_rereads(const GemmProblem& p, const GemmConfig& c, const GemmEsti
          operand_bytes(p) > 0.5 * double(d.l2_bytes);
 }
 
-// sm90 clusters of 2 (B multicast to both CTAs) get no credit for the halved B reads and pay for
+// sm90 clusters of 2 (B multicast to both CTAs, or A with cn2) get no credit for the halved reads and pay for
 // where the cluster launch puts them: it packs consecutive clusters into one GPC, so CTAs reading
 // the same operand blocks share a GPC, which slowed L2-fed main loops on the H200 whether or not
 // B was multicast (first units: 512^2 x 32768 split 8 +25%, 1536^2 x 8192 +4%, 4096^3 +0%; the
@@ -208,7 +208,8 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
                           2 * kClusterBarrierUs * 1e-6;
     return double(e.waves.waves) * (unit_s + tail_s) * 1e6;
   }
-  const std::int64_t unit_slots = std::max(1, d.num_sms / std::max(1, c.cluster));
+  const std::int64_t unit_slots =
+      std::max(1, d.num_sms / (std::max(1, c.cluster) * std::max(1, c.cluster_n)));
   if (cluster_units(p, c) <= unit_slots) {
     // Every unit stores and then loads (S - 1) / S of a tile at once: the GPU's rate for that
     // traffic, not one SM's, sets both, and the slowest split sets the tile's wait.
@@ -271,7 +272,8 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
           ? 2.0 * double(c.split_k - 1) * double(e.tiles_m * e.tiles_n) * c.tile_m * c.tile_n * 4.0
           : 0.0;
   const double cluster_factor =
-      c.family == GemmFamily::kSm90 && c.cluster > 1 ? kSm90ClusterL2Factor : 1.0;
+      c.family == GemmFamily::kSm90 && (c.cluster > 1 || c.cluster_n > 1) ? kSm90ClusterL2Factor
+                                                                          : 1.0;
   const double l2_reads =
       cluster_factor * double(work_units(p, c)) * double(c.tile_m + c.tile_n) *
           double(k_padded) * in +

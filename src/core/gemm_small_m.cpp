@@ -97,7 +97,7 @@ std::optional<std::string> validate_small_m(const GemmProblem& p, const GemmConf
   if (p.m > kSmallMMaxM)
     return fmt::format("the small-M family serves M <= {}, not M = {}", kSmallMMaxM, p.m);
   if (c.warp_m != 0 || c.stages != 0 || c.consumers != 0 || c.raster_group != 1 ||
-      c.epilogue != 0 || c.cluster != 1 || c.cluster_k != 1 || c.swap_ab)
+      c.epilogue != 0 || c.cluster != 1 || c.cluster_k != 1 || c.cluster_n != 1 || c.swap_ab)
     return "small-M configs have warp_m = stages = consumers = epilogue = 0, raster_group = 1, "
            "no cluster and no swap-AB";
   if (c.tile_m != 8 && c.tile_m != 16 && c.tile_m != 32 && c.tile_m != 64)

@@ -172,8 +172,9 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
   const GemmProblem p = oriented_problem(problem_, config_);
   const void* const kernel_a = params.gemm.a;
   const void* const kernel_b = params.gemm.b;
+  // Pairs along N: each CTA loads half of the A tile's rows and multicasts it to both.
   CUresult r = encode_tile_map(params.a_map, p.in_dtype, kernel_a, p.m, p.k, p.k, 64,
-                               std::uint32_t(config_.tile_m));
+                               std::uint32_t(config_.tile_m / config_.cluster_n));
   if (r != CUDA_SUCCESS) return r;
   // Clusters of 2: each CTA loads half of the B tile (nt: half the rows of N; nn: half the 64
   // K-rows of each 64-column atom) and multicasts it to both.

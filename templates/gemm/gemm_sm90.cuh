@@ -33,8 +33,9 @@ constexpr int kProducerRegs = 40;
 constexpr int kConsumerRegs = 232;
 
 // One unit of work of a persistent CTA: an output tile and the K range of one split.
-// has_tile is false for the second CTA of a cluster when the tile rows are odd and its row of
-// tiles lies below C: it still loads and multiplies (its peer needs its half of B), stores nothing.
+// has_tile is false for the second CTA of a cluster when the tile rows (columns, kClusterN) are
+// odd and its tile lies below (right of) C: it still loads and multiplies (its peer needs its half
+// of B, or of A), stores nothing.
 struct WorkUnit {
   int tile_m, tile_n;
   bool has_tile;
@@ -46,12 +47,26 @@ struct WorkUnit {
 // cluster: a cluster works on kCluster vertically adjacent tiles (same tile_n, so they share B).
 // Splits are the slow index, so clusters running together work on neighbouring tiles of the same
 // split; the raster group counts tile rows, so a cluster row is raster_group / kCluster of them.
-// kClusterK > 1 (cluster split-K): unit `unit` of tiles_m * tiles_n is a whole tile, whose splits
-// are the cluster's CTAs (split = rank).
-template <int kCluster, int kClusterK>
+// kClusterN == 2: a cluster works on two horizontally adjacent tiles (same tile_m, so they share
+// A), of tiles_m * ceil(tiles_n / 2) pairs. kClusterK > 1 (cluster split-K): unit `unit` of
+// tiles_m * tiles_n is a whole tile, whose splits are the cluster's CTAs (split = rank).
+template <int kCluster, int kClusterK, int kClusterN>
 __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, bool split_k,
                                               int rank) {
   WorkUnit w;
+  if constexpr (kClusterN > 1) {
+    const int cluster_cols = (p.tiles_n + kClusterN - 1) / kClusterN;
+    const int num_pairs = p.tiles_m * cluster_cols;
+    w.split = split_k ? unit / num_pairs : 0;
+    int cluster_col = 0;
+    grouped_tile(unit - w.split * num_pairs, p.tiles_m, cluster_cols, p.raster_group, w.tile_m,
+                 cluster_col);
+    w.tile_n = cluster_col * kClusterN + rank;
+    w.has_tile = w.tile_n < p.tiles_n;
+    w.k_begin = split_k ? w.split * p.k_per_split : 0;
+    w.k_end = split_k && p.k - w.k_begin > p.k_per_split ? w.k_begin + p.k_per_split : p.k;
+    return w;
+  }
   if constexpr (kClusterK > 1) {
     grouped_tile(unit, p.tiles_m, p.tiles_n, p.raster_group, w.tile_m, w.tile_n);
     w.has_tile = true;
@@ -463,7 +478,7 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // C[m, n] = A[m, k] · B with FP32 accumulation (operand layouts: GemmParams). A CTA has one
 // producer warpgroup and kConsumers consumer warpgroups; it computes kTileM x kTileN tiles, each
 // consumer kTileM / kConsumers rows of them (64 or 128, one m64 wgmma per 64 rows) by kTileN
-// columns. params.a_map: A as {K, M} (innermost first), box {64, kTileM}. params.b_map: for
+// columns. params.a_map: A as {K, M} (innermost first), box {64, kTileM / kClusterN}. params.b_map: for
 // kBIsNxK ("nt"), B as {K, N}, box {64, kTileN / kCluster}; otherwise ("nn"), B as {N, K}, box
 // {64, 64 / kCluster}. Both 128B-swizzled, OOB fill zero; the host guarantees 16-byte row strides
 // (K % 8 == 0, and N % 8 == 0 for nn) and 16-byte aligned operands.
@@ -473,6 +488,8 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // 144- and 32-column tiles half the tile wide and unswizzled; needs N * sizeof(TOut) % 16 == 0);
 // the stores drain while the next tile's main loop runs. kCluster == 2: clusters of two CTAs on
 // vertically adjacent tiles; each CTA loads half of the shared B tile and multicasts it to both.
+// kClusterN == 2: clusters of two CTAs on horizontally adjacent tiles sharing A the same way (a
+// decode step's weight tile, swapped, for two token tiles; cuBLASLt's 1x2 clusters).
 // kSplitK: the unit of split z of a tile sums K range [z * k_per_split, min(k, (z + 1) *
 // k_per_split)); the tile is reduced in the kernel (below). kSwapAB (swap-AB, nt, direct stores):
 // the host passes the caller's B as A and its A as B, m and n exchanged, so the kernel computes
@@ -481,9 +498,10 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // kTileK: the K depth of a stage, 64 (one swizzle atom) or, for nt, 128 or 256: two or four
 // boxes of each operand a stage, so a small tile's ring turns over fewer stages (each costs a
 // producer/consumer round trip, ~180 ns on the H200) for the same bytes in flight. Launch:
-// 128 * (kConsumers + 1) threads, cluster (kCluster * kClusterK, 1, 1), any grid that is a
-// multiple of the cluster (clusters loop over ceil(tiles_m / kCluster) * tiles_n * num_splits /
-// kClusterK units; with split-K through L2 every CTA of the grid must be resident at once),
+// 128 * (kConsumers + 1) threads, cluster (kCluster * kClusterN * kClusterK, 1, 1), any grid that
+// is a multiple of the cluster (clusters loop over ceil(tiles_m / kCluster) * ceil(tiles_n /
+// kClusterN) * num_splits / kClusterK units; with split-K through L2 every CTA of the grid must be
+// resident at once),
 // smem_bytes() (gemm_config.hpp) of dynamic shared memory.
 //
 // Split-K (kSplitK), with no second kernel and no FP32 pass over C. Through L2 (kClusterK == 1),
@@ -574,16 +592,17 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // Barrier invariants (s: stage, k: the k-th use of stage s in this CTA, k = 0, 1, ...):
 //  * full[s], count 1: phase k completes when this CTA's producer has arrived with expect_tx of
 //    the whole stage (A + all of B) and every byte has landed, its own TMA bytes and (cluster)
-//    the peer's multicast half. A peer byte can land before the expect_tx (tx-count goes
+//    the peer's multicast half (of B, or of A with kClusterN). A peer byte can land before the expect_tx (tx-count goes
 //    negative, the pending arrival keeps the phase open); it cannot land in phase k - 1 because
 //    the peer issues it only after its empty[s] phase k - 1, which needs our consumers' release
 //    of use k - 1, which needs our full[s] phase k - 1.
-//  * empty[s], count kConsumers * kCluster: every consumer warpgroup of the cluster arrives once
+//  * empty[s], count kConsumers * kPair (kPair = kCluster * kClusterN, the CTAs sharing the
+//    stage's loads): every consumer warpgroup of the cluster arrives once
 //    per use on every CTA's empty[s] (release_stage: lane r of its warp 0 on CTA r). The
 //    producer waits on its own empty[s] before writing stage s anywhere in the cluster. These
 //    arrivals and waits have CTA-scope semantics on purpose (see mbarrier_arrive_cluster): they
 //    order wgmma reads before TMA writes, and no generic-proxy data crosses CTAs through them.
-//    Since every full barrier needs both producers' bytes (each CTA loads half of B), no
+//    Since every full barrier needs both producers' bytes (each CTA loads half of B or A), no
 //    consumer can start use k + 1 of stage s before both empty[s] barriers completed phase k, so
 //    no arrival of use k + 1 can be counted in phase k.
 //  * Consumers release a stage only after the wgmma reading it has completed (wait_group 1
@@ -607,7 +626,7 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    named barrier precedes the store. Thread 0 waits for all of its groups before exit.
 template <typename TIn, typename TOut, int kTileM, int kTileN, int kTileK, int kStages,
           int kConsumers, bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster,
-          int kClusterK, bool kSwapAB>
+          int kClusterK, bool kSwapAB, int kClusterN>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     gemm_sm90(const __grid_constant__ GemmSm90Params params) {
   static_assert(DTypeTraits<TIn>::kIsMmaOperand, "TIn must be kt::bf16 or kt::fp16");
@@ -630,6 +649,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   static_assert(kStages >= 2 && kStages <= 16, "kStages must be in [2, 16]");
   static_assert(kEpilogueSlots >= 0 && kEpilogueSlots <= 8, "kEpilogueSlots must be in [0, 8]");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one or two CTAs");
+  static_assert(kClusterN == 1 || (kClusterN == 2 && kCluster == 1 && kClusterK == 1),
+                "pairs along N (sharing A): two CTAs, no cluster along M or K as well");
   static_assert(kClusterK == 1 || (kSplitK && kCluster == 1 && kEpilogueSlots == 0 &&
                                    kClusterK >= 2 && kClusterK <= 8),
                 "cluster split-K: 2 to 8 splits, no cluster along M, direct stores");
@@ -697,7 +718,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // 16-byte loads and stores.
   constexpr bool kBulkPartials =
       kSplitK && kClusterK == 1 && kTileM * kTileN * 4 <= kRingBytes && kMI * kAccs < 128;
-  constexpr bool kInCluster = kCluster * kClusterK > 1;
+  // CTAs that share each stage's loads (one multicasts half of B, or of A, to the other).
+  constexpr int kPair = kCluster * kClusterN;
+  constexpr bool kInCluster = kPair * kClusterK > 1;
 
   const GemmParams& p = params.gemm;
   const int rank = kInCluster ? int(cluster_ctarank()) : 0;
@@ -705,22 +728,23 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 #pragma unroll 1
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(full_bars + 8 * s, 1);
-      mbarrier_init(empty_bars + 8 * s, kConsumers * kCluster);
+      mbarrier_init(empty_bars + 8 * s, kConsumers * kPair);
     }
     if constexpr (kSplitK && kClusterK == 1) mbarrier_init(epoch_bar, 1);
     if constexpr (kBulkPartials)
       for (int c = 0; c < kConsumers; ++c) mbarrier_init(stripe_bars + 8 * c, 1);
     fence_mbarrier_init();
   }
-  if constexpr (kCluster > 1) {
+  if constexpr (kPair > 1) {
     cluster_sync();
   } else {
     __syncthreads();
   }
 
   const int cluster_rows = (p.tiles_m + kCluster - 1) / kCluster;
+  const int cluster_cols = (p.tiles_n + kClusterN - 1) / kClusterN;
   const int num_units =
-      cluster_rows * p.tiles_n * (kSplitK && kClusterK == 1 ? p.num_splits : 1);
+      cluster_rows * cluster_cols * (kSplitK && kClusterK == 1 ? p.num_splits : 1);
   const int first_unit = kInCluster ? int(cluster_id_x()) : int(blockIdx.x);
   const int unit_stride = kInCluster ? int(cluster_count_x()) : int(gridDim.x);
   const int warpgroup = threadIdx.x / 128;
@@ -742,11 +766,14 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       int stage = 0;
       unsigned int phase = 0;
       for (int unit = first_unit; unit < num_units; unit += unit_stride) {
-        const sm90::WorkUnit w = sm90::work_unit<kCluster, kClusterK>(unit, p, kSplitK, rank);
+        const sm90::WorkUnit w = sm90::work_unit<kCluster, kClusterK, kClusterN>(unit, p, kSplitK, rank);
         if (threadIdx.x == 0) {
-          // A CTA without a tile loads its peer's A rows (in bounds, L2-hot); nothing is stored.
-          const int m0 = (w.has_tile ? w.tile_m : w.tile_m - 1) * kTileM;
-          const int n0 = w.tile_n * kTileN;
+          // A CTA without a tile loads its peer's A rows (B columns with kClusterN: in bounds,
+          // L2-hot); nothing is stored.
+          const bool peer_rows = !w.has_tile && kCluster > 1;
+          const bool peer_cols = !w.has_tile && kClusterN > 1;
+          const int m0 = (peer_rows ? w.tile_m - 1 : w.tile_m) * kTileM;
+          const int n0 = (peer_cols ? w.tile_n - 1 : w.tile_n) * kTileN;
           // nn: 64-column atoms wholly right of N are not loaded; their stale shared memory only
           // feeds columns of C that are never stored. (Partial boxes are zero-filled and count
           // whole.) The count depends on n0 only, so both CTAs of a cluster agree on it.
@@ -765,10 +792,20 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
             mbarrier_arrive_expect_tx(full, stage_bytes);
             // Several atoms along K (kTileK 128, 256): the later boxes may lie wholly past K;
             // TMA fills them with zeros and counts their bytes like any other.
+            if constexpr (kClusterN == 1) {
 #pragma unroll
-            for (int j = 0; j < kKAtoms; ++j)
-              tma_load_2d(smem_a + stage * kAStageBytes + j * kAKAtomBytes, &params.a_map,
-                          k + sm90::kAtomK * j, m0, full);
+              for (int j = 0; j < kKAtoms; ++j)
+                tma_load_2d(smem_a + stage * kAStageBytes + j * kAKAtomBytes, &params.a_map,
+                            k + sm90::kAtomK * j, m0, full);
+            } else {
+              // Half of A each (rows [m0 + rank * kTileM / 2, ...): 32 or 64 rows, whole swizzle
+              // periods), multicast to both CTAs.
+#pragma unroll
+              for (int j = 0; j < kKAtoms; ++j)
+                tma_load_2d_multicast(
+                    smem_a + stage * kAStageBytes + j * kAKAtomBytes + rank * (kAKAtomBytes / 2),
+                    &params.a_map, k + sm90::kAtomK * j, m0 + rank * (kTileM / 2), full, 0x3);
+            }
             if (unit == first_unit && k == w.k_begin) sm90::trace_mark(p.flags, kTraceFirstLoad);
             if constexpr (kCluster == 1) {
               if constexpr (kBIsNxK) {
@@ -826,7 +863,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     int stage = 0;
     unsigned int phase = 0;
     for (int unit = first_unit; unit < num_units; unit += unit_stride) {
-      const sm90::WorkUnit w = sm90::work_unit<kCluster, kClusterK>(unit, p, kSplitK, rank);
+      const sm90::WorkUnit w = sm90::work_unit<kCluster, kClusterK, kClusterN>(unit, p, kSplitK, rank);
       const int num_k_tiles = (w.k_end - w.k_begin + kTileK - 1) / kTileK;
       int previous_stage = 0;
       for (int kt = 0; kt < num_k_tiles; ++kt) {
@@ -860,7 +897,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
         // Keep this k-tile's wgmma in flight; the previous one is done, so its stage is free.
         wgmma_wait<1>();
-        if (kt > 0) sm90::release_stage<kCluster>(empty_bars + 8 * previous_stage, thread);
+        if (kt > 0) sm90::release_stage<kPair>(empty_bars + 8 * previous_stage, thread);
         previous_stage = stage;
         if (++stage == kStages) {
           stage = 0;
@@ -870,7 +907,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       wgmma_wait<0>();
 #pragma unroll
       for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
-      sm90::release_stage<kCluster>(empty_bars + 8 * previous_stage, thread);
+      sm90::release_stage<kPair>(empty_bars + 8 * previous_stage, thread);
       const bool marks = unit == first_unit && threadIdx.x == 128;  // consumer 0's thread 0
       if (marks) sm90::trace_mark(p.flags, kTraceMainLoopDone);
       if (!w.has_tile) continue;
@@ -1045,7 +1082,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   }
 
   // No CTA of a cluster may exit while a peer can still arrive on its barriers.
-  if constexpr (kCluster > 1) cluster_sync();
+  if constexpr (kPair > 1) cluster_sync();
 }
 
 }  // namespace kt

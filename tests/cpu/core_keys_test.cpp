@@ -200,6 +200,20 @@ TEST(GemmConfigKey, RoundTripsEveryPointOfTheSm90Domains) {
   EXPECT_EQ(keys.size(), expected) << "two configs share a key";
 }
 
+// Pairs along N sharing A: cn2 stands where clN does.
+TEST(GemmConfigKey, Sm90PairsAlongNRoundTrip) {
+  kt::GemmConfig c{kt::GemmFamily::kSm90, 64, 32, 64, 0, 0, 12, 8, 1, 1, 0, 1};
+  c.swap_ab = true;
+  c.cluster_n = 2;
+  EXPECT_EQ(kt::to_key(c), "sm90.bm64.bn32.bk64.s12.c1.e0.cn2.g8.sk1.swab");
+  EXPECT_EQ(kt::parse_gemm_config_key("sm90.bm64.bn32.bk64.s12.c1.e0.cn2.g8.sk1.swab"), c);
+  // cn1 is cl1; only cl1 is canonical.
+  expect_invalid([] { kt::parse_gemm_config_key("sm90.bm64.bn32.bk64.s12.c1.e0.cn1.g8.sk1"); },
+                 {"not canonical", "cl1"});
+  expect_invalid([] { kt::parse_gemm_config_key("sm90.bm64.bn32.bk64.s12.c1.e0.cnX.g8.sk1"); },
+                 {"cn", "X"});
+}
+
 // Split-K with a tile's splits in one cluster: clkS stands where clN does.
 TEST(GemmConfigKey, Sm90ClusterSplitsRoundTrip) {
   kt::GemmConfig c{kt::GemmFamily::kSm90, 128, 128, 64, 0, 0, 4, 8, 8, 2, 0, 1};

@@ -258,7 +258,7 @@ TEST(ValidateSm90Config, ClusterSplitKNeedsOneClusterOfSplitsThatStagesOverTheRi
   EXPECT_EQ(launch.main.grid[0], 128u);
   EXPECT_EQ(launch.main.cluster[0], 8u);
   EXPECT_EQ(launch.workspace_bytes, 0);
-  EXPECT_NE(kt::gemm_kernel_expression(deep, clk8).find(", 1, 8, false>"), std::string::npos);
+  EXPECT_NE(kt::gemm_kernel_expression(deep, clk8).find(", 1, 8, false, 1>"), std::string::npos);
 
   kt::GemmConfig mismatched = clk8;
   mismatched.cluster_k = 4;
@@ -267,6 +267,8 @@ TEST(ValidateSm90Config, ClusterSplitKNeedsOneClusterOfSplitsThatStagesOverTheRi
   kt::GemmConfig along_m = sm90_cluster_split_config(128, 128, 4, 2, 2);
   along_m.cluster = 2;
   expect_rejected(deep, along_m, h200, "no cluster along M");
+  expect_rejected(deep, kt::testing::pairs_along_n(sm90_cluster_split_config(128, 128, 4, 2, 2)),
+                  h200, "no cluster along M or K");
   kt::GemmConfig staged = clk8;
   staged.epilogue = 2;
   expect_rejected(deep, staged, h200, "e0");
@@ -290,6 +292,32 @@ TEST(ValidateSm90Config, ClusterSplitKNeedsOneClusterOfSplitsThatStagesOverTheRi
 // Swap-AB: the kernel computes C^T = B·A^T, so tiles count along N (tile_m) and M (tile_n); nt
 // and direct stores only; 16-token tiles take cluster pairs; other families have no such
 // field; the search offers it for decode steps (nt, M <= 64) only.
+// Pairs along N (cn2): two horizontally adjacent tiles share their A tile by multicast, so a
+// cluster unit is a pair of tile columns (the last one alone when the columns are odd); a decode
+// step's swapped 64 x 32 tiles pair the two 32-token tiles of one 64-row weight tile.
+TEST(ValidateSm90Config, PairsAlongNShareTheATileOfTwoTileColumns) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  using kt::testing::pairs_along_n;
+  const kt::GemmProblem decode = problem(64, 4096, 4096);
+  const kt::GemmConfig weights = pairs_along_n(kt::testing::swapped(sm90_config(64, 32, 12, 1)));
+  ASSERT_FALSE(kt::validate(decode, weights, h200));
+  EXPECT_EQ(kt::cluster_size(weights), 2);
+  EXPECT_EQ(kt::cluster_units(decode, weights), 64);
+  const kt::GemmLaunch launch = kt::plan_launch(decode, weights, h200.num_sms);
+  EXPECT_EQ(launch.main.grid[0], 128u);
+  EXPECT_EQ(launch.main.cluster[0], 2u);
+  EXPECT_NE(kt::gemm_kernel_expression(decode, weights).find(", true, 2>"), std::string::npos);
+  // 520 columns of 128: five tile columns, three pairs.
+  const kt::GemmProblem ragged = problem(300, 520, 4104);
+  EXPECT_EQ(kt::cluster_units(ragged, pairs_along_n(sm90_config(128, 128, 4, 2, 4))), 3 * 3 * 4);
+  kt::GemmConfig three = weights;
+  three.cluster_n = 3;
+  expect_rejected(decode, three, h200, "must be 2");
+  kt::GemmConfig both = pairs_along_n(sm90_config(128, 128, 4, 2));
+  both.cluster = 2;
+  expect_rejected(ragged, both, h200, "no cluster along M or K");
+}
+
 TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
   using kt::testing::swapped;
@@ -301,8 +329,8 @@ TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
   EXPECT_EQ(kt::tiles_m(decode, narrow), 64);
   EXPECT_EQ(kt::tiles_n(decode, narrow), 1);
   EXPECT_EQ(kt::plan_launch(decode, narrow, h200.num_sms).main.grid[0], 64u);
-  EXPECT_NE(kt::gemm_kernel_expression(decode, narrow).find(", 1, 1, true>"), std::string::npos);
-  EXPECT_NE(kt::gemm_kernel_expression(decode, sm90_config(64, 32, 12, 1)).find(", false>"),
+  EXPECT_NE(kt::gemm_kernel_expression(decode, narrow).find(", 1, 1, true, 1>"), std::string::npos);
+  EXPECT_NE(kt::gemm_kernel_expression(decode, sm90_config(64, 32, 12, 1)).find(", false, 1>"),
             std::string::npos);
   // Split through L2: one slot per (tile, split) of the transposed tiles.
   const kt::GemmConfig split = swapped(sm90_config(64, 32, 12, 1, 2));

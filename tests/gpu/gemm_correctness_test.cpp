@@ -223,10 +223,37 @@ TEST_F(GemmCorrectness, Sm90ClustersWithOddTileRowsAndTails) {
   EXPECT_GE(checked, 60);
 }
 
+// Pairs along N (cn2: horizontally adjacent tiles share A by multicast): odd tile columns (the
+// last pair's second CTA loads its half of A and stores nothing), N, M and K tails, split-K in
+// both reduction modes, direct and TMA-store epilogues, swapped decode tiles (two token tiles on
+// one weight tile), both layouts, bf16 and fp16.
+TEST_F(GemmCorrectness, Sm90PairsAlongNOnRaggedShapes) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const char* shapes[] = {"129x136x72",    "300x520x4104", "64x1032x1024", "2000x3000x200",
+                          "130x96x2056",   "64x4096x4096", "1x4104x4096",  "40x2056x8",
+                          "100x4104x4096", "512x512x8192"};
+  int checked = 0;
+  for (const char* key :
+       {"sm90.bm64.bn32.bk64.s12.c1.e0.cn2.g8.sk1.swab",
+        "sm90.bm64.bn32.bk128.s8.c1.e0.cn2.g1.sk1.swab",
+        "sm90.bm128.bn64.bk64.s8.c2.e0.cn2.g1.sk4", "sm90.bm128.bn128.bk64.s4.c2.e2.cn2.g8.sk1",
+        "sm90.bm64.bn128.bk64.s6.c1.e1.cn2.g8.sk3", "sm90.bm256.bn128.bk64.s4.c2.e0.cn2.g8.sk1"})
+    for (const char* shape : shapes)
+      for (Layout layout : {Layout::kNT, Layout::kNN})
+        for (DType dtype : {DType::kBF16, DType::kFP16}) {
+          const GemmProblem p = testing::shaped_problem(shape, layout, dtype, dtype);
+          const GemmConfig config = parse_gemm_config_key(key);
+          if (validate(p, config, device_)) continue;
+          check(p, config);
+          ++checked;
+        }
+  EXPECT_GE(checked, 120);
+}
+
 // Whether a sm90 split-K launch of `kernel` reduces distributed (every unit has a CTA, or a
 // cluster, of its own: gemm_sm90.cuh) rather than through the serial reducer.
 bool reduces_distributed(const GemmProblem& p, const GemmConfig& c, const rt::GemmKernel& kernel) {
-  return cluster_units(p, c) * c.cluster <= std::int64_t(kernel.plan().main.grid[0]);
+  return cluster_units(p, c) * c.cluster * c.cluster_n <= std::int64_t(kernel.plan().main.grid[0]);
 }
 
 // sm90 split-K, reduced in the kernel: 2, 3, 4, 8 and 16 splits (K not a multiple of splits x 64,
@@ -262,7 +289,8 @@ TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
           if (validate(p, config, device_)) continue;  // e.g. 16 splits of a short K
           check(p, config);
           ++checked;
-          if (cluster_units(p, config) <= std::max(1, device_.num_sms / config.cluster))
+          if (cluster_units(p, config) <=
+              std::max(1, device_.num_sms / (config.cluster * config.cluster_n)))
             ++distributed;
         }
   EXPECT_GE(checked, 450);  // 478 on the H200 profile: 326 distributed (as planned), 152 serial

@@ -54,6 +54,12 @@ inline GemmConfig sm90_cluster_split_config(int bm, int bn, int stages, int cons
   return c;
 }
 
+// The same config in pairs along N (cn2): two horizontally adjacent tiles share A by multicast.
+inline GemmConfig pairs_along_n(GemmConfig c) {
+  c.cluster_n = 2;
+  return c;
+}
+
 // The same config as swap-AB (the kernel computes C^T = B·A^T; nt only).
 inline GemmConfig swapped(GemmConfig c) {
   c.swap_ab = true;
@@ -77,7 +83,9 @@ inline GemmConfig deep_stages(GemmConfig c, int tile_k) {
 // clk4, one-consumer clk2 and clk4, the 64 x 32 decode tile clk4); swap-AB for decode steps
 // (nt: 16-, 32- and 64-token tiles of 64 or 128 weight rows, unsplit, split through L2, split in
 // cluster pairs, and a pair along the weights sharing the token tile); stages two or four atoms
-// deep for a 16-token decode tile and two for a 64 x 64 tile with TMA stores.
+// deep for a 16-token decode tile and two for a 64 x 64 tile with TMA stores; pairs along N
+// sharing A (cn2: two token tiles on one weight tile, swapped; 512^2 x 32768's 128 x 64 split 4;
+// a 128 x 128 tile with TMA stores).
 // The nvrtc tier compiles each cleanly; the gpu tier checks each on ragged shapes.
 inline const std::vector<GemmConfig>& shipped_sm90_configs() {
   static const std::vector<GemmConfig> all = {
@@ -102,7 +110,11 @@ inline const std::vector<GemmConfig>& shipped_sm90_configs() {
       swapped(sm90_config(64, 64, 8, 1, 1, 0, 2)),
       swapped(deep_stages(sm90_config(64, 16, 8, 1), 128)),
       deep_stages(sm90_config(64, 64, 6, 1, 1, 1), 128),
-      swapped(deep_stages(sm90_config(64, 16, 5, 1), 256))};
+      swapped(deep_stages(sm90_config(64, 16, 5, 1), 256)),
+      pairs_along_n(swapped(sm90_config(64, 32, 12, 1))),
+      pairs_along_n(swapped(deep_stages(sm90_config(64, 32, 8, 1), 128))),
+      pairs_along_n(sm90_config(128, 64, 8, 2, 4)),
+      pairs_along_n(sm90_config(128, 128, 4, 2, 1, 2))};
   return all;
 }
 
