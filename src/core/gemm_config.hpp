@@ -105,7 +105,8 @@ struct GemmDomains {
 // Canonical key, e.g. "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1",
 // "sm90.bm128.bn256.bk64.s4.c2.e2.cl2.g8.sk1" (c: consumer warpgroups, e: epilogue slabs staged
 // for TMA stores or 0 for direct stores, cl: cluster size along M, or clkS: the S = split_k splits
-// of a tile in one cluster, e.g. "sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8"; a trailing
+// of a tile in one cluster, e.g. "sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8", or cn2: pairs
+// along N sharing A, e.g. "sm90.bm64.bn32.bk64.s12.c1.e0.cn2.g8.sk1.swab"; a trailing
 // ".swab" marks swap-AB, whose bm tiles N and bn tiles M) or
 // "smallm.bm16.bn128.bk64.wn64.wk4.sk1" (bk: K per warp per batch, wn: N per warp, wk: warps
 // along K); parse is its exact inverse.
