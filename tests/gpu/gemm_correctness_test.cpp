@@ -73,16 +73,25 @@ class GemmCorrectness : public testing::GpuTest {
   // can run (split-K deeper than K and the like are skipped); returns how many were checked.
   int check_nt(std::initializer_list<const char*> keys, std::initializer_list<const char*> shapes,
                std::initializer_list<std::pair<DType, DType>> dtypes) {
+    return check_valid(keys, shapes, {Layout::kNT}, dtypes);
+  }
+
+  // check() of every config key on every shape, layout and (in, out) dtype pair it is valid for;
+  // returns how many it checked.
+  int check_valid(std::initializer_list<const char*> keys, std::initializer_list<const char*> shapes,
+                  std::initializer_list<Layout> layouts,
+                  std::initializer_list<std::pair<DType, DType>> dtypes) {
     int checked = 0;
     for (const char* key : keys)
       for (const char* shape : shapes)
-        for (const auto& [in, out] : dtypes) {
-          const GemmProblem p = testing::shaped_problem(shape, Layout::kNT, in, out);
-          const GemmConfig config = parse_gemm_config_key(key);
-          if (validate(p, config, device_)) continue;
-          check(p, config);
-          ++checked;
-        }
+        for (Layout layout : layouts)
+          for (const auto& [in, out] : dtypes) {
+            const GemmProblem p = testing::shaped_problem(shape, layout, in, out);
+            const GemmConfig config = parse_gemm_config_key(key);
+            if (validate(p, config, device_)) continue;
+            check(p, config);
+            ++checked;
+          }
     return checked;
   }
 
@@ -204,22 +213,13 @@ TEST_F(GemmCorrectness, Sm90WritesFp32AndMixedOutputs) {
 // that put a whole half of an nt B tile past N; every epilogue.
 TEST_F(GemmCorrectness, Sm90ClustersWithOddTileRowsAndTails) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const char* shapes[] = {"1x8x8",      "129x136x72",  "300x520x4104", "64x1032x1024",
-                          "2000x3000x200", "4100x4096x4128", "384x64x8200", "130x96x2056"};
-  int checked = 0;
-  for (const char* key :
-       {"sm90.bm128.bn256.bk64.s4.c2.e2.cl2.g8.sk1", "sm90.bm128.bn128.bk64.s5.c2.e0.cl2.g1.sk1",
-        "sm90.bm64.bn64.bk64.s6.c1.e1.cl2.g8.sk1", "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g8.sk1",
-        "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk3"})
-    for (const char* shape : shapes)
-      for (Layout layout : {Layout::kNT, Layout::kNN})
-        for (DType dtype : {DType::kBF16, DType::kFP16}) {
-          const GemmProblem p = testing::shaped_problem(shape, layout, dtype, dtype);
-          const GemmConfig config = parse_gemm_config_key(key);
-          if (validate(p, config, device_)) continue;
-          check(p, config);
-          ++checked;
-        }
+  const int checked = check_valid(
+      {"sm90.bm128.bn256.bk64.s4.c2.e2.cl2.g8.sk1", "sm90.bm128.bn128.bk64.s5.c2.e0.cl2.g1.sk1",
+       "sm90.bm64.bn64.bk64.s6.c1.e1.cl2.g8.sk1", "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g8.sk1",
+       "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk3"},
+      {"1x8x8", "129x136x72", "300x520x4104", "64x1032x1024", "2000x3000x200", "4100x4096x4128",
+       "384x64x8200", "130x96x2056"},
+      {Layout::kNT, Layout::kNN}, {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}});
   EXPECT_GE(checked, 60);
 }
 
@@ -229,24 +229,14 @@ TEST_F(GemmCorrectness, Sm90ClustersWithOddTileRowsAndTails) {
 // one weight tile), both layouts, bf16 and fp16.
 TEST_F(GemmCorrectness, Sm90PairsAlongNOnRaggedShapes) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const char* shapes[] = {"129x136x72",    "300x520x4104", "64x1032x1024", "2000x3000x200",
-                          "130x96x2056",   "64x4096x4096", "1x4104x4096",  "40x2056x8",
-                          "100x4104x4096", "512x512x8192"};
-  int checked = 0;
-  for (const char* key :
-       {"sm90.bm64.bn32.bk64.s12.c1.e0.cn2.g8.sk1.swab",
-        "sm90.bm64.bn32.bk128.s8.c1.e0.cn2.g1.sk1.swab",
-        "sm90.bm128.bn64.bk64.s8.c2.e0.cn2.g1.sk4", "sm90.bm128.bn128.bk64.s4.c2.e2.cn2.g8.sk1",
-        "sm90.bm64.bn128.bk64.s6.c1.e1.cn2.g8.sk3", "sm90.bm256.bn128.bk64.s4.c2.e0.cn2.g8.sk1"})
-    for (const char* shape : shapes)
-      for (Layout layout : {Layout::kNT, Layout::kNN})
-        for (DType dtype : {DType::kBF16, DType::kFP16}) {
-          const GemmProblem p = testing::shaped_problem(shape, layout, dtype, dtype);
-          const GemmConfig config = parse_gemm_config_key(key);
-          if (validate(p, config, device_)) continue;
-          check(p, config);
-          ++checked;
-        }
+  const int checked = check_valid(
+      {"sm90.bm64.bn32.bk64.s12.c1.e0.cn2.g8.sk1.swab",
+       "sm90.bm64.bn32.bk128.s8.c1.e0.cn2.g1.sk1.swab", "sm90.bm128.bn64.bk64.s8.c2.e0.cn2.g1.sk4",
+       "sm90.bm128.bn128.bk64.s4.c2.e2.cn2.g8.sk1", "sm90.bm64.bn128.bk64.s6.c1.e1.cn2.g8.sk3",
+       "sm90.bm256.bn128.bk64.s4.c2.e0.cn2.g8.sk1"},
+      {"129x136x72", "300x520x4104", "64x1032x1024", "2000x3000x200", "130x96x2056",
+       "64x4096x4096", "1x4104x4096", "40x2056x8", "100x4104x4096", "512x512x8192"},
+      {Layout::kNT, Layout::kNN}, {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}});
   EXPECT_GE(checked, 120);
 }
 
