@@ -38,12 +38,14 @@ for binary in "$prefix/bin/kerntune" "$libdir/libkerntune.so"; do
     esac
   done
 done
-if nm -D --defined-only "$libdir/libkerntune.so" | grep -q ' sqlite3_'; then
+# Read once: `nm | grep -q` under pipefail fails whenever grep exits before nm has written its
+# ~140 KB (SIGPIPE), which made this check flaky.
+exports=$(nm -D --defined-only "$libdir/libkerntune.so")
+if grep -q ' sqlite3_' <<<"$exports"; then
   fail "libkerntune.so exports SQLite symbols (they must stay private)"
 fi
 for symbol in kt_version kt_runtime_open kt_runtime_close kt_gemm kt_last_error; do
-  nm -D --defined-only "$libdir/libkerntune.so" | grep -q " T $symbol\$" ||
-    fail "libkerntune.so does not export $symbol"
+  grep -q " T $symbol\$" <<<"$exports" || fail "libkerntune.so does not export $symbol"
 done
 
 step "the installed CLI runs"
