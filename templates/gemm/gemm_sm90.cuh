@@ -478,10 +478,10 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // C[m, n] = A[m, k] · B with FP32 accumulation (operand layouts: GemmParams). A CTA has one
 // producer warpgroup and kConsumers consumer warpgroups; it computes kTileM x kTileN tiles, each
 // consumer kTileM / kConsumers rows of them (64 or 128, one m64 wgmma per 64 rows) by kTileN
-// columns. params.a_map: A as {K, M} (innermost first), box {64, kTileM / kClusterN}. params.b_map: for
-// kBIsNxK ("nt"), B as {K, N}, box {64, kTileN / kCluster}; otherwise ("nn"), B as {N, K}, box
-// {64, 64 / kCluster}. Both 128B-swizzled, OOB fill zero; the host guarantees 16-byte row strides
-// (K % 8 == 0, and N % 8 == 0 for nn) and 16-byte aligned operands.
+// columns. params.a_map: A as {K, M} (innermost first), box {64, kTileM / kClusterN}.
+// params.b_map: for kBIsNxK ("nt"), B as {K, N}, box {64, kTileN / kCluster}; otherwise ("nn"), B
+// as {N, K}, box {64, 64 / kCluster}. Both 128B-swizzled, OOB fill zero; the host guarantees
+// 16-byte row strides (K % 8 == 0, and N % 8 == 0 for nn) and 16-byte aligned operands.
 // kEpilogueSlots == 0: consumers store C from registers. > 0: they stage column slabs of their
 // rows in that many 1024-byte-aligned shared buffers and TMA-store them through params.c_map
 // (C as {N, M}, box {kSlabCols, kTileM / kConsumers}: 128 bytes wide and 128B-swizzled, or for
@@ -592,14 +592,14 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // Barrier invariants (s: stage, k: the k-th use of stage s in this CTA, k = 0, 1, ...):
 //  * full[s], count 1: phase k completes when this CTA's producer has arrived with expect_tx of
 //    the whole stage (A + all of B) and every byte has landed, its own TMA bytes and (cluster)
-//    the peer's multicast half (of B, or of A with kClusterN). A peer byte can land before the expect_tx (tx-count goes
-//    negative, the pending arrival keeps the phase open); it cannot land in phase k - 1 because
-//    the peer issues it only after its empty[s] phase k - 1, which needs our consumers' release
-//    of use k - 1, which needs our full[s] phase k - 1.
+//    the peer's multicast half (of B, or of A with kClusterN). A peer byte can land before the
+//    expect_tx (tx-count goes negative, the pending arrival keeps the phase open); it cannot land
+//    in phase k - 1 because the peer issues it only after its empty[s] phase k - 1, which needs
+//    our consumers' release of use k - 1, which needs our full[s] phase k - 1.
 //  * empty[s], count kConsumers * kPair (kPair = kCluster * kClusterN, the CTAs sharing the
-//    stage's loads): every consumer warpgroup of the cluster arrives once
-//    per use on every CTA's empty[s] (release_stage: lane r of its warp 0 on CTA r). The
-//    producer waits on its own empty[s] before writing stage s anywhere in the cluster. These
+//    stage's loads): every consumer warpgroup of the cluster arrives once per use on every CTA's
+//    empty[s] (release_stage: lane r of its warp 0 on CTA r). The producer waits on its own
+//    empty[s] before writing stage s anywhere in the cluster. These
 //    arrivals and waits have CTA-scope semantics on purpose (see mbarrier_arrive_cluster): they
 //    order wgmma reads before TMA writes, and no generic-proxy data crosses CTAs through them.
 //    Since every full barrier needs both producers' bytes (each CTA loads half of B or A), no
