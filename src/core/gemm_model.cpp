@@ -82,13 +82,14 @@ bool ungrouped_rereads(const GemmProblem& p, const GemmConfig& c, const GemmEsti
          operand_bytes(p) > 0.5 * double(d.l2_bytes);
 }
 
-// sm90 clusters of 2 (B multicast to both CTAs, or A with cn2) get no credit for the halved reads and pay for
-// where the cluster launch puts them: it packs consecutive clusters into one GPC, so CTAs reading
-// the same operand blocks share a GPC, which slowed L2-fed main loops on the H200 whether or not
-// B was multicast (first units: 512^2 x 32768 split 8 +25%, 1536^2 x 8192 +4%, 4096^3 +0%; the
-// same kernels without multicast or remote releases as slow; bench/NOTES.md, "Where cluster
-// pairs lose"). Modelled as a fifth more L2 time. Not for cluster split-K (clkS), whose CTAs
-// share no operand: its decode pairs stream at the DRAM floor (16 x 4096^2, 4.4 TB/s).
+// sm90 clusters of 2 (B multicast to both CTAs, or A with cn2) get no credit for the halved
+// reads and pay for where the cluster launch puts them: it packs consecutive clusters into one
+// GPC, so CTAs reading the same operand blocks share a GPC, which slowed L2-fed main loops on the
+// H200 whether or not B was multicast (first units: 512^2 x 32768 split 8 +25%, 1536^2 x 8192
+// +4%, 4096^3 +0%; the same kernels without multicast or remote releases as slow;
+// bench/NOTES.md, "Where cluster pairs lose"). Modelled as a fifth more L2 time. Not for cluster
+// split-K (clkS), whose CTAs share no operand: its decode pairs stream at the DRAM floor
+// (16 x 4096^2, 4.4 TB/s).
 constexpr double kSm90ClusterL2Factor = 1.2;
 // sm90 TMA-store epilogue: the consumers write the tile to shared memory (stmatrix, 128 B/clock)
 // plus two named barriers per 128-byte slab; the global writes drain during the next tile.
@@ -208,8 +209,7 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
                           2 * kClusterBarrierUs * 1e-6;
     return double(e.waves.waves) * (unit_s + tail_s) * 1e6;
   }
-  const std::int64_t unit_slots =
-      std::max(1, d.num_sms / (std::max(1, c.cluster) * std::max(1, c.cluster_n)));
+  const std::int64_t unit_slots = std::max(1, d.num_sms / cluster_size(c));
   if (cluster_units(p, c) <= unit_slots) {
     // Every unit stores and then loads (S - 1) / S of a tile at once: the GPU's rate for that
     // traffic, not one SM's, sets both, and the slowest split sets the tile's wait.

@@ -243,7 +243,7 @@ TEST_F(GemmCorrectness, Sm90PairsAlongNOnRaggedShapes) {
 // Whether a sm90 split-K launch of `kernel` reduces distributed (every unit has a CTA, or a
 // cluster, of its own: gemm_sm90.cuh) rather than through the serial reducer.
 bool reduces_distributed(const GemmProblem& p, const GemmConfig& c, const rt::GemmKernel& kernel) {
-  return cluster_units(p, c) * c.cluster * c.cluster_n <= std::int64_t(kernel.plan().main.grid[0]);
+  return cluster_units(p, c) * cluster_size(c) <= std::int64_t(kernel.plan().main.grid[0]);
 }
 
 // sm90 split-K, reduced in the kernel: 2, 3, 4, 8 and 16 splits (K not a multiple of splits x 64,
@@ -279,8 +279,7 @@ TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
           if (validate(p, config, device_)) continue;  // e.g. 16 splits of a short K
           check(p, config);
           ++checked;
-          if (cluster_units(p, config) <=
-              std::max(1, device_.num_sms / (config.cluster * config.cluster_n)))
+          if (cluster_units(p, config) <= std::max(1, device_.num_sms / cluster_size(config)))
             ++distributed;
         }
   EXPECT_GE(checked, 450);  // 478 on the H200 profile: 326 distributed (as planned), 152 serial
