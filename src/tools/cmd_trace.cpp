@@ -1,6 +1,7 @@
 // `kerntune trace`: one sm90 GEMM config's launch, phase by phase across its CTAs (when the first
 // load went out, when the main loop ended, how long split-K's publish, wait and reduce took, when
-// C was stored), from the template's %globaltimer marks (tune/gemm_trace.hpp).
+// C was stored), from the template's %globaltimer marks, and with --per-cta each CTA's SM and
+// phases (tune/gemm_trace.hpp).
 #include <fmt/format.h>
 
 #include <memory>
@@ -22,7 +23,22 @@ struct TraceOptions {
   ProblemOptions problem;
   std::vector<std::string> configs;
   int reps = 30;
+  bool per_cta = false;
 };
+
+// One row per traced CTA: its SM and its phases (us after the first CTA's entry; '-' where it
+// stamped none), the placement behind the summary's spreads.
+void print_per_cta(const tune::GemmTrace& t) {
+  std::string head = fmt::format("  {:>5} {:>5}", "cta", "sm");
+  for (const std::string& label : t.event_labels) head += fmt::format(" {:>8}", label);
+  fmt::print("{}\n", head);
+  for (const tune::GemmTraceCta& cta : t.ctas) {
+    std::string row = fmt::format("  {:>5} {:>5}", cta.cta, cta.sm);
+    for (const double us : cta.us)
+      row += us >= 0 ? fmt::format(" {:>8.2f}", us) : fmt::format(" {:>8}", "-");
+    fmt::print("{}\n", row);
+  }
+}
 
 void run(const TraceOptions& o) {
   if (o.problem.is_attention())
@@ -47,6 +63,7 @@ void run(const TraceOptions& o) {
       for (const auto& ph : t.phases)
         fmt::print("  {:<18} {:>5} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f}\n", ph.name, ph.ctas,
                    ph.min_us, ph.p10_us, ph.median_us, ph.p90_us, ph.max_us);
+      if (o.per_cta) print_per_cta(t);
     }
 }
 
@@ -62,12 +79,16 @@ void register_trace(CLI::App& app) {
   cmd->add_option("--reps", o->reps, "Timed launches (the trace is the last one's)")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
+  cmd->add_flag("--per-cta", o->per_cta,
+                "Also print each traced CTA's SM and phases (where the launch placed it)");
   cmd->footer(
       "Example:\n"
       "  kerntune trace --shape 512x512x32768 --config sm90.bm128.bn128.bk64.s5.c2.e0.cl1.g8.sk8\n"
       "The config is compiled with -DKT_TRACE (marks that are compiled out of every tuned and\n"
       "served kernel), checked on fresh random data, launched --reps times after an L2 flush,\n"
-      "and the last launch's per-CTA timestamps are summarized.");
+      "and the last launch's per-CTA timestamps are summarized. --per-cta lists them with each\n"
+      "CTA's SM: CTAs b and b + 1 of a plain launch share a TPC, a cluster launch packs\n"
+      "consecutive clusters into one GPC (bench/NOTES.md, \"Where cluster pairs lose\").");
   cmd->callback([o] { run(*o); });
 }
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <utility>
 
 #include "core/error.hpp"
 #include "generator/generated_source.hpp"
@@ -21,10 +23,13 @@ namespace kt::tune {
 
 namespace {
 
-// The phases in GemmTraceEvent order (gemm_params.h: the stamps' layout, shared with the kernel).
-constexpr const char* kPhaseNames[kGemmTraceEvents] = {
+// The timed phases in GemmTraceEvent order (gemm_params.h: the stamps' layout, shared with the
+// kernel; the SM id follows them), and their per-CTA table's column heads.
+constexpr const char* kPhaseNames[kGemmTraceTimedEvents] = {
     "entry",        "first load issued", "first stage full", "main loop done",
     "published",    "flags ready",       "C stored",         "epoch read"};
+constexpr const char* kPhaseLabels[kGemmTraceTimedEvents] = {
+    "entry", "load", "full", "loop", "publish", "flags", "stored", "epoch"};
 constexpr std::size_t kWorkspaceBytes = 64u << 20;
 
 double percentile(const std::vector<double>& sorted, double q) {
@@ -83,12 +88,22 @@ GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
   for (int b = 0; b < ctas; ++b)
     if (stamps[std::size_t(b) * kGemmTraceEvents] != 0)
       origin = std::min(origin, stamps[std::size_t(b) * kGemmTraceEvents]);
-  for (int e = 0; e < kGemmTraceEvents; ++e) {
+  const auto stamp_us = [&](int b, int e) {
+    const unsigned long long t = stamps[std::size_t(b) * kGemmTraceEvents + e];
+    return t != 0 && t >= origin ? double(t - origin) / 1000.0 : -1.0;
+  };
+  trace.event_labels.assign(std::begin(kPhaseLabels), std::end(kPhaseLabels));
+  for (int b = 0; b < ctas; ++b) {
+    GemmTraceCta cta;
+    cta.cta = b;
+    cta.sm = int(stamps[std::size_t(b) * kGemmTraceEvents + kTraceSmId]) - 1;
+    for (int e = 0; e < kGemmTraceTimedEvents; ++e) cta.us.push_back(stamp_us(b, e));
+    trace.ctas.push_back(std::move(cta));
+  }
+  for (int e = 0; e < kGemmTraceTimedEvents; ++e) {
     std::vector<double> us;
-    for (int b = 0; b < ctas; ++b) {
-      const unsigned long long t = stamps[std::size_t(b) * kGemmTraceEvents + e];
-      if (t != 0 && t >= origin) us.push_back(double(t - origin) / 1000.0);
-    }
+    for (const GemmTraceCta& cta : trace.ctas)
+      if (cta.us[std::size_t(e)] >= 0) us.push_back(cta.us[std::size_t(e)]);
     if (us.empty()) continue;
     std::sort(us.begin(), us.end());
     trace.phases.push_back({kPhaseNames[e], int(us.size()), us.front(), percentile(us, 0.1),

@@ -1,7 +1,7 @@
 // `kerntune trace`: where the time of one sm90 GEMM launch goes, CTA by CTA. The config is
 // compiled with -DKT_TRACE (the template's phase marks, templates/gemm/gemm_sm90.cuh), checked
 // on fresh random data, timed with the measuring protocol, and the last launch's per-CTA
-// %globaltimer stamps are read back and summarized per phase.
+// %globaltimer stamps and SM ids are read back and summarized per phase.
 #pragma once
 
 #include <string>
@@ -19,6 +19,14 @@ struct GemmTracePhase {
   double min_us = 0, p10_us = 0, median_us = 0, p90_us = 0, max_us = 0;
 };
 
+// One traced CTA: its SM and its phases, microseconds from the earliest CTA's entry, in
+// GemmTrace::event_labels order (negative where the CTA stamped none).
+struct GemmTraceCta {
+  int cta = 0;
+  int sm = -1;
+  std::vector<double> us;
+};
+
 struct GemmTrace {
   int grid = 0;                 // CTAs launched (at most the first 256 are traced)
   bool check_passed = false;
@@ -26,6 +34,8 @@ struct GemmTrace {
   double median_us = 0;         // event-timed launch, flush before each (Bench)
   double min_us = 0;
   std::vector<GemmTracePhase> phases;  // in TraceEvent order; phases no CTA stamped are absent
+  std::vector<std::string> event_labels;  // every timed event's short name, stamped or not
+  std::vector<GemmTraceCta> ctas;         // the traced CTAs, in blockIdx order
 };
 
 // Needs a current CUDA context on an sm_90a device and an sm90 config that validates for

@@ -45,7 +45,8 @@ struct GemmSm90Params {
 
 // `kerntune trace` (gemm_sm90.cuh, "phase trace", compiled only with -DKT_TRACE): u64
 // %globaltimer stamps [CTA][event] of the first kGemmTraceMaxCtas CTAs, in the last
-// kGemmTraceBytes of the split-K workspace's flag region; events in this order.
+// kGemmTraceBytes of the split-K workspace's flag region; events in this order, then the CTA's
+// SM (a value, not a stamp).
 enum GemmTraceEvent : int {
   kTraceEntry = 0,     // thread 0 at entry
   kTraceFirstLoad,     // producer: first TMA load issued
@@ -56,8 +57,10 @@ enum GemmTraceEvent : int {
   kTraceFlagsReady,    // consumer 0, split-K distributed: every other split's flag seen
   kTraceStored,        // consumer 0: its C (or stripe of C) stored
   kTraceEpochRead,     // split-K: begin_launch done (producer warp 1)
+  kTraceSmId,          // thread 0 at entry: %smid + 1 (0: never written)
   kGemmTraceEvents
 };
+constexpr int kGemmTraceTimedEvents = kTraceSmId;
 constexpr int kGemmTraceMaxCtas = 256;
 constexpr int kGemmTraceBytes = kGemmTraceMaxCtas * kGemmTraceEvents * 8;
 

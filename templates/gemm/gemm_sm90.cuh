@@ -115,6 +115,20 @@ __device__ __forceinline__ void trace_mark(unsigned int* flags, int event) {
 #endif
 }
 
+// The traced CTA's SM (`kerntune trace --per-cta`: where the launch placed each CTA), in the
+// kTraceSmId slot as %smid + 1. Empty without KT_TRACE, like trace_mark.
+__device__ __forceinline__ void trace_sm_id(unsigned int* flags) {
+#ifdef KT_TRACE
+  if (flags == nullptr || blockIdx.x >= kGemmTraceMaxCtas) return;
+  unsigned int smid;
+  asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid));
+  reinterpret_cast<unsigned long long*>(flags + kFlagRegionWords - kGemmTraceBytes / 4)
+      [blockIdx.x * kGemmTraceEvents + kTraceSmId] = smid + 1ull;
+#else
+  (void)flags;
+#endif
+}
+
 // One thread per CTA (of the producer warpgroup's idle warp 1, off the loads' and the consumers'
 // paths): reads the last launch's epoch, keeps this launch's (one more, skipping 0, the value of
 // a flag never written, when it wraps) in the shared word `epoch_word` for the CTA's threads
@@ -660,6 +674,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   if (test_fault(params.gemm.c)) return;
   if (threadIdx.x == 0) {
     sm90::trace_mark(params.gemm.flags, kTraceEntry);
+    sm90::trace_sm_id(params.gemm.flags);
     // The descriptors' fetch overlaps the barriers' set-up rather than the first loads (no
     // measurable change on the H200, where the first load issues ~0.9 us after entry anyway).
     prefetch_tensor_map(&params.a_map);

@@ -1,8 +1,10 @@
-// `kerntune trace` on the GPU: a traced sm90 launch computes the same C (checked), and its
-// phases come back stamped by every CTA in causal order, unsplit and split-K.
+// `kerntune trace` on the GPU: a traced sm90 launch computes the same C (checked), its phases
+// come back stamped by every CTA in causal order, unsplit and split-K, and each CTA's SM is one
+// of the device's, no two CTAs on one SM (these configs fit one CTA an SM).
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "core/gemm_config.hpp"
@@ -42,6 +44,22 @@ TEST_F(GemmTraceTest, PhasesOfEveryCtaComeBackInOrder) {
     }
     for (std::size_t i = 1; i < std::size(order); ++i)
       EXPECT_LE(by_name[order[i - 1]].median_us, by_name[order[i]].median_us) << order[i];
+    ASSERT_EQ(t.ctas.size(), std::size_t(c.grid));
+    std::set<int> sms;
+    for (const tune::GemmTraceCta& cta : t.ctas) {
+      EXPECT_GE(cta.sm, 0) << "CTA " << cta.cta;
+      EXPECT_LT(cta.sm, device_.num_sms) << "CTA " << cta.cta;
+      sms.insert(cta.sm);
+      ASSERT_EQ(cta.us.size(), t.event_labels.size());
+      // entry, first load issued, first stage full, main loop done: stamped, in this order.
+      for (std::size_t e = 0; e < 4; ++e) {
+        EXPECT_GE(cta.us[e], 0.0) << "CTA " << cta.cta << ", " << t.event_labels[e];
+        if (e > 0) {
+          EXPECT_LE(cta.us[e - 1], cta.us[e]) << "CTA " << cta.cta << ", " << t.event_labels[e];
+        }
+      }
+    }
+    EXPECT_EQ(sms.size(), std::size_t(c.grid));
     EXPECT_EQ(by_name.count("published"), c.split ? 1u : 0u);
     EXPECT_EQ(by_name.count("flags ready"), c.split ? 1u : 0u);
     if (c.split) {

@@ -455,13 +455,17 @@ TEST(Ptx, Sm90ClusterSplitKReducesThroughDistributedSharedMemory) {
 }
 
 TEST(Ptx, Sm90PhaseMarksExistOnlyWithKtTrace) {
-  // `kerntune trace` compiles with -DKT_TRACE: %globaltimer stamps; every tuned or served kernel
-  // (no define) has none.
+  // `kerntune trace` compiles with -DKT_TRACE: %globaltimer stamps and each CTA's %smid; every
+  // tuned or served kernel (no define) has neither.
   const kt::GemmConfig c = kt::testing::sm90_config(128, 128, 4, 2, 4);
   gen::GeneratedSource source = gen::generate_gemm(problem(512, 512, 8192), c, "sm_90a");
-  EXPECT_EQ(gen::compile_to_ptx(source).find("globaltimer"), std::string::npos);
+  const std::string plain = gen::compile_to_ptx(source);
+  EXPECT_EQ(plain.find("globaltimer"), std::string::npos);
+  EXPECT_EQ(plain.find("%smid"), std::string::npos);
   source.options.push_back("-DKT_TRACE=1");
-  EXPECT_NE(gen::compile_to_ptx(source).find("%globaltimer"), std::string::npos);
+  const std::string traced = gen::compile_to_ptx(source);
+  EXPECT_NE(traced.find("%globaltimer"), std::string::npos);
+  EXPECT_NE(traced.find("%smid"), std::string::npos);
 }
 
 TEST(TemplatesCompile, Sm90SplitKConfigsCompileWithoutSpillsForTheTwoDeepShapes) {
