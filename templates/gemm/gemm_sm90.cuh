@@ -43,6 +43,12 @@ struct WorkUnit {
   int k_begin, k_end;
 };
 
+// K range [k_begin, k_end) of split w.split (the whole K without split-K).
+__device__ __forceinline__ void set_k_range(WorkUnit& w, const GemmParams& p, bool split_k) {
+  w.k_begin = split_k ? w.split * p.k_per_split : 0;
+  w.k_end = split_k && p.k - w.k_begin > p.k_per_split ? w.k_begin + p.k_per_split : p.k;
+}
+
 // Unit `unit` of ceil(tiles_m / kCluster) * tiles_n * splits, for the CTA of rank `rank` in its
 // cluster: a cluster works on kCluster vertically adjacent tiles (same tile_n, so they share B).
 // Splits are the slow index, so clusters running together work on neighbouring tiles of the same
@@ -63,16 +69,14 @@ __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, boo
                  cluster_col);
     w.tile_n = cluster_col * kClusterN + rank;
     w.has_tile = w.tile_n < p.tiles_n;
-    w.k_begin = split_k ? w.split * p.k_per_split : 0;
-    w.k_end = split_k && p.k - w.k_begin > p.k_per_split ? w.k_begin + p.k_per_split : p.k;
+    set_k_range(w, p, split_k);
     return w;
   }
   if constexpr (kClusterK > 1) {
     grouped_tile(unit, p.tiles_m, p.tiles_n, p.raster_group, w.tile_m, w.tile_n);
     w.has_tile = true;
     w.split = rank;
-    w.k_begin = rank * p.k_per_split;
-    w.k_end = p.k - w.k_begin > p.k_per_split ? w.k_begin + p.k_per_split : p.k;
+    set_k_range(w, p, true);
     return w;
   }
   const int cluster_rows = (p.tiles_m + kCluster - 1) / kCluster;
@@ -83,8 +87,7 @@ __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, boo
   grouped_tile(unit - w.split * num_tiles, cluster_rows, p.tiles_n, group, cluster_row, w.tile_n);
   w.tile_m = cluster_row * kCluster + rank;
   w.has_tile = w.tile_m < p.tiles_m;
-  w.k_begin = split_k ? w.split * p.k_per_split : 0;
-  w.k_end = split_k && p.k - w.k_begin > p.k_per_split ? w.k_begin + p.k_per_split : p.k;
+  set_k_range(w, p, split_k);
   return w;
 }
 
@@ -781,7 +784,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       int stage = 0;
       unsigned int phase = 0;
       for (int unit = first_unit; unit < num_units; unit += unit_stride) {
-        const sm90::WorkUnit w = sm90::work_unit<kCluster, kClusterK, kClusterN>(unit, p, kSplitK, rank);
+        const sm90::WorkUnit w =
+            sm90::work_unit<kCluster, kClusterK, kClusterN>(unit, p, kSplitK, rank);
         if (threadIdx.x == 0) {
           // A CTA without a tile loads its peer's A rows (B columns with kClusterN: in bounds,
           // L2-hot); nothing is stored.
@@ -878,7 +882,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     int stage = 0;
     unsigned int phase = 0;
     for (int unit = first_unit; unit < num_units; unit += unit_stride) {
-      const sm90::WorkUnit w = sm90::work_unit<kCluster, kClusterK, kClusterN>(unit, p, kSplitK, rank);
+      const sm90::WorkUnit w =
+          sm90::work_unit<kCluster, kClusterK, kClusterN>(unit, p, kSplitK, rank);
       const int num_k_tiles = (w.k_end - w.k_begin + kTileK - 1) / kTileK;
       int previous_stage = 0;
       for (int kt = 0; kt < num_k_tiles; ++kt) {

@@ -289,9 +289,6 @@ TEST(ValidateSm90Config, ClusterSplitKNeedsOneClusterOfSplitsThatStagesOverTheRi
   EXPECT_GT(pairs, 0);
 }
 
-// Swap-AB: the kernel computes C^T = B·A^T, so tiles count along N (tile_m) and M (tile_n); nt
-// and direct stores only; 16-token tiles take cluster pairs; other families have no such
-// field; the search offers it for decode steps (nt, M <= 64) only.
 // Pairs along N (cn2): two horizontally adjacent tiles share their A tile by multicast, so a
 // cluster unit is a pair of tile columns (the last one alone when the columns are odd); a decode
 // step's swapped 64 x 32 tiles pair the two 32-token tiles of one 64-row weight tile.
@@ -318,6 +315,9 @@ TEST(ValidateSm90Config, PairsAlongNShareTheATileOfTwoTileColumns) {
   expect_rejected(ragged, both, h200, "no cluster along M or K");
 }
 
+// Swap-AB: the kernel computes C^T = B·A^T, so tiles count along N (tile_m) and M (tile_n); nt
+// and direct stores only; 16-token tiles take cluster pairs; other families have no such
+// field; the search offers it for decode steps (nt, M <= 64) only.
 TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
   using kt::testing::swapped;

@@ -78,8 +78,8 @@ class GemmCorrectness : public testing::GpuTest {
 
   // check() of every config key on every shape, layout and (in, out) dtype pair it is valid for;
   // returns how many it checked.
-  int check_valid(std::initializer_list<const char*> keys, std::initializer_list<const char*> shapes,
-                  std::initializer_list<Layout> layouts,
+  int check_valid(std::initializer_list<const char*> keys,
+                  std::initializer_list<const char*> shapes, std::initializer_list<Layout> layouts,
                   std::initializer_list<std::pair<DType, DType>> dtypes) {
     int checked = 0;
     for (const char* key : keys)
