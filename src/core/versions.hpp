@@ -20,7 +20,8 @@ inline constexpr int kBenchmarkProtocolVersion = 3;
 // 8: sm90 gains swap-AB configs (key suffix swab) and 16-column tiles for decode steps.
 // 9: sm90 gains stages two or four swizzle atoms deep (bk128, bk256; nt) for small tiles.
 // 10: sm90 distributed split-K moves partial sums by bulk copies through the ring.
-inline constexpr int kGemmTemplateVersion = 10;
+// 11: sm90 pairs end with the producer waiting for its stages' releases, not a cluster barrier.
+inline constexpr int kGemmTemplateVersion = 11;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 inline constexpr int kAttentionTemplateVersion = 4;

@@ -625,9 +625,12 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //  * Consumers release a stage only after the wgmma reading it has completed (wait_group 1
 //    after the next k-tile's wgmma is issued, wait_group 0 at the end of a tile).
 //  * Cluster: barriers are initialized and fenced (fence.mbarrier_init.release.cluster) before a
-//    cluster barrier, so no peer touches them uninitialized; every thread (none returns early)
-//    meets a cluster barrier again before exit, after all of its remote arrivals, and every
-//    multicast byte sent to a peer is consumed there before the peer reaches it.
+//    cluster barrier, so no peer touches them uninitialized. Pairs meet no cluster barrier at
+//    exit: the producer's thread 0 waits for the release of every stage's last fill (the producer
+//    tail), which needs the peer's consumers' arrivals, the last remote accesses into this CTA;
+//    they come after the peer used every byte this CTA multicast to it, and every byte the peer
+//    multicast here landed before this CTA's consumers' full-barrier waits. (Cluster split-K's
+//    CTAs meet barrier C after each unit, so none reads a peer that has exited.)
 //  * Bulk partial sums (distributed split-K, kBulkPartials): named barrier kPartialsBarrier over
 //    every consumer thread precedes the staging (no wgmma reads the ring any more; every TMA
 //    write to it has completed, as each full barrier was waited) and the stripes' loads (each
@@ -861,6 +864,19 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         if constexpr (kClusterK > 1) {
           __syncwarp();
           sm90::cluster_split_barriers<kConsumers>();
+        }
+      }
+      // Pairs: the peer's consumers release this CTA's stages too (remote arrivals on its
+      // empty barriers), possibly after this CTA's own work is done. Waiting for the release
+      // of every stage's last fill (a stage never filled passes at once) means none is still
+      // to come, so the CTA may exit; the peer's multicasts into it all landed before its
+      // consumers' last full-barrier waits. This replaces a cluster barrier at exit (see the
+      // end of the kernel).
+      if constexpr (kPair > 1) {
+        if (threadIdx.x == 0) {
+#pragma unroll 1
+          for (int s = stage; s < stage + kStages; ++s)
+            mbarrier_wait(empty_bars + 8 * (s % kStages), phase ^ 1 ^ unsigned(s >= kStages));
         }
       }
     }
@@ -1100,9 +1116,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       if (thread == 0) bulk_wait_group_all();
     }
   }
-
-  // No CTA of a cluster may exit while a peer can still arrive on its barriers.
-  if constexpr (kPair > 1) cluster_sync();
+  // Pairs need no barrier at exit (the producer tail above). Any barrier here, a cluster's, the
+  // CTA's or even a warp's reconvergence, cost the pairs ~2 us of main loop at 1536^2 on the
+  // H200 (bench/NOTES.md, "Cluster pairs and the barrier at exit"). Split-K pairs keep the warp's:
+  // without it ptxas spills (36 bytes in the 256 x 128 pair).
+  if constexpr (kPair > 1 && kSplitK) __syncwarp();
 }
 
 }  // namespace kt

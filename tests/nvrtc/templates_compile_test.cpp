@@ -33,6 +33,14 @@ using kt::testing::config;
 using kt::testing::shipped_sm90_configs;
 using kt::testing::shipped_small_m_configs;
 
+// How many times `needle` occurs in `text`.
+std::size_t occurrences(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1))
+    ++n;
+  return n;
+}
+
 // The configs we ship as known-good starting points; they must compile cleanly everywhere.
 const std::vector<kt::GemmConfig>& hand_picked() {
   static const std::vector<kt::GemmConfig> all = {
@@ -350,7 +358,10 @@ TEST(Ptx, TheSm90TmaStoreEpilogueAndClustersUseBulkStoresMulticastAndRemoteArriv
     EXPECT_NE(ptx.find(".multicast::cluster"), std::string::npos);
     EXPECT_NE(ptx.find("mapa.shared::cluster"), std::string::npos);
     EXPECT_NE(ptx.find("mbarrier.arrive.shared::cluster.b64"), std::string::npos);
-    EXPECT_NE(ptx.find("barrier.cluster.wait"), std::string::npos);
+    // One cluster barrier, after the barriers' initialization: pairs end with the producer
+    // waiting for its stages' releases, since any barrier at exit cost them ~2 us of main loop
+    // at 1536^2 on the H200.
+    EXPECT_EQ(occurrences(ptx, "barrier.cluster.wait"), 1u);
     // Cluster-scope mbarrier semantics put MEMBARs on the consumers' wgmma issue path (~30%
     // slower cl2 configs on the H200); the ring needs only CTA scope.
     EXPECT_EQ(ptx.find("mbarrier.arrive.release.cluster"), std::string::npos);
