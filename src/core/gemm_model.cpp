@@ -85,11 +85,13 @@ bool ungrouped_rereads(const GemmProblem& p, const GemmConfig& c, const GemmEsti
 // sm90 clusters of 2 (B multicast to both CTAs, or A with cn2) get no credit for the halved
 // reads and pay for where the cluster launch puts them: it packs consecutive clusters into one
 // GPC, so CTAs reading the same operand blocks share a GPC, which slowed L2-fed main loops on the
-// H200 whether or not B was multicast (first units: 512^2 x 32768 split 8 +25%, 1536^2 x 8192
-// +4%, 4096^3 +0%; the same kernels without multicast or remote releases as slow;
-// bench/NOTES.md, "Where cluster pairs lose"). Modelled as a fifth more L2 time. Not for cluster
-// split-K (clkS), whose CTAs share no operand: its decode pairs stream at the DRAM floor
-// (16 x 4096^2, 4.4 TB/s).
+// H200 whether or not B was multicast (512^2 x 32768 split 8: +20-25%, the same with the
+// unpaired kernel given that layout; bench/NOTES.md, "Where cluster pairs lose" and "Cluster
+// pairs and the barrier at exit"). Since template version 11 the pairs elsewhere run within
+// 1-2% of unpaired tiles (1536^2, 2048^2, 4096^3), so a fifth more L2 time overstates them
+// there, but the model's ranking of that session's measurements is the same with 1.0, 1.1 or
+// 1.2 (Spearman rho within 0.01 on every foundation shape). Not for cluster split-K (clkS),
+// whose CTAs share no operand: its decode pairs stream at the DRAM floor (16 x 4096^2, 4.4 TB/s).
 constexpr double kSm90ClusterL2Factor = 1.2;
 // sm90 TMA-store epilogue: the consumers write the tile to shared memory (stmatrix, 128 B/clock)
 // plus two named barriers per 128-byte slab; the global writes drain during the next tile.
