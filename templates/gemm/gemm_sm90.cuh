@@ -866,12 +866,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           sm90::cluster_split_barriers<kConsumers>();
         }
       }
-      // Pairs: the peer's consumers release this CTA's stages too (remote arrivals on its
-      // empty barriers), possibly after this CTA's own work is done. Waiting for the release
-      // of every stage's last fill (a stage never filled passes at once) means none is still
-      // to come, so the CTA may exit; the peer's multicasts into it all landed before its
-      // consumers' last full-barrier waits. This replaces a cluster barrier at exit (see the
-      // end of the kernel).
+      // Pairs: the producer tail (the invariants' "Cluster" item) — wait for the release of
+      // every stage's last fill (a stage never filled passes at once), so that no peer's
+      // remote arrival is still to come when the CTA exits.
       if constexpr (kPair > 1) {
         if (threadIdx.x == 0) {
 #pragma unroll 1
