@@ -26,16 +26,17 @@ struct TraceOptions {
   bool per_cta = false;
 };
 
-// One row per traced CTA: its SM and its phases (us after the first CTA's entry; '-' where it
-// stamped none), the placement behind the summary's spreads.
+// One row per traced CTA: its SM, its phases (us after the first CTA's entry; '-' where it
+// stamped none) and its SM's clock, the placement behind the summary's spreads.
 void print_per_cta(const tune::GemmTrace& t) {
   std::string head = fmt::format("  {:>5} {:>5}", "cta", "sm");
   for (const std::string& label : t.event_labels) head += fmt::format(" {:>8}", label);
-  fmt::print("{}\n", head);
+  fmt::print("{} {:>8}\n", head, "MHz");
   for (const tune::GemmTraceCta& cta : t.ctas) {
     std::string row = fmt::format("  {:>5} {:>5}", cta.cta, cta.sm);
     for (const double us : cta.us)
       row += us >= 0 ? fmt::format(" {:>8.2f}", us) : fmt::format(" {:>8}", "-");
+    row += cta.sm_mhz > 0 ? fmt::format(" {:>8.0f}", cta.sm_mhz) : fmt::format(" {:>8}", "-");
     fmt::print("{}\n", row);
   }
 }
@@ -63,6 +64,9 @@ void run(const TraceOptions& o) {
       for (const auto& ph : t.phases)
         fmt::print("  {:<18} {:>5} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f}\n", ph.name, ph.ctas,
                    ph.min_us, ph.p10_us, ph.median_us, ph.p90_us, ph.max_us);
+      if (t.sm_mhz_median > 0)
+        fmt::print("  SM clock, entry to main loop done: {:.0f} MHz median ({:.0f} p10, {:.0f} p90)\n",
+                   t.sm_mhz_median, t.sm_mhz_p10, t.sm_mhz_p90);
       if (o.per_cta) print_per_cta(t);
     }
 }

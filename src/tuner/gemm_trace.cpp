@@ -36,6 +36,15 @@ double percentile(const std::vector<double>& sorted, double q) {
   return sorted[std::size_t(q * double(sorted.size() - 1) + 0.5)];
 }
 
+// One CTA's SM clock between its entry and main-loop-done marks (cycles of %clock64 per
+// microsecond of %globaltimer), or -1 where either moment lacks a stamp.
+double sm_clock_mhz(const unsigned long long* cta_stamps) {
+  const unsigned long long t0 = cta_stamps[kTraceEntry], t1 = cta_stamps[kTraceMainLoopDone];
+  const unsigned long long c0 = cta_stamps[kTraceEntryCycles], c1 = cta_stamps[kTraceLoopCycles];
+  if (t0 == 0 || t1 <= t0 || c0 == 0 || c1 <= c0) return -1;
+  return double(c1 - c0) * 1000.0 / double(t1 - t0);
+}
+
 }  // namespace
 
 GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
@@ -98,7 +107,17 @@ GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
     cta.cta = b;
     cta.sm = int(stamps[std::size_t(b) * kGemmTraceEvents + kTraceSmId]) - 1;
     for (int e = 0; e < kGemmTraceTimedEvents; ++e) cta.us.push_back(stamp_us(b, e));
+    cta.sm_mhz = sm_clock_mhz(&stamps[std::size_t(b) * kGemmTraceEvents]);
     trace.ctas.push_back(std::move(cta));
+  }
+  std::vector<double> mhz;
+  for (const GemmTraceCta& cta : trace.ctas)
+    if (cta.sm_mhz > 0) mhz.push_back(cta.sm_mhz);
+  if (!mhz.empty()) {
+    std::sort(mhz.begin(), mhz.end());
+    trace.sm_mhz_p10 = percentile(mhz, 0.1);
+    trace.sm_mhz_median = percentile(mhz, 0.5);
+    trace.sm_mhz_p90 = percentile(mhz, 0.9);
   }
   for (int e = 0; e < kGemmTraceTimedEvents; ++e) {
     std::vector<double> us;

@@ -25,6 +25,7 @@ struct GemmTraceCta {
   int cta = 0;
   int sm = -1;
   std::vector<double> us;
+  double sm_mhz = -1;  // its SM's clock from entry to main loop done (negative: not stamped)
 };
 
 struct GemmTrace {
@@ -34,6 +35,10 @@ struct GemmTrace {
   double median_us = 0;         // event-timed launch, flush before each (Bench)
   double min_us = 0;
   std::vector<GemmTracePhase> phases;  // in TraceEvent order; phases no CTA stamped are absent
+  // The SMs' clocks from entry to main loop done over the CTAs (MHz: %clock64 cycles over
+  // %globaltimer ns); zero where no CTA stamped both. Compute-bound kernels run below the
+  // nominal clock when the GPU holds its power limit.
+  double sm_mhz_p10 = 0, sm_mhz_median = 0, sm_mhz_p90 = 0;
   std::vector<std::string> event_labels;  // every timed event's short name, stamped or not
   std::vector<GemmTraceCta> ctas;         // the traced CTAs, in blockIdx order
 };

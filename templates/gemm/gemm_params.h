@@ -46,7 +46,7 @@ struct GemmSm90Params {
 // `kerntune trace` (gemm_sm90.cuh, "phase trace", compiled only with -DKT_TRACE): u64
 // %globaltimer stamps [CTA][event] of the first kGemmTraceMaxCtas CTAs, in the last
 // kGemmTraceBytes of the split-K workspace's flag region; events in this order, then the CTA's
-// SM (a value, not a stamp).
+// SM and two %clock64 readings (values, not stamps).
 enum GemmTraceEvent : int {
   kTraceEntry = 0,     // thread 0 at entry
   kTraceFirstLoad,     // producer: first TMA load issued
@@ -58,6 +58,8 @@ enum GemmTraceEvent : int {
   kTraceStored,        // consumer 0: its C (or stripe of C) stored
   kTraceEpochRead,     // split-K: begin_launch done (producer warp 1)
   kTraceSmId,          // thread 0 at entry: %smid + 1 (0: never written)
+  kTraceEntryCycles,   // thread 0 at entry: the SM's %clock64
+  kTraceLoopCycles,    // consumer 0 at kTraceMainLoopDone: the SM's %clock64
   kGemmTraceEvents
 };
 constexpr int kGemmTraceTimedEvents = kTraceSmId;

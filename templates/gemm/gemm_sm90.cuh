@@ -132,6 +132,22 @@ __device__ __forceinline__ void trace_sm_id(unsigned int* flags) {
 #endif
 }
 
+// The SM's cycle counter (%clock64) in the traced CTA's `slot` (kTraceEntryCycles or
+// kTraceLoopCycles): with the %globaltimer stamps of the same moments, the clock the SM ran at.
+// Empty without KT_TRACE, like trace_mark.
+__device__ __forceinline__ void trace_cycles(unsigned int* flags, int slot) {
+#ifdef KT_TRACE
+  if (flags == nullptr || blockIdx.x >= kGemmTraceMaxCtas) return;
+  unsigned long long cycles;
+  asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(cycles));
+  reinterpret_cast<unsigned long long*>(flags + kFlagRegionWords - kGemmTraceBytes / 4)
+      [blockIdx.x * kGemmTraceEvents + slot] = cycles;
+#else
+  (void)flags;
+  (void)slot;
+#endif
+}
+
 // One thread per CTA (of the producer warpgroup's idle warp 1, off the loads' and the consumers'
 // paths): reads the last launch's epoch, keeps this launch's (one more, skipping 0, the value of
 // a flag never written, when it wraps) in the shared word `epoch_word` for the CTA's threads
@@ -680,6 +696,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   if (test_fault(params.gemm.c)) return;
   if (threadIdx.x == 0) {
     sm90::trace_mark(params.gemm.flags, kTraceEntry);
+    sm90::trace_cycles(params.gemm.flags, kTraceEntryCycles);
     sm90::trace_sm_id(params.gemm.flags);
     // The descriptors' fetch overlaps the barriers' set-up rather than the first loads (no
     // measurable change on the H200, where the first load issues ~0.9 us after entry anyway).
@@ -942,7 +959,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
       sm90::release_stage<kPair>(empty_bars + 8 * previous_stage, thread);
       const bool marks = unit == first_unit && threadIdx.x == 128;  // consumer 0's thread 0
-      if (marks) sm90::trace_mark(p.flags, kTraceMainLoopDone);
+      if (marks) {
+        sm90::trace_mark(p.flags, kTraceMainLoopDone);
+        sm90::trace_cycles(p.flags, kTraceLoopCycles);
+      }
       if (!w.has_tile) continue;
 
       if constexpr (kClusterK > 1) {

@@ -1,6 +1,7 @@
 // `kerntune trace` on the GPU: a traced sm90 launch computes the same C (checked), its phases
-// come back stamped by every CTA in causal order, unsplit and split-K, and each CTA's SM is one
-// of the device's, no two CTAs on one SM (these configs fit one CTA an SM).
+// come back stamped by every CTA in causal order, unsplit and split-K, each CTA's SM is one of
+// the device's, no two CTAs on one SM (these configs fit one CTA an SM), and each SM's clock over
+// the main loop is a plausible one.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -60,6 +61,13 @@ TEST_F(GemmTraceTest, PhasesOfEveryCtaComeBackInOrder) {
       }
     }
     EXPECT_EQ(sms.size(), std::size_t(c.grid));
+    // The SMs' clock over entry -> main loop done: stamped by every CTA, an H200's range.
+    for (const tune::GemmTraceCta& cta : t.ctas) {
+      EXPECT_GT(cta.sm_mhz, 300.0) << "CTA " << cta.cta;
+      EXPECT_LT(cta.sm_mhz, 3000.0) << "CTA " << cta.cta;
+    }
+    EXPECT_LE(t.sm_mhz_p10, t.sm_mhz_median);
+    EXPECT_LE(t.sm_mhz_median, t.sm_mhz_p90);
     EXPECT_EQ(by_name.count("published"), c.split ? 1u : 0u);
     EXPECT_EQ(by_name.count("flags ready"), c.split ? 1u : 0u);
     if (c.split) {

@@ -466,17 +466,19 @@ TEST(Ptx, Sm90ClusterSplitKReducesThroughDistributedSharedMemory) {
 }
 
 TEST(Ptx, Sm90PhaseMarksExistOnlyWithKtTrace) {
-  // `kerntune trace` compiles with -DKT_TRACE: %globaltimer stamps and each CTA's %smid; every
-  // tuned or served kernel (no define) has neither.
+  // `kerntune trace` compiles with -DKT_TRACE: %globaltimer stamps, each CTA's %smid and its SM's
+  // %clock64; every tuned or served kernel (no define) has none of them.
   const kt::GemmConfig c = kt::testing::sm90_config(128, 128, 4, 2, 4);
   gen::GeneratedSource source = gen::generate_gemm(problem(512, 512, 8192), c, "sm_90a");
   const std::string plain = gen::compile_to_ptx(source);
   EXPECT_EQ(plain.find("globaltimer"), std::string::npos);
   EXPECT_EQ(plain.find("%smid"), std::string::npos);
+  EXPECT_EQ(plain.find("%clock64"), std::string::npos);
   source.options.push_back("-DKT_TRACE=1");
   const std::string traced = gen::compile_to_ptx(source);
   EXPECT_NE(traced.find("%globaltimer"), std::string::npos);
   EXPECT_NE(traced.find("%smid"), std::string::npos);
+  EXPECT_NE(traced.find("%clock64"), std::string::npos);
 }
 
 TEST(TemplatesCompile, Sm90SplitKConfigsCompileWithoutSpillsForTheTwoDeepShapes) {
