@@ -803,7 +803,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     if (threadIdx.x == 0 || kClusterK > 1) {
       int stage = 0;
       unsigned int phase = 0;
-      for (int unit = first_unit; unit < num_units; unit += unit_stride) {
+      int wave = 0;  // the units this CTA walked before this one
+      for (int unit = first_unit; unit < num_units; unit += unit_stride, ++wave) {
         const sm90::WorkUnit w =
             sm90::work_unit<kCluster, kClusterK, kClusterN>(unit, p, kSplitK, rank);
         if (threadIdx.x == 0) {
@@ -824,7 +825,15 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           // nt loads B as one box of kTileN rows (144 is not a whole number of 64-row atoms).
           const unsigned int stage_bytes =
               kAStageBytes + (kBIsNxK ? kBStageBytes : b_atoms * kBAtomBytes);
-          for (int k = w.k_begin; k < w.k_end; k += kTileK) {
+          // Serpentine K: the CTAs run their units in lockstep waves, and a wave's units share
+          // operand blocks with the previous wave's (the same A rows within a raster group), so
+          // odd waves walk K downward and start on the K slices the last wave read most
+          // recently, which L2 still holds. Not with split-K, whose orders the reductions' bitwise
+          // agreement across modes relies on (and whose few tiles make one wave).
+          const int k_tiles = (w.k_end - w.k_begin + kTileK - 1) / kTileK;
+          const bool downward = !kSplitK && (wave & 1) != 0;
+          for (int i = 0; i < k_tiles; ++i) {
+            const int k = w.k_begin + (downward ? k_tiles - 1 - i : i) * kTileK;
             mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);
             const unsigned int full = full_bars + 8 * stage;
             const unsigned int b_stage = smem_b + stage * kBStageBytes;
@@ -845,7 +854,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
                     smem_a + stage * kAStageBytes + j * kAKAtomBytes + rank * (kAKAtomBytes / 2),
                     &params.a_map, k + sm90::kAtomK * j, m0 + rank * (kTileM / 2), full, 0x3);
             }
-            if (unit == first_unit && k == w.k_begin) sm90::trace_mark(p.flags, kTraceFirstLoad);
+            if (unit == first_unit && i == 0) sm90::trace_mark(p.flags, kTraceFirstLoad);
             if constexpr (kCluster == 1) {
               if constexpr (kBIsNxK) {
 #pragma unroll

@@ -367,6 +367,20 @@ TEST_F(GemmCorrectness, Sm90SwapAbOnDecodeAndRaggedShapes) {
   EXPECT_GE(checked, 110);
 }
 
+// Persistent CTAs over several waves walk K upward in even waves and downward in odd ones
+// (serpentine K): shapes of two to six waves with K tails (the downward walk starts on the
+// partial k-tile) and K of one k-tile plus a partial one, unpaired and in pairs, one- and
+// two-atom stages, direct and TMA stores, both layouts, bf16 and fp16.
+TEST_F(GemmCorrectness, Sm90PersistentWavesWalkKBothWays) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const int checked = check_valid(
+      {"sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1", "sm90.bm128.bn256.bk64.s3.c2.e4.cl2.g16.sk1",
+       "sm90.bm64.bn128.bk64.s6.c1.e0.cl1.g1.sk1", "sm90.bm64.bn32.bk128.s8.c1.e0.cl1.g8.sk1"},
+      {"4096x2048x1000", "2304x4160x200", "8200x264x72"}, {Layout::kNT, Layout::kNN},
+      {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}});
+  EXPECT_GE(checked, 40);
+}
+
 // Stages two or four swizzle atoms deep (bk128, bk256, nt): K that ends inside the first atom of
 // a stage (the later boxes lie wholly past K, zero-filled) or inside a later one; unswapped,
 // swapped, clusters of two sharing B, split-K through L2 and in a cluster.
