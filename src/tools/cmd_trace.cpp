@@ -90,9 +90,12 @@ void register_trace(CLI::App& app) {
       "  kerntune trace --shape 512x512x32768 --config sm90.bm128.bn128.bk64.s5.c2.e0.cl1.g8.sk8\n"
       "The config is compiled with -DKT_TRACE (marks that are compiled out of every tuned and\n"
       "served kernel), checked on fresh random data, launched --reps times after an L2 flush,\n"
-      "and the last launch's per-CTA timestamps are summarized. --per-cta lists them with each\n"
-      "CTA's SM: CTAs b and b + 1 of a plain launch share a TPC, a cluster launch packs\n"
-      "consecutive clusters into one GPC (bench/NOTES.md, \"Where cluster pairs lose\").");
+      "and the last launch's per-CTA timestamps are summarized, with the clock the SMs ran at\n"
+      "from entry to main loop done (%clock64 over %globaltimer: on the H200 compute-bound\n"
+      "kernels run at 1.4-1.7 GHz under their power limit, below the nominal 1.98). --per-cta\n"
+      "lists them with each CTA's SM: CTAs b and b + 1 of a plain launch share a TPC, a cluster\n"
+      "launch packs consecutive clusters into one GPC (bench/NOTES.md, \"Where cluster pairs\n"
+      "lose\").");
   cmd->callback([o] { run(*o); });
 }
 
