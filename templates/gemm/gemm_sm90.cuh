@@ -828,10 +828,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           const unsigned int stage_bytes =
               kAStageBytes + (kBIsNxK ? kBStageBytes : b_atoms * kBAtomBytes);
           // Serpentine K: the CTAs run their units in lockstep waves, and a wave's units share
-          // operand blocks with the previous wave's (the same A rows within a raster group), so
-          // odd waves walk K downward and start on the K slices the last wave read most
-          // recently, which L2 still holds. Not with split-K, whose orders the reductions' bitwise
-          // agreement across modes relies on (and whose few tiles make one wave).
+          // operand blocks with the previous wave's (A's rows within a raster group; at 4096^3
+          // all of B), so odd waves walk K downward and start on the K slices the last wave read
+          // most recently, which L2 still holds. Not with split-K, whose orders the reductions'
+          // bitwise agreement across modes relies on (and whose few tiles make one wave).
           const int k_tiles = (w.k_end - w.k_begin + kTileK - 1) / kTileK;
           const bool downward = !kSplitK && (wave & 1) != 0;
           for (int i = 0; i < k_tiles; ++i) {
