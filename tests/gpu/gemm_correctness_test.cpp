@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <vector>
 #include <filesystem>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "generator/generated_source.hpp"
 #include "gpu/gpu_fixture.hpp"
@@ -14,17 +17,11 @@
 #include "runtime/gemm_dispatch.hpp"
 #include "runtime/gemm_kernel.hpp"
 #include "support/gemm_builders.hpp"
+#include "support/parallel_for.hpp"
 #include "tuner/gemm_workload.hpp"
 
 namespace kt {
 namespace {
-
-struct Case {
-  const char* shape;
-  DType in, out;
-  Layout layout;
-  const char* config;  // empty: the model's default for the shape
-};
 
 std::uint64_t fresh_seed() {
   return std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
@@ -38,12 +35,6 @@ class GemmCorrectness : public testing::GpuTest {
         (std::filesystem::temp_directory_path() / ("kt_gpu_cubins_" + std::to_string(::getpid()) + ".db"))
             .string());
     return db;
-  }
-
-  void check(const Case& c) {
-    const GemmProblem p = testing::shaped_problem(c.shape, c.layout, c.in, c.out);
-    check(p, *c.config ? parse_gemm_config_key(c.config)
-                       : rt::model_default_config(p, device_, 64 << 20));
   }
 
   void check(const GemmProblem& p, const GemmConfig& config) {
@@ -69,30 +60,72 @@ class GemmCorrectness : public testing::GpuTest {
     rt::driver().stream_destroy(stream);
   }
 
-  // Every config of `keys` on every nt problem of `shapes` × (input, output) dtype pairs that it
-  // can run (split-K deeper than K and the like are skipped); returns how many were checked.
-  int check_nt(std::initializer_list<const char*> keys, std::initializer_list<const char*> shapes,
-               std::initializer_list<std::pair<DType, DType>> dtypes) {
-    return check_valid(keys, shapes, {Layout::kNT}, dtypes);
-  }
+  // One kernel on one problem.
+  struct KernelCase {
+    GemmProblem problem;
+    GemmConfig config;
+  };
 
-  // check() of every config key on every shape, layout and (in, out) dtype pair it is valid for;
-  // returns how many it checked.
-  int check_valid(std::initializer_list<const char*> keys,
-                  std::initializer_list<const char*> shapes, std::initializer_list<Layout> layouts,
-                  std::initializer_list<std::pair<DType, DType>> dtypes) {
-    int checked = 0;
-    for (const char* key : keys)
+  // Every config on every problem of `shapes` × `layouts` × (input, output) dtype pairs that it
+  // can run (split-K deeper than K and the like are left out).
+  std::vector<KernelCase> valid_cases(const std::vector<GemmConfig>& configs,
+                                      const std::vector<const char*>& shapes,
+                                      const std::vector<Layout>& layouts,
+                                      const std::vector<std::pair<DType, DType>>& dtypes) {
+    std::vector<KernelCase> cases;
+    for (const GemmConfig& config : configs)
       for (const char* shape : shapes)
         for (Layout layout : layouts)
           for (const auto& [in, out] : dtypes) {
             const GemmProblem p = testing::shaped_problem(shape, layout, in, out);
-            const GemmConfig config = parse_gemm_config_key(key);
-            if (validate(p, config, device_)) continue;
-            check(p, config);
-            ++checked;
+            if (!validate(p, config, device_)) cases.push_back({p, config});
           }
-    return checked;
+    return cases;
+  }
+
+  static std::vector<GemmConfig> parse_keys(const std::vector<const char*>& keys) {
+    std::vector<GemmConfig> configs;
+    for (const char* key : keys) configs.push_back(parse_gemm_config_key(key));
+    return configs;
+  }
+
+  // Compiles the cases' kernels into the tier's cubin cache, as many at a time as there are
+  // cores, so that check() finds them there (one at a time, the compiles took most of the tier's
+  // time). A compile that fails here fails again in check(), which reports it.
+  void precompile(const std::vector<KernelCase>& cases) {
+    std::vector<gen::GeneratedSource> sources;
+    std::set<std::string> keys;
+    for (const KernelCase& c : cases) {
+      gen::GeneratedSource source = gen::generate_gemm(c.problem, c.config, device_.arch());
+      if (keys.insert(gen::compile_key(source)).second) sources.push_back(std::move(source));
+    }
+    testing::parallel_for(sources.size(), [&](std::size_t i) {
+      try {
+        rt::get_or_compile(&cubin_cache(), sources[i], true, true);
+      } catch (const std::exception&) {
+      }
+    });
+  }
+
+  // check() of every case, their kernels compiled in parallel first; returns how many.
+  int check_all(const std::vector<KernelCase>& cases) {
+    precompile(cases);
+    for (const KernelCase& c : cases) check(c.problem, c.config);
+    return int(cases.size());
+  }
+
+  // check() of every config key on every shape, layout and (in, out) dtype pair it is valid for;
+  // returns how many it checked.
+  int check_valid(const std::vector<const char*>& keys, const std::vector<const char*>& shapes,
+                  const std::vector<Layout>& layouts,
+                  const std::vector<std::pair<DType, DType>>& dtypes) {
+    return check_all(valid_cases(parse_keys(keys), shapes, layouts, dtypes));
+  }
+
+  // check_valid() on the nt layout.
+  int check_nt(const std::vector<const char*>& keys, const std::vector<const char*>& shapes,
+               const std::vector<std::pair<DType, DType>>& dtypes) {
+    return check_valid(keys, shapes, {Layout::kNT}, dtypes);
   }
 
   // sm90 split-K launched again and again: key4 and key8 (two configs sharing one workspace),
@@ -106,9 +139,14 @@ TEST_F(GemmCorrectness, RaggedShapesEveryDtypeBothLayoutsModelDefault) {
   const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16},
                             {DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32},
                             {DType::kBF16, DType::kFP16}};
+  std::vector<KernelCase> cases;
   for (const char* shape : shapes)
     for (const auto& pair : pairs)
-      for (Layout layout : {Layout::kNT, Layout::kNN}) check({shape, pair[0], pair[1], layout, ""});
+      for (Layout layout : {Layout::kNT, Layout::kNN}) {
+        const GemmProblem p = testing::shaped_problem(shape, layout, pair[0], pair[1]);
+        cases.push_back({p, rt::model_default_config(p, device_, 64 << 20)});
+      }
+  check_all(cases);
 }
 
 // The measuring protocol times a GEMM rotating over copies of its operands: every copy must
@@ -151,24 +189,14 @@ TEST_F(GemmCorrectness, EveryOperandSetTheProtocolRotatesOverHoldsTheCheckedInpu
 }
 
 TEST_F(GemmCorrectness, HandPickedTilesIncludingSplitKOnRaggedShapes) {
-  const char* configs[] = {
+  const std::vector<const char*> configs = {
       "sm80.bm128.bn256.bk32.wm64.wn64.s3.g8.sk1", "sm80.bm256.bn128.bk32.wm64.wn64.s3.g8.sk1",
       "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1", "sm80.bm128.bn128.bk64.wm64.wn64.s3.g1.sk1",
       "sm80.bm64.bn128.bk32.wm32.wn64.s4.g8.sk1",  "sm80.bm64.bn64.bk64.wm32.wn32.s4.g8.sk1",
       "sm80.bm16.bn128.bk64.wm16.wn32.s4.g8.sk1",  "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk4",
       "sm80.bm64.bn128.bk32.wm64.wn64.s5.g1.sk12", "sm80.bm16.bn64.bk64.wm16.wn16.s6.g8.sk3"};
-  const char* shapes[] = {"127x129x1000", "300x520x4104", "1000x1000x777"};
-  int checked = 0;
-  for (const char* config : configs)
-    for (const char* shape : shapes)
-      for (Layout layout : {Layout::kNT, Layout::kNN}) {
-        GemmProblem p;
-        p.layout = layout;
-        parse_gemm_shape(shape, p);
-        if (validate(p, parse_gemm_config_key(config), device_)) continue;  // e.g. split-K > K
-        check({shape, DType::kBF16, DType::kBF16, layout, config});
-        ++checked;
-      }
+  const int checked = check_valid(configs, {"127x129x1000", "300x520x4104", "1000x1000x777"},
+                                  {Layout::kNT, Layout::kNN}, {{DType::kBF16, DType::kBF16}});
   EXPECT_GE(checked, 50);
 }
 
@@ -177,34 +205,25 @@ TEST_F(GemmCorrectness, HandPickedTilesIncludingSplitKOnRaggedShapes) {
 // more tiles than SMs so that persistent CTAs wrap the stage ring across tiles.
 TEST_F(GemmCorrectness, Sm90ShippedConfigsOnRaggedShapesBothLayoutsBothDTypes) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const char* shapes[] = {"1x8x8",        "127x136x72",   "129x129x64",  "300x520x4104",
-                          "1000x1000x776", "257x264x8",   "4096x4096x64", "2000x3000x200",
-                          "64x1032x1024"};
-  int checked = 0;
-  for (const GemmConfig& config : testing::shipped_sm90_configs())
-    for (const char* shape : shapes)
-      for (Layout layout : {Layout::kNT, Layout::kNN})
-        for (DType dtype : {DType::kBF16, DType::kFP16}) {
-          const GemmProblem p = testing::shaped_problem(shape, layout, dtype, dtype);
-          if (validate(p, config, device_)) continue;  // nn with N % 8 != 0, split-K > K
-          check(p, config);
-          ++checked;
-        }
+  // Left out where invalid: nn with N % 8 != 0, split-K deeper than K.
+  const int checked = check_all(valid_cases(
+      testing::shipped_sm90_configs(),
+      {"1x8x8", "127x136x72", "129x129x64", "300x520x4104", "1000x1000x776", "257x264x8",
+       "4096x4096x64", "2000x3000x200", "64x1032x1024"},
+      {Layout::kNT, Layout::kNN}, {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}}));
   EXPECT_GE(checked, 200);
 }
 
 TEST_F(GemmCorrectness, Sm90WritesFp32AndMixedOutputs) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const DType pairs[][2] = {{DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32},
-                            {DType::kBF16, DType::kFP16}};
-  for (const char* key :
-       {"sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk1", "sm90.bm64.bn128.bk64.s6.c1.e0.cl1.g8.sk1",
-        "sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk4", "sm90.bm128.bn256.bk64.s3.c2.e4.cl2.g8.sk1",
-        "sm90.bm128.bn128.bk64.s4.c1.e2.cl2.g8.sk1", "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk1",
-        "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk4"})
-    for (const auto& pair : pairs)
-      for (Layout layout : {Layout::kNT, Layout::kNN})
-        check({"300x520x4104", pair[0], pair[1], layout, key});
+  const int checked = check_valid(
+      {"sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk1", "sm90.bm64.bn128.bk64.s6.c1.e0.cl1.g8.sk1",
+       "sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk4", "sm90.bm128.bn256.bk64.s3.c2.e4.cl2.g8.sk1",
+       "sm90.bm128.bn128.bk64.s4.c1.e2.cl2.g8.sk1", "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk1",
+       "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk4"},
+      {"300x520x4104"}, {Layout::kNT, Layout::kNN},
+      {{DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32}, {DType::kBF16, DType::kFP16}});
+  EXPECT_EQ(checked, 42);  // every one valid
 }
 
 // Clusters of 2 when the tile rows are odd (the second CTA of the last cluster row has no tile
@@ -255,10 +274,10 @@ bool reduces_distributed(const GemmProblem& p, const GemmConfig& c, const rt::Ge
 // than SMs, the serial reducer, whose tiles' writers may run in an earlier wave).
 TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const char* shapes[] = {"300x520x4104",   "129x136x2056", "1000x1000x7768", "512x512x32760",
-                          "1536x1536x8192", "64x1032x3000", "300x260x8200",   "512x512x8192",
-                          "129x136x16392"};
-  const char* keys[] = {"sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk2",
+  const std::vector<const char*> shapes = {
+      "300x520x4104", "129x136x2056", "1000x1000x7768", "512x512x32760", "1536x1536x8192",
+      "64x1032x3000", "300x260x8200", "512x512x8192",   "129x136x16392"};
+  const std::vector<const char*> keys = {"sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk2",
                         "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk3",
                         "sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4",
                         "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk16",
@@ -267,21 +286,16 @@ TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
                         "sm90.bm128.bn128.bk64.s6.c2.e2.cl1.g8.sk8",
                         "sm90.bm128.bn64.bk64.s4.c2.e0.cl1.g8.sk16",
                         "sm90.bm64.bn32.bk64.s6.c1.e0.cl1.g8.sk3"};
-  const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16},
-                            {DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32}};
-  int checked = 0, distributed = 0;
-  for (const char* key : keys)
-    for (const char* shape : shapes)
-      for (const auto& pair : pairs)
-        for (Layout layout : {Layout::kNT, Layout::kNN}) {
-          const GemmProblem p = testing::shaped_problem(shape, layout, pair[0], pair[1]);
-          const GemmConfig config = parse_gemm_config_key(key);
-          if (validate(p, config, device_)) continue;  // e.g. 16 splits of a short K
-          check(p, config);
-          ++checked;
-          if (cluster_units(p, config) <= std::max(1, device_.num_sms / cluster_size(config)))
-            ++distributed;
-        }
+  // Left out where invalid: e.g. 16 splits of a short K.
+  const std::vector<KernelCase> cases = valid_cases(
+      parse_keys(keys), shapes, {Layout::kNT, Layout::kNN},
+      {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}, {DType::kBF16, DType::kFP32},
+       {DType::kFP16, DType::kFP32}});
+  const int checked = check_all(cases);
+  const auto distributed = std::count_if(cases.begin(), cases.end(), [&](const KernelCase& c) {
+    return cluster_units(c.problem, c.config) <=
+           std::max(1, device_.num_sms / cluster_size(c.config));
+  });
   EXPECT_GE(checked, 450);  // 478 on the H200 profile: 326 distributed (as planned), 152 serial
   EXPECT_GE(distributed, 250);
   EXPECT_GE(checked - distributed, 120);
@@ -294,53 +308,57 @@ TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
 // The sum's order is the L2 modes', so C equals the same split count's cl1 config bitwise.
 TEST_F(GemmCorrectness, Sm90ClusterSplitKOnRaggedShapesMatchesTheL2ReductionBitwise) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const char* shapes[] = {"300x520x4104", "129x136x2056", "1000x1000x7768", "512x512x32760",
-                          "64x1032x3000", "2000x3000x1000"};
-  const char* keys[] = {"sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8",
-                        "sm90.bm128.bn256.bk64.s4.c2.e0.clk4.g8.sk4",
-                        "sm90.bm64.bn128.bk64.s6.c1.e0.clk2.g8.sk2",
-                        "sm90.bm64.bn32.bk64.s12.c1.e0.clk4.g8.sk4"};
-  const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16},
-                            {DType::kBF16, DType::kFP32}};
+  const std::vector<const char*> shapes = {"300x520x4104",  "129x136x2056", "1000x1000x7768",
+                                           "512x512x32760", "64x1032x3000", "2000x3000x1000"};
+  const std::vector<const char*> keys = {
+      "sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8", "sm90.bm128.bn256.bk64.s4.c2.e0.clk4.g8.sk4",
+      "sm90.bm64.bn128.bk64.s6.c1.e0.clk2.g8.sk2", "sm90.bm64.bn32.bk64.s12.c1.e0.clk4.g8.sk4"};
+  // Each case in a cluster, then the same split count through L2 (cluster_k 1).
+  std::vector<KernelCase> both;
+  for (const KernelCase& c :
+       valid_cases(parse_keys(keys), shapes, {Layout::kNT, Layout::kNN},
+                   {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16},
+                    {DType::kBF16, DType::kFP32}})) {
+    KernelCase through_l2 = c;
+    through_l2.config.cluster_k = 1;
+    if (validate(through_l2.problem, through_l2.config, device_)) continue;
+    both.push_back(c);
+    both.push_back(through_l2);
+  }
+  precompile(both);
   const rt::CudaDriver& d = rt::driver();
   CUstream stream = nullptr;
   ASSERT_EQ(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   int checked = 0;
-  for (const char* key : keys)
-    for (const char* shape : shapes)
-      for (const auto& pair : pairs)
-        for (Layout layout : {Layout::kNT, Layout::kNN}) {
-          const GemmProblem p = testing::shaped_problem(shape, layout, pair[0], pair[1]);
-          const GemmConfig in_cluster = parse_gemm_config_key(key);
-          GemmConfig through_l2 = in_cluster;
-          through_l2.cluster_k = 1;
-          if (validate(p, in_cluster, device_) || validate(p, through_l2, device_)) continue;
-          const std::string label = fmt::format("{} with {}", to_key(p), key);
-          rt::ModuleCache modules;
-          tune::GemmWorkload work(p, device_, nullptr, modules, stream, fresh_seed(),
-                                  std::size_t(workspace_bytes(p, through_l2)));
-          EXPECT_EQ(workspace_bytes(p, in_cluster), 0) << label;
-          auto run = [&](const GemmConfig& c) {
-            const auto cubin = rt::get_or_compile(
-                &cubin_cache(), gen::generate_gemm(p, c, device_.arch()), true, true);
-            const rt::GemmKernel kernel(p, c, modules.load(cubin.record));
-            work.poison_output();
-            EXPECT_EQ(kernel.launch(work.a(), work.b(), work.c(),
-                                    c.cluster_k > 1 ? nullptr : work.workspace(), stream),
-                      CUDA_SUCCESS)
-                << label;
-            const tune::OutputCheck result = work.check_output();
-            EXPECT_TRUE(result.passed) << label << " (" << to_key(c) << "): " << result.detail;
-            const std::size_t bytes = std::size_t(p.m * p.n) * size_bytes(p.out_dtype);
-            std::vector<unsigned char> host(bytes);
-            EXPECT_EQ(d.stream_synchronize(stream), CUDA_SUCCESS);
-            EXPECT_EQ(d.memcpy_dtoh(host.data(), reinterpret_cast<CUdeviceptr>(work.c()), bytes),
-                      CUDA_SUCCESS);
-            return host;
-          };
-          EXPECT_TRUE(run(in_cluster) == run(through_l2)) << label << ": not bitwise equal";
-          ++checked;
-        }
+  for (std::size_t i = 0; i < both.size(); i += 2) {
+    const GemmProblem& p = both[i].problem;
+    const GemmConfig &in_cluster = both[i].config, &through_l2 = both[i + 1].config;
+    const std::string label = fmt::format("{} with {}", to_key(p), to_key(in_cluster));
+    rt::ModuleCache modules;
+    tune::GemmWorkload work(p, device_, nullptr, modules, stream, fresh_seed(),
+                            std::size_t(workspace_bytes(p, through_l2)));
+    EXPECT_EQ(workspace_bytes(p, in_cluster), 0) << label;
+    auto run = [&](const GemmConfig& c) {
+      const auto cubin = rt::get_or_compile(&cubin_cache(), gen::generate_gemm(p, c, device_.arch()),
+                                            true, true);
+      const rt::GemmKernel kernel(p, c, modules.load(cubin.record));
+      work.poison_output();
+      EXPECT_EQ(kernel.launch(work.a(), work.b(), work.c(),
+                              c.cluster_k > 1 ? nullptr : work.workspace(), stream),
+                CUDA_SUCCESS)
+          << label;
+      const tune::OutputCheck result = work.check_output();
+      EXPECT_TRUE(result.passed) << label << " (" << to_key(c) << "): " << result.detail;
+      const std::size_t bytes = std::size_t(p.m * p.n) * size_bytes(p.out_dtype);
+      std::vector<unsigned char> host(bytes);
+      EXPECT_EQ(d.stream_synchronize(stream), CUDA_SUCCESS);
+      EXPECT_EQ(d.memcpy_dtoh(host.data(), reinterpret_cast<CUdeviceptr>(work.c()), bytes),
+                CUDA_SUCCESS);
+      return host;
+    };
+    EXPECT_TRUE(run(in_cluster) == run(through_l2)) << label << ": not bitwise equal";
+    ++checked;
+  }
   d.stream_destroy(stream);
   EXPECT_GE(checked, 100);
 }
@@ -496,34 +514,24 @@ void GemmCorrectness::repeated_launches(const char* shape, const char* key4, con
 // M = 1, 3, 16, 17 and 64 with N and K tails (N % 16 != 0, N = 1 for nt, K down to 8 and not a
 // multiple of any batch depth), K shorter than one batch per warp, and split-K.
 TEST_F(GemmCorrectness, SmallMShippedConfigsOnRaggedShapesBothLayoutsBothDTypes) {
-  const char* shapes[] = {"1x4096x4096", "3x1000x776", "16x4104x200", "17x72x4104",
-                          "64x520x1032", "64x136x8",   "17x129x1024", "3x1x64",
-                          "1x8x8",       "64x4096x4096"};
-  int checked = 0;
-  for (const GemmConfig& config : testing::shipped_small_m_configs())
-    for (const char* shape : shapes)
-      for (Layout layout : {Layout::kNT, Layout::kNN})
-        for (DType dtype : {DType::kBF16, DType::kFP16}) {
-          const GemmProblem p = testing::shaped_problem(shape, layout, dtype, dtype);
-          if (validate(p, config, device_)) continue;  // nn needs warp_n 64, N % 8; split-K > K
-          check(p, config);
-          ++checked;
-        }
+  // Left out where invalid: nn needs warp_n 64 and N % 8 == 0; split-K deeper than K.
+  const int checked = check_all(valid_cases(
+      testing::shipped_small_m_configs(),
+      {"1x4096x4096", "3x1000x776", "16x4104x200", "17x72x4104", "64x520x1032", "64x136x8",
+       "17x129x1024", "3x1x64", "1x8x8", "64x4096x4096"},
+      {Layout::kNT, Layout::kNN}, {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}}));
   EXPECT_GE(checked, 300);
 }
 
 TEST_F(GemmCorrectness, SmallMWritesFp32AndMixedOutputs) {
-  const DType pairs[][2] = {{DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32},
-                            {DType::kBF16, DType::kFP16}, {DType::kFP16, DType::kBF16}};
-  for (const char* key : {"smallm.bm8.bn64.bk64.wn64.wk4.sk1", "smallm.bm64.bn32.bk32.wn32.wk4.sk4",
-                          "smallm.bm16.bn64.bk64.wn64.wk4.sk2"})
-    for (const auto& pair : pairs)
-      for (Layout layout : {Layout::kNT, Layout::kNN}) {
-        const GemmProblem p = testing::shaped_problem("17x520x1032", layout, pair[0], pair[1]);
-        const GemmConfig config = parse_gemm_config_key(key);
-        if (validate(p, config, device_)) continue;  // nn needs warp_n 64
-        check(p, config);
-      }
+  // Left out where invalid: nn needs warp_n 64.
+  const int checked = check_valid(
+      {"smallm.bm8.bn64.bk64.wn64.wk4.sk1", "smallm.bm64.bn32.bk32.wn32.wk4.sk4",
+       "smallm.bm16.bn64.bk64.wn64.wk4.sk2"},
+      {"17x520x1032"}, {Layout::kNT, Layout::kNN},
+      {{DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32}, {DType::kBF16, DType::kFP16},
+       {DType::kFP16, DType::kBF16}});
+  EXPECT_GE(checked, 16);
 }
 
 }  // namespace

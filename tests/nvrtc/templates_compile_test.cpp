@@ -4,13 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <future>
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/device_desc.hpp"
@@ -19,6 +16,7 @@
 #include "core/gemm_model.hpp"
 #include "core/gemm_problem.hpp"
 #include "support/gemm_builders.hpp"
+#include "support/parallel_for.hpp"
 #include "generator/generated_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "runtime/gemm_dispatch.hpp"
@@ -77,23 +75,15 @@ struct Outcome {
 // Compiles every source, as many at a time as there are cores (NVRTC programs are independent).
 std::vector<Outcome> compile_all(const std::vector<gen::GeneratedSource>& sources) {
   std::vector<Outcome> outcomes(sources.size());
-  std::atomic<std::size_t> next{0};
-  const std::size_t workers =
-      std::min<std::size_t>(std::max(2u, std::thread::hardware_concurrency()), sources.size());
-  std::vector<std::future<void>> pool;
-  for (std::size_t w = 0; w < workers; ++w)
-    pool.push_back(std::async(std::launch::async, [&] {
-      for (std::size_t i = next++; i < sources.size(); i = next++) {
-        try {
-          outcomes[i].kernel = gen::compile(sources[i]);
-        } catch (const kt::CompileError& e) {
-          outcomes[i].error = e.log();
-        } catch (const std::exception& e) {
-          outcomes[i].error = e.what();
-        }
-      }
-    }));
-  for (auto& f : pool) f.get();
+  kt::testing::parallel_for(sources.size(), [&](std::size_t i) {
+    try {
+      outcomes[i].kernel = gen::compile(sources[i]);
+    } catch (const kt::CompileError& e) {
+      outcomes[i].error = e.log();
+    } catch (const std::exception& e) {
+      outcomes[i].error = e.what();
+    }
+  });
   return outcomes;
 }
 
