@@ -15,6 +15,7 @@
 #include "runtime/attention_kernel.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "support/attention_builders.hpp"
+#include "support/parallel_for.hpp"
 #include "tuner/attention_workload.hpp"
 
 namespace kt {
@@ -58,6 +59,23 @@ class AttentionCorrectness : public testing::GpuTest {
       EXPECT_TRUE(result.passed) << label << ": " << result.detail << " (rel " << result.relative_error << ")";
     }
     rt::driver().stream_destroy(stream);
+  }
+
+  // Compiles the kernels of every valid config for `p`, with and without the LSE, on every core
+  // into the tier's cubin cache, so that check() finds them there (one at a time, the compiles
+  // took most of the space test's time). A compile that fails here fails again in check().
+  void precompile(const AttentionProblem& p, const std::vector<AttentionConfig>& configs) {
+    std::vector<gen::GeneratedSource> sources;
+    for (const AttentionConfig& c : configs)
+      if (!validate(p, c, device_))
+        for (bool lse : {false, true})
+          sources.push_back(gen::generate_attention(p, c, lse, device_.arch()));
+    testing::parallel_for(sources.size(), [&](std::size_t i) {
+      try {
+        rt::get_or_compile(&cubin_cache(), sources[i], true, true);
+      } catch (const std::exception&) {
+      }
+    });
   }
 };
 
@@ -130,8 +148,10 @@ TEST_P(AttentionCorrectnessPerFamily, EveryHeadDimBothLayouts) {
 
 TEST_P(AttentionCorrectnessPerFamily, EveryConfigOfTheSpaceWithAndWithoutLse) {
   for (const char* shape : {"b=1,h=4,sq=333,sk=517,d=128", "b=1,h=4,s=300,d=64", "b=1,h=2,s=300,d=256"}) {
-    const auto space = family_space(make_problem(shape, DType::kBF16, true));
+    const AttentionProblem p = make_problem(shape, DType::kBF16, true);
+    const auto space = family_space(p);
     ASSERT_FALSE(space.empty()) << shape;
+    precompile(p, space);
     for (const AttentionConfig& c : space)
       for (bool lse : {false, true}) check(shape, DType::kBF16, true, AttentionLayout::kBNHD, c, lse);
   }
