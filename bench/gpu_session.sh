@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One GPU session on the device machine, in steps that each fit one 10-minute call:
 #   tests: the gpu test tier from the installed tree, its full log kept. On the H200 the whole
-#          tier takes ~9.5 minutes (GemmCorrectness 7.7, the rest 1.8), so run it as two calls:
+#          tier takes ~9.5 minutes (GemmCorrectness 7.7, the rest ~1.7), so run it as two calls:
 #          GTEST_FILTER='GemmCorrectness.*' and GTEST_FILTER='-GemmCorrectness.*';
 #   perf:  tune a GEMM suite, bench it beside cuBLASLt, then the dispatch overhead.
 # Expects the install tree in dist/ (built and installed with -DKT_INSTALL_TESTS=ON) and writes
