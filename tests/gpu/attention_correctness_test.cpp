@@ -15,7 +15,7 @@
 #include "runtime/attention_kernel.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "support/attention_builders.hpp"
-#include "support/parallel_for.hpp"
+#include "support/precompile.hpp"
 #include "tuner/attention_workload.hpp"
 
 namespace kt {
@@ -61,21 +61,15 @@ class AttentionCorrectness : public testing::GpuTest {
     rt::driver().stream_destroy(stream);
   }
 
-  // Compiles the kernels of every valid config for `p`, with and without the LSE, on every core
-  // into the tier's cubin cache, so that check() finds them there (one at a time, the compiles
-  // took most of the space test's time). A compile that fails here fails again in check().
+  // Compiles the kernels of every valid config for `p`, with and without the LSE, into the tier's
+  // cubin cache on every core (testing::precompile).
   void precompile(const AttentionProblem& p, const std::vector<AttentionConfig>& configs) {
     std::vector<gen::GeneratedSource> sources;
     for (const AttentionConfig& c : configs)
       if (!validate(p, c, device_))
         for (bool lse : {false, true})
           sources.push_back(gen::generate_attention(p, c, lse, device_.arch()));
-    testing::parallel_for(sources.size(), [&](std::size_t i) {
-      try {
-        rt::get_or_compile(&cubin_cache(), sources[i], true, true);
-      } catch (const std::exception&) {
-      }
-    });
+    testing::precompile(cubin_cache(), sources);
   }
 };
 

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,7 +16,7 @@
 #include "runtime/gemm_dispatch.hpp"
 #include "runtime/gemm_kernel.hpp"
 #include "support/gemm_builders.hpp"
-#include "support/parallel_for.hpp"
+#include "support/precompile.hpp"
 #include "tuner/gemm_workload.hpp"
 
 namespace kt {
@@ -89,22 +88,12 @@ class GemmCorrectness : public testing::GpuTest {
     return configs;
   }
 
-  // Compiles the cases' kernels into the tier's cubin cache, as many at a time as there are
-  // cores, so that check() finds them there (one at a time, the compiles took most of the tier's
-  // time). A compile that fails here fails again in check(), which reports it.
+  // Compiles the cases' kernels into the tier's cubin cache on every core (testing::precompile).
   void precompile(const std::vector<KernelCase>& cases) {
     std::vector<gen::GeneratedSource> sources;
-    std::set<std::string> keys;
-    for (const KernelCase& c : cases) {
-      gen::GeneratedSource source = gen::generate_gemm(c.problem, c.config, device_.arch());
-      if (keys.insert(gen::compile_key(source)).second) sources.push_back(std::move(source));
-    }
-    testing::parallel_for(sources.size(), [&](std::size_t i) {
-      try {
-        rt::get_or_compile(&cubin_cache(), sources[i], true, true);
-      } catch (const std::exception&) {
-      }
-    });
+    for (const KernelCase& c : cases)
+      sources.push_back(gen::generate_gemm(c.problem, c.config, device_.arch()));
+    testing::precompile(cubin_cache(), sources);
   }
 
   // check() of every case, their kernels compiled in parallel first; returns how many.
