@@ -36,6 +36,16 @@ double percentile(const std::vector<double>& sorted, double q) {
   return sorted[std::size_t(q * double(sorted.size() - 1) + 0.5)];
 }
 
+// The values `of` gives for the CTAs that stamped one (non-negative), in ascending order.
+template <typename Of>
+std::vector<double> sorted_stamped(const std::vector<GemmTraceCta>& ctas, Of of) {
+  std::vector<double> values;
+  for (const GemmTraceCta& cta : ctas)
+    if (const double v = of(cta); v >= 0) values.push_back(v);
+  std::sort(values.begin(), values.end());
+  return values;
+}
+
 // One CTA's SM clock between its entry and main-loop-done marks (cycles of %clock64 per
 // microsecond of %globaltimer), or -1 where either moment lacks a stamp.
 double sm_clock_mhz(const unsigned long long* cta_stamps) {
@@ -110,21 +120,17 @@ GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
     cta.sm_mhz = sm_clock_mhz(&stamps[std::size_t(b) * kGemmTraceEvents]);
     trace.ctas.push_back(std::move(cta));
   }
-  std::vector<double> mhz;
-  for (const GemmTraceCta& cta : trace.ctas)
-    if (cta.sm_mhz > 0) mhz.push_back(cta.sm_mhz);
+  const std::vector<double> mhz =
+      sorted_stamped(trace.ctas, [](const GemmTraceCta& cta) { return cta.sm_mhz; });
   if (!mhz.empty()) {
-    std::sort(mhz.begin(), mhz.end());
     trace.sm_mhz_p10 = percentile(mhz, 0.1);
     trace.sm_mhz_median = percentile(mhz, 0.5);
     trace.sm_mhz_p90 = percentile(mhz, 0.9);
   }
   for (int e = 0; e < kGemmTraceTimedEvents; ++e) {
-    std::vector<double> us;
-    for (const GemmTraceCta& cta : trace.ctas)
-      if (cta.us[std::size_t(e)] >= 0) us.push_back(cta.us[std::size_t(e)]);
+    const std::vector<double> us = sorted_stamped(
+        trace.ctas, [e](const GemmTraceCta& cta) { return cta.us[std::size_t(e)]; });
     if (us.empty()) continue;
-    std::sort(us.begin(), us.end());
     trace.phases.push_back({kPhaseNames[e], int(us.size()), us.front(), percentile(us, 0.1),
                             percentile(us, 0.5), percentile(us, 0.9), us.back()});
   }
