@@ -52,15 +52,19 @@ double dram_rate(double inflight, double peak) {
 constexpr double kWgmmaEfficiencyTwoConsumers = 0.78;
 constexpr double kWgmmaEfficiencyOneConsumer = 0.62;
 
-// sm90: a consumer's wgmma reads its A rows and all of B from shared memory for every k16 step,
-// so smaller consumer tiles (rows x tile_n) do fewer FLOPs per byte read. 64 x 256 (and 128 x
-// 128) is the reference; these factors are leads, not measurements.
+// sm90: each wgmma m64nNk16 reads 64 x 16 of A and N x 16 of B from shared memory for
+// 64 x N x 16 FMAs, so narrow instructions need more operand bytes a clock. N = 256 is the
+// reference; 192 and 128 keep the earlier leads (at 128, one CTA alone runs at the peak, but the
+// whole GPU's L2-fed main loops were a few percent slower than 256's). N = 64 measured on the
+// H200: 0.69 of N = 128's rate, one CTA alone and at 512^2 x 32768 (369 cycles a 64-deep k-tile
+// against 515; bench/NOTES.md, "The narrow tile's wgmma"). Narrower tiles (16 and 32, decode
+// steps, whose weights stream from DRAM) are untimed here and take N = 64's factor.
 double sm90_tile_factor(const GemmConfig& c) {
-  const int consumer_elements = c.tile_m / c.consumers * c.tile_n;
-  if (consumer_elements >= 64 * 256) return 1.0;
-  if (consumer_elements >= 64 * 192) return 0.98;
-  if (consumer_elements >= 64 * 128) return 0.95;
-  return 0.85;
+  constexpr double kN128Factor = 0.95;
+  if (c.tile_n >= 256) return 1.0;
+  if (c.tile_n >= 192) return 0.98;
+  if (c.tile_n >= 128) return kN128Factor;
+  return 0.69 * kN128Factor;
 }
 
 // sm90: one wave of persistent CTAs spans all of the SMs' tiles at once; in plain row order

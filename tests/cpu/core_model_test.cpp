@@ -398,3 +398,21 @@ TEST(Estimate, TheSmallerTermShowsATenth) {
       decode, kt::parse_gemm_config_key("sm90.bm64.bn16.bk256.s4.c1.e0.cl1.g1.sk1.swab"), d);
   EXPECT_GT(padded.predicted_us, swapped.predicted_us);
 }
+
+// A wgmma m64n64k16 needs twice the shared-memory operand bytes per FMA of an m64n256k16; on the
+// H200 a 128 x 64 tile ran its main loop at 0.69 of a 128 x 128 tile's rate, one CTA alone and
+// on the whole GPU, where the 128-row consumer of 128 x 64 with one warpgroup issues the same
+// m64n64 instructions. The model's wgmma rates keep that ratio.
+TEST(Estimate, Sm90NarrowWgmmaRunsAtTheMeasuredFraction) {
+  const kt::DeviceDesc d = h200();
+  const kt::GemmProblem deep = problem(512, 512, 32768);
+  const auto eff = [&](const char* key) {
+    return kt::estimate(deep, kt::parse_gemm_config_key(key), d).mma_efficiency;
+  };
+  const double wide = eff("sm90.bm128.bn128.bk64.s8.c2.e0.cl1.g1.sk4");
+  EXPECT_NEAR(eff("sm90.bm128.bn64.bk64.s8.c2.e0.cl1.g1.sk4") / wide, 0.69, 1e-9);
+  EXPECT_NEAR(eff("sm90.bm128.bn64.bk64.s8.c1.e0.cl1.g1.sk4") /
+                  eff("sm90.bm128.bn128.bk64.s8.c1.e0.cl1.g1.sk4"),
+              0.69, 1e-9);
+  EXPECT_GT(eff("sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g1.sk4"), wide);
+}
