@@ -399,10 +399,10 @@ TEST(Estimate, TheSmallerTermShowsATenth) {
   EXPECT_GT(padded.predicted_us, swapped.predicted_us);
 }
 
-// A wgmma m64n64k16 needs twice the shared-memory operand bytes per FMA of an m64n256k16; on the
+// A wgmma m64n64k16 needs more shared-memory operand bytes per FMA than an m64n128k16; on the
 // H200 a 128 x 64 tile ran its main loop at 0.69 of a 128 x 128 tile's rate, one CTA alone and
-// on the whole GPU, where the 128-row consumer of 128 x 64 with one warpgroup issues the same
-// m64n64 instructions. The model's wgmma rates keep that ratio.
+// on the whole GPU. The model's wgmma rates keep that ratio with two consumers and with one
+// consumer of 128 rows (which issues the same m64n64 instructions), and rank N = 256 above.
 TEST(Estimate, Sm90NarrowWgmmaRunsAtTheMeasuredFraction) {
   const kt::DeviceDesc d = h200();
   const kt::GemmProblem deep = problem(512, 512, 32768);
