@@ -56,9 +56,10 @@ constexpr double kWgmmaEfficiencyOneConsumer = 0.62;
 // 64 x N x 16 FMAs, so narrow instructions need more operand bytes a clock. N = 256 is the
 // reference; 192 and 128 keep the earlier leads (at 128, one CTA alone runs at the peak, but the
 // whole GPU's L2-fed main loops were a few percent slower than 256's). N = 64 measured on the
-// H200: 0.69 of N = 128's rate, one CTA alone and at 512^2 x 32768 (369 cycles a 64-deep k-tile
-// against 515; bench/NOTES.md, "The narrow tile's wgmma"). Narrower tiles (16 and 32, decode
-// steps, whose weights stream from DRAM) are untimed here and take N = 64's factor.
+// H200: 0.69 of N = 128's rate per FMA, one CTA alone (128 x 64: 369 cycles a 64-deep k-tile for
+// half the FMAs of 128 x 128's 515) and at 512^2 x 32768 (386 against 541-550; bench/NOTES.md,
+// "The narrow tile's wgmma"). Narrower tiles (16 and 32, decode steps, whose weights stream from
+// DRAM) are untimed here and take N = 64's factor.
 double sm90_tile_factor(const GemmConfig& c) {
   constexpr double kN128Factor = 0.95;
   if (c.tile_n >= 256) return 1.0;
