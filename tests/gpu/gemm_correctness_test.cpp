@@ -266,15 +266,12 @@ TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
   const std::vector<const char*> shapes = {
       "300x520x4104", "129x136x2056", "1000x1000x7768", "512x512x32760", "1536x1536x8192",
       "64x1032x3000", "300x260x8200", "512x512x8192",   "129x136x16392"};
-  const std::vector<const char*> keys = {"sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk2",
-                        "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk3",
-                        "sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4",
-                        "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk16",
-                        "sm90.bm128.bn128.bk64.s4.c2.e2.cl2.g8.sk8",
-                        "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g1.sk3",
-                        "sm90.bm128.bn128.bk64.s6.c2.e2.cl1.g8.sk8",
-                        "sm90.bm128.bn64.bk64.s4.c2.e0.cl1.g8.sk16",
-                        "sm90.bm64.bn32.bk64.s6.c1.e0.cl1.g8.sk3"};
+  const std::vector<const char*> keys = {
+      "sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk2", "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk3",
+      "sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4", "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk16",
+      "sm90.bm128.bn128.bk64.s4.c2.e2.cl2.g8.sk8", "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g1.sk3",
+      "sm90.bm128.bn128.bk64.s6.c2.e2.cl1.g8.sk8", "sm90.bm128.bn64.bk64.s4.c2.e0.cl1.g8.sk16",
+      "sm90.bm64.bn32.bk64.s6.c1.e0.cl1.g8.sk3"};
   // Left out where invalid: e.g. 16 splits of a short K.
   const std::vector<KernelCase> cases = valid_cases(
       parse_keys(keys), shapes, {Layout::kNT, Layout::kNN},
@@ -328,8 +325,8 @@ TEST_F(GemmCorrectness, Sm90ClusterSplitKOnRaggedShapesMatchesTheL2ReductionBitw
                             std::size_t(workspace_bytes(p, through_l2)));
     EXPECT_EQ(workspace_bytes(p, in_cluster), 0) << label;
     auto run = [&](const GemmConfig& c) {
-      const auto cubin = rt::get_or_compile(&cubin_cache(), gen::generate_gemm(p, c, device_.arch()),
-                                            true, true);
+      const auto cubin =
+          rt::get_or_compile(&cubin_cache(), gen::generate_gemm(p, c, device_.arch()), true, true);
       const rt::GemmKernel kernel(p, c, modules.load(cubin.record));
       work.poison_output();
       EXPECT_EQ(kernel.launch(work.a(), work.b(), work.c(),
