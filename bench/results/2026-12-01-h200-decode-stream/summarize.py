@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the figures of README.md from the logs in call1/ to call4/ (run from this directory)."""
+"""Prints the figures of README.md from the logs in call1/ to call6/ (run from this directory)."""
 import csv
 import glob
 import re
@@ -10,7 +10,8 @@ def phases(path):
     launch = re.search(r"launch ([\d.]+) us median", text)
     row = {"launch": float(launch.group(1)) if launch else None,
            "check": "ok" if "check ok" in text else "FAILED"}
-    for name in ("first stage full", "main loop done", "published", "C stored"):
+    for name in ("first stage full", "main loop done", "published", "flags ready", "epoch read",
+                 "C stored"):
         m = re.search(name + r"\s+\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", text)
         if m:
             row[name] = (float(m.group(3)), float(m.group(5)))  # median, max
@@ -29,12 +30,13 @@ for path in sorted(glob.glob("call[13]/bench_*.csv")):
         print("  %-24s %-17s %-48s %7.2f %7.2f %5.1f%% %.3f" % (
             path, r["problem"].split(":")[-1], r["config"], float(r["kerntune_us"]), float(r["cublaslt_us"]),
             100 * float(r["of_copy"]), float(r["ratio"])))
-print("traces: launch | first stage full, main loop done, published, C stored (median / max µs)")
-logs = glob.glob("call1/trace_*sm90*.log") + glob.glob("call[234]/*.log")
+print("traces: launch | first stage full, main loop done, published, flags ready, epoch read, C stored"
+      " (median / max µs)")
+logs = glob.glob("call1/trace_*sm90*.log") + glob.glob("call[2346]/*.log")
 for path in sorted(logs):
     if path.endswith(("session.log", "gpu_tests.log")) or "/bench_" in path or "/tune_" in path:
         continue
     r = phases(path)
-    print("  %-62s %6.2f %-6s | %s | %s | %s | %s" % (
-        path, r["launch"] or 0, r["check"], fmt(r, "first stage full"), fmt(r, "main loop done"),
-        fmt(r, "published"), fmt(r, "C stored")))
+    print("  %-62s %6.2f %-6s | %s" % (path, r["launch"] or 0, r["check"], " | ".join(
+        fmt(r, n) for n in ("first stage full", "main loop done", "published", "flags ready",
+                            "epoch read", "C stored"))))
