@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the figures of README.md from the logs in call1/ to call6/ (run from this directory)."""
+"""Prints the figures of README.md from the logs in call1/ to call9/ (run from this directory)."""
 import csv
 import glob
 import re
@@ -23,7 +23,7 @@ def fmt(row, name):
 
 
 print("benches (problem, config, kerntune µs, cuBLASLt µs, of copy, ratio)")
-for path in sorted(glob.glob("call[13]/bench_*.csv")):
+for path in sorted(glob.glob("call[1379]/*bench*.csv")):
     for r in csv.DictReader(open(path)):
         if r["problem"] == "problem":
             continue
@@ -32,7 +32,7 @@ for path in sorted(glob.glob("call[13]/bench_*.csv")):
             100 * float(r["of_copy"]), float(r["ratio"])))
 print("traces: launch | first stage full, main loop done, published, flags ready, epoch read, C stored"
       " (median / max µs)")
-logs = glob.glob("call1/trace_*sm90*.log") + glob.glob("call[2346]/*.log")
+logs = glob.glob("call1/trace_*sm90*.log") + glob.glob("call[23467]/*.log")
 for path in sorted(logs):
     if path.endswith(("session.log", "gpu_tests.log")) or "/bench_" in path or "/tune_" in path:
         continue
