@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the figures of README.md from the logs in call1/ to call9/ (run from this directory)."""
+"""Prints the figures of README.md from the logs in call1/ to call11/ (run from this directory)."""
 import csv
 import glob
 import re
@@ -23,7 +23,7 @@ def fmt(row, name):
 
 
 print("benches (problem, config, kerntune µs, cuBLASLt µs, of copy, ratio)")
-for path in sorted(glob.glob("call[1379]/*bench*.csv")):
+for path in sorted(glob.glob("call[1379]/*bench*.csv") + glob.glob("call1[01]/bench*.csv")):
     for r in csv.DictReader(open(path)):
         if r["problem"] == "problem":
             continue
