@@ -145,6 +145,14 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
       return fmt::format("sm90 clk stages the FP32 partial tile ({} B) over the ring of stages "
                          "({} B): use more stages", partials, ring);
   }
+  if (c.stream_k) {
+    if (c.split_k != 1 || c.cluster != 1 || c.cluster_n != 1 || c.cluster_k != 1 || c.swap_ab)
+      return "sm90 stream-K (st) shares whole tiles' K among CTAs: no split-K, cluster or swap-AB";
+    if ((kSm90FlagHeaderWords + std::int64_t(device.num_sms) * c.consumers) * 4 >
+        kGemmFlagRegionBytes)
+      return fmt::format("sm90 stream-K needs a flag per CTA and consumer; {} SMs do not fit the "
+                         "workspace's flag region", device.num_sms);
+  }
   if (c.split_k > 1 && c.cluster_k == 1 && sm90_splitk_flag_words(p, c) * 4 > kGemmFlagRegionBytes)
     return fmt::format("split-K needs {} flag words for {} tiles x {} splits; the workspace's flag "
                        "region holds {}", sm90_splitk_flag_words(p, c), tiles_m(p, c) * tiles_n(p, c),
@@ -173,7 +181,8 @@ std::string to_key(const GemmConfig& c) {
                        c.cluster_k > 1   ? fmt::format("clk{}", c.cluster_k)
                        : c.cluster_n > 1 ? fmt::format("cn{}", c.cluster_n)
                                          : fmt::format("cl{}", c.cluster),
-                       c.raster_group, c.split_k, c.swap_ab ? ".swab" : "");
+                       c.raster_group, c.split_k,
+                       c.swap_ab ? ".swab" : c.stream_k ? ".st" : "");
   return fmt::format("sm80.bm{}.bn{}.bk{}.wm{}.wn{}.s{}.g{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
                      c.warp_m, c.warp_n, c.stages, c.raster_group, c.split_k);
 }
@@ -190,12 +199,14 @@ GemmConfig parse_gemm_config_key(std::string_view key) {
                       {"wn", &c.warp_n}, {"s", &c.stages}, {"g", &c.raster_group},
                       {"sk", &c.split_k}},
                      hint);
-  } else if ((parts.size() == 10 || (parts.size() == 11 && parts[10] == "swab")) &&
+  } else if ((parts.size() == 10 ||
+              (parts.size() == 11 && (parts[10] == "swab" || parts[10] == "st"))) &&
              parts[0] == "sm90") {
     c.family = GemmFamily::kSm90;
     c.warp_m = 0;
     c.warp_n = 0;
-    c.swap_ab = parts.size() == 11;
+    c.swap_ab = parts.size() == 11 && parts[10] == "swab";
+    c.stream_k = parts.size() == 11 && parts[10] == "st";
     // e0 (direct stores) is a valid value, so the epilogue field is parsed apart from the others.
     const std::string_view e = parts[6];
     if (e.substr(0, 1) != "e")
@@ -260,9 +271,10 @@ int smem_bytes(const GemmProblem& p, const GemmConfig& c) {
   // sm90 adds the epilogue slabs (epilogue per consumer, a slab row per row of the consumer's
   // rows: epilogue x tile_m x slab row bytes in all), a full and an empty mbarrier per stage,
   // with split-K through L2 a consumer's mbarrier for its stripes (16 bytes: the epoch's lie in
-  // the slack), and the 1024-byte alignment slack.
+  // the slack), with stream-K that and a consumer's mbarrier for its published partial sums, and
+  // the 1024-byte alignment slack.
   if (c.family == GemmFamily::kSm90) {
-    const int splitk_barrier_bytes = c.split_k > 1 && c.cluster_k <= 1 ? 16 : 0;
+    const int splitk_barrier_bytes = c.stream_k ? 32 : c.split_k > 1 && c.cluster_k <= 1 ? 16 : 0;
     return stages_bytes + c.epilogue * c.tile_m * sm90_slab_columns(p, c) * size_bytes(p.out_dtype) +
            c.stages * 16 + splitk_barrier_bytes + kSm90SmemAlignBytes;
   }
@@ -280,8 +292,21 @@ std::int64_t splitk_partial_bytes(const GemmProblem& p, const GemmConfig& c) {
   return std::int64_t(c.split_k) * p.m * p.n * 4;
 }
 
-std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c) {
+std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c, int num_sms) {
+  if (c.stream_k)
+    return kGemmFlagRegionBytes + std::int64_t(std::max(num_sms, 1)) * c.tile_m * c.tile_n * 4;
   return c.split_k > 1 && c.cluster_k == 1 ? kGemmFlagRegionBytes + splitk_partial_bytes(p, c) : 0;
+}
+
+StreamKRegion stream_k_region(const GemmProblem& p, const GemmConfig& c, std::int64_t ctas) {
+  StreamKRegion r;
+  const std::int64_t units = work_units(p, c);
+  if (!c.stream_k || ctas <= 0 || units % ctas == 0) return r;
+  const std::int64_t left = units % ctas;
+  r.units = units > ctas && 2 * left < ctas ? left + ctas : left;
+  const std::int64_t k_tiles = ceil_div(p.k, c.tile_k);
+  r.iters = ceil_div(r.units * k_tiles, ctas);
+  return r;
 }
 
 std::int64_t sm90_splitk_flag_words(const GemmProblem& p, const GemmConfig& c) {
@@ -309,6 +334,7 @@ int estimated_registers(const GemmConfig& c) {
 
 std::optional<std::string> validate(const GemmProblem& p, const GemmConfig& c,
                                     const DeviceDesc& device) {
+  if (c.stream_k && c.family != GemmFamily::kSm90) return "stream-K (st) is an sm90 field";
   if (c.family == GemmFamily::kSm90) {
     if (auto why = validate_sm90(p, c, device)) return why;
   } else if (c.family == GemmFamily::kSmallM) {
@@ -363,7 +389,8 @@ GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c, int num_sms) {
     const int size = cluster_size(c);
     const std::int64_t units = cluster_units(p, c);
     const std::int64_t slots = num_sms > 0 ? std::max(1, num_sms / size) : units;
-    const std::int64_t clusters = std::min<std::int64_t>(units, slots);
+    // Stream-K shares the units' k-tiles out over every SM, whatever their count.
+    const std::int64_t clusters = c.stream_k ? slots : std::min<std::int64_t>(units, slots);
     launch.main.grid = {std::uint32_t(clusters * size), 1, 1};
     launch.main.cluster = {std::uint32_t(size), 1, 1};
   } else {
@@ -371,7 +398,7 @@ GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c, int num_sms) {
   }
   launch.main.block = {std::uint32_t(c.num_threads()), 1, 1};
   launch.main.smem_bytes = std::uint32_t(smem_bytes(p, c));
-  launch.workspace_bytes = workspace_bytes(p, c);
+  launch.workspace_bytes = workspace_bytes(p, c, num_sms);
   // sm90 split-K sums its partial sums inside the main kernel (gemm_sm90.cuh).
   if (c.split_k > 1 && c.family != GemmFamily::kSm90) {
     constexpr std::uint32_t kReduceThreads = 256, kPairsPerThread = 2;
@@ -389,10 +416,11 @@ std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
   const char* split = c.split_k > 1 ? "true" : "false";
   if (c.family == GemmFamily::kSmallM) return small_m_kernel_expression(p, c);
   if (c.family == GemmFamily::kSm90)
-    return fmt::format("kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
-                       dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
-                       c.tile_k, c.stages, c.consumers, nt, split, c.epilogue, c.cluster,
-                       c.cluster_k, c.swap_ab ? "true" : "false", c.cluster_n);
+    return fmt::format(
+        "kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+        dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n, c.tile_k, c.stages,
+        c.consumers, nt, split, c.epilogue, c.cluster, c.cluster_k, c.swap_ab ? "true" : "false",
+        c.cluster_n, c.stream_k ? "true" : "false");
   return fmt::format("kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                      dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
                      c.tile_k, c.warp_m, c.warp_n, c.stages, nt,
@@ -457,6 +485,12 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
                                    consumers, e, cl};
                       c.swap_ab = swap;
                       keep(c);
+                      // The same with stream-K, where the units leave a last wave partly empty.
+                      if (sk == 1 && cl == 1 && !swap) {
+                        GemmConfig streamed = c;
+                        streamed.stream_k = true;
+                        if (stream_k_region(p, streamed, device.num_sms).units > 0) keep(streamed);
+                      }
                       // The same with stages several atoms deep.
                       if (p.layout == Layout::kNT && bm + bn <= d.sm90_deep_stage_max_rows)
                         for (int bk : d.sm90_deep_tile_k) {

@@ -48,6 +48,9 @@ struct GemmConfig {
                           // wgmma M side, its few tokens on the N side (key suffix .swab)
   int cluster_n = 1;      // sm90: CTAs per cluster along N (1 or 2; key field cn2 in place of
                           // cl1); a pair shares its A tile by TMA multicast
+  bool stream_k = false;  // sm90, no split-K or cluster: the units past the last whole wave
+                          // of CTAs are shared out by K over every CTA (stream_k_region), the
+                          // tiles cut between CTAs summed through L2 (key suffix .st)
 
   // sm90: one producer warpgroup plus the consumers, 4 warps each. small-M: tile_n / warp_n
   // warps along N times warps_k along K.
@@ -107,7 +110,7 @@ struct GemmDomains {
 // for TMA stores or 0 for direct stores, cl: cluster size along M, or clkS: the S = split_k splits
 // of a tile in one cluster, e.g. "sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8", or cn2: pairs
 // along N sharing A, e.g. "sm90.bm64.bn32.bk64.s12.c1.e0.cn2.g8.sk1.swab"; a trailing
-// ".swab" marks swap-AB, whose bm tiles N and bn tiles M) or
+// ".swab" marks swap-AB, whose bm tiles N and bn tiles M, a trailing ".st" stream-K) or
 // "smallm.bm16.bn128.bk64.wn64.wk4.sk1" (bk: K per warp per batch, wn: N per warp, wk: warps
 // along K); parse is its exact inverse.
 std::string to_key(const GemmConfig& config);
@@ -136,7 +139,8 @@ std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c);
 // distributed shared memory.
 // (gemm_sm90.cuh keeps this / 4 as sm90::kFlagRegionWords: change both together.)
 inline constexpr std::int64_t kGemmFlagRegionBytes = 64 * 1024;
-std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c);
+// num_sms sizes sm90 stream-K's slots (one partial tile per CTA of the grid); others ignore it.
+std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c, int num_sms);
 // The FP32 partial sums alone: sm80 and small-M, split_k slices of M x N; sm90, one tile slot per
 // (tile, split), split_k x tiles x tile_m x tile_n (the serial reducer leaves the last split's
 // slots unused; the distributed mode, which a launch picks when every unit has a CTA, writes
@@ -148,6 +152,16 @@ std::int64_t splitk_partial_bytes(const GemmProblem& p, const GemmConfig& c);
 // mode only when they fit the region too (gemm_sm90.cuh; they always do in practice: it needs
 // every unit resident, so split_k x tiles x consumers <= 2 x the grid's CTAs).
 std::int64_t sm90_splitk_flag_words(const GemmProblem& p, const GemmConfig& c);
+// sm90 stream-K: of the work_units() shared by `ctas` persistent CTAs, the last `units` are
+// shared out by K, `iters` k-tiles a CTA (CTA b takes k-tiles [b * iters, (b + 1) * iters) of
+// those units' k-tiles laid end to end), the others run whole, the same number on every CTA.
+// `units` is what the last whole wave leaves over, or that plus one wave when less than half of
+// one is left over (fewer, longer pieces); 0 when the units fill whole waves.
+struct StreamKRegion {
+  std::int64_t units = 0;
+  std::int64_t iters = 0;
+};
+StreamKRegion stream_k_region(const GemmProblem& p, const GemmConfig& c, std::int64_t ctas);
 // Registers per thread before compiling: accumulators + fragments + addressing (sm80); the
 // allocation at launch, which setmaxnreg then redistributes between warpgroups (sm90).
 int estimated_registers(const GemmConfig& c);
@@ -162,10 +176,10 @@ struct GemmLaunch {
   std::int64_t workspace_bytes = 0;
 };
 // num_sms: the device's SM count. The persistent sm90 family launches min(work units, num_sms)
-// CTAs, where a work unit is an output tile of one K split; 0 (no device known) plans one CTA
-// per unit, for display only: a kernel is always planned with its device's SM count (GemmKernel),
-// which split-K needs, since its in-kernel reduction spins on units of other CTAs and so relies
-// on every CTA of the grid being resident at once. Clusters of 2
+// CTAs (stream-K: num_sms), where a work unit is an output tile of one K split; 0 (no device
+// known) plans one CTA per unit, for display only: a kernel is always planned with its device's
+// SM count (GemmKernel), which split-K and stream-K need, since their in-kernel reductions spin
+// on units of other CTAs and so rely on every CTA of the grid being resident at once. Clusters of 2
 // (cluster {2, 1, 1}) launch 2 * min(cluster units, num_sms / 2), a cluster unit being a pair of
 // vertically adjacent tiles. sm80 ignores it.
 GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c, int num_sms = 0);
@@ -186,7 +200,7 @@ bool sm90_slabs_swizzled(const GemmProblem& p, const GemmConfig& c);
 
 // Name of the kernel template and its template arguments for this (problem, config), e.g.
 // "kt::gemm_sm80<kt::bf16, kt::bf16, 128, 128, 32, 64, 64, 4, true, true, false>" or
-// "kt::gemm_sm90<kt::bf16, kt::bf16, 128, 256, 64, 4, 2, true, false, 2, 2, 1, false>".
+// "kt::gemm_sm90<kt::bf16, kt::bf16, 128, 256, 64, 4, 2, true, false, 2, 2, 1, false, 1, false>".
 std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c);
 // The split-K reduce kernel of the sm80 and small-M families.
 std::string gemm_reduce_expression(const GemmProblem& p);

@@ -122,6 +122,15 @@ constexpr double kSplitKSkewUs = 2.0;
 constexpr double kDsmemBytesPerClockPerSm = 32;
 constexpr double kClusterBarrierUs = 0.3;
 
+// sm90 stream-K, measured by `kerntune trace` on the H200 (128 x 256 tiles at 4096^3 and 4096 x
+// 3840 x 4096, bench/results/2026-12-01-h200-stream-k): a CTA's pieces run ~10% slower per k-tile
+// than whole units (the CTAs sharing an operand block start their pieces at different K, so they
+// no longer read it from L2 together), and an owner's main loop done -> C stored takes ~2.5 us
+// more than a whole unit's epilogue (waiting for its peers' flags and bulk-loading their partial
+// tiles, 128 KB each), which scales here with the partial tile's bytes.
+constexpr double kStreamKPieceFactor = 1.1;
+constexpr double kStreamKFixupUsPer128KB = 2.5;
+
 // sm90: the shortest time a CTA's ring takes per stage, whatever its bytes: one producer/consumer
 // round trip (empty barrier, expect_tx, TMA issue, full barrier, wgmma, release). Measured by
 // `kerntune trace` on the H200 at 16 x 4096 x 4096 on 64 CTAs: 176-193 ns a stage for 64 x 16
@@ -178,6 +187,8 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 // the other splits' partials) and stores its stripe of C directly, every SM at once: all of
 // those partial sums at the GPU's measured rate for them (kSplitKL2Gbps), plus the wait for the
 // slowest split.
+// Stream-K: the whole waves, then every SM's share of the remaining units' k-tiles, and the
+// fix-up of the tiles cut between SMs (partial tiles stored and loaded at one SM's L2 rate).
 // Cluster split-K (cluster_k): a wave is num_sms / S tiles, each unit's tail stages its partial
 // tile in shared memory, reads (S - 1) / S of one from its peers over distributed shared memory
 // and stores its stripe of C, between two cluster barriers; no L2 traffic but the stripe.
@@ -206,8 +217,22 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
           : tile_out_bytes / l2_share_per_sm;
   const double stages_s = double(k_padded / c.tile_k) * kSm90StagePeriodUs * 1e-6;
   const double unit_s = std::max(unit_flops / sm_flops_per_s, stages_s);
-  if (c.split_k == 1) return double(e.waves.waves) * (unit_s + epilogue_s) * 1e6;
   const double partial_tile_bytes = double(c.tile_m) * c.tile_n * 4.0;
+  if (c.split_k == 1) {
+    const StreamKRegion sk = stream_k_region(p, c, d.num_sms);
+    if (sk.units == 0) return double(e.waves.waves) * (unit_s + epilogue_s) * 1e6;
+    // Stream-K: the whole units' waves, then each CTA's sk.iters k-tiles of the rest, slower
+    // than whole units, and a tile's owner waits for and adds about k_tiles / sk.iters other
+    // pieces' partial tiles before its epilogue.
+    const double k_tiles = double(ceil_div(p.k, c.tile_k));
+    const double whole_waves = double(work_units(p, c) - sk.units) / d.num_sms;
+    const double others = std::max(1.0, k_tiles / double(sk.iters));
+    const double fixup_s =
+        others * partial_tile_bytes / (128.0 * 1024.0) * kStreamKFixupUsPer128KB * 1e-6;
+    return (whole_waves * (unit_s + epilogue_s) +
+            double(sk.iters) / k_tiles * unit_s * kStreamKPieceFactor + epilogue_s + fixup_s) *
+           1e6;
+  }
   if (c.cluster_k > 1) {
     const double others = double(c.split_k - 1) / c.split_k;
     const double tail_s = partial_tile_bytes / (kSmemBytesPerClock * clock_hz) +

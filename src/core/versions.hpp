@@ -22,7 +22,9 @@ inline constexpr int kBenchmarkProtocolVersion = 3;
 // 10: sm90 distributed split-K moves partial sums by bulk copies through the ring.
 // 11: sm90 pairs end with the producer waiting for its stages' releases, not a cluster barrier.
 // 12: sm90 units of odd waves walk K downward (serpentine K; not with split-K).
-inline constexpr int kGemmTemplateVersion = 12;
+// 13: sm90 gains stream-K configs (key suffix st) for shapes whose units leave a last wave
+//     partly empty.
+inline constexpr int kGemmTemplateVersion = 13;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 inline constexpr int kAttentionTemplateVersion = 4;

@@ -24,7 +24,7 @@ double log_distance(const GemmProblem& a, const GemmProblem& b) {
 
 bool usable(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& device,
             std::int64_t max_workspace) {
-  return !validate(p, c, device) && workspace_bytes(p, c) <= max_workspace;
+  return !validate(p, c, device) && workspace_bytes(p, c, device.num_sms) <= max_workspace;
 }
 
 }  // namespace
@@ -42,7 +42,7 @@ std::vector<GemmConfig> model_ranked_configs(const GemmProblem& p, const DeviceD
                                              std::int64_t max_workspace, std::size_t count) {
   std::vector<GemmConfig> out;
   for (const auto& ranked : rank_by_model(p, enumerate_gemm_configs(p, device), device)) {
-    if (workspace_bytes(p, ranked.config) > max_workspace) continue;
+    if (workspace_bytes(p, ranked.config, device.num_sms) > max_workspace) continue;
     out.push_back(ranked.config);
     if (out.size() >= count) break;
   }

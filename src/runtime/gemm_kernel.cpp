@@ -13,7 +13,7 @@
 
 namespace kt::rt {
 
-static_assert(sizeof(GemmParams) == 5 * 8 + 3 * 8 + 8 * 4, "GemmParams layout changed");
+static_assert(sizeof(GemmParams) == 5 * 8 + 3 * 8 + 10 * 4, "GemmParams layout changed");
 static_assert(sizeof(SplitKReduceParams) == 8 + 8 + 8 + 4 * 4, "SplitKReduceParams layout changed");
 static_assert(sizeof(GemmSm90Params) == 3 * 128 + 128 && offsetof(GemmSm90Params, gemm) == 384,
               "GemmSm90Params layout changed");
@@ -160,6 +160,9 @@ GemmParams GemmKernel::make_params(const void* a, const void* b, void* c, void* 
   params.tiles_m = int(tiles_m(problem_, config_));
   params.tiles_n = int(tiles_n(problem_, config_));
   params.num_splits = config_.split_k;
+  const StreamKRegion region = stream_k_region(problem_, config_, plan_.main.grid[0]);
+  params.sk_units = int(region.units);
+  params.sk_iters = int(region.iters);
   return params;
 }
 

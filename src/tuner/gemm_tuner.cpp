@@ -177,7 +177,8 @@ TuneReport tune_gemm(const GemmProblem& p, cache::Database& db, const TuneOption
                         : std::vector<RankedConfig>{};
   std::vector<RankedConfig> fitting;
   for (const auto& r : ranked)
-    if (workspace_bytes(p, r.config) <= std::int64_t(o.max_workspace_bytes)) fitting.push_back(r);
+    if (workspace_bytes(p, r.config, device.num_sms) <= std::int64_t(o.max_workspace_bytes))
+      fitting.push_back(r);
   report.candidates = first_round(p, o, device, fitting);
   if (report.candidates.empty())
     throw Error(ErrorKind::kUnsupported,

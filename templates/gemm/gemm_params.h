@@ -17,9 +17,11 @@ struct GemmParams {
                         // with split-K, the reduce kernel writes it)
   float* workspace;     // split-K only, FP32 partial sums: sm80 and small-M, split_k slices of
                         // M x N (slice stride m * n); sm90, a tile slot per (tile, split <
-                        // num_splits - 1) in the consumers' fragment order (gemm_sm90.cuh)
-  unsigned int* flags;  // sm90 split-K only: the workspace's flag region (launch epoch, arrival
-                        // count, ready flags; zeroed once at allocation, see gemm_sm90.cuh)
+                        // num_splits - 1) in the consumers' fragment order (gemm_sm90.cuh);
+                        // sm90 stream-K, a tile slot per CTA
+  unsigned int* flags;  // sm90 split-K and stream-K only: the workspace's flag region (launch
+                        // epoch, arrival count, ready flags; zeroed once at allocation, see
+                        // gemm_sm90.cuh)
   long long lda;        // in elements
   long long ldb;
   long long ldc;
@@ -31,6 +33,8 @@ struct GemmParams {
   int tiles_m;          // ceil(m / tile_m)
   int tiles_n;          // ceil(n / tile_n)
   int num_splits;       // split-K slices: gridDim.z of sm80, part of the work-unit count of sm90
+  int sk_units;         // sm90 stream-K: the last units, shared out by K over every CTA (0: none)
+  int sk_iters;         // sm90 stream-K: k-tiles of those units per CTA (the last CTA's fewer)
 };
 
 // The sm90 family's parameter block: the tensor maps of A and B (128B-swizzled boxes of 64
@@ -53,8 +57,10 @@ enum GemmTraceEvent : int {
   kTraceFirstFull,     // consumer 0: first stage landed
   kTraceMainLoopDone,  // consumer 0: last wgmma of the unit complete
   kTracePublished,     // consumer 0, split-K: partial sums stored and flag released (cluster
-                       // split-K: staged and the cluster barrier passed)
-  kTraceFlagsReady,    // consumer 0, split-K distributed: every other split's flag seen
+                       // split-K: staged and the cluster barrier passed; stream-K: the flags of
+                       // the CTA's publishing piece released, by producer thread 64)
+  kTraceFlagsReady,    // consumer 0, split-K distributed: every other split's flag seen (stream-K:
+                       // an owner's peers' partial sums added)
   kTraceStored,        // consumer 0: its C (or stripe of C) stored
   kTraceEpochRead,     // split-K: begin_launch done (producer warp 1)
   kTraceSmId,          // thread 0 at entry: %smid + 1 (0: never written)

@@ -35,12 +35,14 @@ constexpr int kConsumerRegs = 232;
 // One unit of work of a persistent CTA: an output tile and the K range of one split.
 // has_tile is false for the second CTA of a cluster when the tile rows (columns, kClusterN) are
 // odd and its tile lies below (right of) C: it still loads and multiplies (its peer needs its half
-// of B, or of A), stores nothing.
+// of B, or of A), stores nothing. sk_tile: a stream-K piece's tile among the stream-K units (-1
+// for a whole unit); an empty piece has k_end <= k_begin.
 struct WorkUnit {
   int tile_m, tile_n;
   bool has_tile;
   int split;
   int k_begin, k_end;
+  int sk_tile;
 };
 
 // K range [k_begin, k_end) of split w.split (the whole K without split-K).
@@ -69,6 +71,7 @@ __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, boo
                  cluster_col);
     w.tile_n = cluster_col * kClusterN + rank;
     w.has_tile = w.tile_n < p.tiles_n;
+    w.sk_tile = -1;
     set_k_range(w, p, split_k);
     return w;
   }
@@ -76,11 +79,13 @@ __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, boo
     grouped_tile(unit, p.tiles_m, p.tiles_n, p.raster_group, w.tile_m, w.tile_n);
     w.has_tile = true;
     w.split = rank;
+    w.sk_tile = -1;
     set_k_range(w, p, true);
     return w;
   }
   const int cluster_rows = (p.tiles_m + kCluster - 1) / kCluster;
   const int num_tiles = cluster_rows * p.tiles_n;
+  w.sk_tile = -1;
   w.split = split_k ? unit / num_tiles : 0;
   const int group = p.raster_group / kCluster < 1 ? 1 : p.raster_group / kCluster;
   int cluster_row = 0;
@@ -89,6 +94,45 @@ __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, boo
   w.has_tile = w.tile_m < p.tiles_m;
   set_k_range(w, p, split_k);
   return w;
+}
+
+// Stream-K (see "Stream-K" at gemm_sm90): unit `unit` >= dp_units is piece j = (unit - dp_units)
+// / ctas of CTA b = (unit - dp_units) % ctas. CTA b owns k-tiles [b * sk_iters, (b + 1) *
+// sk_iters) of the last sk_units units' k-tiles laid end to end (unit dp_units + t's k-tiles at
+// [t * k_tiles, (t + 1) * k_tiles)); its range cut at tile boundaries gives its pieces, j the
+// j-th. Pieces past the range are empty.
+template <int kTileK>
+__device__ __forceinline__ WorkUnit stream_k_piece(int unit, const GemmParams& p, int dp_units,
+                                                   int ctas) {
+  const int k_tiles = (p.k + kTileK - 1) / kTileK;
+  const int cta = (unit - dp_units) % ctas;
+  const int piece = (unit - dp_units) / ctas;
+  const int begin = cta * p.sk_iters;
+  const int end = min(begin + p.sk_iters, p.sk_units * k_tiles);
+  const int first = piece == 0 ? begin : (begin / k_tiles + piece) * k_tiles;
+  WorkUnit w;
+  if (first >= end) {
+    w.tile_m = w.tile_n = w.split = w.k_begin = w.k_end = 0;
+    w.has_tile = false;
+    w.sk_tile = -1;
+    return w;
+  }
+  const int tile = first / k_tiles;
+  w = work_unit<1, 1, 1>(dp_units + tile, p, false, 0);
+  w.sk_tile = tile;
+  w.k_begin = (first - tile * k_tiles) * kTileK;
+  w.k_end = min(p.k, (min(end, (tile + 1) * k_tiles) - tile * k_tiles) * kTileK);
+  return w;
+}
+
+// The unit `unit` of a CTA: work_unit, or past the whole units of a stream-K launch, a piece.
+template <int kCluster, int kClusterK, int kClusterN, bool kStreamK, int kTileK>
+__device__ __forceinline__ WorkUnit unit_at(int unit, const GemmParams& p, bool split_k, int rank,
+                                            int dp_units, int ctas) {
+  if constexpr (kStreamK) {
+    if (unit >= dp_units) return stream_k_piece<kTileK>(unit, p, dp_units, ctas);
+  }
+  return work_unit<kCluster, kClusterK, kClusterN>(unit, p, split_k, rank);
 }
 
 // ---- split-K inside the kernel (see "Split-K" at gemm_sm90) -------------------------------------
@@ -237,6 +281,23 @@ __device__ __forceinline__ void add_partials(const float* slot, float (&acc)[kMI
         if (q0 + i < kQuads)
 #pragma unroll
           for (int e = 0; e < 4; ++e) acc[mi][4 * (q0 + i) + e] += t[i][e];
+    }
+}
+
+// acc += the partial sums staged at shared address `staged` (store_partials' layout, e.g. by a
+// bulk copy of a workspace slot).
+template <int kMI, int kAccs>
+__device__ __forceinline__ void add_staged_partials(unsigned int staged, float (&acc)[kMI][kAccs],
+                                                    int thread) {
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int q = 0; q < kAccs / 4; ++q) {
+      float t[4];
+      ld_shared_v4f32(staged + ((mi * (kAccs / 4) + q) * 128 + thread) * 16, t[0], t[1], t[2],
+                      t[3]);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mi][4 * q + e] += t[e];
     }
 }
 
@@ -624,6 +685,22 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    unit publishes, and then every wait ends. A cluster CTA without a tile publishes nothing
 //    and nothing waits for it (flags belong to tiles inside C).
 //
+// Stream-K (kStreamK; no split-K, clusters or swap-AB). When the units do not fill whole waves
+// of the grid's CTAs (every SM), the last params.sk_units of them are shared out by K: their
+// k-tiles, laid end to end, are cut into one range of params.sk_iters per CTA, which the CTA runs
+// after its whole units as pieces, one per tile the range touches (stream_k_piece; the host's
+// stream_k_region chooses the region). The piece that starts a tile (k_begin == 0) is its owner,
+// always the last piece of its CTA's range or its only one; every other piece of the tile is the
+// first piece of a later CTA b and stores its accumulators to slot b of the workspace (one tile
+// slot per CTA, store_partials' layout) and publishes flag b (per consumer: word
+// kFlagHeaderWords + b * kConsumers + consumer) with this launch's epoch, as split-K's writers
+// do. The owner waits for those flags in CTA order, adds each CTA's partial sums into its
+// registers and runs the unit's epilogue (direct or TMA stores). The ordering and the epoch are
+// split-K's (above). Deadlock freedom: a CTA's whole units and a publishing piece wait for
+// nothing, and an owner waits only for publishing pieces, which are the first pieces of their
+// CTAs; every CTA of the grid is resident (one per SM, no clusters). A CTA's slot and flag are
+// written once a launch.
+//
 // Barrier invariants (s: stage, k: the k-th use of stage s in this CTA, k = 0, 1, ...):
 //  * full[s], count 1: phase k completes when this CTA's producer has arrived with expect_tx of
 //    the whole stage (A + all of B) and every byte has landed, its own TMA bytes and (cluster)
@@ -664,7 +741,7 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 //    named barrier precedes the store. Thread 0 waits for all of its groups before exit.
 template <typename TIn, typename TOut, int kTileM, int kTileN, int kTileK, int kStages,
           int kConsumers, bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster,
-          int kClusterK, bool kSwapAB, int kClusterN>
+          int kClusterK, bool kSwapAB, int kClusterN, bool kStreamK>
 __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     gemm_sm90(const __grid_constant__ GemmSm90Params params) {
   static_assert(DTypeTraits<TIn>::kIsMmaOperand, "TIn must be kt::bf16 or kt::fp16");
@@ -694,6 +771,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
                 "cluster split-K: 2 to 8 splits, no cluster along M, direct stores");
   static_assert(!kSwapAB || (kBIsNxK && kEpilogueSlots == 0),
                 "swap-AB: both operands K-major (nt), direct (transposed) stores");
+  static_assert(!kStreamK || (!kSplitK && kCluster == 1 && kClusterN == 1 && !kSwapAB),
+                "stream-K: no split-K, clusters or swap-AB");
 
   if (test_fault(params.gemm.c)) return;
   if (threadIdx.x == 0) {
@@ -745,8 +824,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   const unsigned int epoch_bar = empty_bars + kStages * 8;
   const unsigned int epoch_word = epoch_bar + 8;
   // Distributed split-K by bulk copies: each consumer's mbarrier for its peers' stripes (16 more
-  // bytes, which smem_bytes adds for split-K configs).
+  // bytes, which smem_bytes adds for split-K configs); stream-K uses them for the partial tiles
+  // its owner loads, and each consumer's mbarrier for its publishing piece's stores (16 more).
   const unsigned int stripe_bars = epoch_bar + 16;
+  const unsigned int publish_bars = stripe_bars + 16;
 
   // Cluster split-K: each consumer's FP32 partial tile, staged over the ring after its main loop.
   constexpr int kRingBytes = kStages * (kAStageBytes + kBStageBytes);
@@ -761,6 +842,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   // CTAs that share each stage's loads (one multicasts half of B, or of A, to the other).
   constexpr int kPair = kCluster * kClusterN;
   constexpr bool kInCluster = kPair * kClusterK > 1;
+  // Ready flags in the workspace, and so the launch epoch: split-K through L2, stream-K.
+  constexpr bool kL2Flags = (kSplitK && kClusterK == 1) || kStreamK;
 
   const GemmParams& p = params.gemm;
   const int rank = kInCluster ? int(cluster_ctarank()) : 0;
@@ -770,9 +853,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       mbarrier_init(full_bars + 8 * s, 1);
       mbarrier_init(empty_bars + 8 * s, kConsumers * kPair);
     }
-    if constexpr (kSplitK && kClusterK == 1) mbarrier_init(epoch_bar, 1);
-    if constexpr (kBulkPartials)
+    if constexpr (kL2Flags) mbarrier_init(epoch_bar, 1);
+    if constexpr (kBulkPartials || kStreamK)
       for (int c = 0; c < kConsumers; ++c) mbarrier_init(stripe_bars + 8 * c, 1);
+    if constexpr (kStreamK)
+      for (int c = 0; c < kConsumers; ++c) mbarrier_init(publish_bars + 8 * c, 128);
     fence_mbarrier_init();
   }
   if constexpr (kPair > 1) {
@@ -783,10 +868,18 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 
   const int cluster_rows = (p.tiles_m + kCluster - 1) / kCluster;
   const int cluster_cols = (p.tiles_n + kClusterN - 1) / kClusterN;
-  const int num_units =
-      cluster_rows * cluster_cols * (kSplitK && kClusterK == 1 ? p.num_splits : 1);
+  int num_units = cluster_rows * cluster_cols * (kSplitK && kClusterK == 1 ? p.num_splits : 1);
   const int first_unit = kInCluster ? int(cluster_id_x()) : int(blockIdx.x);
   const int unit_stride = kInCluster ? int(cluster_count_x()) : int(gridDim.x);
+  // Stream-K: the whole units (the same number on every CTA), then each CTA's pieces, at most
+  // sk_iters / k_tiles + 2 (one per tile its range touches).
+  int dp_units = num_units;
+  if constexpr (kStreamK) {
+    if (p.sk_units > 0) {
+      dp_units = num_units - p.sk_units;
+      num_units = dp_units + unit_stride * (p.sk_iters / ((p.k + kTileK - 1) / kTileK) + 2);
+    }
+  }
   const int warpgroup = threadIdx.x / 128;
 
   if (warpgroup == 0) {
@@ -794,10 +887,27 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     // reads this launch's epoch (two global round trips that delay neither the loads nor the
     // consumers' main loop); the others idle to the end (cluster split-K: to its barriers).
     if constexpr (kConsumers == 2) setmaxnreg_dec<sm90::kProducerRegs>();
-    if constexpr (kSplitK && kClusterK == 1) {
+    if constexpr (kL2Flags) {
       if (threadIdx.x == 32) {
         sm90::begin_launch(p.flags, epoch_bar, epoch_word, gridDim.x);
         sm90::trace_mark(p.flags, kTraceEpochRead);
+      }
+    }
+    if constexpr (kStreamK) {
+      // Stream-K: this CTA's first piece publishes when it does not start its tile; thread 64
+      // (idle warp 2) raises each consumer's flag once its 128 threads have arrived after their
+      // stores, so the consumers go on to their next piece without waiting for the writes.
+      if (threadIdx.x == 64 && p.sk_units > 0) {
+        const sm90::WorkUnit w =
+            sm90::stream_k_piece<kTileK>(dp_units + int(blockIdx.x), p, dp_units, unit_stride);
+        if (w.k_end > w.k_begin && w.k_begin > 0) {
+          for (int c = 0; c < kConsumers; ++c) {
+            mbarrier_wait(publish_bars + 8 * c, 0);
+            st_release_gpu(p.flags + sm90::kFlagHeaderWords + blockIdx.x * kConsumers + c,
+                           sm90::load_epoch(epoch_bar, epoch_word));
+          }
+          sm90::trace_mark(p.flags, kTracePublished);
+        }
       }
     }
     // Cluster split-K: every producer thread walks the units too, to meet the consumers' three
@@ -807,8 +917,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       unsigned int phase = 0;
       int wave = 0;  // the units this CTA walked before this one
       for (int unit = first_unit; unit < num_units; unit += unit_stride, ++wave) {
-        const sm90::WorkUnit w =
-            sm90::work_unit<kCluster, kClusterK, kClusterN>(unit, p, kSplitK, rank);
+        const sm90::WorkUnit w = sm90::unit_at<kCluster, kClusterK, kClusterN, kStreamK, kTileK>(
+            unit, p, kSplitK, rank, dp_units, unit_stride);
         if (threadIdx.x == 0) {
           // A CTA without a tile loads its peer's A rows (B columns with kClusterN: in bounds,
           // L2-hot); nothing is stored.
@@ -923,8 +1033,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
     int stage = 0;
     unsigned int phase = 0;
     for (int unit = first_unit; unit < num_units; unit += unit_stride) {
-      const sm90::WorkUnit w =
-          sm90::work_unit<kCluster, kClusterK, kClusterN>(unit, p, kSplitK, rank);
+      const sm90::WorkUnit w = sm90::unit_at<kCluster, kClusterK, kClusterN, kStreamK, kTileK>(
+          unit, p, kSplitK, rank, dp_units, unit_stride);
+      if (kStreamK && w.k_end <= w.k_begin) continue;  // an empty stream-K piece
       const int num_k_tiles = (w.k_end - w.k_begin + kTileK - 1) / kTileK;
       int previous_stage = 0;
       for (int kt = 0; kt < num_k_tiles; ++kt) {
@@ -999,6 +1110,53 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         if (marks) sm90::trace_mark(p.flags, kTraceStored);
         cluster_sync();  // (C)
         continue;
+      }
+      if constexpr (kStreamK) {
+        if (w.sk_tile >= 0) {
+          // A piece that does not start its tile publishes its partial sums in its CTA's slot
+          // and moves on (thread 64 raises the flag); the piece that starts it adds the other
+          // pieces' partial sums, in CTA order, then stores C (see "Stream-K" above).
+          constexpr long long kSlotFloats = kTileM * kTileN;
+          constexpr unsigned int kConsumerBytes = kRowsPerConsumer * kTileN * 4;
+          float* const slots = p.workspace + consumer * (kRowsPerConsumer * kTileN);
+          if (w.k_begin > 0) {
+            sm90::store_partials(slots + blockIdx.x * kSlotFloats, acc, thread);
+            mbarrier_arrive(publish_bars + 8 * consumer);
+            continue;
+          }
+          const unsigned int* const flags = p.flags + sm90::kFlagHeaderWords + consumer;
+          const int k_tiles = (p.k + kTileK - 1) / kTileK;
+          const int tile_end = (w.sk_tile + 1) * k_tiles;
+          const int first_peer = (tile_end - k_tiles) / p.sk_iters + 1;
+          if constexpr (kTileM * kTileN * 4 <= kRingBytes) {
+            // An owner with peers is its CTA's last piece, so the ring is idle once both
+            // consumers are done reading it: each peer's partial tile is bulk-loaded over the
+            // consumer's part of it and summed from shared memory.
+            const unsigned int staged = smem_a + consumer * kConsumerBytes;
+            const unsigned int bar = stripe_bars + 8 * consumer;
+            if (first_peer < int(gridDim.x) && first_peer * p.sk_iters < tile_end)
+              named_barrier_sync(sm90::kPartialsBarrier, 128 * kConsumers);
+            unsigned int parity = 0;
+            for (int b = first_peer; b < int(gridDim.x) && b * p.sk_iters < tile_end; ++b) {
+              if (thread == 0) {
+                sm90::wait_flag(flags + b * kConsumers, epoch_bar, epoch_word);
+                fence_proxy_async_global();
+                mbarrier_arrive_expect_tx(bar, kConsumerBytes);
+                bulk_load(staged, slots + b * kSlotFloats, kConsumerBytes, bar);
+              }
+              mbarrier_wait(bar, parity);
+              parity ^= 1;
+              sm90::add_staged_partials(staged, acc, thread);
+              named_barrier_sync(1 + consumer, 128);  // all read before the next peer lands
+            }
+          } else {
+            for (int b = first_peer; b < int(gridDim.x) && b * p.sk_iters < tile_end; ++b) {
+              sm90::wait_flag(flags + b * kConsumers, epoch_bar, epoch_word);
+              sm90::add_partials(slots + b * kSlotFloats, acc, thread);
+            }
+          }
+          if (marks) sm90::trace_mark(p.flags, kTraceFlagsReady);
+        }
       }
       if constexpr (kSplitK) {
         // Writers publish their partial sums and move on; the reducer sums them in split order

@@ -246,6 +246,22 @@ TEST(GemmConfigKey, Sm90SwapAbRoundTrips) {
                  {"not a GEMM config key"});
 }
 
+// Stream-K: a trailing ".st", distinct from the same config without it; not with swap-AB's
+// suffix, and no other family has it.
+TEST(GemmConfigKey, Sm90StreamKRoundTrips) {
+  kt::GemmConfig c{kt::GemmFamily::kSm90, 128, 256, 64, 0, 0, 4, 8, 1, 2, 2, 1};
+  c.stream_k = true;
+  EXPECT_EQ(kt::to_key(c), "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1.st");
+  EXPECT_EQ(kt::parse_gemm_config_key("sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1.st"), c);
+  c.stream_k = false;
+  EXPECT_EQ(kt::parse_gemm_config_key("sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1"), c);
+  for (const char* key : {"sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1.st.swab",
+                          "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1.stk"})
+    expect_invalid([key] { kt::parse_gemm_config_key(key); }, {"not a GEMM config key"});
+  expect_invalid([] { kt::parse_gemm_config_key("sm80.bm64.bn64.bk32.wm32.wn32.s4.g8.sk1.st"); },
+                 {"not a GEMM config key"});
+}
+
 TEST(GemmConfigKey, MalformedSm90KeysThrowNamingTheProblem) {
   auto parse = [](std::string key) { return [key] { kt::parse_gemm_config_key(key); }; };
   // Wrong field count (the keys of template version 1 had no e and cl), or sm80 fields under

@@ -276,6 +276,29 @@ TEST(Estimate, Sm90SplitKReducesInTheKernelAndFillsTheMachine) {
   EXPECT_EQ(ranked.front().estimate.num_ctas, 132);
 }
 
+// Stream-K (H200 traces, bench/results/2026-12-01-h200-stream-k): it pays where the whole units
+// leave a last wave far from full (8192^3: 15.5 waves of 128 x 256 tiles; 4096 x 3840: 3.6), not
+// where the wave is nearly full (4096^3: 3.9) or where there is no K to share (4096 x 3840's
+// pieces cost a tenth more per k-tile and ~2.5 us of fix-up, as measured).
+TEST(Estimate, Sm90StreamKFillsThePartialLastWave) {
+  const kt::DeviceDesc d = h200();
+  using kt::testing::sm90_config;
+  const kt::GemmConfig whole = sm90_config(128, 256, 4, 2, 1, 2);
+  const kt::GemmConfig streamed = kt::testing::streamed(whole);
+  auto gain = [&](const kt::GemmProblem& p) {
+    return kt::estimate(p, whole, d).predicted_us / kt::estimate(p, streamed, d).predicted_us;
+  };
+  EXPECT_GT(gain(problem(8192, 8192, 8192)), 1.015);
+  EXPECT_GT(gain(problem(4096, 3840, 4096)), 1.03);
+  EXPECT_LT(gain(problem(4096, 4096, 4096)), 1.0);
+  EXPECT_LT(gain(problem(2048, 2048, 2048)), 1.0);
+  // Whole waves: no region, the same estimate.
+  const kt::GemmProblem filled = problem(4224, 4096, 4096);
+  EXPECT_DOUBLE_EQ(kt::estimate(filled, streamed, d).compute_us,
+                   kt::estimate(filled, whole, d).compute_us);
+  EXPECT_EQ(kt::estimate(problem(1536, 1536, 8192), streamed, d).num_ctas, 132);
+}
+
 // Split-K with a tile's splits in one cluster: a wave holds num_sms / S tiles, and the tail moves
 // no partial sums through L2.
 TEST(Estimate, Sm90ClusterSplitKCountsClustersOfSplits) {

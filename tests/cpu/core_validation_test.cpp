@@ -251,14 +251,15 @@ TEST(ValidateSm90Config, ClusterSplitKNeedsOneClusterOfSplitsThatStagesOverTheRi
   const kt::GemmProblem deep = problem(512, 512, 32768);
   const kt::GemmConfig clk8 = sm90_cluster_split_config(128, 128, 4, 2, 8);
   EXPECT_FALSE(kt::validate(deep, clk8, h200).has_value());
-  EXPECT_EQ(kt::workspace_bytes(deep, clk8), 0);
+  EXPECT_EQ(kt::workspace_bytes(deep, clk8, 132), 0);
   EXPECT_EQ(kt::cluster_size(clk8), 8);
   EXPECT_EQ(kt::cluster_units(deep, clk8), 16);
   const kt::GemmLaunch launch = kt::plan_launch(deep, clk8, h200.num_sms);
   EXPECT_EQ(launch.main.grid[0], 128u);
   EXPECT_EQ(launch.main.cluster[0], 8u);
   EXPECT_EQ(launch.workspace_bytes, 0);
-  EXPECT_NE(kt::gemm_kernel_expression(deep, clk8).find(", 1, 8, false, 1>"), std::string::npos);
+  EXPECT_NE(kt::gemm_kernel_expression(deep, clk8).find(", 1, 8, false, 1, false>"),
+            std::string::npos);
 
   kt::GemmConfig mismatched = clk8;
   mismatched.cluster_k = 4;
@@ -303,7 +304,8 @@ TEST(ValidateSm90Config, PairsAlongNShareTheATileOfTwoTileColumns) {
   const kt::GemmLaunch launch = kt::plan_launch(decode, weights, h200.num_sms);
   EXPECT_EQ(launch.main.grid[0], 128u);
   EXPECT_EQ(launch.main.cluster[0], 2u);
-  EXPECT_NE(kt::gemm_kernel_expression(decode, weights).find(", true, 2>"), std::string::npos);
+  EXPECT_NE(kt::gemm_kernel_expression(decode, weights).find(", true, 2, false>"),
+            std::string::npos);
   // 520 columns of 128: five tile columns, three pairs.
   const kt::GemmProblem ragged = problem(300, 520, 4104);
   EXPECT_EQ(kt::cluster_units(ragged, pairs_along_n(sm90_config(128, 128, 4, 2, 4))), 3 * 3 * 4);
@@ -329,9 +331,11 @@ TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
   EXPECT_EQ(kt::tiles_m(decode, narrow), 64);
   EXPECT_EQ(kt::tiles_n(decode, narrow), 1);
   EXPECT_EQ(kt::plan_launch(decode, narrow, h200.num_sms).main.grid[0], 64u);
-  EXPECT_NE(kt::gemm_kernel_expression(decode, narrow).find(", 1, 1, true, 1>"), std::string::npos);
-  EXPECT_NE(kt::gemm_kernel_expression(decode, sm90_config(64, 32, 12, 1)).find(", false, 1>"),
+  EXPECT_NE(kt::gemm_kernel_expression(decode, narrow).find(", 1, 1, true, 1, false>"),
             std::string::npos);
+  EXPECT_NE(
+      kt::gemm_kernel_expression(decode, sm90_config(64, 32, 12, 1)).find(", false, 1, false>"),
+      std::string::npos);
   // Split through L2: one slot per (tile, split) of the transposed tiles.
   const kt::GemmConfig split = swapped(sm90_config(64, 32, 12, 1, 2));
   // (40 tokens: 2 token tiles x 64 weight tiles.)
@@ -478,7 +482,7 @@ TEST(Workspace, Sm90SplitKHoldsFlagsThenOneTileSlotPerSplit) {
   const kt::GemmProblem p = problem(512, 512, 32768);
   const kt::GemmConfig sk16 = sm90_config(128, 256, 4, 2, 16);
   EXPECT_EQ(kt::splitk_partial_bytes(p, sk16), 16LL * 8 * 128 * 256 * 4);
-  EXPECT_EQ(kt::workspace_bytes(p, sk16), kt::kGemmFlagRegionBytes + 16LL * 8 * 128 * 256 * 4);
+  EXPECT_EQ(kt::workspace_bytes(p, sk16, 132), kt::kGemmFlagRegionBytes + 16LL * 8 * 128 * 256 * 4);
   EXPECT_EQ(kt::sm90_splitk_flag_words(p, sk16), 32 + 15 * 8 * 2);
   // Ragged: tiles cover the padded shape; one consumer, one flag per (tile, split).
   const kt::GemmProblem ragged = problem(300, 520, 4104);
@@ -486,7 +490,7 @@ TEST(Workspace, Sm90SplitKHoldsFlagsThenOneTileSlotPerSplit) {
   EXPECT_EQ(kt::splitk_partial_bytes(ragged, one), 3LL * (5 * 5) * 64 * 128 * 4);
   EXPECT_EQ(kt::sm90_splitk_flag_words(ragged, one), 32 + 2 * 25);
   // No split, no workspace; the other families keep whole M x N slices after the flag region.
-  EXPECT_EQ(kt::workspace_bytes(p, sm90_config(128, 256, 4, 2)), 0);
+  EXPECT_EQ(kt::workspace_bytes(p, sm90_config(128, 256, 4, 2), 132), 0);
   EXPECT_EQ(kt::sm90_splitk_flag_words(p, sm90_config(128, 256, 4, 2)), 0);
   EXPECT_EQ(kt::splitk_partial_bytes(p, config(128, 128, 32, 64, 64, 4, 8)), 8LL * 512 * 512 * 4);
   EXPECT_EQ(kt::sm90_splitk_flag_words(p, config(128, 128, 32, 64, 64, 4, 8)), 0);
@@ -494,6 +498,89 @@ TEST(Workspace, Sm90SplitKHoldsFlagsThenOneTileSlotPerSplit) {
   const kt::GemmProblem big = problem(16384, 16384, 8192);
   expect_rejected(big, sm90_config(128, 128, 4, 2, 2), h200, "flag");
   EXPECT_FALSE(kt::validate(problem(4096, 4096, 4096), sm90_config(128, 256, 4, 2, 16), h200));
+}
+
+// Stream-K (sm90 only): no split-K, cluster or swap-AB beside it; the whole units fill whole
+// waves and the rest is shared out by K (stream_k_region); the grid is every SM, and the
+// workspace holds the flag region and a partial tile per CTA.
+TEST(ValidateSm90Config, StreamKIsAnSm90FieldWithoutSplitsClustersOrSwap) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  using kt::testing::streamed;
+  const kt::GemmProblem p = problem(8192, 8192, 8192);
+  EXPECT_FALSE(kt::validate(p, streamed(sm90_config(128, 256, 4, 2, 1, 2)), h200).has_value());
+  expect_rejected(p, streamed(sm90_config(128, 256, 4, 2, 2)), h200, "stream-K");
+  expect_rejected(p, streamed(sm90_config(128, 256, 4, 2, 1, 2, 2)), h200, "stream-K");
+  expect_rejected(p, streamed(kt::testing::pairs_along_n(sm90_config(128, 128, 4, 2))), h200,
+                  "stream-K");
+  const kt::GemmConfig swapped = kt::testing::swapped(sm90_config(64, 32, 8, 1));
+  expect_rejected(problem(64, 4096, 4096), streamed(swapped), h200, "stream-K");
+  expect_rejected(p, streamed(config(128, 128, 32, 64, 64, 4)), h200, "sm90");
+  EXPECT_NE(kt::gemm_kernel_expression(p, streamed(sm90_config(128, 256, 4, 2, 1, 2)))
+                .find(", false, 1, true>"),
+            std::string::npos);
+}
+
+TEST(StreamKRegion, TheLastPartialWaveOrThatPlusAWaveSharedOutByK) {
+  using kt::testing::streamed;
+  const kt::GemmConfig c = streamed(sm90_config(128, 256, 4, 2, 1, 2));
+  // 8192^3: 2048 tiles on 132 CTAs = 15 waves + 68 tiles (over half a wave): those 68 tiles'
+  // 128 k-tiles each, 66 a CTA.
+  kt::StreamKRegion r = kt::stream_k_region(problem(8192, 8192, 8192), c, 132);
+  EXPECT_EQ(r.units, 68);
+  EXPECT_EQ(r.iters, 66);
+  // 4096 x 3840: 480 tiles = 3 waves + 84; K = 4096 is 64 k-tiles: 84 x 64 / 132 -> 41.
+  r = kt::stream_k_region(problem(4096, 3840, 4096), c, 132);
+  EXPECT_EQ(r.units, 84);
+  EXPECT_EQ(r.iters, 41);
+  // 2176 x 1024 at 128 x 128: 136 tiles = 1 wave + 4, under half a wave: a whole wave joins
+  // them, 136 x 16 k-tiles (K = 1000, the last one short) over 132 CTAs -> 17, over one tile.
+  const kt::GemmConfig narrow = streamed(sm90_config(128, 128, 5, 2, 1, 2));
+  r = kt::stream_k_region(problem(2176, 1024, 1000), narrow, 132);
+  EXPECT_EQ(r.units, 136);
+  EXPECT_EQ(r.iters, 17);
+  // Fewer units than CTAs: all of them (1536^2 at 128 x 256: 72 tiles x 128 k-tiles / 132).
+  r = kt::stream_k_region(problem(1536, 1536, 8192), c, 132);
+  EXPECT_EQ(r.units, 72);
+  EXPECT_EQ(r.iters, 70);
+  // Whole waves (4224 x 4096: 528 tiles = 4 x 132), or no stream-K: none.
+  EXPECT_EQ(kt::stream_k_region(problem(4224, 4096, 4096), c, 132).units, 0);
+  EXPECT_EQ(kt::stream_k_region(problem(8192, 8192, 8192), sm90_config(128, 256, 4, 2), 132).units,
+            0);
+}
+
+TEST(StreamKRegion, LaunchesEverySmWithAPartialTileSlotEach) {
+  using kt::testing::streamed;
+  const kt::GemmConfig c = streamed(sm90_config(128, 256, 4, 2, 1, 2));
+  const kt::GemmProblem p = problem(1536, 1536, 8192);  // 72 tiles
+  const kt::GemmLaunch launch = kt::plan_launch(p, c, 132);
+  EXPECT_EQ(launch.main.grid[0], 132u);
+  EXPECT_EQ(launch.workspace_bytes, kt::kGemmFlagRegionBytes + 132LL * 128 * 256 * 4);
+  EXPECT_EQ(kt::workspace_bytes(p, c, 132), launch.workspace_bytes);
+  // Without stream-K the grid stops at the units.
+  EXPECT_EQ(kt::plan_launch(p, sm90_config(128, 256, 4, 2, 1, 2), 132).main.grid[0], 72u);
+  // The stripe and publish mbarriers: 32 bytes more than the same config unstreamed.
+  EXPECT_EQ(kt::smem_bytes(p, c), kt::smem_bytes(p, sm90_config(128, 256, 4, 2, 1, 2)) + 32);
+}
+
+TEST(Enumerate, StreamKOnlyWhereTheLastWaveIsPartlyEmpty) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  auto streamed_count = [&](const kt::GemmProblem& p) {
+    const std::vector<kt::GemmConfig> all = kt::enumerate_gemm_configs(p, h200);
+    return std::count_if(all.begin(), all.end(), [&](const kt::GemmConfig& c) {
+      if (!c.stream_k) return false;
+      EXPECT_GT(kt::stream_k_region(p, c, h200.num_sms).units, 0) << kt::to_key(c);
+      EXPECT_TRUE(c.split_k == 1 && c.cluster == 1 && !c.swap_ab) << kt::to_key(c);
+      return true;
+    });
+  };
+  EXPECT_GT(streamed_count(problem(8192, 8192, 8192)), 10);
+  // 4224 x 4096 at 128 x 256 is 528 tiles, four whole waves: that tile is not streamed there.
+  const kt::GemmProblem whole = problem(4224, 4096, 4096);
+  for (const kt::GemmConfig& c : kt::enumerate_gemm_configs(whole, h200)) {
+    if (c.stream_k) {
+      EXPECT_FALSE(c.tile_m == 128 && c.tile_n == 256) << kt::to_key(c);
+    }
+  }
 }
 
 TEST(ValidateSmallMConfig, ServesMUpTo64WithSixteenByteRowsOnAmpereAndLater) {

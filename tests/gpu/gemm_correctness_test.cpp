@@ -44,7 +44,7 @@ class GemmCorrectness : public testing::GpuTest {
     ASSERT_EQ(rt::driver().stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
     {
       tune::GemmWorkload work(p, device_, nullptr, modules, stream, fresh_seed(),
-                              std::size_t(workspace_bytes(p, config)));
+                              std::size_t(workspace_bytes(p, config, device_.num_sms)));
       const auto cubin = rt::get_or_compile(&cubin_cache(), gen::generate_gemm(p, config, device_.arch()),
                                             true, true);
       const rt::GemmKernel kernel(p, config, modules.load(cubin.record));
@@ -152,7 +152,7 @@ TEST_F(GemmCorrectness, EveryOperandSetTheProtocolRotatesOverHoldsTheCheckedInpu
   ASSERT_EQ(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   {
     tune::GemmWorkload work(p, device_, nullptr, modules, stream, fresh_seed(),
-                            std::size_t(workspace_bytes(p, config)), 4);
+                            std::size_t(workspace_bytes(p, config, device_.num_sms)), 4);
     ASSERT_EQ(work.num_operand_sets(), 4);
     const auto cubin = rt::get_or_compile(
         &cubin_cache(), gen::generate_gemm(p, config, device_.arch()), true, true);
@@ -322,8 +322,8 @@ TEST_F(GemmCorrectness, Sm90ClusterSplitKOnRaggedShapesMatchesTheL2ReductionBitw
     const std::string label = fmt::format("{} with {}", to_key(p), to_key(in_cluster));
     rt::ModuleCache modules;
     tune::GemmWorkload work(p, device_, nullptr, modules, stream, fresh_seed(),
-                            std::size_t(workspace_bytes(p, through_l2)));
-    EXPECT_EQ(workspace_bytes(p, in_cluster), 0) << label;
+                            std::size_t(workspace_bytes(p, through_l2, device_.num_sms)));
+    EXPECT_EQ(workspace_bytes(p, in_cluster, device_.num_sms), 0) << label;
     auto run = [&](const GemmConfig& c) {
       const auto cubin =
           rt::get_or_compile(&cubin_cache(), gen::generate_gemm(p, c, device_.arch()), true, true);
@@ -435,6 +435,38 @@ TEST_F(GemmCorrectness, Sm90SplitKRepeatedLaunchesAreCorrectAndBitwiseReproducib
                     "sm90.bm128.bn128.bk64.s4.c2.e2.cl2.g8.sk4", true);
 }
 
+// sm90 stream-K: regions of the last partial wave (2000x3000 at 128 x 128: 2 waves + 120 tiles),
+// of that plus a wave (2176x1024: 136 tiles, so a CTA's range spans up to three tiles, the middle
+// one whole), and of every unit (fewer tiles than SMs: 1000x1000, 1500x2300; 300x264x8200 cuts
+// each tile among ~14 CTAs; 127x136x72 leaves most CTAs without a piece); K tails, one k-tile
+// (257x264x8), bf16 and fp16 in, FP32 out, nt and nn, both epilogues, one and two consumers,
+// stages two atoms deep, and the owner's ld.global.cg path (128 x 256 with two stages: the ring
+// is smaller than the partial tile). Then repeated launches sharing a workspace with split-K.
+TEST_F(GemmCorrectness, Sm90StreamKOnRaggedShapes) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const std::vector<const char*> keys = {
+      "sm90.bm128.bn128.bk64.s5.c2.e2.cl1.g8.sk1.st",
+      "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk1.st",
+      "sm90.bm128.bn256.bk64.s2.c2.e2.cl1.g8.sk1.st",
+      "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g1.sk1.st",
+      "sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g8.sk1.st",
+      "sm90.bm256.bn128.bk64.s4.c2.e0.cl1.g8.sk1.st",
+      "sm90.bm64.bn64.bk128.s6.c1.e0.cl1.g8.sk1.st"};
+  const std::vector<KernelCase> cases = valid_cases(
+      parse_keys(keys),
+      {"2000x3000x200", "2176x1024x1000", "1000x1000x776", "1500x2304x1000", "300x264x8200",
+       "127x136x72", "257x264x8"},
+      {Layout::kNT, Layout::kNN}, {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP32}});
+  const auto streaming = std::count_if(cases.begin(), cases.end(), [&](const KernelCase& c) {
+    return stream_k_region(c.problem, c.config, device_.num_sms).units > 0;
+  });
+  const int checked = check_all(cases);
+  EXPECT_GE(checked, 160);  // 168 on the H200 profile, every one with a stream-K region
+  EXPECT_EQ(streaming, checked);
+  repeated_launches("2176x1024x1000", "sm90.bm128.bn128.bk64.s5.c2.e2.cl1.g8.sk1.st",
+                    "sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk4", false);
+}
+
 void GemmCorrectness::repeated_launches(const char* shape, const char* key4, const char* key8,
                                         bool distributed) {
   GemmProblem p;
@@ -449,7 +481,9 @@ void GemmCorrectness::repeated_launches(const char* shape, const char* key4, con
   CUstream stream = nullptr;
   ASSERT_EQ(d.stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   {
-    const std::size_t ws = std::size_t(std::max(workspace_bytes(p, sk4), workspace_bytes(p, sk8)));
+    const int sms = device_.num_sms;
+    const std::size_t ws =
+        std::size_t(std::max(workspace_bytes(p, sk4, sms), workspace_bytes(p, sk8, sms)));
     tune::GemmWorkload first(p, device_, nullptr, modules, stream, fresh_seed(), ws);
     tune::GemmWorkload second(p, device_, nullptr, modules, stream, fresh_seed() + 1, 0);
     auto kernel_for = [&](const GemmConfig& c) {

@@ -72,6 +72,12 @@ inline GemmConfig deep_stages(GemmConfig c, int tile_k) {
   return c;
 }
 
+// The same config with stream-K (the units past the last whole wave shared out by K).
+inline GemmConfig streamed(GemmConfig c) {
+  c.stream_k = true;
+  return c;
+}
+
 // The sm90 configs we ship as known-good starting points: the 128 x 256 flagship and its
 // 256 x 128 twin, narrower two-consumer tiles, one-consumer tiles for small M or N, and split-K
 // (reduced in the kernel: 1536^2 x 8192's 128 x 192 sk4 with TMA stores, 512^2 x 32768's
@@ -85,7 +91,8 @@ inline GemmConfig deep_stages(GemmConfig c, int tile_k) {
 // cluster pairs, and a pair along the weights sharing the token tile); stages two or four atoms
 // deep for a 16-token decode tile and two for a 64 x 64 tile with TMA stores; pairs along N
 // sharing A (cn2: two token tiles on one weight tile, swapped; 512^2 x 32768's 128 x 64 split 4;
-// a 128 x 128 tile with TMA stores).
+// a 128 x 128 tile with TMA stores); stream-K for the flagship (both epilogues), a narrower
+// two-consumer tile and a one-consumer tile.
 // The nvrtc tier compiles each cleanly; the gpu tier checks each on ragged shapes.
 inline const std::vector<GemmConfig>& shipped_sm90_configs() {
   static const std::vector<GemmConfig> all = {
@@ -114,7 +121,9 @@ inline const std::vector<GemmConfig>& shipped_sm90_configs() {
       pairs_along_n(swapped(sm90_config(64, 32, 12, 1))),
       pairs_along_n(swapped(deep_stages(sm90_config(64, 32, 8, 1), 128))),
       pairs_along_n(sm90_config(128, 64, 8, 2, 4)),
-      pairs_along_n(sm90_config(128, 128, 4, 2, 1, 2))};
+      pairs_along_n(sm90_config(128, 128, 4, 2, 1, 2)),
+      streamed(sm90_config(128, 256, 4, 2, 1, 2)), streamed(sm90_config(128, 256, 4, 2)),
+      streamed(sm90_config(128, 128, 5, 2, 1, 2)), streamed(sm90_config(64, 128, 6, 1, 1, 2))};
   return all;
 }
 
