@@ -695,7 +695,8 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // slot per CTA, store_partials' layout) and publishes flag b (per consumer: word
 // kFlagHeaderWords + b * kConsumers + consumer) with this launch's epoch, as split-K's writers
 // do. The owner waits for those flags in CTA order, adds each CTA's partial sums into its
-// registers and runs the unit's epilogue (direct or TMA stores). The ordering and the epoch are
+// registers and runs the unit's epilogue (direct or TMA stores). Pieces walk K downward, which
+// keeps the CTAs reading the same operand blocks in step along K. The ordering and the epoch are
 // split-K's (above). Deadlock freedom: a CTA's whole units and a publishing piece wait for
 // nothing, and an owner waits only for publishing pieces, which are the first pieces of their
 // CTAs; every CTA of the grid is resident (one per SM, no clusters). A CTA's slot and flag are
@@ -942,8 +943,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           // all of B), so odd waves walk K downward and start on the K slices the last wave read
           // most recently, which L2 still holds. Not with split-K, whose orders the reductions'
           // bitwise agreement across modes relies on (and whose few tiles make one wave).
+          // Stream-K pieces all walk downward: every CTA's range has the same length, so the
+          // first pieces (which end their tiles) start together at the last k-tile and the last
+          // pieces (which start theirs) end together at the first, each group in step along K.
           const int k_tiles = (w.k_end - w.k_begin + kTileK - 1) / kTileK;
-          const bool downward = !kSplitK && (wave & 1) != 0;
+          const bool downward = (!kSplitK && (wave & 1) != 0) || (kStreamK && w.sk_tile >= 0);
           for (int i = 0; i < k_tiles; ++i) {
             const int k = w.k_begin + (downward ? k_tiles - 1 - i : i) * kTileK;
             mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);

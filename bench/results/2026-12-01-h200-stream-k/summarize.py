@@ -35,7 +35,7 @@ def traces(call):
         head = text.splitlines()[0]
         problem, config = head.split(": ")[0].split(" ")[:2]
         launch = head.split(": ", 1)[1].split(",")[1].strip()
-        print("  %s %s: %s" % (problem.split(":")[-1], config, launch))
+        print("  %s (%s) %s: %s" % (problem.split(":")[-1], path.split("/")[-1], config, launch))
         for phase in ("first load issued", "main loop done", "published", "flags ready", "C stored"):
             m = re.search(r"^  %s\s+(\d+)\s+\S+\s+\S+\s+(\S+)" % phase, text, re.M)
             if m:
@@ -55,11 +55,12 @@ bench_table("call2", ["bench_base_*", "bench_sk_*"])
 bench_table("call3", ["bench_base_*", "bench_sk_*"])
 print("== call3 traces (KT_DIAG_LAST: the last unit's stamps)")
 traces("call3")
-print("== call4: gpu tier")
 import gzip
-for line in gzip.open("call4/gpu_tests.log.gz", "rt"):
-    if line.startswith("[       OK ]") or line.startswith("[  FAILED  ]") or line.startswith("[  PASSED"):
-        print("  " + line.rstrip())
+for call in ("call4", "call7"):
+    print(f"== {call}: gpu tier")
+    for line in gzip.open(f"{call}/gpu_tests.log.gz", "rt"):
+        if line.startswith(("[       OK ]", "[  FAILED  ]", "[  PASSED")):
+            print("  " + line.rstrip())
 bench_table("call5", ["fbench*", "dbench"])
 for path in sorted(glob.glob("call5/fbench*.csv")):
     ratios = {shape(r): float(r["ratio"]) for r in rows(path)}
@@ -69,3 +70,14 @@ print("== call6: 8192^3, ten benches each")
 for b in ("base", "sk"):
     v = [float(r["ratio"]) for p in sorted(glob.glob(f"call6/bench_{b}_*.csv")) for r in rows(p)]
     print("  %-4s median %.3f  [%s]" % (b, statistics.median(v), " ".join("%.3f" % x for x in sorted(v))))
+print("== call8: ratio to cuBLASLt, whole units / stream-K pieces upward (85a59b6) / downward")
+import collections
+r = collections.defaultdict(lambda: collections.defaultdict(list))
+for path in sorted(glob.glob("call8/bench_*.csv")):
+    b = path.split("/")[-1].split("_")[1]
+    for row in rows(path):
+        r[shape(row)][b].append(float(row["ratio"]))
+for s, d in r.items():
+    print("  %-16s " % s + "  ".join("%s %s" % (b, " ".join("%.3f" % x for x in sorted(d[b])))
+                                       for b in ("base", "up", "down")))
+traces("call8")
