@@ -81,3 +81,13 @@ for s, d in r.items():
     print("  %-16s " % s + "  ".join("%s %s" % (b, " ".join("%.3f" % x for x in sorted(d[b])))
                                        for b in ("base", "up", "down")))
 traces("call8")
+for call in ("call9",):
+    print(f"== {call}: gpu tier")
+    for line in gzip.open(f"{call}/gpu_tests.log.gz", "rt"):
+        if line.startswith(("[       OK ]", "[  FAILED  ]", "[  PASSED")):
+            print("  " + line.rstrip())
+bench_table("call9", ["fbench*"])
+for path in sorted(glob.glob("call9/fbench*.csv")):
+    ratios = {shape(r): float(r["ratio"]) for r in rows(path)}
+    g = math.exp(sum(math.log(ratios[s]) for s in SQUARE_8K) / len(SQUARE_8K))
+    print("  %s: square and 8k-token geomean %.3f, lowest shape %.3f" % (path, g, min(ratios.values())))
