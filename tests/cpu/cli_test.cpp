@@ -142,6 +142,21 @@ TEST_F(Cli, ExplainOfAGivenConfigShowsItsTileCount) {
   EXPECT_TRUE(contains(r.output, "wave efficiency")) << r.output;
 }
 
+// A stream-K config says which tiles it shares out by K: at 8192^3, 2048 tiles of 128 x 256 on
+// the H200's 132 SMs are 15 whole waves and 68 tiles (128 k-tiles each, 66 a CTA); at 4224 x
+// 4096 (528 tiles, four whole waves) nothing is shared.
+TEST_F(Cli, ExplainOfAStreamKConfigShowsTheSharedTiles) {
+  const std::string config = " --config sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1.st";
+  Result r = run("explain --shape 8192x8192x8192" + config);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "the last 68 tiles shared out by K: 66 k-tiles of 8704 on each "
+                                 "of 132 CTAs, after 15 whole tiles each"))
+      << r.output;
+  r = run("explain --shape 4224x4096x4096" + config);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_FALSE(contains(r.output, "stream-K ")) << r.output;
+}
+
 // A finalist has two rows, its first pass and the interleaved re-measurement the winner was
 // picked by: explain counts the re-measurement, and a config once.
 TEST_F(Cli, ExplainTakesAFinalistsReMeasurementOverItsFirstPass) {
