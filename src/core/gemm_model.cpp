@@ -126,8 +126,8 @@ constexpr double kClusterBarrierUs = 0.3;
 // 3840 x 4096, bench/results/2026-12-01-h200-stream-k): a CTA's pieces run ~10% slower per k-tile
 // than whole units (traced with the pieces walking K upward, each CTA from its own offset;
 // walking downward, in step, left 4096^3 as it was), and an owner's main loop done -> C stored
-// takes ~2.5 us more than a whole unit's epilogue (waiting for its peers' flags and bulk-loading their partial
-// tiles, 128 KB each), which scales here with the partial tile's bytes.
+// takes ~2.5 us more than a whole unit's epilogue (waiting for its peers' flags and bulk-loading
+// their partial tiles, 128 KB each), which scales here with the partial tile's bytes.
 constexpr double kStreamKPieceFactor = 1.1;
 constexpr double kStreamKFixupUsPer128KB = 2.5;
 
