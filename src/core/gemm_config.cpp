@@ -131,6 +131,10 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
       return "sm90 cn2 (pairs along N) has no cluster along M or K as well";
   }
   if (c.epilogue < 0 || c.epilogue > 8) return "sm90 epilogue must be in [0, 8] (0: direct stores)";
+  // Cluster split-K and stream-K stage an FP32 partial tile over the ring of stages.
+  const std::int64_t partials = std::int64_t(c.tile_m) * c.tile_n * 4;
+  const std::int64_t ring =
+      std::int64_t(c.stages) * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
   if (c.cluster_k != 1) {
     if (c.cluster_k != c.split_k || c.split_k < 2 || c.split_k > kMaxClusterSplits)
       return fmt::format("sm90 clk{} must equal split_k (sk{}), 2 to {} splits in a cluster",
@@ -138,9 +142,6 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
     if (c.cluster != 1) return "sm90 clk (splits in a cluster) has no cluster along M as well";
     if (c.epilogue != 0)
       return "sm90 clk stores each split's stripe of C directly: use e0";
-    const std::int64_t partials = std::int64_t(c.tile_m) * c.tile_n * 4;
-    const std::int64_t ring =
-        std::int64_t(c.stages) * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
     if (partials > ring)
       return fmt::format("sm90 clk stages the FP32 partial tile ({} B) over the ring of stages "
                          "({} B): use more stages", partials, ring);
@@ -152,6 +153,9 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
         kGemmFlagRegionBytes)
       return fmt::format("sm90 stream-K needs a flag per CTA and consumer; {} SMs do not fit the "
                          "workspace's flag region", device.num_sms);
+    if (partials > ring)
+      return fmt::format("sm90 stream-K adds its peers' FP32 partial tiles ({} B) over the ring of "
+                         "stages ({} B): use more stages", partials, ring);
   }
   if (c.split_k > 1 && c.cluster_k == 1 && sm90_splitk_flag_words(p, c) * 4 > kGemmFlagRegionBytes)
     return fmt::format("split-K needs {} flag words for {} tiles x {} splits; the workspace's flag "

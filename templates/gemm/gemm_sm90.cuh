@@ -42,7 +42,7 @@ struct WorkUnit {
   bool has_tile;
   int split;
   int k_begin, k_end;
-  int sk_tile;
+  int sk_tile = -1;
 };
 
 // K range [k_begin, k_end) of split w.split (the whole K without split-K).
@@ -71,7 +71,6 @@ __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, boo
                  cluster_col);
     w.tile_n = cluster_col * kClusterN + rank;
     w.has_tile = w.tile_n < p.tiles_n;
-    w.sk_tile = -1;
     set_k_range(w, p, split_k);
     return w;
   }
@@ -79,13 +78,11 @@ __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, boo
     grouped_tile(unit, p.tiles_m, p.tiles_n, p.raster_group, w.tile_m, w.tile_n);
     w.has_tile = true;
     w.split = rank;
-    w.sk_tile = -1;
     set_k_range(w, p, true);
     return w;
   }
   const int cluster_rows = (p.tiles_m + kCluster - 1) / kCluster;
   const int num_tiles = cluster_rows * p.tiles_n;
-  w.sk_tile = -1;
   w.split = split_k ? unit / num_tiles : 0;
   const int group = p.raster_group / kCluster < 1 ? 1 : p.raster_group / kCluster;
   int cluster_row = 0;
@@ -114,7 +111,6 @@ __device__ __forceinline__ WorkUnit stream_k_piece(int unit, const GemmParams& p
   if (first >= end) {
     w.tile_m = w.tile_n = w.split = w.k_begin = w.k_end = 0;
     w.has_tile = false;
-    w.sk_tile = -1;
     return w;
   }
   const int tile = first / k_tiles;
@@ -834,6 +830,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   constexpr int kRingBytes = kStages * (kAStageBytes + kBStageBytes);
   static_assert(kClusterK == 1 || kTileM * kTileN * 4 <= kRingBytes,
                 "cluster split-K stages the partial tile in the ring");
+  static_assert(!kStreamK || kTileM * kTileN * 4 <= kRingBytes,
+                "stream-K: an owner stages its peers' FP32 partial tiles over the ring");
   // Distributed split-K moves partial sums by bulk copies through the ring when the FP32 tile
   // fits it, beside fewer than 128 accumulators per thread (with 128, ptxas spills around the
   // bulk path's staging and shared-memory sum); otherwise, and in serial mode, by each thread's
@@ -1131,33 +1129,28 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           const unsigned int* const flags = p.flags + sm90::kFlagHeaderWords + consumer;
           const int k_tiles = (p.k + kTileK - 1) / kTileK;
           const int tile_end = (w.sk_tile + 1) * k_tiles;
+          // The peers: the CTAs whose ranges start inside the tile, after its first k-tile (all
+          // below the grid's size: the ranges cover the units' k-tiles).
           const int first_peer = (tile_end - k_tiles) / p.sk_iters + 1;
-          if constexpr (kTileM * kTileN * 4 <= kRingBytes) {
-            // An owner with peers is its CTA's last piece, so the ring is idle once both
-            // consumers are done reading it: each peer's partial tile is bulk-loaded over the
-            // consumer's part of it and summed from shared memory.
-            const unsigned int staged = smem_a + consumer * kConsumerBytes;
-            const unsigned int bar = stripe_bars + 8 * consumer;
-            if (first_peer < int(gridDim.x) && first_peer * p.sk_iters < tile_end)
-              named_barrier_sync(sm90::kPartialsBarrier, 128 * kConsumers);
-            unsigned int parity = 0;
-            for (int b = first_peer; b < int(gridDim.x) && b * p.sk_iters < tile_end; ++b) {
-              if (thread == 0) {
-                sm90::wait_flag(flags + b * kConsumers, epoch_bar, epoch_word);
-                fence_proxy_async_global();
-                mbarrier_arrive_expect_tx(bar, kConsumerBytes);
-                bulk_load(staged, slots + b * kSlotFloats, kConsumerBytes, bar);
-              }
-              mbarrier_wait(bar, parity);
-              parity ^= 1;
-              sm90::add_staged_partials(staged, acc, thread);
-              named_barrier_sync(1 + consumer, 128);  // all read before the next peer lands
-            }
-          } else {
-            for (int b = first_peer; b < int(gridDim.x) && b * p.sk_iters < tile_end; ++b) {
+          const int peers_end = (tile_end + p.sk_iters - 1) / p.sk_iters;
+          // An owner with peers is its CTA's last piece, so the ring is idle once both consumers
+          // are done reading it: each peer's partial tile is bulk-loaded over the consumer's part
+          // of it and summed from shared memory.
+          const unsigned int staged = smem_a + consumer * kConsumerBytes;
+          const unsigned int bar = stripe_bars + 8 * consumer;
+          if (first_peer < peers_end) named_barrier_sync(sm90::kPartialsBarrier, 128 * kConsumers);
+          unsigned int parity = 0;
+          for (int b = first_peer; b < peers_end; ++b) {
+            if (thread == 0) {
               sm90::wait_flag(flags + b * kConsumers, epoch_bar, epoch_word);
-              sm90::add_partials(slots + b * kSlotFloats, acc, thread);
+              fence_proxy_async_global();
+              mbarrier_arrive_expect_tx(bar, kConsumerBytes);
+              bulk_load(staged, slots + b * kSlotFloats, kConsumerBytes, bar);
             }
+            mbarrier_wait(bar, parity);
+            parity ^= 1;
+            sm90::add_staged_partials(staged, acc, thread);
+            named_barrier_sync(1 + consumer, 128);  // all read before the next peer lands
           }
           if (marks) sm90::trace_mark(p.flags, kTraceFlagsReady);
         }

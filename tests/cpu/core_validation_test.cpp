@@ -515,6 +515,10 @@ TEST(ValidateSm90Config, StreamKIsAnSm90FieldWithoutSplitsClustersOrSwap) {
   const kt::GemmConfig swapped = kt::testing::swapped(sm90_config(64, 32, 8, 1));
   expect_rejected(problem(64, 4096, 4096), streamed(swapped), h200, "stream-K");
   expect_rejected(p, streamed(config(128, 128, 32, 64, 64, 4)), h200, "sm90");
+  // An owner adds its peers' 128 KB FP32 partial tiles over the ring: two stages of 48 KB are too
+  // few, three enough.
+  expect_rejected(p, streamed(sm90_config(128, 256, 2, 2)), h200, "use more stages");
+  EXPECT_FALSE(kt::validate(p, streamed(sm90_config(128, 256, 3, 2)), h200).has_value());
   EXPECT_NE(kt::gemm_kernel_expression(p, streamed(sm90_config(128, 256, 4, 2, 1, 2)))
                 .find(", false, 1, true>"),
             std::string::npos);

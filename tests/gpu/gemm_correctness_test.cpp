@@ -440,14 +440,14 @@ TEST_F(GemmCorrectness, Sm90SplitKRepeatedLaunchesAreCorrectAndBitwiseReproducib
 // one whole), and of every unit (fewer tiles than SMs: 1000x1000, 1500x2300; 300x264x8200 cuts
 // each tile among ~14 CTAs; 127x136x72 leaves most CTAs without a piece); K tails, one k-tile
 // (257x264x8), bf16 and fp16 in, FP32 out, nt and nn, both epilogues, one and two consumers,
-// stages two atoms deep, and the owner's ld.global.cg path (128 x 256 with two stages: the ring
-// is smaller than the partial tile). Then repeated launches sharing a workspace with split-K.
+// stages two atoms deep, and the tightest ring that holds a peer's partial tile (128 x 256 with
+// three stages). Then repeated launches sharing a workspace with split-K.
 TEST_F(GemmCorrectness, Sm90StreamKOnRaggedShapes) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
   const std::vector<const char*> keys = {
       "sm90.bm128.bn128.bk64.s5.c2.e2.cl1.g8.sk1.st",
       "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk1.st",
-      "sm90.bm128.bn256.bk64.s2.c2.e2.cl1.g8.sk1.st",
+      "sm90.bm128.bn256.bk64.s3.c2.e2.cl1.g8.sk1.st",
       "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g1.sk1.st",
       "sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g8.sk1.st",
       "sm90.bm256.bn128.bk64.s4.c2.e0.cl1.g8.sk1.st",

@@ -385,30 +385,20 @@ TEST(Ptx, Sm90SplitKReducesInTheKernelWithEpochFlags) {
 TEST(Ptx, Sm90StreamKPublishesByFlagsAndBulkLoadsThePeersPartialTiles) {
   // Pieces store their partial tiles (16-byte stores) and arrive on an mbarrier; a producer
   // thread releases the flag at GPU scope; the owner acquires it, fences the proxies and
-  // bulk-loads the peer's tile over the ring (the ld.global.cg path where the ring is smaller
-  // than the tile: 128 x 256 with two stages); the launch epoch's acq_rel arrival; one kernel.
-  using kt::testing::sm90_config;
-  using kt::testing::streamed;
-  for (const kt::GemmConfig& c :
-       {streamed(sm90_config(128, 256, 4, 2, 1, 2)), streamed(sm90_config(128, 256, 2, 2))}) {
-    SCOPED_TRACE(kt::to_key(c));
-    const gen::GeneratedSource source =
-        gen::generate_gemm(problem(8192, 8192, 8192), c, "sm_90a");
-    ASSERT_EQ(source.name_expressions.size(), 1u);
-    const std::string ptx = gen::compile_to_ptx(source);
-    EXPECT_NE(ptx.find("st.global.v4.f32"), std::string::npos);
-    EXPECT_NE(ptx.find("st.release.gpu.global.b32"), std::string::npos);
-    EXPECT_NE(ptx.find("ld.acquire.gpu.global.b32"), std::string::npos);
-    EXPECT_NE(ptx.find("atom.acq_rel.gpu.global.add.u32"), std::string::npos);
-    EXPECT_NE(ptx.find("mbarrier.arrive.shared::cta.b64"), std::string::npos);
-    if (c.stages == 4) {
-      EXPECT_NE(ptx.find("fence.proxy.async.global"), std::string::npos);
-      EXPECT_NE(ptx.find("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"),
-                std::string::npos);
-    } else {
-      EXPECT_NE(ptx.find("ld.global.cg.v4.f32"), std::string::npos);
-    }
-  }
+  // bulk-loads the peer's tile over the ring; the launch epoch's acq_rel arrival; one kernel.
+  const kt::GemmConfig c =
+      kt::testing::streamed(kt::testing::sm90_config(128, 256, 4, 2, 1, 2));
+  const gen::GeneratedSource source = gen::generate_gemm(problem(8192, 8192, 8192), c, "sm_90a");
+  ASSERT_EQ(source.name_expressions.size(), 1u);
+  const std::string ptx = gen::compile_to_ptx(source);
+  EXPECT_NE(ptx.find("st.global.v4.f32"), std::string::npos);
+  EXPECT_NE(ptx.find("st.release.gpu.global.b32"), std::string::npos);
+  EXPECT_NE(ptx.find("ld.acquire.gpu.global.b32"), std::string::npos);
+  EXPECT_NE(ptx.find("atom.acq_rel.gpu.global.add.u32"), std::string::npos);
+  EXPECT_NE(ptx.find("mbarrier.arrive.shared::cta.b64"), std::string::npos);
+  EXPECT_NE(ptx.find("fence.proxy.async.global"), std::string::npos);
+  EXPECT_NE(ptx.find("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"),
+            std::string::npos);
 }
 
 TEST(Ptx, TheSm90NarrowTilesStoreHalfTileSlabsByTma) {
