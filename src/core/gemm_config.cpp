@@ -38,7 +38,7 @@ constexpr int kSm90TileK = 64;
 constexpr int kSm90SmemAlignBytes = 1024;
 constexpr int kSm90TwoConsumerRegs = 168;
 // sm90 split-K: the flag words ahead of the ready flags (the launch epoch and the arrival count,
-// then padding to a 128-byte line); gemm_sm90.cuh's kFlagHeaderWords.
+// then padding to a 128-byte line); sm90_flags.cuh's kFlagHeaderWords.
 constexpr std::int64_t kSm90FlagHeaderWords = 32;
 
 struct KeyField {

@@ -137,7 +137,7 @@ std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c);
 // (rt::clear_gemm_workspace_flags) and nothing else ever writes it, so no family stores partial
 // sums there. 0 without split-K, and for sm90 cluster split-K (cluster_k > 1), which reduces in
 // distributed shared memory.
-// (gemm_sm90.cuh keeps this / 4 as sm90::kFlagRegionWords: change both together.)
+// (sm90_flags.cuh keeps this / 4 as sm90::kFlagRegionWords: change both together.)
 inline constexpr std::int64_t kGemmFlagRegionBytes = 64 * 1024;
 // num_sms sizes sm90 stream-K's slots (one partial tile per CTA of the grid); others ignore it.
 std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c, int num_sms);

@@ -1,5 +1,5 @@
 // `kerntune trace`: where the time of one sm90 GEMM launch goes, CTA by CTA. The config is
-// compiled with -DKT_TRACE (the template's phase marks, templates/gemm/gemm_sm90.cuh), checked
+// compiled with -DKT_TRACE (the template's phase marks, templates/gemm/sm90_trace.cuh), checked
 // on fresh random data, timed with the measuring protocol, and the last launch's per-CTA
 // %globaltimer stamps and SM ids are read back and summarized per phase.
 #pragma once

@@ -1,0 +1,258 @@
+// The sm90 GEMM's split-K partial sums (see "Split-K" at gemm_sm90): a consumer's accumulators
+// in fragment order, stored, staged, bulk-copied and added, and the distributed reduction of a
+// stripe of a tile's columns across its splits.
+#pragma once
+
+#include "kerntune/common/ptx_sm90.cuh"
+#include "kerntune/gemm/gemm_params.h"
+#include "kerntune/gemm/sm90_store.cuh"
+#include "kerntune/gemm/sm90_work_units.cuh"
+
+namespace kt {
+namespace sm90 {
+
+// A consumer's accumulators as partial sums in fragment order: float4 q of thread t
+// (accumulators 4q .. 4q + 3 over the kMI x kAccs registers) is float4 q * 128 + t of the
+// layout, so each warp's store (and a reducer's load) moves 512 contiguous bytes. store(i, a, b,
+// c, d) writes float4 i; the quads [skip_begin, skip_end) of each m64 tile are left out (none by
+// default). The predicate is per unrolled quad: no register array is indexed at run time.
+template <int kMI, int kAccs, typename Store>
+__device__ __forceinline__ void write_partials(Store store, const float (&acc)[kMI][kAccs],
+                                               int thread, int skip_begin, int skip_end) {
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int q = 0; q < kAccs / 4; ++q)
+      if (q < skip_begin || q >= skip_end)
+        store((mi * (kAccs / 4) + q) * 128 + thread, acc[mi][4 * q], acc[mi][4 * q + 1],
+              acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
+}
+
+// write_partials to a workspace slot in global memory (split-K through L2).
+template <int kMI, int kAccs>
+__device__ __forceinline__ void store_partials(float* slot, const float (&acc)[kMI][kAccs],
+                                               int thread, int skip_begin = 0, int skip_end = 0) {
+  const auto store = [slot](int i, float a, float b, float c, float d) {
+    st_global_v4f32(slot + i * 4, a, b, c, d);
+  };
+  write_partials(store, acc, thread, skip_begin, skip_end);
+}
+
+// 16-byte L2 loads the split-K reductions issue before using the first (one round trip per batch,
+// not per load); fewer beside 128 accumulators per thread (kAccumulators: all m64 tiles of a
+// consumer), which leave fewer registers free.
+template <int kAccumulators>
+__host__ __device__ constexpr int reduce_batch() {
+  return kAccumulators >= 128 ? 4 : 8;
+}
+
+// acc += the partial sums of `slot` (store_partials' layout), reduce_batch() float4 loads in
+// flight at a time.
+template <int kMI, int kAccs>
+__device__ __forceinline__ void add_partials(const float* slot, float (&acc)[kMI][kAccs],
+                                             int thread) {
+  constexpr int kQuads = kAccs / 4;
+  constexpr int kBatch = reduce_batch<kMI * kAccs>();
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int q0 = 0; q0 < kQuads; q0 += kBatch) {
+      float t[kBatch][4];
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i)
+        if (q0 + i < kQuads)
+          ld_global_cg_v4f32(slot + ((mi * kQuads + q0 + i) * 128 + thread) * 4, t[i][0], t[i][1],
+                             t[i][2], t[i][3]);
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i)
+        if (q0 + i < kQuads)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[mi][4 * (q0 + i) + e] += t[i][e];
+    }
+}
+
+// acc += the partial sums staged at shared address `staged` (store_partials' layout, e.g. by a
+// bulk copy of a workspace slot).
+template <int kMI, int kAccs>
+__device__ __forceinline__ void add_staged_partials(unsigned int staged, float (&acc)[kMI][kAccs],
+                                                    int thread) {
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int q = 0; q < kAccs / 4; ++q) {
+      float t[4];
+      ld_shared_v4f32(staged + ((mi * (kAccs / 4) + q) * 128 + thread) * 16, t[0], t[1], t[2],
+                      t[3]);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[mi][4 * q + e] += t[e];
+    }
+}
+
+// Cluster split-K: write_partials to the consumer's shared buffer at address `base`.
+template <int kMI, int kAccs>
+__device__ __forceinline__ void stage_partials(unsigned int base, const float (&acc)[kMI][kAccs],
+                                               int thread) {
+  const auto store = [base](int i, float a, float b, float c, float d) {
+    st_shared_v4f32(base + i * 16, a, b, c, d);
+  };
+  write_partials(store, acc, thread, 0, 0);
+}
+
+// ---- distributed split-K by bulk copies --------------------------------------------------------
+
+// Bytes of one accumulator quad of a consumer in store_partials' layout: a float4 per thread.
+constexpr int kQuadBytes = 128 * 16;
+
+// The named barrier over the consumers' threads around the ring's reuse for partial sums (1 and
+// 2 are the consumers' own, 3 cluster split-K's).
+constexpr unsigned int kPartialsBarrier = 4;
+
+// Issues the bulk stores of a consumer's partial sums, staged in `staged` (stage_partials'
+// layout, which is the slot's), to `slot`, leaving out the quads [skip_begin, skip_end) of each
+// m64 tile: kMI + 1 contiguous runs at most. Joins the thread's current bulk group.
+template <int kMI, int kQuads>
+__device__ __forceinline__ void bulk_store_partials(float* slot, unsigned int staged,
+                                                    int skip_begin, int skip_end) {
+  int run_begin = 0;  // quads, over the kMI tiles in order
+#pragma unroll
+  for (int mi = 0; mi <= kMI; ++mi) {
+    const int run_end = mi < kMI ? mi * kQuads + skip_begin : kMI * kQuads;
+    if (run_end > run_begin)
+      bulk_store(slot + run_begin * (kQuadBytes / 4), staged + run_begin * kQuadBytes,
+                 (run_end - run_begin) * kQuadBytes);
+    run_begin = mi * kQuads + skip_end;
+  }
+}
+
+// Shared address of a float4 of split z's quad (mi, q) among the stripes that bulk_load_stripes
+// placed at `peers`: the other splits in increasing order, each kMI runs of the stripe's `width`
+// quads from q_begin. `base` = peers - q_begin * kQuadBytes + 16 * (the thread's float4 in a quad).
+template <int kMI>
+__device__ __forceinline__ unsigned int stripe_address(unsigned int base, int z, int split, int mi,
+                                                       int q, int width) {
+  const int peer = z < split ? z : z - 1;
+  return base + ((peer * kMI + mi) * width + q) * kQuadBytes;
+}
+
+// Loads the stripe, quads [q_begin, q_end) of each m64 tile, of every other split's slot
+// (split z's at slot0 + z * split_stride) to `peers` in stripe_address's layout, completing on
+// `bar` (which the caller has armed with expect_tx of all of it).
+template <int kMI, int kQuads>
+__device__ __forceinline__ void bulk_load_stripes(unsigned int peers, const float* slot0,
+                                                  long long split_stride, int splits, int split,
+                                                  int q_begin, int q_end, unsigned int bar) {
+  const int width = q_end - q_begin;
+#pragma unroll 1
+  for (int z = 0; z < splits; ++z) {
+    if (z == split) continue;
+#pragma unroll
+    for (int mi = 0; mi < kMI; ++mi)
+      bulk_load(stripe_address<kMI>(peers - q_begin * kQuadBytes, z, split, mi, q_begin, width),
+                slot0 + z * split_stride + (mi * kQuads + q_begin) * (kQuadBytes / 4),
+                width * kQuadBytes, bar);
+  }
+}
+
+// Cluster split-K: the named barrier over every thread of the CTA that closes a unit's main loop
+// (1 and 2 are the consumers' own).
+constexpr unsigned int kUnitBarrier = 3;
+
+// Cluster split-K, once per unit, for the producer warpgroup: the three barriers the consumers
+// meet around the reduction. (A) the CTA's main loop is done, so the ring may hold partial sums;
+// (B) every CTA of the cluster has staged its partial sums; (C) every CTA has read what it needs
+// from its peers, so the ring may be loaded again and the CTA may exit.
+template <int kConsumers>
+__device__ __forceinline__ void cluster_split_barriers() {
+  named_barrier_sync(kUnitBarrier, 128 * (kConsumers + 1));
+  cluster_sync();
+  cluster_sync();
+}
+
+// x, which the compiler cannot see through (no value computed from it earlier is reused).
+__device__ __forceinline__ int launder_u32(int x) {
+  asm volatile("mov.b32 %0, %0;\n" : "+r"(x));
+  return x;
+}
+
+// Distributed split-K: the accumulator quads [begin, end) of each m64 tile (quad q = n8 column
+// block q of the fragment layout, so the slice is a stripe of columns) that split `split` of
+// `splits` reduces and stores; balanced to within one quad, empty for some splits when there are
+// more splits than quads.
+__device__ __forceinline__ void slice_quads(int split, int splits, int quads, int& begin, int& end) {
+  begin = split * quads / splits;
+  end = (split + 1) * quads / splits;
+}
+
+// Distributed and cluster split-K: sums quads [q_begin, q_end) of every split's partials and
+// stores them as C. load(z, offset, t): this thread's float4 of split z's partials at float
+// `offset` of store_partials' layout (from L2, or a cluster peer's shared memory); split `split`
+// (this unit) is taken from `acc`. The order is the serial reducer's, p(S-1) + p0 + p1 + .. +
+// p(S-2) (S = splits), so every mode gives bitwise the same C: position j of the sum adds split
+// order(j) = S - 1, 0, 1, .. S - 2. Per quad, the other splits' loads go out reduce_batch() at a
+// time before the first is added, so a quad costs one round trip per batch rather than one per
+// split; 4 sums and a batch of temporaries live at a time, not a second set of accumulators.
+// c0: this thread's first element of C (row row0, column col0 of the kernel's product, at
+// element<kSwapAB>); rows_left = m - row0, cols_left = n - col0.
+template <bool kSwapAB, typename T, int kMI, int kAccs, typename Load>
+__device__ __forceinline__ void reduce_slice(Load load, int split, int splits, int q_begin,
+                                             int q_end, const float (&acc)[kMI][kAccs], T* c0,
+                                             long long ldc, int rows_left, int cols_left,
+                                             bool aligned) {
+  constexpr int kQuads = kAccs / 4;
+  constexpr int kBatch = reduce_batch<kMI * kAccs>();
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi) {
+#pragma unroll
+    for (int q = 0; q < kQuads; ++q) {
+      if (q < q_begin || q >= q_end) continue;
+      const int offset = (mi * kQuads + q) * 512;
+      float s[4];
+#pragma unroll 1
+      for (int j0 = 0; j0 < splits; j0 += kBatch) {
+        float t[kBatch][4];
+#pragma unroll
+        for (int i = 0; i < kBatch; ++i) {
+          const int z = j0 + i == 0 ? splits - 1 : j0 + i - 1;
+          if (j0 + i < splits && z != split) load(z, offset, t[i]);
+        }
+#pragma unroll
+        for (int i = 0; i < kBatch; ++i) {
+          const int j = j0 + i;
+          if (j >= splits) break;
+          const int z = j == 0 ? splits - 1 : j - 1;
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const float v = z == split ? acc[mi][4 * q + e] : t[i][e];
+            s[e] = j == 0 ? v : s[e] + v;
+          }
+        }
+      }
+      T* const c = element<kSwapAB>(c0, ldc, mi * 64, 0);
+      if (mi * 64 < rows_left)
+        store_pair<kSwapAB>(c, ldc, q * 8, cols_left, s[0], s[1], aligned);
+      if (mi * 64 + 8 < rows_left)
+        store_pair<kSwapAB>(element<kSwapAB>(c, ldc, 8, 0), ldc, q * 8, cols_left, s[2], s[3],
+                            aligned);
+    }
+  }
+}
+
+// Distributed and cluster split-K: reduce_slice over the stripe, quads [q_begin, q_end), of unit
+// w's tile that lane `lane` of warp `warp` of consumer `consumer` holds, `splits` splits summed
+// as `load` reads the others, stored directly.
+template <typename TOut, int kTileM, int kTileN, int kConsumers, bool kSwapAB, int kMI, int kAccs,
+          typename Load>
+__device__ __forceinline__ void reduce_stripe(Load load, const GemmParams& p, const WorkUnit& w,
+                                              int consumer, int warp, int lane, int splits,
+                                              int q_begin, int q_end,
+                                              const float (&acc)[kMI][kAccs]) {
+  const int row0 = w.tile_m * kTileM + consumer * (kTileM / kConsumers) + 16 * warp + lane / 4;
+  const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
+  TOut* const c = static_cast<TOut*>(p.c);
+  reduce_slice<kSwapAB>(load, w.split, splits, q_begin, q_end, acc,
+                        element<kSwapAB>(c, p.ldc, row0, col0), p.ldc, p.m - row0, p.n - col0,
+                        pairs_aligned(c, p.ldc));
+}
+
+}  // namespace sm90
+}  // namespace kt

@@ -1,0 +1,58 @@
+// The sm90 GEMM's direct stores of C from wgmma accumulators: masked pairs, plain or transposed
+// (swap-AB), used by the direct epilogue and by every split-K reduction.
+#pragma once
+
+#include "kerntune/common/dtypes.cuh"
+
+namespace kt {
+namespace sm90 {
+
+// The kernel's element (row, col) of C: C[row][col], or with kSwapAB, where the kernel computes
+// C^T = B·A^T (its rows are C's columns), C[col][row]. ldc: C's row stride.
+template <bool kSwapAB, typename T>
+__device__ __forceinline__ T* element(T* c, long long ldc, int row, int col) {
+  return kSwapAB ? c + col * ldc + row : c + row * ldc + col;
+}
+
+// Stores the kernel's pair (row, col), (row, col + 1), each if col + {0, 1} < n; `at` is the
+// kernel's element (row, 0). Not transposed: one access when `aligned` (store_pair_masked).
+// Transposed: the two lie ldc apart in C, one store each.
+template <bool kSwapAB, typename T>
+__device__ __forceinline__ void store_pair(T* at, long long ldc, int col, int n, float lo,
+                                           float hi, bool aligned) {
+  if constexpr (kSwapAB) {
+    if (col < n) store_one(at + col * ldc, lo);
+    if (col + 1 < n) store_one(at + (col + 1) * ldc, hi);
+  } else {
+    store_pair_masked(at, col, n, lo, hi, aligned);
+  }
+}
+
+// Writes a consumer's kMI x (64 x kN) wgmma accumulator tiles to c (leading dimension ldc),
+// masked to m x n (element<kSwapAB> places them). row0, col0: this thread's first element,
+// (16 warp + lane / 4, 2 (lane % 4)) from the consumer's corner; tile mi starts 64 mi rows lower.
+// Pairs go out as one access when c and ldc allow it (not transposed).
+template <bool kSwapAB, typename T, int kMI, int kAccs>
+__device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, int n, int row0,
+                                                   int col0, const float (&acc)[kMI][kAccs]) {
+  const bool aligned = pairs_aligned(c, ldc);
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = row0 + mi * 64 + half * 8;
+      if (row >= m) continue;
+      T* c_row = element<kSwapAB>(c, ldc, row, 0);
+#pragma unroll
+      for (int j = 0; j < kAccs / 4; ++j) {
+        const int col = col0 + j * 8;
+        const float lo = acc[mi][4 * j + 2 * half];
+        const float hi = acc[mi][4 * j + 2 * half + 1];
+        store_pair<kSwapAB>(c_row, ldc, col, n, lo, hi, aligned);
+      }
+    }
+  }
+}
+
+}  // namespace sm90
+}  // namespace kt
