@@ -114,7 +114,10 @@ constexpr double kL2BytesPerClockPerSm = 64;
 // partial sums moved by bulk copies (template version 10) the store still takes 2.4 us, loading
 // the stripes ~2 us after the last publisher, and the sum and C's stripe 1.3 us; the slowest
 // publisher trails the median by 0.8 us instead of 3.6: the same total within 0.3 us
-// (bench/results/2026-11-30-h200-splitk-bulk), so the constants stand.
+// (bench/results/2026-11-30-h200-splitk-bulk), so the constants stand. The sum from shared
+// memory alone (template version 14) takes 0.6 us (bench/results/2026-12-01-h200-lean-stripe-sum):
+// ~0.8 us off every distributed tail. Not refit: the term is the same for every distributed
+// config, so their order is unchanged, and where they win (512^2 x 32768) they already rank first.
 constexpr double kSplitKL2Gbps = 3000;
 constexpr double kSplitKSkewUs = 2.0;
 // sm90 cluster split-K: what one SM reads from its cluster peers' shared memory per clock, and

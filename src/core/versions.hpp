@@ -24,7 +24,9 @@ inline constexpr int kBenchmarkProtocolVersion = 3;
 // 12: sm90 units of odd waves walk K downward (serpentine K; not with split-K).
 // 13: sm90 gains stream-K configs (key suffix st) for shapes whose units leave a last wave
 //     partly empty.
-inline constexpr int kGemmTemplateVersion = 13;
+// 14: sm90 distributed split-K by bulk copies sums its stripe wholly from shared memory (its
+//     own partials written beside the peers' stripes): a third of the sum's instructions.
+inline constexpr int kGemmTemplateVersion = 14;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 inline constexpr int kAttentionTemplateVersion = 4;

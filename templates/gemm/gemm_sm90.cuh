@@ -112,7 +112,9 @@ __device__ __forceinline__ void release_stage(unsigned int bar, int thread) {
 //    (the CTA's only unit is done), each consumer stages its accumulators there, its thread 0
 //    bulk-stores all but the stripe and publishes once the writes are complete; later that thread
 //    polls the flags and bulk-loads the other splits' stripes into the consumer's half of the
-//    ring, and the consumer sums them from shared memory.
+//    ring while each thread writes its own stripe there from its registers, and the consumer
+//    sums every split's stripe from shared memory (sum_stripe: no selection between registers
+//    and loads, so about a third of reduce_slice's instructions).
 //  * Cluster split-K (kClusterK = S > 1, key field clkS): the S splits of a tile are the S CTAs
 //    of one cluster (split = rank), a unit is a whole tile, and no CTA waits for anything outside
 //    its cluster: no workspace, flags or epoch, and no residency requirement. After a unit's main
@@ -216,6 +218,8 @@ __device__ __forceinline__ void release_stage(unsigned int bar, int thread) {
 //    bulk store, which completes (wait_group 0) and is fenced (fence.proxy.async.global) before
 //    the release of the flag; the loads follow the flags' acquire and a proxy fence and complete
 //    on the consumer's stripes mbarrier, whose only phase (0) every consumer thread waits for.
+//    Each thread writes its own stripe's float4s (generic stores, after the same barrier) into
+//    the slot no bulk load writes, and reads back only its own float4s, so no fence is needed.
 //  * Epilogue slots: a consumer's thread 0 issues every TMA store of the consumer; before slot
 //    (count % kEpilogueSlots) is rewritten it waits until at most kEpilogueSlots - 1 of its bulk
 //    groups are still reading, i.e. the group that last used the slot is done; a named barrier
@@ -591,8 +595,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
             ld_shared_cluster_v4f32(map_shared_rank(mine + offset * 4, unsigned(z)), t[0], t[1],
                                     t[2], t[3]);
           };
-          sm90::reduce_stripe<TOut, kTileM, kTileN, kConsumers, kSwapAB>(
-              load, p, w, consumer, warp, lane, kClusterK, q_begin, q_end, acc);
+          sm90::reduce_slice<kSwapAB>(
+              load, w.split, kClusterK, q_begin, q_end, acc,
+              sm90::stripe_out<TOut, kTileM, kTileN, kConsumers, kSwapAB>(p, w, consumer, warp,
+                                                                          lane));
         }
         if (marks) sm90::trace_mark(p.flags, kTraceStored);
         cluster_sync();  // (C)
@@ -685,11 +691,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           if (marks) sm90::trace_mark(p.flags, kTracePublished);
           if (q_begin == q_end) continue;  // more splits than quads: nothing to reduce
           if constexpr (kBulkPartials) {
-            // The other splits' stripes, bulk-loaded over the ring once both consumers' stores
-            // have completed (each thread 0 waited before this barrier), half of it a consumer.
+            // Every split's stripe in the consumer's half of the ring, slot z for split z: the
+            // others bulk-loaded once both consumers' stores have completed (each thread 0
+            // waited before this barrier), this unit's own written from its registers meanwhile.
             const int width = q_end - q_begin;
-            if ((p.num_splits - 1) * kMI * width * sm90::kQuadBytes <= kRingBytes / kConsumers) {
-              const unsigned int peers = smem_a + consumer * (kRingBytes / kConsumers);
+            if (p.num_splits * kMI * width * sm90::kQuadBytes <= kRingBytes / kConsumers) {
+              const unsigned int stripes = smem_a + consumer * (kRingBytes / kConsumers);
               const unsigned int bar = stripe_bars + 8 * consumer;
               named_barrier_sync(sm90::kPartialsBarrier, 128 * kConsumers);
               if (thread == 0) {
@@ -697,20 +704,17 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
                                  epoch_word);
                 fence_proxy_async_global();
                 mbarrier_arrive_expect_tx(bar, (p.num_splits - 1) * kMI * width * sm90::kQuadBytes);
-                sm90::bulk_load_stripes<kMI, kAccs / 4>(peers, slot0, split_stride, p.num_splits,
-                                                        w.split, q_begin, q_end, bar);
+                sm90::bulk_load_stripes<kMI, kAccs / 4>(stripes, slot0, split_stride,
+                                                        p.num_splits, w.split, q_begin, q_end, bar);
               }
+              const unsigned int base = stripes - q_begin * sm90::kQuadBytes + thread * 16;
+              sm90::stage_own_stripe(base, w.split, q_begin, q_end, acc);
               mbarrier_wait(bar, 0);  // its only phase in the launch
               if (marks) sm90::trace_mark(p.flags, kTraceFlagsReady);
-              const unsigned int base = peers - q_begin * sm90::kQuadBytes + thread * 16;
-              const auto load = [&](int z, int offset, float(&t)[4]) {
-                const int quad = offset / (sm90::kQuadBytes / 4);
-                ld_shared_v4f32(sm90::stripe_address<kMI>(base, z, w.split, quad / (kAccs / 4),
-                                                          quad % (kAccs / 4), width),
-                                t[0], t[1], t[2], t[3]);
-              };
-              sm90::reduce_stripe<TOut, kTileM, kTileN, kConsumers, kSwapAB>(
-                  load, p, w, consumer, warp, lane, p.num_splits, q_begin, q_end, acc);
+              sm90::sum_stripe<kSwapAB, kMI, sm90::reduce_batch<kMI * kAccs>()>(
+                  base, p.num_splits, q_begin, q_end,
+                  sm90::stripe_out<TOut, kTileM, kTileN, kConsumers, kSwapAB>(p, w, consumer, warp,
+                                                                              lane));
               if (marks) sm90::trace_mark(p.flags, kTraceStored);
               continue;
             }
@@ -725,8 +729,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           const auto load = [&](int z, int offset, float(&t)[4]) {
             ld_global_cg_v4f32(src0 + offset + z * split_stride, t[0], t[1], t[2], t[3]);
           };
-          sm90::reduce_stripe<TOut, kTileM, kTileN, kConsumers, kSwapAB>(
-              load, p, w, consumer, warp, lane, p.num_splits, q_begin, q_end, acc);
+          sm90::reduce_slice<kSwapAB>(
+              load, w.split, p.num_splits, q_begin, q_end, acc,
+              sm90::stripe_out<TOut, kTileM, kTileN, kConsumers, kSwapAB>(p, w, consumer, warp,
+                                                                          lane));
           if (marks) sm90::trace_mark(p.flags, kTraceStored);
           continue;
         }

@@ -124,21 +124,21 @@ __device__ __forceinline__ void bulk_store_partials(float* slot, unsigned int st
   }
 }
 
-// Shared address of a float4 of split z's quad (mi, q) among the stripes that bulk_load_stripes
-// placed at `peers`: the other splits in increasing order, each kMI runs of the stripe's `width`
-// quads from q_begin. `base` = peers - q_begin * kQuadBytes + 16 * (the thread's float4 in a quad).
+// Shared address of a float4 of split z's quad (mi, q) among a tile's stripes at `stripes`: one
+// slot per split in split order, each kMI runs of the stripe's `width` quads from q_begin.
+// `base` = stripes - q_begin * kQuadBytes + 16 * (the thread's float4 in a quad).
 template <int kMI>
-__device__ __forceinline__ unsigned int stripe_address(unsigned int base, int z, int split, int mi,
-                                                       int q, int width) {
-  const int peer = z < split ? z : z - 1;
-  return base + ((peer * kMI + mi) * width + q) * kQuadBytes;
+__device__ __forceinline__ unsigned int stripe_address(unsigned int base, int z, int mi, int q,
+                                                       int width) {
+  return base + ((z * kMI + mi) * width + q) * kQuadBytes;
 }
 
 // Loads the stripe, quads [q_begin, q_end) of each m64 tile, of every other split's slot
-// (split z's at slot0 + z * split_stride) to `peers` in stripe_address's layout, completing on
-// `bar` (which the caller has armed with expect_tx of all of it).
+// (split z's at slot0 + z * split_stride) to `stripes` in stripe_address's layout, completing on
+// `bar` (which the caller has armed with expect_tx of all of it). Slot `split` is left to
+// stage_own_stripe.
 template <int kMI, int kQuads>
-__device__ __forceinline__ void bulk_load_stripes(unsigned int peers, const float* slot0,
+__device__ __forceinline__ void bulk_load_stripes(unsigned int stripes, const float* slot0,
                                                   long long split_stride, int splits, int split,
                                                   int q_begin, int q_end, unsigned int bar) {
   const int width = q_end - q_begin;
@@ -147,10 +147,27 @@ __device__ __forceinline__ void bulk_load_stripes(unsigned int peers, const floa
     if (z == split) continue;
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi)
-      bulk_load(stripe_address<kMI>(peers - q_begin * kQuadBytes, z, split, mi, q_begin, width),
+      bulk_load(stripe_address<kMI>(stripes - q_begin * kQuadBytes, z, mi, q_begin, width),
                 slot0 + z * split_stride + (mi * kQuads + q_begin) * (kQuadBytes / 4),
                 width * kQuadBytes, bar);
   }
+}
+
+// Writes this thread's float4 of each quad of its own stripe, [q_begin, q_end) of each m64 tile,
+// from its accumulators to slot `split` of stripe_address's layout (`base` as there), beside
+// the slots bulk_load_stripes fills. The predicate is per unrolled quad: no register array is
+// indexed at run time.
+template <int kMI, int kAccs>
+__device__ __forceinline__ void stage_own_stripe(unsigned int base, int split, int q_begin,
+                                                 int q_end, const float (&acc)[kMI][kAccs]) {
+  const int width = q_end - q_begin;
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi)
+#pragma unroll
+    for (int q = 0; q < kAccs / 4; ++q)
+      if (q >= q_begin && q < q_end)
+        st_shared_v4f32(stripe_address<kMI>(base, split, mi, q, width), acc[mi][4 * q],
+                        acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
 }
 
 // Cluster split-K: the named barrier over every thread of the CTA that closes a unit's main loop
@@ -183,21 +200,55 @@ __device__ __forceinline__ void slice_quads(int split, int splits, int quads, in
   end = (split + 1) * quads / splits;
 }
 
-// Distributed and cluster split-K: sums quads [q_begin, q_end) of every split's partials and
-// stores them as C. load(z, offset, t): this thread's float4 of split z's partials at float
-// `offset` of store_partials' layout (from L2, or a cluster peer's shared memory); split `split`
-// (this unit) is taken from `acc`. The order is the serial reducer's, p(S-1) + p0 + p1 + .. +
-// p(S-2) (S = splits), so every mode gives bitwise the same C: position j of the sum adds split
-// order(j) = S - 1, 0, 1, .. S - 2. Per quad, the other splits' loads go out reduce_batch() at a
-// time before the first is added, so a quad costs one round trip per batch rather than one per
-// split; 4 sums and a batch of temporaries live at a time, not a second set of accumulators.
-// c0: this thread's first element of C (row row0, column col0 of the kernel's product, at
-// element<kSwapAB>); rows_left = m - row0, cols_left = n - col0.
+// Where a thread stores its elements of a stripe of C: c0, its first element (row row0, column
+// col0 of the kernel's product, at element<kSwapAB>); rows_left = m - row0, cols_left = n - col0;
+// aligned: pairs go out as one access (pairs_aligned).
+template <typename T>
+struct StripeOut {
+  T* c0;
+  long long ldc;
+  int rows_left;
+  int cols_left;
+  bool aligned;
+};
+
+// The StripeOut of lane `lane` of warp `warp` of consumer `consumer` in unit w's tile.
+template <typename TOut, int kTileM, int kTileN, int kConsumers, bool kSwapAB>
+__device__ __forceinline__ StripeOut<TOut> stripe_out(const GemmParams& p, const WorkUnit& w,
+                                                      int consumer, int warp, int lane) {
+  const int row0 = w.tile_m * kTileM + consumer * (kTileM / kConsumers) + 16 * warp + lane / 4;
+  const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
+  TOut* const c = static_cast<TOut*>(p.c);
+  return {element<kSwapAB>(c, p.ldc, row0, col0), p.ldc, p.m - row0, p.n - col0,
+          pairs_aligned(c, p.ldc)};
+}
+
+// Stores a thread's sums s of quad q of m64 tile mi: its rows 64 mi and 64 mi + 8, columns 8 q
+// and 8 q + 1 from its first element.
+template <bool kSwapAB, typename T>
+__device__ __forceinline__ void store_quad(const StripeOut<T>& out, int mi, int q,
+                                           const float (&s)[4]) {
+  T* const c = element<kSwapAB>(out.c0, out.ldc, mi * 64, 0);
+  if (mi * 64 < out.rows_left)
+    store_pair<kSwapAB>(c, out.ldc, q * 8, out.cols_left, s[0], s[1], out.aligned);
+  if (mi * 64 + 8 < out.rows_left)
+    store_pair<kSwapAB>(element<kSwapAB>(c, out.ldc, 8, 0), out.ldc, q * 8, out.cols_left, s[2],
+                        s[3], out.aligned);
+}
+
+// Distributed split-K from L2, and cluster split-K: sums quads [q_begin, q_end) of every split's
+// partials and stores them as C. load(z, offset, t): this thread's float4 of split z's partials
+// at float `offset` of store_partials' layout (from L2, or a cluster peer's shared memory);
+// split `split` (this unit) is taken from `acc`. The order is the serial reducer's, p(S-1) + p0
+// + p1 + .. + p(S-2) (S = splits), so every mode gives bitwise the same C: position j of the sum
+// adds split order(j) = S - 1, 0, 1, .. S - 2. Per quad, the other splits' loads go out
+// reduce_batch() at a time before the first is added, so a quad costs one round trip per batch
+// rather than one per split; 4 sums and a batch of temporaries live at a time, not a second set
+// of accumulators.
 template <bool kSwapAB, typename T, int kMI, int kAccs, typename Load>
 __device__ __forceinline__ void reduce_slice(Load load, int split, int splits, int q_begin,
-                                             int q_end, const float (&acc)[kMI][kAccs], T* c0,
-                                             long long ldc, int rows_left, int cols_left,
-                                             bool aligned) {
+                                             int q_end, const float (&acc)[kMI][kAccs],
+                                             const StripeOut<T>& out) {
   constexpr int kQuads = kAccs / 4;
   constexpr int kBatch = reduce_batch<kMI * kAccs>();
 #pragma unroll
@@ -227,31 +278,46 @@ __device__ __forceinline__ void reduce_slice(Load load, int split, int splits, i
           }
         }
       }
-      T* const c = element<kSwapAB>(c0, ldc, mi * 64, 0);
-      if (mi * 64 < rows_left)
-        store_pair<kSwapAB>(c, ldc, q * 8, cols_left, s[0], s[1], aligned);
-      if (mi * 64 + 8 < rows_left)
-        store_pair<kSwapAB>(element<kSwapAB>(c, ldc, 8, 0), ldc, q * 8, cols_left, s[2], s[3],
-                            aligned);
+      store_quad<kSwapAB>(out, mi, q, s);
     }
   }
 }
 
-// Distributed and cluster split-K: reduce_slice over the stripe, quads [q_begin, q_end), of unit
-// w's tile that lane `lane` of warp `warp` of consumer `consumer` holds, `splits` splits summed
-// as `load` reads the others, stored directly.
-template <typename TOut, int kTileM, int kTileN, int kConsumers, bool kSwapAB, int kMI, int kAccs,
-          typename Load>
-__device__ __forceinline__ void reduce_stripe(Load load, const GemmParams& p, const WorkUnit& w,
-                                              int consumer, int warp, int lane, int splits,
-                                              int q_begin, int q_end,
-                                              const float (&acc)[kMI][kAccs]) {
-  const int row0 = w.tile_m * kTileM + consumer * (kTileM / kConsumers) + 16 * warp + lane / 4;
-  const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
-  TOut* const c = static_cast<TOut*>(p.c);
-  reduce_slice<kSwapAB>(load, w.split, splits, q_begin, q_end, acc,
-                        element<kSwapAB>(c, p.ldc, row0, col0), p.ldc, p.m - row0, p.n - col0,
-                        pairs_aligned(c, p.ldc));
+// Distributed split-K by bulk copies: sums quads [q_begin, q_end) of every split's stripe, all
+// in shared memory in stripe_address's layout (`base` as there; this unit's own slot written by
+// stage_own_stripe), in reduce_slice's order, p(S-1) + p0 + p1 + .. + p(S-2) (bitwise the same C
+// as every other mode), and stores them as C. Every operand is a slot at a run-time offset, so
+// the quads and the splits are run-time loops with no selection between registers and loads:
+// about a third of reduce_slice's instructions, which on two warps a scheduler set the time of
+// this phase (bench/NOTES.md). Per quad, kBatch loads go out before the first add.
+template <bool kSwapAB, int kMI, int kBatch, typename T>
+__device__ __forceinline__ void sum_stripe(unsigned int base, int splits, int q_begin, int q_end,
+                                           const StripeOut<T>& out) {
+  const int width = q_end - q_begin;
+  const unsigned int slot_bytes = kMI * width * kQuadBytes;
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi) {
+#pragma unroll 1
+    for (int q = q_begin; q < q_end; ++q) {
+      const unsigned int first = stripe_address<kMI>(base, 0, mi, q, width);
+      float s[4];
+      ld_shared_v4f32(first + (splits - 1) * slot_bytes, s[0], s[1], s[2], s[3]);
+#pragma unroll 1
+      for (int z0 = 0; z0 < splits - 1; z0 += kBatch) {
+        float t[kBatch][4];
+#pragma unroll
+        for (int i = 0; i < kBatch; ++i)
+          if (z0 + i < splits - 1)
+            ld_shared_v4f32(first + (z0 + i) * slot_bytes, t[i][0], t[i][1], t[i][2], t[i][3]);
+#pragma unroll
+        for (int i = 0; i < kBatch; ++i)
+          if (z0 + i < splits - 1)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) s[e] += t[i][e];
+      }
+      store_quad<kSwapAB>(out, mi, q, s);
+    }
+  }
 }
 
 }  // namespace sm90
