@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints every figure of this directory's README from the logs in call1/ and call2/ (run here)."""
+"""Prints every figure of this directory's README from the logs in call1/, call2/ and call3/ (run here)."""
 import csv
 import glob
 import gzip
@@ -21,6 +21,10 @@ def shape(row):
 print("== call1: gpu tier")
 for line in gzip.open("call1/gpu_tests.log.gz", "rt"):
     if re.match(r"\[ +(OK|FAILED|PASSED) ", line):
+        print("  " + line.strip())
+print("== call3: the rest of the gpu tier")
+for line in gzip.open("call3/gpu_tests_rest.log.gz", "rt"):
+    if re.match(r"\[ +(FAILED|PASSED) ", line):
         print("  " + line.strip())
 print("== call1: 512x512x32768, old (template 13) and new (14) alternated (ratio to cuBLASLt, % of copy)")
 by_config = {}
