@@ -666,7 +666,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
           int q_begin = 0, q_end = 0;
           sm90::slice_quads(w.split, p.num_splits, kAccs / 4, q_begin, q_end);
           unsigned int* const my_flag = flags + (w.split * tiles + tile) * kConsumers;
-          // All but the unit's own stripe, which it reduces from its registers.
+          // Published: all but the unit's own stripe, which its sum takes from its registers.
           if constexpr (kBulkPartials) {
             // Every consumer is done reading the ring (this CTA's only unit), so it holds the
             // partial tile; thread 0 bulk-stores it and publishes once the writes are complete.
