@@ -15,6 +15,11 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// The ring of stages (sm80 and sm90): `stages` tiles of A and B, tile_k deep.
+std::int64_t ring_bytes(const GemmProblem& p, const GemmConfig& c) {
+  return std::int64_t(c.stages) * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
+}
+
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
 std::string_view dtype_type(DType dtype) {
@@ -133,8 +138,7 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   if (c.epilogue < 0 || c.epilogue > 8) return "sm90 epilogue must be in [0, 8] (0: direct stores)";
   // Cluster split-K and stream-K stage an FP32 partial tile over the ring of stages.
   const std::int64_t partials = std::int64_t(c.tile_m) * c.tile_n * 4;
-  const std::int64_t ring =
-      std::int64_t(c.stages) * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
+  const std::int64_t ring = ring_bytes(p, c);
   if (c.cluster_k != 1) {
     if (c.cluster_k != c.split_k || c.split_k < 2 || c.split_k > kMaxClusterSplits)
       return fmt::format("sm90 clk{} must equal split_k (sk{}), 2 to {} splits in a cluster",
@@ -269,9 +273,11 @@ std::int64_t tiles_n(const GemmProblem& p, const GemmConfig& c) {
   return ceil_div(oriented_problem(p, c).n, c.tile_n);
 }
 
+std::int64_t k_tiles(const GemmProblem& p, const GemmConfig& c) { return ceil_div(p.k, c.tile_k); }
+
 int smem_bytes(const GemmProblem& p, const GemmConfig& c) {
   if (c.family == GemmFamily::kSmallM) return small_m_smem_bytes(c);
-  const int stages_bytes = c.stages * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
+  const int stages_bytes = int(ring_bytes(p, c));
   // sm90 adds the epilogue slabs (epilogue per consumer, a slab row per row of the consumer's
   // rows: epilogue x tile_m x slab row bytes in all), a full and an empty mbarrier per stage,
   // with split-K through L2 a consumer's mbarrier for its stripes (16 bytes: the epoch's lie in
@@ -308,8 +314,7 @@ StreamKRegion stream_k_region(const GemmProblem& p, const GemmConfig& c, std::in
   if (!c.stream_k || ctas <= 0 || units % ctas == 0) return r;
   const std::int64_t left = units % ctas;
   r.units = units > ctas && 2 * left < ctas ? left + ctas : left;
-  const std::int64_t k_tiles = ceil_div(p.k, c.tile_k);
-  r.iters = ceil_div(r.units * k_tiles, ctas);
+  r.iters = ceil_div(r.units * k_tiles(p, c), ctas);
   return r;
 }
 

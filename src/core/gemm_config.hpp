@@ -127,6 +127,8 @@ inline constexpr std::int64_t kSm90SwapMaxM = 64;
 // (oriented_problem).
 std::int64_t tiles_m(const GemmProblem& p, const GemmConfig& c);
 std::int64_t tiles_n(const GemmProblem& p, const GemmConfig& c);
+// k-tiles of the whole K (tile_k deep).
+std::int64_t k_tiles(const GemmProblem& p, const GemmConfig& c);
 int smem_bytes(const GemmProblem& p, const GemmConfig& c);
 // K range of one split, a multiple of tile_k: splits are [z*k_per_split, (z+1)*k_per_split).
 std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c);

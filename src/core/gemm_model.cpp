@@ -227,13 +227,13 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
     // Stream-K: the whole units' waves, then each CTA's sk.iters k-tiles of the rest, slower
     // than whole units, and a tile's owner waits for and adds about k_tiles / sk.iters other
     // pieces' partial tiles before its epilogue.
-    const double k_tiles = double(ceil_div(p.k, c.tile_k));
+    const double tile_count_k = double(k_tiles(p, c));
     const double whole_waves = double(work_units(p, c) - sk.units) / d.num_sms;
-    const double others = std::max(1.0, k_tiles / double(sk.iters));
+    const double others = std::max(1.0, tile_count_k / double(sk.iters));
     const double fixup_s =
         others * partial_tile_bytes / (128.0 * 1024.0) * kStreamKFixupUsPer128KB * 1e-6;
     return (whole_waves * (unit_s + epilogue_s) +
-            double(sk.iters) / k_tiles * unit_s * kStreamKPieceFactor + epilogue_s + fixup_s) *
+            double(sk.iters) / tile_count_k * unit_s * kStreamKPieceFactor + epilogue_s + fixup_s) *
            1e6;
   }
   if (c.cluster_k > 1) {

@@ -45,8 +45,8 @@ void print_estimate(const std::string& title, const GemmProblem& p, const GemmCo
   if (const StreamKRegion sk = stream_k_region(p, c, d.num_sms); sk.units > 0)
     fmt::print("  stream-K     the last {} tiles shared out by K: {} k-tiles of {} on each of {} "
                "CTAs, after {} whole tiles each\n",
-               sk.units, sk.iters, sk.units * ((p.k + c.tile_k - 1) / c.tile_k), d.num_sms,
-               (e.tiles_m * e.tiles_n - sk.units) / d.num_sms);
+               sk.units, sk.iters, sk.units * k_tiles(p, c), d.num_sms,
+               (work_units(p, c) - sk.units) / d.num_sms);
   fmt::print("  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}) + overlap {:.1f}{} + "
              "launch -> {:.0f} TFLOP/s{}\n",
              e.predicted_us, e.compute_us, e.memory_us, e.overlap_us,
