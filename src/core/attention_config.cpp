@@ -10,14 +10,13 @@
 #include <initializer_list>
 #include <utility>
 
+#include "core/arith.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 
 namespace kt {
 
 namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // Fraction of the mma rate an FA2-style kernel sustains: softmax, rescaling and the exp unit
 // take the rest; and the fixed cost of a CTA (Q load, pipeline fill, O store), paid once per

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/arith.hpp"
 #include "core/error.hpp"
 #include "core/gemm_small_m.hpp"
 #include "core/text.hpp"
@@ -12,8 +13,6 @@
 namespace kt {
 
 namespace {
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The ring of stages (sm80 and sm90): `stages` tiles of A and B, tile_k deep.
 std::int64_t ring_bytes(const GemmProblem& p, const GemmConfig& c) {

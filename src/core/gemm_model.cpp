@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/arith.hpp"
 #include "core/gemm_small_m.hpp"
 
 namespace kt {
@@ -146,8 +147,6 @@ constexpr double kSm90StagePeriodUs = 0.18;
 double sm90_pipelining(const GemmConfig& c) {
   return c.stages >= 4 ? 1.0 : c.stages == 3 ? 0.97 : 0.9;
 }
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The sm80 family: waves of resident CTAs, each computing its padded tile over its K slice at
 // the SM's share of the mma.sync rate, scaled by shared-memory feed, latency hiding and pipelining.

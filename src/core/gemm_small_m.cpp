@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "core/arith.hpp"
+
 namespace kt {
 
 namespace {
@@ -32,8 +34,6 @@ constexpr double kRampUs = 1.0;
 constexpr int kBatchesInFlight = 2;
 
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
 std::string_view dtype_type(DType dtype) {
   switch (dtype) {
     case DType::kBF16:

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "core/arith.hpp"
+
 namespace kt {
 
 namespace {
@@ -10,14 +12,12 @@ namespace {
 constexpr int kRegAllocUnit = 256;         // registers are allocated per warp in 256s
 constexpr int kSmemReservedPerCta = 1024;  // the driver's per-CTA shared-memory reserve
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
-
 }  // namespace
 
 Occupancy occupancy(int threads, int regs, int smem, const DeviceDesc& d) {
   Occupancy o;
-  const int warps = (threads + 31) / 32;
-  const int regs_per_warp = ((std::max(regs, 1) * 32 + kRegAllocUnit - 1) / kRegAllocUnit) * kRegAllocUnit;
+  const int warps = int(ceil_div(threads, 32));
+  const int regs_per_warp = int(ceil_div(std::max(regs, 1) * 32, kRegAllocUnit)) * kRegAllocUnit;
   const int by_threads = d.max_threads_per_sm / std::max(threads, 1);
   const int by_regs = d.regs_per_sm / (regs_per_warp * warps);
   const int by_smem = d.smem_per_sm_bytes / (smem + kSmemReservedPerCta);

@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
+#include "core/arith.hpp"
 #include "core/attention_config.hpp"
+#include "core/error.hpp"
 #include "core/gemm_model.hpp"
 #include "core/versions.hpp"
 #include "tools/cli_common.hpp"
@@ -67,7 +68,7 @@ void print_attention_estimate(const std::string& title, const AttentionProblem& 
     fmt::print("  family       fa2: mma.sync + cp.async, {} warps of {} query rows\n", c.warps,
                c.block_m / c.warps);
   fmt::print("  CTAs         B x Hq x ceil(Nq / Br) = {} x {} x {} = {}\n", p.batch, p.heads_q,
-             (p.seqlen_q + c.block_m - 1) / c.block_m, e.num_ctas);
+             ceil_div(p.seqlen_q, c.block_m), e.num_ctas);
   fmt::print("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
              e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
              e.occupancy.limiter);

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "attention/attention_params.h"
+#include "core/arith.hpp"
 #include "generator/generated_source.hpp"
 #include "runtime/attention_kernel.hpp"
 #include "runtime/cubin_provider.hpp"
@@ -21,7 +22,7 @@ constexpr std::int64_t kMaxRows = 192;
 constexpr double kLseTolerance = 2e-2;  // natural-log units, with bf16 scores
 
 std::uint32_t blocks_for(std::int64_t items, std::uint32_t threads, std::uint32_t cap) {
-  return std::uint32_t(std::clamp<std::int64_t>((items + threads - 1) / threads, 1, cap));
+  return std::uint32_t(std::clamp<std::int64_t>(ceil_div(items, threads), 1, cap));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/arith.hpp"
 #include "generator/generated_source.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -22,7 +23,7 @@ constexpr std::int64_t kOperandSetsBudgetBytes = 1LL << 30;
 constexpr std::uint32_t kThreads = 256;
 
 std::uint32_t blocks_for(std::int64_t work_items, std::uint32_t cap) {
-  return std::uint32_t(std::clamp<std::int64_t>((work_items + kThreads - 1) / kThreads, 1, cap));
+  return std::uint32_t(std::clamp<std::int64_t>(ceil_div(work_items, kThreads), 1, cap));
 }
 
 }  // namespace
