@@ -194,6 +194,10 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 // Cluster split-K (cluster_k): a wave is num_sms / S tiles, each unit's tail stages its partial
 // tile in shared memory, reads (S - 1) / S of one from its peers over distributed shared memory
 // and stores its stripe of C, between two cluster barriers; no L2 traffic but the stripe.
+// Those tails, like split-K's, are e.reduce_us, after the larger of compute and memory: no
+// operand streams while they run, which at a decode step's memory floor decides the ranking
+// (64 x 14336 x 4096 on the H200: streamed or clk2 64 x 128 tiles 38-42 us, swapped 128 x 64
+// tiles 34).
 double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d,
                        GemmEstimate& e) {
   // Clusters of 2 take two SMs per cluster unit (a pair of tiles), so a wave is num_sms / 2 of
@@ -229,19 +233,22 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
     const double tile_count_k = double(k_tiles(p, c));
     const double whole_waves = double(work_units(p, c) - sk.units) / d.num_sms;
     const double others = std::max(1.0, tile_count_k / double(sk.iters));
-    const double fixup_s =
-        others * partial_tile_bytes / (128.0 * 1024.0) * kStreamKFixupUsPer128KB * 1e-6;
+    // The fix-up follows the owners' last pieces: no operand streams beside it (reduce_us).
+    e.reduce_us = others * partial_tile_bytes / (128.0 * 1024.0) * kStreamKFixupUsPer128KB;
     return (whole_waves * (unit_s + epilogue_s) +
-            double(sk.iters) / tile_count_k * unit_s * kStreamKPieceFactor + epilogue_s + fixup_s) *
+            double(sk.iters) / tile_count_k * unit_s * kStreamKPieceFactor + epilogue_s) *
            1e6;
   }
   if (c.cluster_k > 1) {
+    // Each unit's exchange holds its CTA's ring (barrier C) and tensor cores: no operand streams
+    // beside it, so the waves' exchanges add to the larger of compute and memory (reduce_us).
     const double others = double(c.split_k - 1) / c.split_k;
     const double tail_s = partial_tile_bytes / (kSmemBytesPerClock * clock_hz) +
                           others * partial_tile_bytes / (kDsmemBytesPerClockPerSm * clock_hz) +
                           tile_out_bytes / c.split_k / l2_share_per_sm +
                           2 * kClusterBarrierUs * 1e-6;
-    return double(e.waves.waves) * (unit_s + tail_s) * 1e6;
+    e.reduce_us = double(e.waves.waves) * tail_s * 1e6;
+    return double(e.waves.waves) * unit_s * 1e6;
   }
   const std::int64_t unit_slots = std::max(1, d.num_sms / cluster_size(c));
   if (cluster_units(p, c) <= unit_slots) {

@@ -26,7 +26,8 @@ struct GemmEstimate {
   double memory_us = 0;          // operand traffic at DRAM/L2 bandwidth
   double reduce_us = 0;          // split-K: sm80 and small-M, the workspace round trip and the
                                  // reduce launch; sm90, the last wave's in-kernel reduction
-                                 // (partial-tile loads) and C store
+                                 // (partial-tile loads) and C store, cluster split-K's exchanges,
+                                 // stream-K's fix-up: work no operand stream hides
   double overlap_us = 0;         // the part of the smaller of compute and memory that does not
                                  // hide under the larger
   double predicted_us = 0;

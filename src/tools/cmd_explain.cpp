@@ -51,7 +51,12 @@ void print_estimate(const std::string& title, const GemmProblem& p, const GemmCo
   fmt::print("  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}) + overlap {:.1f}{} + "
              "launch -> {:.0f} TFLOP/s{}\n",
              e.predicted_us, e.compute_us, e.memory_us, e.overlap_us,
-             e.reduce_us > 0 ? fmt::format(" + split-K reduce {:.1f}", e.reduce_us) : "",
+             e.reduce_us > 0 ? fmt::format(" + {} {:.1f}",
+                                           c.stream_k         ? "stream-K fix-up"
+                                           : c.cluster_k > 1 ? "cluster exchange"
+                                                             : "split-K reduce",
+                                           e.reduce_us)
+                             : "",
              e.predicted_tflops, measured);
 }
 

@@ -299,6 +299,31 @@ TEST(Estimate, Sm90StreamKFillsThePartialLastWave) {
   EXPECT_EQ(kt::estimate(problem(1536, 1536, 8192), streamed, d).num_ctas, 132);
 }
 
+// At a decode step's memory floor, stream-K's fix-up and cluster split-K's exchange come after
+// the weights have streamed, not beside them: at 64 x 14336 x 4096 on the H200 the streamed
+// 64 x 128 tiles measured 37.8-39.7 us and their clk2 splits 42.2-42.5 against 33.5-34.3 for
+// swapped 128 x 64 tiles, which the model had ranked below them while it hid those tails under
+// the stream (bench/NOTES.md, eighteenth session). Both tails now add to the larger of compute
+// and memory (where compute is the larger, the same sum as before).
+TEST(Estimate, Sm90ReductionTailsFollowTheStream) {
+  const kt::DeviceDesc d = h200();
+  using kt::testing::sm90_config;
+  const kt::GemmProblem up = problem(64, 14336, 4096);
+  const kt::GemmEstimate st =
+      kt::estimate(up, kt::testing::streamed(sm90_config(64, 128, 8, 1)), d);
+  EXPECT_GT(st.memory_us, st.compute_us);
+  EXPECT_GT(st.reduce_us, 0.5);
+  EXPECT_GE(st.predicted_us, st.memory_us + st.reduce_us);
+  const kt::GemmEstimate clk =
+      kt::estimate(up, kt::testing::sm90_cluster_split_config(64, 128, 4, 1, 2), d);
+  EXPECT_GT(clk.reduce_us, 0.5);
+  const kt::GemmEstimate swab =
+      kt::estimate(up, kt::testing::swapped(sm90_config(128, 64, 5, 2)), d);
+  EXPECT_EQ(swab.reduce_us, 0.0);
+  EXPECT_LT(swab.predicted_us, st.predicted_us);
+  EXPECT_LT(swab.predicted_us, clk.predicted_us);
+}
+
 // Split-K with a tile's splits in one cluster: a wave holds num_sms / S tiles, and the tail moves
 // no partial sums through L2.
 TEST(Estimate, Sm90ClusterSplitKCountsClustersOfSplits) {
@@ -307,7 +332,7 @@ TEST(Estimate, Sm90ClusterSplitKCountsClustersOfSplits) {
   const kt::GemmEstimate clk8 =
       kt::estimate(deep, kt::testing::sm90_cluster_split_config(128, 128, 4, 2, 8), d);
   EXPECT_EQ(clk8.num_ctas, 128);
-  EXPECT_EQ(clk8.reduce_us, 0.0);
+  EXPECT_GT(clk8.reduce_us, 0.0);  // the exchange over distributed shared memory, after the stream
   EXPECT_EQ(clk8.waves.waves, 1);
   // 128 x 64 clk8 has 32 tiles, 16 clusters of 8 per wave: two waves.
   const kt::GemmEstimate narrow =
