@@ -78,7 +78,9 @@ struct GemmDomains {
   std::vector<int> split_k{1, 2, 3, 4, 6, 8, 12, 16};
   std::vector<int> sm90_tile_m{64, 128, 256};
   std::vector<int> sm90_tile_n{32, 64, 128, 144, 192, 256};
-  std::vector<int> sm90_stages{3, 4, 5, 6, 8, 12};
+  // 9: the deepest ring of 24 KB stages (64 x 32 bk128, 64 x 128 bk64) in 227 KB; a decode
+  // step's 64 x 32 tiles streamed 0.5% more of the copy's rate with it than with 8 on the H200.
+  std::vector<int> sm90_stages{3, 4, 5, 6, 8, 9, 12};
   std::vector<int> sm90_consumers{1, 2};
   std::vector<int> sm90_epilogue{0, 2, 4};
   std::vector<int> sm90_cluster{1, 2};
