@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/arith.hpp"
 #include "core/gemm_small_m.hpp"
 
 namespace kt {
@@ -168,8 +167,8 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 
   // Compute: each wave runs ctas_per_sm CTAs per SM side by side, so a wave lasts
   // ctas_per_sm CTA-times; a CTA computes a padded tile over its K slice.
-  const std::int64_t k_slice = std::min<std::int64_t>(k_per_split(p, c), p.k);
-  const std::int64_t k_padded = ceil_div(k_slice, c.tile_k) * c.tile_k;
+  // One split's K, whole k-tiles (= K padded to tile_k without split-K).
+  const std::int64_t k_padded = k_per_split(p, c);
   const double cta_flops = 2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
   const double sm_flops_per_s = peak_flops / d.num_sms * e.mma_efficiency * latency_hiding * pipelining;
   const double wave_s = e.occupancy.ctas_per_sm * cta_flops / sm_flops_per_s;
@@ -209,8 +208,8 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
       (c.consumers == 2 ? kWgmmaEfficiencyTwoConsumers : kWgmmaEfficiencyOneConsumer) *
       sm90_tile_factor(c) * sm90_pipelining(c);
   if (ungrouped_rereads(p, c, e, d)) e.mma_efficiency *= kSm90UngroupedFactor;
-  const std::int64_t k_slice = std::min<std::int64_t>(k_per_split(p, c), p.k);
-  const std::int64_t k_padded = ceil_div(k_slice, c.tile_k) * c.tile_k;
+  // One split's K, whole k-tiles (= K padded to tile_k without split-K).
+  const std::int64_t k_padded = k_per_split(p, c);
   const double unit_flops = 2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
   const double sm_flops_per_s = d.wgmma_tflops * 1e12 / d.num_sms * e.mma_efficiency;
   const double l2_share_per_sm = kL2OverDram * d.dram_gbps * 1e9 / d.num_sms;
@@ -304,8 +303,7 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   // Memory: unique bytes at DRAM bandwidth, and every CTA's operand reads at L2 bandwidth;
   // without a grouped raster, operands larger than L2 are partly re-read from DRAM.
   const double in = size_bytes(p.in_dtype);
-  const std::int64_t k_padded =
-      ceil_div(std::min<std::int64_t>(k_per_split(p, c), p.k), c.tile_k) * c.tile_k;
+  const std::int64_t k_padded = k_per_split(p, c);
   // sm90 split-K adds its partial tiles, written and read back once each through L2.
   // (S - 1) tiles' worth in both reduction modes (the workspace holds S slots per tile).
   const double partial_traffic =

@@ -34,6 +34,7 @@ constexpr double kRampUs = 1.0;
 constexpr int kBatchesInFlight = 2;
 
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
 std::string_view dtype_type(DType dtype) {
   switch (dtype) {
     case DType::kBF16:
