@@ -301,6 +301,12 @@ std::int64_t splitk_partial_bytes(const GemmProblem& p, const GemmConfig& c) {
   return std::int64_t(c.split_k) * p.m * p.n * 4;
 }
 
+bool sm90_bulk_partials(const GemmProblem& p, const GemmConfig& c) {
+  const int accumulators = c.tile_m / std::max(1, c.consumers) / 64 * (c.tile_n / 2);
+  return c.family == GemmFamily::kSm90 && c.split_k > 1 && c.cluster_k <= 1 &&
+         std::int64_t(c.tile_m) * c.tile_n * 4 <= ring_bytes(p, c) && accumulators < 128;
+}
+
 std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c, int num_sms) {
   if (c.stream_k)
     return kGemmFlagRegionBytes + std::int64_t(std::max(num_sms, 1)) * c.tile_m * c.tile_n * 4;

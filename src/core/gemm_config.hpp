@@ -150,6 +150,10 @@ std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c, int num_
 // slots unused; the distributed mode, which a launch picks when every unit has a CTA, writes
 // them: gemm_sm90.cuh).
 std::int64_t splitk_partial_bytes(const GemmProblem& p, const GemmConfig& c);
+// sm90 split-K through L2: whether a unit moves its partial sums by bulk copies through the ring
+// (the FP32 tile fits it, beside fewer than 128 accumulators a consumer thread) rather than by
+// each thread's 16-byte accesses: gemm_sm90.cuh's kBulkPartials.
+bool sm90_bulk_partials(const GemmProblem& p, const GemmConfig& c);
 // sm90 split-K: the flag words of the flag region a launch needs (two counters' line, then one
 // ready flag per (tile, split < split_k - 1, consumer)); at most kGemmFlagRegionBytes / 4. The
 // distributed mode also raises the last split's flags, right after these; the kernel picks that

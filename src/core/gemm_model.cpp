@@ -107,19 +107,31 @@ constexpr double kSm90SlabBarrierUs = 0.02;
 // a lead (Hopper's L1 <-> L2 path), not a measurement. When many SMs move partial sums at once,
 // the GPU's rate for them (kSplitKL2Gbps) is the limit instead.
 constexpr double kL2BytesPerClockPerSm = 64;
-// sm90 split-K reduced distributed (every unit at once), measured by `kerntune trace` on the
-// H200 (512^2 x 32768, 128 x 128 sk8): 128 CTAs stored 7 MB of FP32 partial sums in 2.3 us (the
-// median CTA; the slowest 6) and read them back in 2 us, ~3 TB/s across the GPU rather than the
-// ~14 of kL2OverDram; and a tile waits for its slowest split, ~2 us after the median. With the
-// partial sums moved by bulk copies (template version 10) the store still takes 2.4 us, loading
-// the stripes ~2 us after the last publisher, and the sum and C's stripe 1.3 us; the slowest
-// publisher trails the median by 0.8 us instead of 3.6: the same total within 0.3 us
-// (bench/results/2026-11-30-h200-splitk-bulk), so the constants stand. The sum from shared
-// memory alone (template version 14) takes 0.6 us (bench/results/2026-12-01-h200-lean-stripe-sum):
-// ~0.8 us off every distributed tail. Not refit: the term is the same for every distributed
-// config, so their order is unchanged, and where they win (512^2 x 32768) they already rank first.
+// sm90 split-K's serial mode (more units than the grid's CTAs): a wave's writers store their
+// partial tiles at once, and the last wave's reducers each load split_k - 1 of them, at the rate
+// 128 CTAs moving 7 MB of partial sums measured on the H200 (~3 TB/s across the GPU: `kerntune
+// trace` at 512^2 x 32768, bench/results/2026-11-30-h200-splitk-bulk), and a tile waits ~2 us for
+// its slowest split.
 constexpr double kSplitKL2Gbps = 3000;
 constexpr double kSplitKSkewUs = 2.0;
+// sm90 split-K reduced distributed, per SM: the bytes one SM moves out and in, and the hand-offs
+// around them, measured on the H200 (bench/results/2026-12-01-h200-staggered-splits-split-rings):
+// with every SM moving 56 KB at once, a bulk store runs at 37 GB/s an SM and a bulk load of
+// another SM's fresh partial sums at 48 (each thread's 16-byte stores 24, loads 35); a split
+// publishes in the same time whether 32 or 128 CTAs publish, so the rate is the SM's, not the
+// GPU's (kSplitKL2Gbps is the same figure read across 128 units). Around the
+// bytes: staging the tile in the ring once both consumers are done (0.55 us), the flag's
+// GPU-scope release (0.65), the tile's slowest split and the polls and fence that see its flag
+// (1.5), and the stripe's sum and stores (0.55 from shared memory; ~1.3 by each thread's loads).
+constexpr double kSplitKBulkStoreGbpsPerSm = 37;
+constexpr double kSplitKBulkLoadGbpsPerSm = 48;
+constexpr double kSplitKThreadStoreGbpsPerSm = 24;
+constexpr double kSplitKThreadLoadGbpsPerSm = 35;
+constexpr double kSplitKStagingUs = 0.55;
+constexpr double kSplitKReleaseUs = 0.65;
+constexpr double kSplitKHandoffUs = 1.5;
+constexpr double kSplitKBulkSumUs = 0.55;
+constexpr double kSplitKThreadSumUs = 1.3;
 // sm90 cluster split-K: what one SM reads from its cluster peers' shared memory per clock, and
 // the cost of one cluster barrier (two per unit). Leads, not measurements: bench/NOTES.md.
 constexpr double kDsmemBytesPerClockPerSm = 32;
@@ -185,9 +197,9 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 // after the last wave (its writers finish in the same wave or earlier).
 // When every unit has a CTA (cluster) of its own, the kernel reduces distributed instead: each
 // unit stores (S - 1) / S of its partial tile, then loads (S - 1) / S of one tile (its stripe of
-// the other splits' partials) and stores its stripe of C directly, every SM at once: all of
-// those partial sums at the GPU's measured rate for them (kSplitKL2Gbps), plus the wait for the
-// slowest split.
+// the other splits' partials) and stores its stripe of C directly, each at its SM's measured
+// rates for those bytes, plus the hand-offs between them (the flag's release, the tile's slowest
+// split, the polls).
 // Stream-K: the whole waves, then every SM's share of the remaining units' k-tiles, and the
 // fix-up of the tiles cut between SMs (partial tiles stored and loaded at one SM's L2 rate).
 // Cluster split-K (cluster_k): a wave is num_sms / S tiles, each unit's tail stages its partial
@@ -251,15 +263,20 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   }
   const std::int64_t unit_slots = std::max(1, d.num_sms / cluster_size(c));
   if (cluster_units(p, c) <= unit_slots) {
-    // Every unit stores and then loads (S - 1) / S of a tile at once: the GPU's rate for that
-    // traffic, not one SM's, sets both, and the slowest split sets the tile's wait.
-    const double others = double(c.split_k - 1) / c.split_k;  // of a tile, stored and loaded
-    // The same bytes go each way: stored (in the unit's time), then loaded (in the tail).
-    const double partial_s =
-        others * partial_tile_bytes * double(work_units(p, c)) / (kSplitKL2Gbps * 1e9);
+    // Every unit stores and then loads (S - 1) / S of a tile at its SM's rates (one unit an
+    // SM): published in the unit's time, then, after the hand-off to its peers, loaded, summed
+    // and stored as its stripe of C in the tail.
+    const bool bulk = sm90_bulk_partials(p, c);
+    const double moved = double(c.split_k - 1) / c.split_k * partial_tile_bytes;  // each way
+    const double publish_s =
+        moved / ((bulk ? kSplitKBulkStoreGbpsPerSm : kSplitKThreadStoreGbpsPerSm) * 1e9) +
+        ((bulk ? kSplitKStagingUs : 0.0) + kSplitKReleaseUs) * 1e-6;
+    const double load_s =
+        moved / ((bulk ? kSplitKBulkLoadGbpsPerSm : kSplitKThreadLoadGbpsPerSm) * 1e9);
     const double stripe_s = tile_out_bytes / c.split_k / l2_share_per_sm;
-    e.reduce_us = (partial_s + stripe_s) * 1e6 + kSplitKSkewUs;
-    return double(e.waves.waves) * (unit_s + partial_s) * 1e6;
+    e.reduce_us = (load_s + stripe_s) * 1e6 + kSplitKHandoffUs +
+                  (bulk ? kSplitKBulkSumUs : kSplitKThreadSumUs);
+    return double(e.waves.waves) * (unit_s + publish_s) * 1e6;
   }
   // Serial: a wave's writers store their tiles at once; the last wave's reducers each load S - 1
   // tiles, at one SM's rate or, all of them together, the GPU's.

@@ -233,9 +233,9 @@ TEST(Estimate, Sm90SplitKReducesInTheKernelAndFillsTheMachine) {
   EXPECT_GT(sk8.reduce_us, 0.0);
   EXPECT_EQ(sk8.num_ctas, 128);
   // 128 units on 132 SMs: every split of a tile runs at once, so the kernel reduces distributed:
-  // each unit stores 7/8 of a 64 KB tile and loads 7/8 of one, 7 MB each way at the ~3 TB/s the
-  // H200's trace measured, and the tile waits ~2 µs for its slowest split (measured tail after
-  // the main loop: 8.7 µs, of which the store is 2.3 µs at the median CTA).
+  // each unit stores 7/8 of a 64 KB tile and loads 7/8 of one at its SM's rates, with the
+  // hand-offs between (measured on the H200 after the main loop: 1.3 us of stores, 0.65 of
+  // release, ~1.5 to every flag seen, ~1.1 of loads, 0.55 of sum and stores).
   EXPECT_GT(sk8.reduce_us, 3.0);
   EXPECT_LT(sk8.reduce_us, 6.0);
   EXPECT_LT(sk8.predicted_us, 0.3 * whole.predicted_us);
@@ -322,6 +322,28 @@ TEST(Estimate, Sm90ReductionTailsFollowTheStream) {
   EXPECT_EQ(swab.reduce_us, 0.0);
   EXPECT_LT(swab.predicted_us, st.predicted_us);
   EXPECT_LT(swab.predicted_us, clk.predicted_us);
+}
+
+// Distributed split-K moves each unit's partial sums at its SM's rates: a split publishes its
+// 56 KB in the same 2.4 us whether 32 or 128 CTAs publish at once (H200, bench/NOTES.md,
+// "Staggered splits and split rings"). So a unit's tail depends on its own bytes, not on how
+// many units the launch has: sk4 over 16 tiles (64 units) and over 32 (128 units) predict the
+// same tail, where a GPU-wide rate would halve the smaller launch's.
+TEST(Estimate, Sm90DistributedSplitKMovesEachUnitsBytesAtItsSmsRate) {
+  const kt::DeviceDesc d = h200();
+  using kt::testing::sm90_config;
+  const kt::GemmConfig sk4 = sm90_config(128, 128, 4, 2, 4);
+  const kt::GemmProblem sixteen_tiles = problem(512, 512, 32768);
+  const kt::GemmProblem thirty_two_tiles = problem(512, 1024, 32768);
+  EXPECT_EQ(kt::work_units(sixteen_tiles, sk4), 64);
+  EXPECT_EQ(kt::work_units(thirty_two_tiles, sk4), 128);
+  const kt::GemmEstimate few = kt::estimate(sixteen_tiles, sk4, d);
+  const kt::GemmEstimate many = kt::estimate(thirty_two_tiles, sk4, d);
+  EXPECT_NEAR(few.reduce_us, many.reduce_us, 0.05);
+  EXPECT_NEAR(few.compute_us, many.compute_us, 0.05);  // the publish, in the unit's time
+  // More splits, more bytes a unit each way: 7/8 of a tile against 3/4.
+  const kt::GemmEstimate sk8 = kt::estimate(sixteen_tiles, sm90_config(128, 128, 4, 2, 8), d);
+  EXPECT_GT(sk8.reduce_us, few.reduce_us);
 }
 
 // Split-K with a tile's splits in one cluster: a wave holds num_sms / S tiles, and the tail moves
