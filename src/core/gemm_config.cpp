@@ -19,6 +19,17 @@ std::int64_t ring_bytes(const GemmProblem& p, const GemmConfig& c) {
   return std::int64_t(c.stages) * (c.tile_m + c.tile_n) * c.tile_k * size_bytes(p.in_dtype);
 }
 
+// sm90: a consumer thread's FP32 accumulators (BN / 2 for each m64 wgmma tile of its rows).
+int sm90_accumulators(const GemmConfig& c) {
+  return c.tile_m / std::max(1, c.consumers) / 64 * (c.tile_n / 2);
+}
+
+// sm90: one tile's FP32 partial sums, which split-K, cluster split-K and stream-K stage over the
+// ring of stages.
+std::int64_t sm90_partial_tile_bytes(const GemmConfig& c) {
+  return std::int64_t(c.tile_m) * c.tile_n * 4;
+}
+
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
 std::string_view dtype_type(DType dtype) {
@@ -119,7 +130,7 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
       return "sm90 swap-AB (swab) needs the nt layout: B becomes the wgmma A operand, K-major";
     if (c.epilogue != 0) return "sm90 swap-AB (swab) stores C transposed and directly: use e0";
   }
-  if (c.tile_m / c.consumers / 64 * c.tile_n / 2 > 128)
+  if (sm90_accumulators(c) > 128)
     return "sm90 tile needs more than 128 accumulators per consumer thread";
   // Deep rings are for small tiles (64 x 32: 12 KB a stage), whose throughput is the bytes in
   // flight per SM over the load latency.
@@ -136,7 +147,7 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   }
   if (c.epilogue < 0 || c.epilogue > 8) return "sm90 epilogue must be in [0, 8] (0: direct stores)";
   // Cluster split-K and stream-K stage an FP32 partial tile over the ring of stages.
-  const std::int64_t partials = std::int64_t(c.tile_m) * c.tile_n * 4;
+  const std::int64_t partials = sm90_partial_tile_bytes(c);
   const std::int64_t ring = ring_bytes(p, c);
   if (c.cluster_k != 1) {
     if (c.cluster_k != c.split_k || c.split_k < 2 || c.split_k > kMaxClusterSplits)
@@ -302,9 +313,8 @@ std::int64_t splitk_partial_bytes(const GemmProblem& p, const GemmConfig& c) {
 }
 
 bool sm90_bulk_partials(const GemmProblem& p, const GemmConfig& c) {
-  const int accumulators = c.tile_m / std::max(1, c.consumers) / 64 * (c.tile_n / 2);
   return c.family == GemmFamily::kSm90 && c.split_k > 1 && c.cluster_k <= 1 &&
-         std::int64_t(c.tile_m) * c.tile_n * 4 <= ring_bytes(p, c) && accumulators < 128;
+         sm90_partial_tile_bytes(c) <= ring_bytes(p, c) && sm90_accumulators(c) < 128;
 }
 
 std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c, int num_sms) {
