@@ -51,6 +51,31 @@ double dram_rate(double inflight, double peak) {
 // single-consumer step ran at about 0.8 of the two-consumer one).
 constexpr double kWgmmaEfficiencyTwoConsumers = 0.78;
 constexpr double kWgmmaEfficiencyOneConsumer = 0.62;
+// sm90: the SMs' clock under a sustained wgmma load is set by the power limit, not the nominal
+// clock, and how long the load lasts sets how far it falls (`kerntune trace`'s %clock64 against
+// %globaltimer on the H200; bench/NOTES.md, "The SMs' clock under load, and serpentine K"):
+// 1594-1662 MHz over the main loops of 512^2 x 32768, 1536^2 x 8192 and 4096^3 (30-180 us),
+// 1408-1458 at 8192^3 (1.4 ms). The efficiencies above were fitted at 8192^3, so a shorter
+// kernel's tensor cores run faster by the ratio of the two clocks, falling log-linearly in the
+// duration between the two. Over the recorded exports this takes the model's compute-bound
+// predictions from 6-19% high to within 3% (bench/NOTES.md, "The model's absolute times").
+constexpr double kSm90ShortRunUs = 200;
+constexpr double kSm90LongRunUs = 1400;
+constexpr double kSm90ShortRunClockGain = 1640.0 / 1430.0;
+// sm90: from a CTA's entry to its first TMA load issued, before any k-tile: the barriers'
+// init, the first unit's set-up and the first execution of that code, 0.93-0.99 us at every
+// shape traced on the H200 (bench/NOTES.md, "Staggered splits and split rings": the prologue).
+// It overlaps nothing; the load's own round trip is the pipeline fill or DRAM's latency.
+constexpr double kSm90PrologueUs = 1.0;
+
+// sm90: how much faster the SMs' clock runs over `busy_us` of wgmma work than over the long
+// runs the efficiencies were fitted on.
+double sm90_clock_gain(double busy_us) {
+  if (busy_us <= kSm90ShortRunUs) return kSm90ShortRunClockGain;
+  if (busy_us >= kSm90LongRunUs) return 1.0;
+  const double t = std::log(kSm90LongRunUs / busy_us) / std::log(kSm90LongRunUs / kSm90ShortRunUs);
+  return 1.0 + (kSm90ShortRunClockGain - 1.0) * t;
+}
 
 // sm90: each wgmma m64nNk16 reads 64 x 16 of A and N x 16 of B from shared memory for
 // 64 x N x 16 FMAs, so narrow instructions need more operand bytes a clock. N = 256 is the
@@ -313,6 +338,7 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   if (c.family == GemmFamily::kSm90) {
     e.num_ctas = plan_launch(p, c, d.num_sms).main.num_ctas();
     e.compute_us = sm90_compute_us(p, c, d, e);
+    e.compute_us /= sm90_clock_gain(e.compute_us);
   } else {
     e.compute_us = sm80_compute_us(p, c, d, e);
   }
@@ -354,12 +380,13 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
     const double ws = double(splitk_partial_bytes(p, c));
     e.reduce_us = (2.0 * ws + double(p.m) * p.n * size_bytes(p.out_dtype)) / dram_bw * 1e6 + kLaunchUs;
   }
-  finish_estimate(p, e, kLaunchUs);
+  finish_estimate(p, e, kLaunchUs + (c.family == GemmFamily::kSm90 ? kSm90PrologueUs : 0.0));
   return e;
 }
 
 void finish_estimate(const GemmProblem& p, GemmEstimate& e, double launch_us) {
   e.overlap_us = kOverlapLoss * std::min(e.compute_us, e.memory_us);
+  e.launch_us = launch_us;
   e.predicted_us = std::max(e.compute_us, e.memory_us) + e.overlap_us + e.reduce_us + launch_us;
   e.predicted_tflops = p.flops() / (e.predicted_us * 1e-6) / 1e12;
 }

@@ -30,6 +30,7 @@ struct GemmEstimate {
                                  // stream-K's fix-up: work no operand stream hides
   double overlap_us = 0;         // the part of the smaller of compute and memory that does not
                                  // hide under the larger
+  double launch_us = 0;          // the launch, and sm90's prologue before its first load
   double predicted_us = 0;
   double predicted_tflops = 0;   // useful FLOPs over predicted_us
 };

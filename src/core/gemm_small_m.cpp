@@ -21,11 +21,13 @@ constexpr int kMinLoads = 2, kMaxLoads = 16;
 // - the bytes in flight per SM it takes to get there (Little's law: ~4.3 TB/s x ~1.2 us of
 //   loaded latency over 132 SMs);
 // - the fraction of the mma.sync rate the fragment mapping sustains (byte permutes for nn,
-//   fragment copies, the loads' issue slots);
+//   fragment copies, the loads' issue slots): fitted on the H200's tuning exports, where the
+//   family's kernels ran 16, 64 x 4096^2 and 64 x 14336 x 4096 in 1.6-2.2x the times 0.5 had
+//   predicted (bench/NOTES.md, "The model's absolute times");
 // - L2 bandwidth relative to DRAM (as the sm80/sm90 model), and the launch.
 constexpr double kStreamEfficiency = 0.9;
 constexpr double kInflightBytesPerSm = 40.0 * 1024;
-constexpr double kMmaEfficiency = 0.5;
+constexpr double kMmaEfficiency = 0.18;
 constexpr double kL2OverDram = 3.0;
 constexpr double kLaunchUs = 2.5;
 // The first B words arrive one loaded DRAM round trip after the CTAs start; nothing hides it.

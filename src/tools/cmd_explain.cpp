@@ -49,7 +49,7 @@ void print_estimate(const std::string& title, const GemmProblem& p, const GemmCo
                sk.units, sk.iters, sk.units * k_tiles(p, c), d.num_sms,
                (work_units(p, c) - sk.units) / d.num_sms);
   fmt::print("  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}) + overlap {:.1f}{} + "
-             "launch -> {:.0f} TFLOP/s{}\n",
+             "launch {:.1f} -> {:.0f} TFLOP/s{}\n",
              e.predicted_us, e.compute_us, e.memory_us, e.overlap_us,
              e.reduce_us > 0 ? fmt::format(" + {} {:.1f}",
                                            c.stream_k         ? "stream-K fix-up"
@@ -57,7 +57,7 @@ void print_estimate(const std::string& title, const GemmProblem& p, const GemmCo
                                                              : "split-K reduce",
                                            e.reduce_us)
                              : "",
-             e.predicted_tflops, measured);
+             e.launch_us, e.predicted_tflops, measured);
 }
 
 void print_attention_estimate(const std::string& title, const AttentionProblem& p,
