@@ -445,6 +445,26 @@ TEST(Estimate, RasterGroupMattersOnlyWithSeveralRowsAndColumnsOfTiles) {
             predicted(square, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1"));
 }
 
+// Row order walks each row of tiles across N, so it re-reads the kernel's B from DRAM once per
+// row only when B outgrows half of L2: at 8192^3 (128 MB of B), not for a swapped decode step
+// (its B is the 64 tokens, 512 KB; the H200's best 64 x 4096^2 tile is a swapped g1 one) nor at
+// 1536^2 x 8192 (25 MB), where row order still costs the main loop a little (g8 ran ~1% faster).
+TEST(Estimate, RowOrderRereadsOnlyWhenTheKernelsBOutgrowsL2) {
+  const kt::DeviceDesc d = h200();
+  auto estimate = [&d](const kt::GemmProblem& p, const char* key) {
+    return kt::estimate(p, kt::parse_gemm_config_key(key), d);
+  };
+  const kt::GemmProblem decode = problem(64, 4096, 4096);
+  EXPECT_DOUBLE_EQ(estimate(decode, "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g1.sk1.swab").memory_us,
+                   estimate(decode, "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g8.sk1.swab").memory_us);
+  const kt::GemmProblem one_wave = problem(1536, 1536, 8192);
+  const auto g1 = estimate(one_wave, "sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g1.sk1");
+  const auto g8 = estimate(one_wave, "sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g8.sk1");
+  EXPECT_DOUBLE_EQ(g1.memory_us, g8.memory_us);
+  EXPECT_GT(g1.compute_us, g8.compute_us);
+  // 8192^3 re-reads (RasterGroupMattersOnlyWithSeveralRowsAndColumnsOfTiles, above).
+}
+
 // Compute and memory do not overlap perfectly: a tenth of the smaller term shows, in every
 // family. So at a decode step's memory floor, where configs tied, the one multiplying 63 padded
 // rows (M = 1 on a 64-row wgmma tile) ranks below the swapped one with the same ring (15 padded
