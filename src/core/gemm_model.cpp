@@ -57,8 +57,10 @@ constexpr double kWgmmaEfficiencyOneConsumer = 0.62;
 // 1594-1662 MHz over the main loops of 512^2 x 32768, 1536^2 x 8192 and 4096^3 (30-180 us),
 // 1408-1458 at 8192^3 (1.4 ms). The efficiencies above were fitted at 8192^3, so a shorter
 // kernel's tensor cores run faster by the ratio of the two clocks, falling log-linearly in the
-// duration between the two. Over the recorded exports this takes the model's compute-bound
-// predictions from 6-19% high to within 3% (bench/NOTES.md, "The model's absolute times").
+// duration between the two. Over the recorded exports this takes the model's predictions for
+// the picks at 2048^3, 4096^3, 4100 x 4096^2, 512^2 x 32768 and the 8k-token shapes from 6-16%
+// high to within 3% (1536^2 x 8192 from 19% to 7-12%; bench/NOTES.md, "The model's absolute
+// times").
 constexpr double kSm90ShortRunUs = 200;
 constexpr double kSm90LongRunUs = 1400;
 constexpr double kSm90ShortRunClockGain = 1640.0 / 1430.0;
