@@ -126,6 +126,18 @@ bool ungrouped_rereads(const GemmProblem& p, const GemmConfig& c, const GemmEsti
   return ungrouped_order_matters(p, c, e, d) && b_bytes > 0.5 * double(d.l2_bytes);
 }
 
+// sm90 swapped decode steps stream the weights as the kernel's A; a tile row of it is shared by
+// one CTA per token tile (tiles_n > 1 from 64 tokens on a 32-column tile). Row order makes the
+// sharers consecutive in launch order, side by side; grouped order puts them `group` launch
+// slots apart, and the H200 streamed 64 x 4096^2's swapped 64 x 32 bk128 tiles 9-14% slower in
+// the bench and 21% slower in the tuner with g8 than with g1, at either ring depth
+// (bench/NOTES.md, "The model's absolute times": call 5).
+constexpr double kSm90SwappedGroupedStreamFactor = 1.15;
+
+bool swapped_sharers_apart(const GemmConfig& c, const GemmEstimate& e) {
+  return c.family == GemmFamily::kSm90 && c.swap_ab && c.raster_group > 1 && e.tiles_n > 1;
+}
+
 // sm90 clusters of 2 (B multicast to both CTAs, or A with cn2) get no credit for the halved
 // reads and pay for where the cluster launch puts them: it packs consecutive clusters into one
 // GPC, so CTAs reading the same operand blocks share a GPC, which slowed L2-fed main loops on the
@@ -384,7 +396,8 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   const double inflight = resident_ctas * c.stages * double(c.tile_m + c.tile_n) * c.tile_k * in;
   const double dram_share = l2_reads > 0 ? std::min(1.0, dram / l2_reads) : 1.0;
   const double dram_bw = d.dram_gbps * 1e9;
-  e.memory_us = std::max(dram / dram_rate(inflight * dram_share, dram_bw),
+  const double stream_factor = swapped_sharers_apart(c, e) ? kSm90SwappedGroupedStreamFactor : 1.0;
+  e.memory_us = std::max(stream_factor * dram / dram_rate(inflight * dram_share, dram_bw),
                          l2_reads / (kL2OverDram * dram_bw)) *
                 1e6;
 

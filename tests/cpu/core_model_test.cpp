@@ -446,23 +446,40 @@ TEST(Estimate, RasterGroupMattersOnlyWithSeveralRowsAndColumnsOfTiles) {
 }
 
 // Row order walks each row of tiles across N, so it re-reads the kernel's B from DRAM once per
-// row only when B outgrows half of L2: at 8192^3 (128 MB of B), not for a swapped decode step
-// (its B is the 64 tokens, 512 KB; the H200's best 64 x 4096^2 tile is a swapped g1 one) nor at
-// 1536^2 x 8192 (25 MB), where row order still costs the main loop a little (g8 ran ~1% faster).
+// row only when B outgrows half of L2: at 8192^3 (128 MB of B), not at 1536^2 x 8192 (25 MB),
+// where row order still costs the main loop a little (g8 ran ~1% faster there).
 TEST(Estimate, RowOrderRereadsOnlyWhenTheKernelsBOutgrowsL2) {
   const kt::DeviceDesc d = h200();
-  auto estimate = [&d](const kt::GemmProblem& p, const char* key) {
-    return kt::estimate(p, kt::parse_gemm_config_key(key), d);
-  };
-  const kt::GemmProblem decode = problem(64, 4096, 4096);
-  EXPECT_DOUBLE_EQ(estimate(decode, "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g1.sk1.swab").memory_us,
-                   estimate(decode, "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g8.sk1.swab").memory_us);
   const kt::GemmProblem one_wave = problem(1536, 1536, 8192);
-  const auto g1 = estimate(one_wave, "sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g1.sk1");
-  const auto g8 = estimate(one_wave, "sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g8.sk1");
+  const auto g1 = kt::estimate(
+      one_wave, kt::parse_gemm_config_key("sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g1.sk1"), d);
+  const auto g8 = kt::estimate(
+      one_wave, kt::parse_gemm_config_key("sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g8.sk1"), d);
   EXPECT_DOUBLE_EQ(g1.memory_us, g8.memory_us);
   EXPECT_GT(g1.compute_us, g8.compute_us);
   // 8192^3 re-reads (RasterGroupMattersOnlyWithSeveralRowsAndColumnsOfTiles, above).
+}
+
+// A swapped decode step's weights are the kernel's A, each tile row shared by one CTA per token
+// tile. Row order launches the sharers side by side; grouped order puts them `group` slots apart,
+// and the H200 streamed 64 x 4096^2's swapped 64 x 32 tiles 9-21% slower with g8 than g1 (their
+// B, the 512 KB of tokens, is never re-read from DRAM in either order). With one token tile
+// (16 tokens on 16 columns) there is nothing to separate.
+TEST(Estimate, SwappedDecodeStepsStreamSlowerWithTheSharersApart) {
+  const kt::DeviceDesc d = h200();
+  auto memory = [&d](const kt::GemmProblem& p, const char* key) {
+    return kt::estimate(p, kt::parse_gemm_config_key(key), d).memory_us;
+  };
+  const kt::GemmProblem tokens64 = problem(64, 4096, 4096);
+  const double side_by_side = memory(tokens64, "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g1.sk1.swab");
+  const double apart = memory(tokens64, "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g8.sk1.swab");
+  EXPECT_NEAR(apart / side_by_side, 1.15, 0.01);
+  // Unswapped, one row of tiles: no order separates anything.
+  EXPECT_DOUBLE_EQ(memory(tokens64, "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g1.sk1"),
+                   memory(tokens64, "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g8.sk1"));
+  const kt::GemmProblem tokens16 = problem(16, 4096, 4096);
+  EXPECT_DOUBLE_EQ(memory(tokens16, "sm90.bm64.bn16.bk128.s9.c1.e0.cl1.g1.sk1.swab"),
+                   memory(tokens16, "sm90.bm64.bn16.bk128.s9.c1.e0.cl1.g8.sk1.swab"));
 }
 
 // Compute and memory do not overlap perfectly: a tenth of the smaller term shows, in every
