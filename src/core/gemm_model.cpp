@@ -61,6 +61,8 @@ constexpr double kWgmmaEfficiencyOneConsumer = 0.62;
 // the picks at 2048^3, 4096^3, 4100 x 4096^2, 512^2 x 32768 and the 8k-token shapes from 6-16%
 // high to within 3% (1536^2 x 8192 from 19% to 7-12%; bench/NOTES.md, "The model's absolute
 // times").
+// Measured on the H200 only; every sm90 device (the h100-sxm profile, a queried GPU) shares them
+// until another is measured.
 constexpr double kSm90ShortRunUs = 200;
 constexpr double kSm90LongRunUs = 1400;
 constexpr double kSm90ShortRunClockGain = 1640.0 / 1430.0;
@@ -69,15 +71,6 @@ constexpr double kSm90ShortRunClockGain = 1640.0 / 1430.0;
 // shape traced on the H200 (bench/NOTES.md, "Staggered splits and split rings": the prologue).
 // It overlaps nothing; the load's own round trip is the pipeline fill or DRAM's latency.
 constexpr double kSm90PrologueUs = 1.0;
-
-// sm90: how much faster the SMs' clock runs over `busy_us` of wgmma work than over the long
-// runs the efficiencies were fitted on.
-double sm90_clock_gain(double busy_us) {
-  if (busy_us <= kSm90ShortRunUs) return kSm90ShortRunClockGain;
-  if (busy_us >= kSm90LongRunUs) return 1.0;
-  const double t = std::log(kSm90LongRunUs / busy_us) / std::log(kSm90LongRunUs / kSm90ShortRunUs);
-  return 1.0 + (kSm90ShortRunClockGain - 1.0) * t;
-}
 
 // sm90: each wgmma m64nNk16 reads 64 x 16 of A and N x 16 of B from shared memory for
 // 64 x N x 16 FMAs, so narrow instructions need more operand bytes a clock. N = 256 is the
@@ -108,17 +101,18 @@ double operand_bytes(const GemmProblem& p) {
 // Plain row order (raster group 1) over tiles in several rows and several columns, with operands
 // that outgrow half of L2: the case where grouped order keeps more of them in L2 (1536^2 x 8192 on
 // the H200: g8 ran ~1% faster than g1 in every export). A single row or column of tiles (every
-// unswapped decode step) reads each tile of its large operand once in any order.
+// unswapped decode step) reads each tile of its large operand once in any order; a swapped step's
+// order matters the other way (swapped_sharers_apart).
 bool ungrouped_order_matters(const GemmProblem& p, const GemmConfig& c, const GemmEstimate& e,
                              const DeviceDesc& d) {
-  return c.raster_group == 1 && e.tiles_m > 1 && e.tiles_n > 1 &&
+  return c.raster_group == 1 && !c.swap_ab && e.tiles_m > 1 && e.tiles_n > 1 &&
          operand_bytes(p) > 0.5 * double(d.l2_bytes);
 }
 
 // Whether that order re-reads operands from DRAM: it walks each row of tiles across N, so every
 // row of tiles reads all of the kernel's B, which a later row finds evicted only when B outgrows
-// half of L2 (a swapped decode step's B is its few tokens: 64 x 4096^2's measured best is a
-// swapped g1 tile).
+// half of L2. The re-read is still charged as half of A and B (the fit of the first H200 runs),
+// not as B once per row.
 bool ungrouped_rereads(const GemmProblem& p, const GemmConfig& c, const GemmEstimate& e,
                        const DeviceDesc& d) {
   const GemmProblem q = oriented_problem(p, c);
@@ -343,6 +337,13 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 
 }  // namespace
 
+double sm90_clock_gain(double busy_us) {
+  if (busy_us <= kSm90ShortRunUs) return kSm90ShortRunClockGain;
+  if (busy_us >= kSm90LongRunUs) return 1.0;
+  const double t = std::log(kSm90LongRunUs / busy_us) / std::log(kSm90LongRunUs / kSm90ShortRunUs);
+  return 1.0 + (kSm90ShortRunClockGain - 1.0) * t;
+}
+
 GemmEstimate estimate_tiles_and_occupancy(const GemmProblem& p, const GemmConfig& c,
                                           const DeviceDesc& d, int regs) {
   GemmEstimate e;
@@ -363,6 +364,13 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   GemmEstimate e = estimate_tiles_and_occupancy(p, c, d, regs);
   if (c.family == GemmFamily::kSm90) {
     e.num_ctas = plan_launch(p, c, d.num_sms).main.num_ctas();
+    // The power limit's clock (sm90_clock_gain) divides the whole compute term: the wgmma time,
+    // and with it the stage-period floor, the epilogues and split-K's publish, though those were
+    // measured as times and rates in short kernels. Scaling the wgmma rate alone leaves 64 x
+    // 4096^2's bk128 tiles on their stage floor above their wgmma time, and the model's pick
+    // there moves to a bk256 s4 tile that measures 6% slower: the model cannot tell four deep
+    // stages from eight shallow ones (they hold the same bytes), so that tie is broken as the
+    // measurements break it (bench/NOTES.md, "The model's absolute times").
     e.compute_us = sm90_compute_us(p, c, d, e);
     e.compute_us /= sm90_clock_gain(e.compute_us);
   } else {

@@ -23,7 +23,8 @@ constexpr int kMinLoads = 2, kMaxLoads = 16;
 // - the fraction of the mma.sync rate the fragment mapping sustains (byte permutes for nn,
 //   fragment copies, the loads' issue slots): fitted on the H200's tuning exports, where the
 //   family's kernels ran 16, 64 x 4096^2 and 64 x 14336 x 4096 in 1.6-2.2x the times 0.5 had
-//   predicted (bench/NOTES.md, "The model's absolute times");
+//   predicted (bench/NOTES.md, "The model's absolute times"); fitted at M = 16-64 and nt, taken
+//   for M < 16 (memory-bound there either way) and nn unmeasured;
 // - L2 bandwidth relative to DRAM (as the sm80/sm90 model), and the launch.
 constexpr double kStreamEfficiency = 0.9;
 constexpr double kInflightBytesPerSm = 40.0 * 1024;
