@@ -24,12 +24,6 @@ int sm90_accumulators(const GemmConfig& c) {
   return c.tile_m / std::max(1, c.consumers) / 64 * (c.tile_n / 2);
 }
 
-// sm90: one tile's FP32 partial sums, which split-K, cluster split-K and stream-K stage over the
-// ring of stages.
-std::int64_t sm90_partial_tile_bytes(const GemmConfig& c) {
-  return std::int64_t(c.tile_m) * c.tile_n * 4;
-}
-
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
 std::string_view dtype_type(DType dtype) {
@@ -305,10 +299,14 @@ std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c) {
   return ceil_div(ceil_div(p.k, c.split_k), c.tile_k) * c.tile_k;
 }
 
+std::int64_t sm90_partial_tile_bytes(const GemmConfig& c) {
+  return std::int64_t(c.tile_m) * c.tile_n * 4;
+}
+
 std::int64_t splitk_partial_bytes(const GemmProblem& p, const GemmConfig& c) {
   if (c.split_k <= 1 || c.cluster_k > 1) return 0;
   if (c.family == GemmFamily::kSm90)
-    return std::int64_t(c.split_k) * tiles_m(p, c) * tiles_n(p, c) * c.tile_m * c.tile_n * 4;
+    return std::int64_t(c.split_k) * tiles_m(p, c) * tiles_n(p, c) * sm90_partial_tile_bytes(c);
   return std::int64_t(c.split_k) * p.m * p.n * 4;
 }
 
@@ -319,7 +317,7 @@ bool sm90_bulk_partials(const GemmProblem& p, const GemmConfig& c) {
 
 std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c, int num_sms) {
   if (c.stream_k)
-    return kGemmFlagRegionBytes + std::int64_t(std::max(num_sms, 1)) * c.tile_m * c.tile_n * 4;
+    return kGemmFlagRegionBytes + std::int64_t(std::max(num_sms, 1)) * sm90_partial_tile_bytes(c);
   return c.split_k > 1 && c.cluster_k == 1 ? kGemmFlagRegionBytes + splitk_partial_bytes(p, c) : 0;
 }
 

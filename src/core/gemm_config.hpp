@@ -150,6 +150,9 @@ std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c, int num_
 // slots unused; the distributed mode, which a launch picks when every unit has a CTA, writes
 // them: gemm_sm90.cuh).
 std::int64_t splitk_partial_bytes(const GemmProblem& p, const GemmConfig& c);
+// sm90: one tile's FP32 partial sums, which split-K writes to the workspace per split, stream-K
+// per CTA, and cluster split-K and the bulk copies stage over the ring of stages.
+std::int64_t sm90_partial_tile_bytes(const GemmConfig& c);
 // sm90 split-K through L2: whether a unit moves its partial sums by bulk copies through the ring
 // (the FP32 tile fits it, beside fewer than 128 accumulators a consumer thread) rather than by
 // each thread's 16-byte accesses: gemm_sm90.cuh's kBulkPartials.

@@ -279,7 +279,7 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
           : tile_out_bytes / l2_share_per_sm;
   const double stages_s = double(k_padded / c.tile_k) * kSm90StagePeriodUs * 1e-6;
   const double unit_s = std::max(unit_flops / sm_flops_per_s, stages_s);
-  const double partial_tile_bytes = double(c.tile_m) * c.tile_n * 4.0;
+  const double partial_tile_bytes = double(sm90_partial_tile_bytes(c));
   if (c.split_k == 1) {
     const StreamKRegion sk = stream_k_region(p, c, d.num_sms);
     if (sk.units == 0) return double(e.waves.waves) * (unit_s + epilogue_s) * 1e6;
@@ -385,7 +385,8 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   // (S - 1) tiles' worth in both reduction modes (the workspace holds S slots per tile).
   const double partial_traffic =
       c.family == GemmFamily::kSm90 && c.split_k > 1
-          ? 2.0 * double(c.split_k - 1) * double(e.tiles_m * e.tiles_n) * c.tile_m * c.tile_n * 4.0
+          ? 2.0 * double(c.split_k - 1) * double(e.tiles_m * e.tiles_n) *
+                double(sm90_partial_tile_bytes(c))
           : 0.0;
   const double cluster_factor =
       c.family == GemmFamily::kSm90 && (c.cluster > 1 || c.cluster_n > 1) ? kSm90ClusterL2Factor
