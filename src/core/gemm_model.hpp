@@ -14,6 +14,12 @@
 
 namespace kt {
 
+// A decode step's stream starts one loaded DRAM round trip after its first load, and nothing
+// hides that wait: added to every family's memory term where the problem is memory-bound (the
+// small-M family always is). ~1 us on the H200: 64 x 4096^2's first stage lands 0.9-1.0 us after
+// its first TMA load (`kerntune trace`).
+inline constexpr double kDramRampUs = 1.0;
+
 struct GemmEstimate {
   std::int64_t tiles_m = 0, tiles_n = 0, num_ctas = 0;
   int threads = 0, regs_per_thread = 0, smem_bytes = 0;

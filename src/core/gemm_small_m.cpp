@@ -17,7 +17,10 @@ constexpr int kMaxAccumulators = 64;  // per thread
 constexpr int kMinLoads = 2, kMaxLoads = 16;
 
 // Model constants (leads to check against measurements, bench/NOTES.md):
-// - the fraction of DRAM bandwidth a streaming kernel reaches at best;
+// - the fraction of DRAM bandwidth a streaming kernel reaches at best: 0.85, the rate of the
+//   family's fastest configs at 1 x 4096^2 on the H200 (13.0 us in the tuning exports of
+//   bench/results/2026-12-01-h200-model-clock-prologue; 0.9 had them at 12.5, level with the
+//   swapped sm90 tiles that measure 12.4-12.8 once those pay the first DRAM round trip too);
 // - the bytes in flight per SM it takes to get there (Little's law: ~4.3 TB/s x ~1.2 us of
 //   loaded latency over 132 SMs);
 // - the fraction of the mma.sync rate the fragment mapping sustains (byte permutes for nn,
@@ -26,13 +29,11 @@ constexpr int kMinLoads = 2, kMaxLoads = 16;
 //   predicted (bench/NOTES.md, "The model's absolute times"); fitted at M = 16-64 and nt, taken
 //   for M < 16 (memory-bound there either way) and nn unmeasured;
 // - L2 bandwidth relative to DRAM (as the sm80/sm90 model), and the launch.
-constexpr double kStreamEfficiency = 0.9;
+constexpr double kStreamEfficiency = 0.85;
 constexpr double kInflightBytesPerSm = 40.0 * 1024;
 constexpr double kMmaEfficiency = 0.18;
 constexpr double kL2OverDram = 3.0;
 constexpr double kLaunchUs = 2.5;
-// The first B words arrive one loaded DRAM round trip after the CTAs start; nothing hides it.
-constexpr double kRampUs = 1.0;
 // Batches of B loads a warp keeps in flight: two register buffers used in turn.
 constexpr int kBatchesInFlight = 2;
 
@@ -206,7 +207,7 @@ GemmEstimate estimate_small_m(const GemmProblem& p, const GemmConfig& c, const D
   const double l2_bytes =
       double(e.tiles_m) * b_bytes + double(e.num_ctas) * double(c.tile_m) * double(k_slice) * in;
   const double l2_s = l2_bytes / (kL2OverDram * d.dram_gbps * 1e9);
-  e.memory_us = std::max(dram_s, l2_s) * 1e6 + kRampUs;
+  e.memory_us = std::max(dram_s, l2_s) * 1e6 + kDramRampUs;
 
   // Compute: padded mma work (16 columns of N by 8 rows of M per fragment) over the SMs that
   // hold CTAs.
