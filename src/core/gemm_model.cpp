@@ -418,7 +418,8 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   e.memory_us = std::max(stream_factor * dram / dram_rate(inflight * dram_share, dram_bw),
                          l2_reads / (kL2OverDram * dram_bw)) *
                 1e6;
-  if (memory_bound_problem(p, d)) e.memory_us += kDramRampUs;
+  if (memory_bound_problem(p, d)) e.ramp_us = kDramRampUs;
+  e.memory_us += e.ramp_us;
 
   // sm80 split-K: the reduce kernel reads the slices back and writes C, in a second launch
   // (sm90's in-kernel reduction set reduce_us above).

@@ -30,7 +30,8 @@ struct GemmEstimate {
                                  // allow; sm90: the warp-specialized main loop's wgmma fraction
   double compute_us = 0;         // padded tiles at the mma (sm80) or wgmma (sm90: at the clock
                                  // the power limit allows, sm90_clock_gain) rate, by waves
-  double memory_us = 0;          // operand traffic at DRAM/L2 bandwidth
+  double memory_us = 0;          // operand traffic at DRAM/L2 bandwidth, plus ramp_us
+  double ramp_us = 0;            // memory-bound problems: the first DRAM round trip (kDramRampUs)
   double reduce_us = 0;          // split-K: sm80 and small-M, the workspace round trip and the
                                  // reduce launch; sm90, the last wave's in-kernel reduction
                                  // (partial-tile loads) and C store, cluster split-K's exchanges,

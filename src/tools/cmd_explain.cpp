@@ -48,9 +48,11 @@ void print_estimate(const std::string& title, const GemmProblem& p, const GemmCo
                "CTAs, after {} whole tiles each\n",
                sk.units, sk.iters, sk.units * k_tiles(p, c), d.num_sms,
                (work_units(p, c) - sk.units) / d.num_sms);
-  fmt::print("  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}) + overlap {:.1f}{} + "
+  fmt::print("  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}{}) + overlap {:.1f}{} + "
              "launch {:.1f} -> {:.0f} TFLOP/s{}\n",
-             e.predicted_us, e.compute_us, e.memory_us, e.overlap_us,
+             e.predicted_us, e.compute_us, e.memory_us,
+             e.ramp_us > 0 ? fmt::format(" incl. {:.1f} first DRAM round trip", e.ramp_us) : "",
+             e.overlap_us,
              e.reduce_us > 0 ? fmt::format(" + {} {:.1f}",
                                            c.stream_k         ? "stream-K fix-up"
                                            : c.cluster_k > 1 ? "cluster exchange"

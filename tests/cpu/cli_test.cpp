@@ -106,6 +106,14 @@ TEST_F(Cli, ExplainPrintsWavesAndEfficiencies) {
   EXPECT_TRUE(contains(r.output, "wave efficiency")) << r.output;
   EXPECT_TRUE(contains(r.output, "tile eff")) << r.output;
   EXPECT_TRUE(contains(r.output, "predicted")) << r.output;
+  EXPECT_FALSE(contains(r.output, "first DRAM round trip")) << r.output;
+}
+
+// A decode step's memory term names the part of it no stream hides.
+TEST_F(Cli, ExplainShowsADecodeStepsFirstDramRoundTrip) {
+  const Result r = run("explain --shape 64x4096x4096");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "incl. 1.0 first DRAM round trip")) << r.output;
 }
 
 TEST_F(Cli, ExplainAttentionCountsCtasAsBatchTimesHeadsTimesQueryBlocks) {

@@ -494,18 +494,22 @@ TEST(Estimate, DecodeStepsWaitForTheFirstDramRoundTrip) {
   for (const char* key : {"sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g1.sk1.swab",
                           "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g1.sk1"}) {
     const kt::GemmEstimate e = kt::estimate(decode, kt::parse_gemm_config_key(key), d);
-    EXPECT_GE(e.memory_us, floor_us + kt::kDramRampUs) << key;
+    EXPECT_EQ(e.ramp_us, kt::kDramRampUs) << key;
+    EXPECT_GE(e.memory_us, floor_us + e.ramp_us) << key;
     EXPECT_GT(e.memory_us, e.compute_us) << key;
   }
   const kt::GemmEstimate small_m =
       kt::estimate(decode, kt::parse_gemm_config_key("smallm.bm32.bn64.bk64.wn16.wk4.sk1"), d);
-  EXPECT_GE(small_m.memory_us, floor_us + kt::kDramRampUs);
+  EXPECT_EQ(small_m.ramp_us, kt::kDramRampUs);
+  EXPECT_GE(small_m.memory_us, floor_us + small_m.ramp_us);
   // 512^2 x 32768 is compute-bound (17 GFLOP against 64 MB), so its shallow split-K rings keep
   // the memory term they were fitted with (Sm90SplitKReducesInTheKernelAndFillsTheMachine ranks
   // them against 128 x 256 split 16, which a ramp there would reverse).
   EXPECT_LT(decode.flops() / (d.wgmma_tflops * 1e12), decode.min_bytes() / (d.dram_gbps * 1e9));
   const kt::GemmProblem deep = problem(512, 512, 32768);
   EXPECT_GT(deep.flops() / (d.wgmma_tflops * 1e12), deep.min_bytes() / (d.dram_gbps * 1e9));
+  const kt::GemmConfig sk8 = kt::parse_gemm_config_key("sm90.bm128.bn128.bk64.s4.c2.e2.cl1.g8.sk8");
+  EXPECT_EQ(kt::estimate(deep, sk8, d).ramp_us, 0.0);
 }
 
 // Compute and memory do not overlap perfectly: a tenth of the smaller term shows, in every
