@@ -120,15 +120,6 @@ bool ungrouped_rereads(const GemmProblem& p, const GemmConfig& c, const GemmEsti
   return ungrouped_order_matters(p, c, e, d) && b_bytes > 0.5 * double(d.l2_bytes);
 }
 
-// Whether the problem's DRAM floor (its minimum bytes at DRAM bandwidth) exceeds its compute
-// floor (its FLOPs at the device's fastest tensor-core rate): a decode step, whose kernels wait
-// for the first DRAM round trip with nothing to overlap (kDramRampUs). A compute-bound problem's
-// kernels have that wait in their fitted main-loop efficiencies and pipeline fill.
-bool memory_bound_problem(const GemmProblem& p, const DeviceDesc& d) {
-  const double peak_flops = std::max(d.wgmma_tflops, d.mma_sync_tflops) * 1e12;
-  return p.min_bytes() / (d.dram_gbps * 1e9) > p.flops() / peak_flops;
-}
-
 // sm90 swapped decode steps stream the weights as the kernel's A; a tile row of it is shared by
 // one CTA per token tile (tiles_n > 1 from 64 tokens on a 32-column tile). Row order makes the
 // sharers consecutive in launch order, side by side; grouped order puts them `group` launch
@@ -346,6 +337,12 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 
 }  // namespace
 
+double dram_ramp_us(const GemmProblem& p, const DeviceDesc& d) {
+  const double peak_flops = std::max(d.wgmma_tflops, d.mma_sync_tflops) * 1e12;
+  const bool memory_bound = p.min_bytes() / (d.dram_gbps * 1e9) > p.flops() / peak_flops;
+  return memory_bound ? kDramRampUs : 0.0;
+}
+
 double sm90_clock_gain(double busy_us) {
   if (busy_us <= kSm90ShortRunUs) return kSm90ShortRunClockGain;
   if (busy_us >= kSm90LongRunUs) return 1.0;
@@ -418,7 +415,7 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   e.memory_us = std::max(stream_factor * dram / dram_rate(inflight * dram_share, dram_bw),
                          l2_reads / (kL2OverDram * dram_bw)) *
                 1e6;
-  if (memory_bound_problem(p, d)) e.ramp_us = kDramRampUs;
+  e.ramp_us = dram_ramp_us(p, d);
   e.memory_us += e.ramp_us;
 
   // sm80 split-K: the reduce kernel reads the slices back and writes C, in a second launch

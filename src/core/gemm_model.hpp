@@ -15,9 +15,8 @@
 namespace kt {
 
 // A decode step's stream starts one loaded DRAM round trip after its first load, and nothing
-// hides that wait: added to every family's memory term where the problem is memory-bound (the
-// small-M family always is). ~1 us on the H200: 64 x 4096^2's first stage lands 0.9-1.0 us after
-// its first TMA load (`kerntune trace`).
+// hides that wait. ~1 us on the H200: 64 x 4096^2's first stage lands 0.9-1.0 us after its first
+// TMA load (`kerntune trace`).
 inline constexpr double kDramRampUs = 1.0;
 
 struct GemmEstimate {
@@ -55,6 +54,12 @@ void finish_estimate(const GemmProblem& p, GemmEstimate& e, double launch_us);
 // (regs_per_thread, else estimated_registers()), shared memory, occupancy and tile efficiency.
 GemmEstimate estimate_tiles_and_occupancy(const GemmProblem& p, const GemmConfig& c,
                                           const DeviceDesc& device, int regs_per_thread);
+
+// What every family adds to its memory term for the first DRAM round trip: kDramRampUs where
+// the problem is memory-bound (its minimum bytes at DRAM bandwidth outlast its FLOPs at the
+// device's fastest tensor-core rate: decode steps, every small-M problem), else 0 (a
+// compute-bound problem's kernels have that wait in their fitted main loops and pipeline fill).
+double dram_ramp_us(const GemmProblem& p, const DeviceDesc& device);
 
 // sm90: how much faster the SMs' clock runs over `busy_us` of wgmma work than over the long runs
 // the model's wgmma efficiencies were fitted on (8192^3 on the H200): the power limit lets short

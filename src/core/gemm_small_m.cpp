@@ -207,7 +207,7 @@ GemmEstimate estimate_small_m(const GemmProblem& p, const GemmConfig& c, const D
   const double l2_bytes =
       double(e.tiles_m) * b_bytes + double(e.num_ctas) * double(c.tile_m) * double(k_slice) * in;
   const double l2_s = l2_bytes / (kL2OverDram * d.dram_gbps * 1e9);
-  e.ramp_us = kDramRampUs;
+  e.ramp_us = dram_ramp_us(p, d);
   e.memory_us = std::max(dram_s, l2_s) * 1e6 + e.ramp_us;
 
   // Compute: padded mma work (16 columns of N by 8 rows of M per fragment) over the SMs that
