@@ -154,6 +154,10 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
       return fmt::format("sm90 clk stages the FP32 partial tile ({} B) over the ring of stages "
                          "({} B): use more stages", partials, ring);
   }
+  if (!c.warp_specialized &&
+      (c.split_k != 1 || c.stream_k || c.cluster != 1 || c.cluster_n != 1 || c.cluster_k != 1 ||
+       c.swap_ab))
+    return "sm90 without warp specialization (nows) has no split-K, stream-K, cluster or swap-AB";
   if (c.stream_k) {
     if (c.split_k != 1 || c.cluster != 1 || c.cluster_n != 1 || c.cluster_k != 1 || c.swap_ab)
       return "sm90 stream-K (st) shares whole tiles' K among CTAs: no split-K, cluster or swap-AB";
@@ -194,7 +198,10 @@ std::string to_key(const GemmConfig& c) {
                        : c.cluster_n > 1 ? fmt::format("cn{}", c.cluster_n)
                                          : fmt::format("cl{}", c.cluster),
                        c.raster_group, c.split_k,
-                       c.swap_ab ? ".swab" : c.stream_k ? ".st" : "");
+                       c.swap_ab               ? ".swab"
+                       : c.stream_k            ? ".st"
+                       : !c.warp_specialized ? ".nows"
+                                             : "");
   return fmt::format("sm80.bm{}.bn{}.bk{}.wm{}.wn{}.s{}.g{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
                      c.warp_m, c.warp_n, c.stages, c.raster_group, c.split_k);
 }
@@ -211,14 +218,16 @@ GemmConfig parse_gemm_config_key(std::string_view key) {
                       {"wn", &c.warp_n}, {"s", &c.stages}, {"g", &c.raster_group},
                       {"sk", &c.split_k}},
                      hint);
-  } else if ((parts.size() == 10 ||
-              (parts.size() == 11 && (parts[10] == "swab" || parts[10] == "st"))) &&
+  } else if ((parts.size() == 10 || (parts.size() == 11 && (parts[10] == "swab" ||
+                                                              parts[10] == "st" ||
+                                                              parts[10] == "nows"))) &&
              parts[0] == "sm90") {
     c.family = GemmFamily::kSm90;
     c.warp_m = 0;
     c.warp_n = 0;
     c.swap_ab = parts.size() == 11 && parts[10] == "swab";
     c.stream_k = parts.size() == 11 && parts[10] == "st";
+    c.warp_specialized = !(parts.size() == 11 && parts[10] == "nows");
     // e0 (direct stores) is a valid value, so the epilogue field is parsed apart from the others.
     const std::string_view e = parts[6];
     if (e.substr(0, 1) != "e")
@@ -340,12 +349,12 @@ std::int64_t sm90_splitk_flag_words(const GemmProblem& p, const GemmConfig& c) {
 int estimated_registers(const GemmConfig& c) {
   if (c.family == GemmFamily::kSmallM) return small_m_estimated_registers(c);
   if (c.family == GemmFamily::kSm90) {
-    // Two consumers: the launch-bounds cap that setmaxnreg redistributes. One consumer (no
-    // setmaxnreg): its accumulators plus descriptors, barriers and epilogue addressing, and with
-    // split-K the reduction's batch of loads, flag polls and addressing (ptxas on sm_90a: 64 x 32
-    // 42 -> 115, 64 x 128 90 -> 163 registers).
-    if (c.consumers == 2) return kSm90TwoConsumerRegs;
-    return std::min(255, c.tile_m / 64 * c.tile_n / 2 + 40 + (c.split_k > 1 ? 72 : 0));
+    // Two consumers with a producer: the launch-bounds cap that setmaxnreg redistributes.
+    // Otherwise (no setmaxnreg): a consumer's accumulators plus descriptors, barriers and
+    // epilogue addressing, and with split-K the reduction's batch of loads, flag polls and
+    // addressing (ptxas on sm_90a: 64 x 32 42 -> 115, 64 x 128 90 -> 163 registers).
+    if (c.consumers == 2 && c.warp_specialized) return kSm90TwoConsumerRegs;
+    return std::min(255, sm90_accumulators(c) + 40 + (c.split_k > 1 ? 72 : 0));
   }
   // Accumulators, two k16 steps of A and B fragments (double-buffered), and addressing; ptxas
   // lands at 242-255 for a 64x64 warp tile and 64 for a 16x16 one.
@@ -357,6 +366,8 @@ int estimated_registers(const GemmConfig& c) {
 std::optional<std::string> validate(const GemmProblem& p, const GemmConfig& c,
                                     const DeviceDesc& device) {
   if (c.stream_k && c.family != GemmFamily::kSm90) return "stream-K (st) is an sm90 field";
+  if (!c.warp_specialized && c.family != GemmFamily::kSm90)
+    return "warp specialization off (nows) is an sm90 field";
   if (c.family == GemmFamily::kSm90) {
     if (auto why = validate_sm90(p, c, device)) return why;
   } else if (c.family == GemmFamily::kSmallM) {
@@ -439,10 +450,10 @@ std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
   if (c.family == GemmFamily::kSmallM) return small_m_kernel_expression(p, c);
   if (c.family == GemmFamily::kSm90)
     return fmt::format(
-        "kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+        "kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
         dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n, c.tile_k, c.stages,
         c.consumers, nt, split, c.epilogue, c.cluster, c.cluster_k, c.swap_ab ? "true" : "false",
-        c.cluster_n, c.stream_k ? "true" : "false");
+        c.cluster_n, c.stream_k ? "true" : "false", c.warp_specialized ? "true" : "false");
   return fmt::format("kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                      dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
                      c.tile_k, c.warp_m, c.warp_n, c.stages, nt,
@@ -507,11 +518,15 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
                                    consumers, e, cl};
                       c.swap_ab = swap;
                       keep(c);
-                      // The same with stream-K, where the units leave a last wave partly empty.
                       if (sk == 1 && cl == 1 && !swap) {
+                        // The same with stream-K, where the units leave a last wave partly
+                        // empty, and without warp specialization.
                         GemmConfig streamed = c;
                         streamed.stream_k = true;
                         if (stream_k_region(p, streamed, device.num_sms).units > 0) keep(streamed);
+                        GemmConfig unspecialized = c;
+                        unspecialized.warp_specialized = false;
+                        keep(unspecialized);
                       }
                       // The same with stages several atoms deep.
                       if (p.layout == Layout::kNT && bm + bn <= d.sm90_deep_stage_max_rows)

@@ -51,11 +51,14 @@ struct GemmConfig {
   bool stream_k = false;  // sm90, no split-K or cluster: the units past the last whole wave
                           // of CTAs are shared out by K over every CTA (stream_k_region), the
                           // tiles cut between CTAs summed through L2 (key suffix .st)
+  bool warp_specialized = true;  // sm90: a producer warpgroup issues the loads; false (no
+                                 // split-K, stream-K, cluster or swap-AB): the consumers' first
+                                 // thread issues them a ring ahead (key suffix .nows)
 
-  // sm90: one producer warpgroup plus the consumers, 4 warps each. small-M: tile_n / warp_n
-  // warps along N times warps_k along K.
+  // sm90: one producer warpgroup (if warp-specialized) plus the consumers, 4 warps each.
+  // small-M: tile_n / warp_n warps along N times warps_k along K.
   int num_warps() const {
-    if (family == GemmFamily::kSm90) return 4 * (1 + consumers);
+    if (family == GemmFamily::kSm90) return 4 * ((warp_specialized ? 1 : 0) + consumers);
     if (family == GemmFamily::kSmallM) return warp_n > 0 ? tile_n / warp_n * warps_k : 0;
     return (tile_m / warp_m) * (tile_n / warp_n);
   }
@@ -112,7 +115,8 @@ struct GemmDomains {
 // for TMA stores or 0 for direct stores, cl: cluster size along M, or clkS: the S = split_k splits
 // of a tile in one cluster, e.g. "sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8", or cn2: pairs
 // along N sharing A, e.g. "sm90.bm64.bn32.bk64.s12.c1.e0.cn2.g8.sk1.swab"; a trailing
-// ".swab" marks swap-AB, whose bm tiles N and bn tiles M, a trailing ".st" stream-K) or
+// ".swab" marks swap-AB, whose bm tiles N and bn tiles M, a trailing ".st" stream-K, a trailing
+// ".nows" no producer warpgroup) or
 // "smallm.bm16.bn128.bk64.wn64.wk4.sk1" (bk: K per warp per batch, wn: N per warp, wk: warps
 // along K); parse is its exact inverse.
 std::string to_key(const GemmConfig& config);

@@ -198,6 +198,28 @@ constexpr double kStreamKFixupUsPer128KB = 2.5;
 // (16 KB stages); stages two atoms deep (20 KB) lifted the main loop from 2.9 to 4.0 TB/s, four
 // (40 KB) to 4.4, DRAM's rate.
 constexpr double kSm90StagePeriodUs = 0.18;
+// sm90 without warp specialization: consumer 0's first thread issues each stage's loads right
+// after its warpgroup's release, so the stage's round trip also holds those TMA issues, on that
+// consumer's path, and with two consumers the wait there for the other's release; where the
+// round trip stays hidden the main loop keeps 0.985 of the warp-specialized rate. Fitted on the
+// H200 (bench/NOTES.md, "Warp specialization off"), as the model uses the period (divided by the
+// power limit's clock gain with the rest of the compute term): 0.45-0.46 us a k-tile at 1536^2 x
+// 8192's 128 x 144 (two boxes a stage, two consumers; 0.37 warp-specialized) and at 64 x 4096^2's
+// 64 x 32 bk128 (four boxes, one consumer; 0.26); hidden under 64 x 14336 x 4096's 0.40 us DRAM
+// period (64 x 128, two boxes, one consumer) and the 0.65 us of 128 x 256 k-tiles, whose main
+// loops ran 0.8-1.6% longer than warp-specialized.
+constexpr double kSm90InlineLoadsFactor = 0.985;
+constexpr double kSm90InlineIssueUsPerBox = 0.09;
+constexpr double kSm90InlineWaitUs = 0.16;
+
+// The shortest time per stage of `c`'s ring (above).
+double sm90_stage_period_us(const GemmProblem& p, const GemmConfig& c) {
+  if (c.warp_specialized) return kSm90StagePeriodUs;
+  const int atoms = c.tile_k / 64;  // 64-deep swizzle atoms a stage
+  const int boxes = atoms * (1 + (p.layout == Layout::kNT ? 1 : c.tile_n / 64));
+  return kSm90StagePeriodUs + boxes * kSm90InlineIssueUsPerBox +
+         (c.consumers > 1 ? kSm90InlineWaitUs : 0.0);
+}
 
 // sm90: a shallow ring exposes TMA latency between k-tiles.
 double sm90_pipelining(const GemmConfig& c) {
@@ -264,6 +286,7 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   e.mma_efficiency =
       (c.consumers == 2 ? kWgmmaEfficiencyTwoConsumers : kWgmmaEfficiencyOneConsumer) *
       sm90_tile_factor(c) * sm90_pipelining(c);
+  if (!c.warp_specialized) e.mma_efficiency *= kSm90InlineLoadsFactor;
   if (ungrouped_order_matters(p, c, e, d)) e.mma_efficiency *= kSm90UngroupedFactor;
   // One split's K, whole k-tiles (= K padded to tile_k without split-K).
   const std::int64_t k_padded = k_per_split(p, c);
@@ -277,7 +300,7 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
           ? tile_out_bytes / (kSmemBytesPerClock * clock_hz) +
                 double(c.tile_n / sm90_slab_columns(p, c)) * kSm90SlabBarrierUs * 1e-6
           : tile_out_bytes / l2_share_per_sm;
-  const double stages_s = double(k_padded / c.tile_k) * kSm90StagePeriodUs * 1e-6;
+  const double stages_s = double(k_padded / c.tile_k) * sm90_stage_period_us(p, c) * 1e-6;
   const double unit_s = std::max(unit_flops / sm_flops_per_s, stages_s);
   const double partial_tile_bytes = double(sm90_partial_tile_bytes(c));
   if (c.split_k == 1) {

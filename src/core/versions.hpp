@@ -26,7 +26,9 @@ inline constexpr int kBenchmarkProtocolVersion = 3;
 //     partly empty.
 // 14: sm90 distributed split-K by bulk copies sums its stripe wholly from shared memory (its
 //     own partials written beside the peers' stripes): a third of the sum's instructions.
-inline constexpr int kGemmTemplateVersion = 14;
+// 15: sm90 gains configs without warp specialization (key suffix nows): the consumers' first
+//     thread issues the loads.
+inline constexpr int kGemmTemplateVersion = 15;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 inline constexpr int kAttentionTemplateVersion = 4;

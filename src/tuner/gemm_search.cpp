@@ -43,7 +43,7 @@ int warp_layout_distance(const GemmConfig& a, const GemmConfig& b) {
 int variant_distance(const GemmConfig& a, const GemmConfig& b) {
   return (a.tile_k != b.tile_k) + (a.stages != b.stages) + (a.epilogue != b.epilogue) +
          (a.cluster != b.cluster) + (a.cluster_k != b.cluster_k) + (a.cluster_n != b.cluster_n) +
-         (a.raster_group != b.raster_group) +
+         (a.raster_group != b.raster_group) + (a.warp_specialized != b.warp_specialized) +
          warp_layout_distance(a, b);
 }
 

@@ -1,14 +1,15 @@
-// The sm_90a GEMM family: C = A·B with FP32 accumulation on wgmma, warp-specialized. A producer
+// The sm_90a GEMM family: C = A·B with FP32 accumulation on wgmma. Warp-specialized, a producer
 // warpgroup streams A and B tiles by TMA into a kStages-deep ring of 128B-swizzled shared-memory
 // stages guarded by full/empty mbarriers; 1 or 2 consumer warpgroups multiply them with wgmma and
-// store their rows of C, directly or staged for TMA stores. CTAs (or clusters of 2 sharing B by
-// multicast) are persistent: each walks the output tiles (times the K splits) in grouped raster
-// order; with split-K the splits' partial sums are reduced in the kernel, through L2 by the unit
-// of a tile's last split or, when every unit is resident, by all of them, or through distributed
-// shared memory when a tile's splits are one cluster's CTAs. Swap-AB instances compute C^T and
-// store it transposed (decode steps: weights on the wgmma M side). Instantiated by NVRTC name
-// expressions (kt::gemm_sm90<...>). Its device helpers: sm90_work_units.cuh (which tile, split or
-// piece a unit is), sm90_flags.cuh (the workspace's flags and epoch), sm90_partials.cuh (split-K
+// store their rows of C, directly or staged for TMA stores. Without warp specialization the same
+// warpgroups both load (one thread, a ring ahead of them) and compute. CTAs (or clusters of 2
+// sharing B by multicast) are persistent: each walks the output tiles (times the K splits) in
+// grouped raster order; with split-K the splits' partial sums are reduced in the kernel, through L2
+// by the unit of a tile's last split or, when every unit is resident, by all of them, or through
+// distributed shared memory when a tile's splits are one cluster's CTAs. Swap-AB instances compute
+// C^T and store it transposed (decode steps: weights on the wgmma M side). Instantiated by NVRTC
+// name expressions (kt::gemm_sm90<...>). Its device helpers: sm90_work_units.cuh (which tile, split
+// or piece a unit is), sm90_flags.cuh (the workspace's flags and epoch), sm90_partials.cuh (split-K
 // partial sums and their reduction), sm90_store.cuh (direct stores of C), sm90_trace.cuh.
 #pragma once
 
@@ -53,7 +54,8 @@ __device__ __forceinline__ void release_stage(unsigned int bar, int thread) {
 }  // namespace sm90
 
 // C[m, n] = A[m, k] · B with FP32 accumulation (operand layouts: GemmParams). A CTA has one
-// producer warpgroup and kConsumers consumer warpgroups; it computes kTileM x kTileN tiles, each
+// producer warpgroup (kWarpSpecialized; without it, consumer 0's thread 0 issues the loads) and
+// kConsumers consumer warpgroups; it computes kTileM x kTileN tiles, each
 // consumer kTileM / kConsumers rows of them (64 or 128, one m64 wgmma per 64 rows) by kTileN
 // columns. params.a_map: A as {K, M} (innermost first), box {64, kTileM / kClusterN}.
 // params.b_map: for kBIsNxK ("nt"), B as {K, N}, box {64, kTileN / kCluster}; otherwise ("nn"), B
@@ -75,11 +77,10 @@ __device__ __forceinline__ void release_stage(unsigned int bar, int thread) {
 // kTileK: the K depth of a stage, 64 (one swizzle atom) or, for nt, 128 or 256: two or four
 // boxes of each operand a stage, so a small tile's ring turns over fewer stages (each costs a
 // producer/consumer round trip, ~180 ns on the H200) for the same bytes in flight. Launch:
-// 128 * (kConsumers + 1) threads, cluster (kCluster * kClusterN * kClusterK, 1, 1), any grid that
-// is a multiple of the cluster (clusters loop over ceil(tiles_m / kCluster) * ceil(tiles_n /
-// kClusterN) * num_splits / kClusterK units; with split-K through L2 every CTA of the grid must be
-// resident at once),
-// smem_bytes() (gemm_config.hpp) of dynamic shared memory.
+// 128 * (kConsumers + kWarpSpecialized) threads, cluster (kCluster * kClusterN * kClusterK, 1, 1),
+// any grid that is a multiple of the cluster (clusters loop over ceil(tiles_m / kCluster) *
+// ceil(tiles_n / kClusterN) * num_splits / kClusterK units; with split-K through L2 every CTA of
+// the grid must be resident at once), smem_bytes() (gemm_config.hpp) of dynamic shared memory.
 //
 // Split-K (kSplitK), with no second kernel and no FP32 pass over C. Through L2 (kClusterK == 1),
 // two modes, chosen at run time and uniformly for the launch: distributed when every unit has a
@@ -203,6 +204,10 @@ __device__ __forceinline__ void release_stage(unsigned int bar, int thread) {
 //    no arrival of use k + 1 can be counted in phase k.
 //  * Consumers release a stage only after the wgmma reading it has completed (wait_group 1
 //    after the next k-tile's wgmma is issued, wait_group 0 at the end of a tile).
+//  * Without a producer warpgroup, consumer 0's thread 0 fills stage s only after waiting on
+//    empty[s] as the producer would, right after its own warpgroup's release of s, so it waits
+//    for the other consumer's release only. That consumer waits on nothing warpgroup 0 does
+//    except full barriers of stages filled before, so the wait ends.
 //  * Cluster: barriers are initialized and fenced (fence.mbarrier_init.release.cluster) before a
 //    cluster barrier, so no peer touches them uninitialized. Pairs meet no cluster barrier at
 //    exit: the producer's thread 0 waits for the release of every stage's last fill (the producer
@@ -227,8 +232,8 @@ __device__ __forceinline__ void release_stage(unsigned int bar, int thread) {
 //    named barrier precedes the store. Thread 0 waits for all of its groups before exit.
 template <typename TIn, typename TOut, int kTileM, int kTileN, int kTileK, int kStages,
           int kConsumers, bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster,
-          int kClusterK, bool kSwapAB, int kClusterN, bool kStreamK>
-__global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
+          int kClusterK, bool kSwapAB, int kClusterN, bool kStreamK, bool kWarpSpecialized>
+__global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)), 1)
     gemm_sm90(const __grid_constant__ GemmSm90Params params) {
   static_assert(DTypeTraits<TIn>::kIsMmaOperand, "TIn must be kt::bf16 or kt::fp16");
   static_assert(sizeof(TOut) == 2 || sizeof(TOut) == 4, "TOut must be kt::bf16, kt::fp16 or float");
@@ -259,6 +264,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
                 "swap-AB: both operands K-major (nt), direct (transposed) stores");
   static_assert(!kStreamK || (!kSplitK && kCluster == 1 && kClusterN == 1 && !kSwapAB),
                 "stream-K: no split-K, clusters or swap-AB");
+  static_assert(kWarpSpecialized || (!kSplitK && !kStreamK && kCluster == 1 && kClusterN == 1 &&
+                                     kClusterK == 1 && !kSwapAB),
+                "without a producer warpgroup: no split-K, stream-K, clusters or swap-AB");
 
   if (test_fault(params.gemm.c)) return;
   if (threadIdx.x == 0) {
@@ -370,7 +378,94 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
   }
   const int warpgroup = threadIdx.x / 128;
 
-  if (warpgroup == 0) {
+  // What the loading thread issues for a unit: the corner of its operand tiles, one stage's
+  // bytes, its k-tiles and their order.
+  struct UnitLoads {
+    int m0, n0, b_atoms, k_begin, k_tiles;
+    unsigned int stage_bytes;
+    bool downward;
+  };
+  const auto unit_loads = [&](const sm90::WorkUnit& w, int wave) {
+    UnitLoads u;
+    // A CTA without a tile loads its peer's A rows (B columns with kClusterN: in bounds, L2-hot);
+    // nothing is stored.
+    const bool peer_rows = !w.has_tile && kCluster > 1;
+    const bool peer_cols = !w.has_tile && kClusterN > 1;
+    u.m0 = (peer_rows ? w.tile_m - 1 : w.tile_m) * kTileM;
+    u.n0 = (peer_cols ? w.tile_n - 1 : w.tile_n) * kTileN;
+    // nn: 64-column atoms wholly right of N are not loaded; their stale shared memory only feeds
+    // columns of C that are never stored. (Partial boxes are zero-filled and count whole.) The
+    // count depends on n0 only, so both CTAs of a cluster agree on it.
+    u.b_atoms = kTileN / 64;
+    if constexpr (!kBIsNxK) {
+      const int atoms_left = (p.n - u.n0 + 63) / 64;
+      if (atoms_left < u.b_atoms) u.b_atoms = atoms_left;
+    }
+    // nt loads B as one box of kTileN rows (144 is not a whole number of 64-row atoms).
+    u.stage_bytes = kAStageBytes + (kBIsNxK ? kBStageBytes : u.b_atoms * kBAtomBytes);
+    // Serpentine K: the CTAs run their units in lockstep waves, and a wave's units share operand
+    // blocks with the previous wave's (A's rows within a raster group; at 4096^3 all of B), so
+    // odd waves walk K downward and start on the K slices the last wave read most recently,
+    // which L2 still holds. Not with split-K, whose orders the reductions' bitwise agreement
+    // across modes relies on (and whose few tiles make one wave). Stream-K pieces all walk
+    // downward: every CTA's range has the same length, so the first pieces (which end their
+    // tiles) start together at the last k-tile and the last pieces (which start theirs) end
+    // together at the first, each group in step along K.
+    u.k_begin = w.k_begin;
+    u.k_tiles = (w.k_end - w.k_begin + kTileK - 1) / kTileK;
+    u.downward = (!kSplitK && (wave & 1) != 0) || (kStreamK && w.sk_tile >= 0);
+    return u;
+  };
+  // The i-th k-tile of a unit into `stage`, whose empty barrier the caller has waited for.
+  const auto load_k_tile = [&](const UnitLoads& u, int i, int stage) {
+    const int k = u.k_begin + (u.downward ? u.k_tiles - 1 - i : i) * kTileK;
+    const unsigned int full = full_bars + 8 * stage;
+    const unsigned int b_stage = smem_b + stage * kBStageBytes;
+    mbarrier_arrive_expect_tx(full, u.stage_bytes);
+    // Several atoms along K (kTileK 128, 256): the later boxes may lie wholly past K; TMA fills
+    // them with zeros and counts their bytes like any other.
+    if constexpr (kClusterN == 1) {
+#pragma unroll
+      for (int j = 0; j < kKAtoms; ++j)
+        tma_load_2d(smem_a + stage * kAStageBytes + j * kAKAtomBytes, &params.a_map,
+                    k + sm90::kAtomK * j, u.m0, full);
+    } else {
+      // Half of A each (rows [m0 + rank * kTileM / 2, ...): 32 or 64 rows, whole swizzle
+      // periods), multicast to both CTAs.
+#pragma unroll
+      for (int j = 0; j < kKAtoms; ++j)
+        tma_load_2d_multicast(
+            smem_a + stage * kAStageBytes + j * kAKAtomBytes + rank * (kAKAtomBytes / 2),
+            &params.a_map, k + sm90::kAtomK * j, u.m0 + rank * (kTileM / 2), full, 0x3);
+    }
+    if constexpr (kCluster == 1) {
+      if constexpr (kBIsNxK) {
+#pragma unroll
+        for (int j = 0; j < kKAtoms; ++j)
+          tma_load_2d(b_stage + j * kBKAtomBytes, &params.b_map, k + sm90::kAtomK * j, u.n0, full);
+      } else {
+        for (int j = 0; j < u.b_atoms; ++j)
+          tma_load_2d(b_stage + j * kBAtomBytes, &params.b_map, u.n0 + 64 * j, k, full);
+      }
+    } else {
+      // Half of B each, multicast to both CTAs: nt, rows [n0 + rank * kTileN / 2, ...); nn, K
+      // rows [k + 32 rank, k + 32 rank + 32) of every atom (32 rows = 4 whole swizzle periods,
+      // so the halves tile the atom exactly).
+      if constexpr (kBIsNxK) {
+#pragma unroll
+        for (int j = 0; j < kKAtoms; ++j)
+          tma_load_2d_multicast(b_stage + j * kBKAtomBytes + rank * (kBKAtomBytes / 2),
+                                &params.b_map, k + sm90::kAtomK * j, u.n0 + rank * (kTileN / 2),
+                                full, 0x3);
+      } else {
+        for (int j = 0; j < u.b_atoms; ++j)
+          tma_load_2d_multicast(b_stage + j * kBAtomBytes + rank * (kBAtomBytes / 2),
+                                &params.b_map, u.n0 + 64 * j, k + 32 * rank, full, 0x3);
+      }
+    }
+  };
+
+  if (kWarpSpecialized && warpgroup == 0) {
     // Producer: one thread issues every TMA load of the CTA; with split-K through L2, warp 1
     // reads this launch's epoch (two global round trips that delay neither the loads nor the
     // consumers' main loop); the others idle to the end (cluster split-K: to its barriers).
@@ -408,82 +503,11 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         const sm90::WorkUnit w = sm90::unit_at<kCluster, kClusterK, kClusterN, kStreamK, kTileK>(
             unit, p, kSplitK, rank, dp_units, unit_stride);
         if (threadIdx.x == 0) {
-          // A CTA without a tile loads its peer's A rows (B columns with kClusterN: in bounds,
-          // L2-hot); nothing is stored.
-          const bool peer_rows = !w.has_tile && kCluster > 1;
-          const bool peer_cols = !w.has_tile && kClusterN > 1;
-          const int m0 = (peer_rows ? w.tile_m - 1 : w.tile_m) * kTileM;
-          const int n0 = (peer_cols ? w.tile_n - 1 : w.tile_n) * kTileN;
-          // nn: 64-column atoms wholly right of N are not loaded; their stale shared memory only
-          // feeds columns of C that are never stored. (Partial boxes are zero-filled and count
-          // whole.) The count depends on n0 only, so both CTAs of a cluster agree on it.
-          int b_atoms = kTileN / 64;
-          if constexpr (!kBIsNxK) {
-            const int atoms_left = (p.n - n0 + 63) / 64;
-            if (atoms_left < b_atoms) b_atoms = atoms_left;
-          }
-          // nt loads B as one box of kTileN rows (144 is not a whole number of 64-row atoms).
-          const unsigned int stage_bytes =
-              kAStageBytes + (kBIsNxK ? kBStageBytes : b_atoms * kBAtomBytes);
-          // Serpentine K: the CTAs run their units in lockstep waves, and a wave's units share
-          // operand blocks with the previous wave's (A's rows within a raster group; at 4096^3
-          // all of B), so odd waves walk K downward and start on the K slices the last wave read
-          // most recently, which L2 still holds. Not with split-K, whose orders the reductions'
-          // bitwise agreement across modes relies on (and whose few tiles make one wave).
-          // Stream-K pieces all walk downward: every CTA's range has the same length, so the
-          // first pieces (which end their tiles) start together at the last k-tile and the last
-          // pieces (which start theirs) end together at the first, each group in step along K.
-          const int k_tiles = (w.k_end - w.k_begin + kTileK - 1) / kTileK;
-          const bool downward = (!kSplitK && (wave & 1) != 0) || (kStreamK && w.sk_tile >= 0);
-          for (int i = 0; i < k_tiles; ++i) {
-            const int k = w.k_begin + (downward ? k_tiles - 1 - i : i) * kTileK;
+          const UnitLoads u = unit_loads(w, wave);
+          for (int i = 0; i < u.k_tiles; ++i) {
             mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);
-            const unsigned int full = full_bars + 8 * stage;
-            const unsigned int b_stage = smem_b + stage * kBStageBytes;
-            mbarrier_arrive_expect_tx(full, stage_bytes);
-            // Several atoms along K (kTileK 128, 256): the later boxes may lie wholly past K;
-            // TMA fills them with zeros and counts their bytes like any other.
-            if constexpr (kClusterN == 1) {
-#pragma unroll
-              for (int j = 0; j < kKAtoms; ++j)
-                tma_load_2d(smem_a + stage * kAStageBytes + j * kAKAtomBytes, &params.a_map,
-                            k + sm90::kAtomK * j, m0, full);
-            } else {
-              // Half of A each (rows [m0 + rank * kTileM / 2, ...): 32 or 64 rows, whole swizzle
-              // periods), multicast to both CTAs.
-#pragma unroll
-              for (int j = 0; j < kKAtoms; ++j)
-                tma_load_2d_multicast(
-                    smem_a + stage * kAStageBytes + j * kAKAtomBytes + rank * (kAKAtomBytes / 2),
-                    &params.a_map, k + sm90::kAtomK * j, m0 + rank * (kTileM / 2), full, 0x3);
-            }
+            load_k_tile(u, i, stage);
             if (unit == first_unit && i == 0) sm90::trace_mark(p.flags, kTraceFirstLoad);
-            if constexpr (kCluster == 1) {
-              if constexpr (kBIsNxK) {
-#pragma unroll
-                for (int j = 0; j < kKAtoms; ++j)
-                  tma_load_2d(b_stage + j * kBKAtomBytes, &params.b_map, k + sm90::kAtomK * j, n0,
-                              full);
-              } else {
-                for (int j = 0; j < b_atoms; ++j)
-                  tma_load_2d(b_stage + j * kBAtomBytes, &params.b_map, n0 + 64 * j, k, full);
-              }
-            } else {
-              // Half of B each, multicast to both CTAs: nt, rows [n0 + rank * kTileN / 2, ...);
-              // nn, K rows [k + 32 rank, k + 32 rank + 32) of every atom (32 rows = 4 whole
-              // swizzle periods, so the halves tile the atom exactly).
-              if constexpr (kBIsNxK) {
-#pragma unroll
-                for (int j = 0; j < kKAtoms; ++j)
-                  tma_load_2d_multicast(b_stage + j * kBKAtomBytes + rank * (kBKAtomBytes / 2),
-                                        &params.b_map, k + sm90::kAtomK * j,
-                                        n0 + rank * (kTileN / 2), full, 0x3);
-              } else {
-                for (int j = 0; j < b_atoms; ++j)
-                  tma_load_2d_multicast(b_stage + j * kBAtomBytes + rank * (kBAtomBytes / 2),
-                                        &params.b_map, n0 + 64 * j, k + 32 * rank, full, 0x3);
-              }
-            }
             if (++stage == kStages) {
               stage = 0;
               phase ^= 1;
@@ -507,9 +531,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       }
     }
   } else {
-    // Consumers.
-    if constexpr (kConsumers == 2) setmaxnreg_inc<sm90::kConsumerRegs>();
-    const int consumer = warpgroup - 1;
+    // Consumers: every warpgroup after the producer's, or every warpgroup without one.
+    if constexpr (kWarpSpecialized && kConsumers == 2) setmaxnreg_inc<sm90::kConsumerRegs>();
+    const int consumer = kWarpSpecialized ? warpgroup - 1 : warpgroup;
     const int thread = threadIdx.x % 128;
     const int warp = thread / 32;
     const int lane = thread % 32;
@@ -521,6 +545,38 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 #pragma unroll
       for (int i = 0; i < kAccs; ++i) acc[mi][i] = 0.0f;
 
+    // Without a producer warpgroup, thread 0 issues the loads itself along the same units:
+    // kStages k-tiles before the first wgmma, then one each time its warpgroup releases a stage,
+    // into the stage just released (so it waits there for every consumer's release).
+    int load_unit = first_unit - unit_stride, load_wave = -1, load_i = 0, load_stage = 0;
+    unsigned int load_phase = 0;
+    UnitLoads loads{};
+    const auto load_next = [&]() {
+      if constexpr (!kWarpSpecialized) {
+        if (threadIdx.x != 0) return;
+        while (load_unit < num_units && load_i == loads.k_tiles) {
+          load_unit += unit_stride;
+          ++load_wave;
+          load_i = 0;
+          if (load_unit < num_units)
+            loads = unit_loads(sm90::unit_at<kCluster, kClusterK, kClusterN, kStreamK, kTileK>(
+                                   load_unit, p, kSplitK, rank, dp_units, unit_stride),
+                               load_wave);
+        }
+        if (load_unit >= num_units) return;
+        mbarrier_wait(empty_bars + 8 * load_stage, load_phase ^ 1);
+        load_k_tile(loads, load_i, load_stage);
+        if (load_unit == first_unit && load_i == 0) sm90::trace_mark(p.flags, kTraceFirstLoad);
+        ++load_i;
+        if (++load_stage == kStages) {
+          load_stage = 0;
+          load_phase ^= 1;
+        }
+      }
+    };
+#pragma unroll 1
+    for (int s = 0; s < (kWarpSpecialized ? 0 : kStages); ++s) load_next();
+
     int stage = 0;
     unsigned int phase = 0;
     for (int unit = first_unit; unit < num_units; unit += unit_stride) {
@@ -531,7 +587,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
       int previous_stage = 0;
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         mbarrier_wait(full_bars + 8 * stage, phase);
-        if (kt == 0 && unit == first_unit && threadIdx.x == 128)
+        if (kt == 0 && unit == first_unit && consumer == 0 && thread == 0)
           sm90::trace_mark(p.flags, kTraceFirstFull);
         const unsigned int a_tile =
             smem_a + stage * kAStageBytes + consumer * kRowsPerConsumer * sm90::kRowBytes;
@@ -560,7 +616,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
         for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
         // Keep this k-tile's wgmma in flight; the previous one is done, so its stage is free.
         wgmma_wait<1>();
-        if (kt > 0) sm90::release_stage<kPair>(empty_bars + 8 * previous_stage, thread);
+        if (kt > 0) {
+          sm90::release_stage<kPair>(empty_bars + 8 * previous_stage, thread);
+          load_next();
+        }
         previous_stage = stage;
         if (++stage == kStages) {
           stage = 0;
@@ -571,7 +630,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + 1), 1)
 #pragma unroll
       for (int mi = 0; mi < kMI; ++mi) fence_accumulators(acc[mi]);
       sm90::release_stage<kPair>(empty_bars + 8 * previous_stage, thread);
-      const bool marks = unit == first_unit && threadIdx.x == 128;  // consumer 0's thread 0
+      load_next();
+      const bool marks = unit == first_unit && consumer == 0 && thread == 0;
       if (marks) {
         sm90::trace_mark(p.flags, kTraceMainLoopDone);
         sm90::trace_cycles(p.flags, kTraceLoopCycles);

@@ -262,6 +262,24 @@ TEST(GemmConfigKey, Sm90StreamKRoundTrips) {
                  {"not a GEMM config key"});
 }
 
+// Without warp specialization: a trailing ".nows", distinct from the same config with a producer
+// warpgroup; not beside another suffix, and no other family has it.
+TEST(GemmConfigKey, Sm90WithoutWarpSpecializationRoundTrips) {
+  kt::GemmConfig c{kt::GemmFamily::kSm90, 128, 256, 64, 0, 0, 4, 8, 1, 2, 2, 1};
+  c.warp_specialized = false;
+  EXPECT_EQ(kt::to_key(c), "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1.nows");
+  EXPECT_EQ(kt::parse_gemm_config_key("sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1.nows"), c);
+  EXPECT_EQ(c.num_threads(), 256);
+  c.warp_specialized = true;
+  EXPECT_EQ(kt::parse_gemm_config_key("sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1"), c);
+  EXPECT_EQ(c.num_threads(), 384);
+  for (const char* key : {"sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1.st.nows",
+                          "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1.ws"})
+    expect_invalid([key] { kt::parse_gemm_config_key(key); }, {"not a GEMM config key"});
+  expect_invalid([] { kt::parse_gemm_config_key("sm80.bm64.bn64.bk32.wm32.wn32.s4.g8.sk1.nows"); },
+                 {"not a GEMM config key"});
+}
+
 TEST(GemmConfigKey, MalformedSm90KeysThrowNamingTheProblem) {
   auto parse = [](std::string key) { return [key] { kt::parse_gemm_config_key(key); }; };
   // Wrong field count (the keys of template version 1 had no e and cl), or sm80 fields under

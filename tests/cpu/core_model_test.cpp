@@ -558,6 +558,23 @@ TEST(Estimate, Sm90NarrowWgmmaRunsAtTheMeasuredFraction) {
   EXPECT_GT(eff("sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g1.sk4"), wide);
 }
 
+// Without a producer warpgroup a consumer's thread issues the loads between its wgmma groups, so
+// the main loop keeps a smaller fraction of the wgmma rate than the warp-specialized one.
+TEST(Estimate, Sm90WithoutWarpSpecializationKeepsLessOfTheWgmmaRate) {
+  const kt::DeviceDesc d = h200();
+  const kt::GemmProblem p = problem(4096, 4096, 4096);
+  for (const char* key : {"sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1",
+                          "sm90.bm64.bn128.bk64.s6.c1.e0.cl1.g8.sk1"}) {
+    SCOPED_TRACE(key);
+    kt::GemmConfig c = kt::parse_gemm_config_key(key);
+    const kt::GemmEstimate specialized = kt::estimate(p, c, d);
+    c.warp_specialized = false;
+    const kt::GemmEstimate inline_loads = kt::estimate(p, c, d);
+    EXPECT_LT(inline_loads.mma_efficiency, specialized.mma_efficiency);
+    EXPECT_GT(inline_loads.predicted_us, specialized.predicted_us);
+  }
+}
+
 // The power limit: the SMs ran 1594-1662 MHz over 30-180 us main loops and 1408-1458 MHz over
 // 8192^3's 1.4 ms on the H200, so a short kernel's wgmma work runs faster than the long runs the
 // efficiencies were fitted on, by the ratio of those clocks, and less so in between.

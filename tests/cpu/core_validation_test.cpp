@@ -258,7 +258,7 @@ TEST(ValidateSm90Config, ClusterSplitKNeedsOneClusterOfSplitsThatStagesOverTheRi
   EXPECT_EQ(launch.main.grid[0], 128u);
   EXPECT_EQ(launch.main.cluster[0], 8u);
   EXPECT_EQ(launch.workspace_bytes, 0);
-  EXPECT_NE(kt::gemm_kernel_expression(deep, clk8).find(", 1, 8, false, 1, false>"),
+  EXPECT_NE(kt::gemm_kernel_expression(deep, clk8).find(", 1, 8, false, 1, false, true>"),
             std::string::npos);
 
   kt::GemmConfig mismatched = clk8;
@@ -304,7 +304,7 @@ TEST(ValidateSm90Config, PairsAlongNShareTheATileOfTwoTileColumns) {
   const kt::GemmLaunch launch = kt::plan_launch(decode, weights, h200.num_sms);
   EXPECT_EQ(launch.main.grid[0], 128u);
   EXPECT_EQ(launch.main.cluster[0], 2u);
-  EXPECT_NE(kt::gemm_kernel_expression(decode, weights).find(", true, 2, false>"),
+  EXPECT_NE(kt::gemm_kernel_expression(decode, weights).find(", true, 2, false, true>"),
             std::string::npos);
   // 520 columns of 128: five tile columns, three pairs.
   const kt::GemmProblem ragged = problem(300, 520, 4104);
@@ -331,11 +331,11 @@ TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
   EXPECT_EQ(kt::tiles_m(decode, narrow), 64);
   EXPECT_EQ(kt::tiles_n(decode, narrow), 1);
   EXPECT_EQ(kt::plan_launch(decode, narrow, h200.num_sms).main.grid[0], 64u);
-  EXPECT_NE(kt::gemm_kernel_expression(decode, narrow).find(", 1, 1, true, 1, false>"),
+  EXPECT_NE(kt::gemm_kernel_expression(decode, narrow).find(", 1, 1, true, 1, false, true>"),
             std::string::npos);
-  EXPECT_NE(
-      kt::gemm_kernel_expression(decode, sm90_config(64, 32, 12, 1)).find(", false, 1, false>"),
-      std::string::npos);
+  EXPECT_NE(kt::gemm_kernel_expression(decode, sm90_config(64, 32, 12, 1))
+                .find(", false, 1, false, true>"),
+            std::string::npos);
   // Split through L2: one slot per (tile, split) of the transposed tiles.
   const kt::GemmConfig split = swapped(sm90_config(64, 32, 12, 1, 2));
   // (40 tokens: 2 token tiles x 64 weight tiles.)
@@ -520,8 +520,54 @@ TEST(ValidateSm90Config, StreamKIsAnSm90FieldWithoutSplitsClustersOrSwap) {
   expect_rejected(p, streamed(sm90_config(128, 256, 2, 2)), h200, "use more stages");
   EXPECT_FALSE(kt::validate(p, streamed(sm90_config(128, 256, 3, 2)), h200).has_value());
   EXPECT_NE(kt::gemm_kernel_expression(p, streamed(sm90_config(128, 256, 4, 2, 1, 2)))
-                .find(", false, 1, true>"),
+                .find(", false, 1, true, true>"),
             std::string::npos);
+}
+
+TEST(ValidateSm90Config, WithoutWarpSpecializationIsAnSm90FieldWithoutSplitsClustersOrSwap) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  using kt::testing::unspecialized;
+  const kt::GemmProblem p = problem(4096, 4096, 4096);
+  EXPECT_FALSE(kt::validate(p, unspecialized(sm90_config(128, 256, 4, 2, 1, 2)), h200));
+  EXPECT_FALSE(kt::validate(p, unspecialized(sm90_config(64, 128, 6, 1)), h200));
+  expect_rejected(p, unspecialized(sm90_config(128, 256, 4, 2, 2)), h200, "nows");
+  expect_rejected(p, unspecialized(sm90_config(128, 256, 4, 2, 1, 2, 2)), h200, "nows");
+  expect_rejected(p, unspecialized(kt::testing::streamed(sm90_config(128, 256, 4, 2))), h200,
+                  "nows");
+  expect_rejected(p, unspecialized(kt::testing::pairs_along_n(sm90_config(128, 128, 4, 2))),
+                  h200, "nows");
+  expect_rejected(p, unspecialized(kt::testing::sm90_cluster_split_config(128, 128, 4, 2, 2)),
+                  h200, "nows");
+  expect_rejected(problem(64, 4096, 4096),
+                  unspecialized(kt::testing::swapped(sm90_config(64, 32, 8, 1))), h200, "nows");
+  expect_rejected(p, unspecialized(config(128, 128, 32, 64, 64, 4)), h200, "sm90 field");
+  // Two consumers and no producer: 256 threads under no setmaxnreg, so a thread's registers are
+  // its accumulators and addressing, not the 384-thread split's 168.
+  const kt::GemmConfig c = unspecialized(sm90_config(128, 256, 4, 2, 1, 2));
+  EXPECT_EQ(kt::plan_launch(p, c, 132).main.block[0], 256u);
+  EXPECT_EQ(kt::estimated_registers(c), 128 + 40);
+  EXPECT_EQ(kt::smem_bytes(p, c), kt::smem_bytes(p, sm90_config(128, 256, 4, 2, 1, 2)));
+  EXPECT_NE(kt::gemm_kernel_expression(p, c).find(", false, 1, false, false>"), std::string::npos);
+  EXPECT_NE(kt::gemm_kernel_expression(p, sm90_config(128, 256, 4, 2)).find(", true>"),
+            std::string::npos);
+}
+
+TEST(Enumerate, WithoutWarpSpecializationBesideEachUnsplitUnclusteredTile) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const std::vector<kt::GemmConfig> all = kt::enumerate_gemm_configs(problem(4096, 4096, 4096),
+                                                                     h200);
+  std::set<std::string> keys;
+  for (const kt::GemmConfig& c : all) keys.insert(kt::to_key(c));
+  int unspecialized = 0;
+  for (const kt::GemmConfig& c : all) {
+    if (c.warp_specialized) continue;
+    ++unspecialized;
+    EXPECT_TRUE(c.split_k == 1 && c.cluster == 1 && !c.stream_k && !c.swap_ab) << kt::to_key(c);
+    kt::GemmConfig specialized = c;
+    specialized.warp_specialized = true;
+    EXPECT_EQ(keys.count(kt::to_key(specialized)), 1u) << kt::to_key(c);
+  }
+  EXPECT_GT(unspecialized, 20);
 }
 
 TEST(StreamKRegion, TheLastPartialWaveOrThatPlusAWaveSharedOutByK) {

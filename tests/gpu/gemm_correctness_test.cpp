@@ -374,12 +374,15 @@ TEST_F(GemmCorrectness, Sm90SwapAbOnDecodeAndRaggedShapes) {
 // Persistent CTAs over several waves walk K upward in even waves and downward in odd ones
 // (serpentine K): shapes of two to six waves with K tails (the downward walk starts on the
 // partial k-tile) and K of one k-tile plus a partial one, unpaired and in pairs, one- and
-// two-atom stages, direct and TMA stores, both layouts, bf16 and fp16.
+// two-atom stages, direct and TMA stores, with and without a producer warpgroup (without one,
+// the consumers' loading thread runs a ring ahead across the units), both layouts, bf16 and fp16.
 TEST_F(GemmCorrectness, Sm90PersistentWavesWalkKBothWays) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
   const int checked = check_valid(
       {"sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1", "sm90.bm128.bn256.bk64.s3.c2.e4.cl2.g16.sk1",
-       "sm90.bm64.bn128.bk64.s6.c1.e0.cl1.g1.sk1", "sm90.bm64.bn32.bk128.s8.c1.e0.cl1.g8.sk1"},
+       "sm90.bm64.bn128.bk64.s6.c1.e0.cl1.g1.sk1", "sm90.bm64.bn32.bk128.s8.c1.e0.cl1.g8.sk1",
+       "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1.nows",
+       "sm90.bm64.bn128.bk64.s6.c1.e0.cl1.g1.sk1.nows"},
       {"4096x2048x1000", "2304x4160x200", "8200x264x72"}, {Layout::kNT, Layout::kNN},
       {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}});
   EXPECT_GE(checked, 40);

@@ -332,6 +332,24 @@ TEST(Ptx, TheSm90FamilyUsesWgmmaTmaMbarriersAndSetmaxnreg) {
   }
 }
 
+TEST(Ptx, Sm90WithoutWarpSpecializationLoadsFromAConsumerThreadWithoutSetmaxnreg) {
+  // 256 threads for two consumers (no producer warpgroup), the same wgmma and TMA loads, and no
+  // register hand-over between warpgroups.
+  const kt::GemmConfig c = kt::testing::unspecialized(kt::testing::sm90_config(128, 256, 4, 2));
+  const std::string ptx =
+      gen::compile_to_ptx(gen::generate_gemm(problem(4096, 4096, 4096), c, "sm_90a"));
+  EXPECT_NE(ptx.find(".maxntid 256"), std::string::npos);
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"), std::string::npos);
+  EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global"), std::string::npos);
+  EXPECT_NE(ptx.find("mbarrier.arrive.expect_tx"), std::string::npos);
+  EXPECT_EQ(ptx.find("setmaxnreg"), std::string::npos);
+  EXPECT_NE(gen::compile_to_ptx(gen::generate_gemm(problem(4096, 4096, 4096),
+                                                   kt::testing::sm90_config(128, 256, 4, 2),
+                                                   "sm_90a"))
+                .find(".maxntid 384"),
+            std::string::npos);
+}
+
 TEST(Ptx, TheSm90TmaStoreEpilogueAndClustersUseBulkStoresMulticastAndRemoteArrivals) {
   for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN}) {
     SCOPED_TRACE(kt::to_string(layout));

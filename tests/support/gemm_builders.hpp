@@ -78,6 +78,13 @@ inline GemmConfig streamed(GemmConfig c) {
   return c;
 }
 
+// The same config without warp specialization (no producer warpgroup: the consumers' first
+// thread issues the loads).
+inline GemmConfig unspecialized(GemmConfig c) {
+  c.warp_specialized = false;
+  return c;
+}
+
 // The sm90 configs we ship as known-good starting points: the 128 x 256 flagship and its
 // 256 x 128 twin, narrower two-consumer tiles, one-consumer tiles for small M or N, and split-K
 // (reduced in the kernel: 1536^2 x 8192's 128 x 192 sk4 with TMA stores, 512^2 x 32768's
@@ -92,7 +99,9 @@ inline GemmConfig streamed(GemmConfig c) {
 // deep for a 16-token decode tile and two for a 64 x 64 tile with TMA stores; pairs along N
 // sharing A (cn2: two token tiles on one weight tile, swapped; 512^2 x 32768's 128 x 64 split 4;
 // a 128 x 128 tile with TMA stores); stream-K for the flagship (both epilogues), a narrower
-// two-consumer tile and a one-consumer tile.
+// two-consumer tile and a one-consumer tile; without warp specialization the flagship (both
+// epilogues), the 128 x 144 tile with TMA stores, one consumer of 64 and of 128 rows, and a
+// 64 x 64 tile with stages two atoms deep.
 // The nvrtc tier compiles each cleanly; the gpu tier checks each on ragged shapes.
 inline const std::vector<GemmConfig>& shipped_sm90_configs() {
   static const std::vector<GemmConfig> all = {
@@ -123,7 +132,11 @@ inline const std::vector<GemmConfig>& shipped_sm90_configs() {
       pairs_along_n(sm90_config(128, 64, 8, 2, 4)),
       pairs_along_n(sm90_config(128, 128, 4, 2, 1, 2)),
       streamed(sm90_config(128, 256, 4, 2, 1, 2)), streamed(sm90_config(128, 256, 4, 2)),
-      streamed(sm90_config(128, 128, 5, 2, 1, 2)), streamed(sm90_config(64, 128, 6, 1, 1, 2))};
+      streamed(sm90_config(128, 128, 5, 2, 1, 2)), streamed(sm90_config(64, 128, 6, 1, 1, 2)),
+      unspecialized(sm90_config(128, 256, 4, 2)), unspecialized(sm90_config(128, 256, 4, 2, 1, 2)),
+      unspecialized(sm90_config(128, 144, 4, 2, 1, 2)), unspecialized(sm90_config(64, 128, 6, 1)),
+      unspecialized(sm90_config(128, 128, 4, 1)),
+      unspecialized(deep_stages(sm90_config(64, 64, 6, 1, 1, 1), 128))};
   return all;
 }
 
