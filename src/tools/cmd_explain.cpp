@@ -37,6 +37,16 @@ void print_estimate(const std::string& title, const GemmProblem& p, const GemmCo
              c.split_k > 1 ? fmt::format(", x{} K splits = {} CTAs", c.split_k, e.num_ctas) : "");
   fmt::print("  tile eff.    {:.1f}% of the covered MxN is useful ({:.1f}% wasted)\n",
              100 * e.tile_efficiency, 100 * (1 - e.tile_efficiency));
+  if (c.family == GemmFamily::kSm90)
+    fmt::print("  warps        {}\n",
+               c.warp_specialized
+                   ? fmt::format("a producer warpgroup (one thread issues the TMA loads) + {} "
+                                 "consumer warpgroup(s){}",
+                                 c.consumers,
+                                 c.consumers == 2 ? ", registers split by setmaxnreg" : "")
+                   : fmt::format("{} consumer warpgroup(s), no producer warpgroup: consumer 0's "
+                                 "thread issues the TMA loads",
+                                 c.consumers));
   fmt::print("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
              e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
              e.occupancy.limiter);

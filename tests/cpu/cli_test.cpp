@@ -165,6 +165,25 @@ TEST_F(Cli, ExplainOfAStreamKConfigShowsTheSharedTiles) {
   EXPECT_FALSE(contains(r.output, "stream-K ")) << r.output;
 }
 
+// Without warp specialization explain says who issues the loads, and the CTA has no producer's
+// 128 threads.
+TEST_F(Cli, ExplainSaysWhoIssuesTheLoadsOfAnSm90Config) {
+  const std::string config = " --config sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g8.sk1";
+  Result r = run("explain --shape 1536x1536x8192" + config);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "a producer warpgroup (one thread issues the TMA loads) + 2"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "384 threads")) << r.output;
+  r = run("explain --shape 1536x1536x8192" + config + ".nows");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "no producer warpgroup: consumer 0's thread issues the TMA"))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "256 threads")) << r.output;
+  expect_error("explain --shape 1536x1536x8192 --config "
+               "sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g8.sk4.nows",
+               {"nows", "split-K"});
+}
+
 // A finalist has two rows, its first pass and the interleaved re-measurement the winner was
 // picked by: explain counts the re-measurement, and a config once.
 TEST_F(Cli, ExplainTakesAFinalistsReMeasurementOverItsFirstPass) {
