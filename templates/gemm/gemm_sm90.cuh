@@ -416,8 +416,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
     u.downward = (!kSplitK && (wave & 1) != 0) || (kStreamK && w.sk_tile >= 0);
     return u;
   };
-  // The i-th k-tile of a unit into `stage`, whose empty barrier the caller has waited for.
-  const auto load_k_tile = [&](const UnitLoads& u, int i, int stage) {
+  // The i-th k-tile of a unit into `stage` once every consumer has released the stage's last
+  // use (`phase`: the parity of the stage's uses so far; a fresh stage passes at once).
+  const auto load_k_tile = [&](const UnitLoads& u, int i, int stage, unsigned int phase) {
+    mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);
     const int k = u.k_begin + (u.downward ? u.k_tiles - 1 - i : i) * kTileK;
     const unsigned int full = full_bars + 8 * stage;
     const unsigned int b_stage = smem_b + stage * kBStageBytes;
@@ -505,8 +507,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
         if (threadIdx.x == 0) {
           const UnitLoads u = unit_loads(w, wave);
           for (int i = 0; i < u.k_tiles; ++i) {
-            mbarrier_wait(empty_bars + 8 * stage, phase ^ 1);
-            load_k_tile(u, i, stage);
+            load_k_tile(u, i, stage, phase);
             if (unit == first_unit && i == 0) sm90::trace_mark(p.flags, kTraceFirstLoad);
             if (++stage == kStages) {
               stage = 0;
@@ -564,8 +565,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
                                load_wave);
         }
         if (load_unit >= num_units) return;
-        mbarrier_wait(empty_bars + 8 * load_stage, load_phase ^ 1);
-        load_k_tile(loads, load_i, load_stage);
+        load_k_tile(loads, load_i, load_stage, load_phase);
         if (load_unit == first_unit && load_i == 0) sm90::trace_mark(p.flags, kTraceFirstLoad);
         ++load_i;
         if (++load_stage == kStages) {
