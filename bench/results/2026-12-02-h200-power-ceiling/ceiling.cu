@@ -3,15 +3,23 @@
 // consumer warpgroups, each issuing the 128 x 256 GEMM tile's wgmma stream (four m64n256k16 a
 // 64-deep k-tile, operands in shared memory, one group committed a k-tile and one left in flight)
 // over two stages filled once with random BF16 values, so the tensor cores see data like a GEMM's.
-// Mode 0 moves nothing through L2 or DRAM; in modes 1 and 2 a ninth warp bulk-copies 48 KB chunks
-// (a k-tile's operands) into shared memory the wgmma does not read, as fast as the SM takes them,
-// from an L2-resident 15 MB buffer (1) or a 4 GB one (2, DRAM). Thread 0 stamps %globaltimer and
-// %clock64 after the fill and after its last wait. Reported per mode and launch length (80, 280
-// and 2300 k-tiles a CTA: 1536^2's, 4100 x 4096^2's and 8192^3's): the launch's event time (the
-// fill included), the CTAs' median clock, the cycles a k-tile (the instruction's floor is 1024),
-// the TFLOP/s that gives on every SM, and the loader's GB/s a SM. Each timed launch follows a
-// 256 MB memset, as kerntune's bench launches follow its L2 flush.
+// A ninth warp adds the traffic, bulk-copying 48 KB chunks (a k-tile's operands) into shared
+// memory the wgmma does not read:
+//   mode 0  none: nothing moves through L2 or DRAM;
+//   mode 1  from an L2-resident 15 MB buffer, as fast as the SM takes them, while the wgmma runs;
+//   mode 2  the same from a 4 GB buffer (DRAM);
+//   mode 3  clusters of two, one chunk a k-tile (the GEMM's intake), the same chunk for both CTAs
+//           of a pair (as a pair shares an operand block), each loading it whole;
+//   mode 4  as 3, each CTA loading half and multicasting it to both;
+//   mode 5  as 3, launched plainly (CTA pairs by index, no cluster).
+// Thread 0 stamps %globaltimer and %clock64 after the fill and after its last wait. Reported per
+// mode and launch length (80, 280 and 2300 k-tiles a CTA: 1536^2's, 4100 x 4096^2's and 8192^3's):
+// the launch's event time (the fill, and in modes 3-5 the loader's tail, included), the CTAs'
+// median clock, the cycles a k-tile (the instruction's floor is 1024), the TFLOP/s that gives on
+// every SM, and the bytes loaded a SM over the wgmma's time. Each timed launch follows a 256 MB
+// memset, as kerntune's bench launches follow its L2 flush.
 // Build: nvcc -gencode arch=compute_90a,code=sm_90a -O2 -std=c++17 -o ceiling ceiling.cu
+// Run:   ceiling [REPS [MODE...]]   (10 launches a row, every mode, by default)
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -33,7 +41,7 @@
 constexpr int kStages = 2;
 constexpr int kStageBytes = 128 * 128 + 256 * 128;  // A: 128 rows x 64 k; B: 256 rows x 64 k
 constexpr int kChunkBytes = 48 * 1024;  // one 128 x 256 k-tile's operands
-constexpr int kSmemBytes = kStages * kStageBytes + 2 * kChunkBytes + 1024 + 64;
+constexpr int kSmemBytes = kStages * kStageBytes + 2 * kChunkBytes + 1024 + 64;  // + barriers
 
 __device__ __forceinline__ unsigned long long desc_sw128(unsigned int addr) {
   return static_cast<unsigned long long>((addr & 0x3FFFF) >> 4) | (1ull << 16) |
@@ -80,9 +88,74 @@ __device__ __forceinline__ void mbar_wait(unsigned int bar, unsigned int parity)
       "}\n" ::"r"(bar), "r"(parity) : "memory");
 }
 
-// mode 0: no memory traffic. mode 1: a ninth warp streams 48 KB chunks of an L2-resident 16 MB
-// buffer into shared memory the wgmma does not read, as fast as the SM takes them, for as long as
-// the consumers run. mode 2: the same from a 4 GB buffer (DRAM).
+__device__ __forceinline__ void cluster_sync_all() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+
+__device__ __forceinline__ unsigned int cluster_rank() {
+  unsigned int r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
+// Modes 3 and 4 (clusters of two): one 48 KB chunk a k-tile, the GEMM's own intake, the same
+// chunk for both CTAs of a pair (as a pair shares an operand block). Mode 3: each CTA loads the
+// whole chunk itself. Mode 4: each loads its half and multicasts it to both. Before a buffer is
+// refilled, each CTA knows the peer's previous fill of it completed (an arrive on the peer's
+// ack barrier), so no byte of the next fill lands in a phase still open.
+__device__ void load_pairs(int ktiles, bool multicast, const unsigned char* src,
+                           unsigned long long src_bytes, unsigned int scratch, unsigned int bars,
+                           unsigned long long* stamps) {
+  const unsigned int rank = cluster_rank();
+  const unsigned int acks = bars + 16;
+  unsigned int peer_acks = 0;
+  if (multicast)
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(peer_acks) : "r"(acks), "r"(rank ^ 1u));
+  unsigned long long off = (static_cast<unsigned long long>(blockIdx.x / 2) * 7919u * kChunkBytes) % src_bytes;
+  for (int i = 0; i < ktiles; ++i) {
+    const int buf = i & 1;
+    if (i >= 2) {
+      const unsigned int parity = ((i >> 1) - 1) & 1;
+      mbar_wait(bars + 8 * buf, parity);
+      if (multicast) {
+        asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n"
+                     ::"r"(peer_acks + 8 * buf) : "memory");
+        asm volatile(
+            "{\n"
+            ".reg .pred p;\n"
+            "ACK_%=:\n"
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], %1;\n"
+            "@!p bra ACK_%=;\n"
+            "}\n" ::"r"(acks + 8 * buf), "r"(parity) : "memory");
+      }
+    }
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bars + 8 * buf),
+                 "r"(kChunkBytes) : "memory");
+    const unsigned int dst = scratch + buf * kChunkBytes;
+    if (multicast) {
+      const unsigned int half = kChunkBytes / 2;
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster "
+          "[%0], [%1], %2, [%3], %4;\n"
+          ::"r"(dst + rank * half), "l"(src + off + rank * half), "r"(half), "r"(bars + 8 * buf),
+          "h"(static_cast<unsigned short>(3)) : "memory");
+    } else {
+      for (int c = 0; c < 3; ++c) {
+        asm volatile(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+            ::"r"(dst + c * (kChunkBytes / 3)), "l"(src + off + c * (kChunkBytes / 3)),
+            "r"(kChunkBytes / 3), "r"(bars + 8 * buf) : "memory");
+      }
+    }
+    off += 66ull * kChunkBytes;
+    if (off + kChunkBytes > src_bytes) off %= kChunkBytes * 66ull;
+  }
+  for (int j = ktiles - 2; j < ktiles; ++j)
+    if (j >= 0) mbar_wait(bars + 8 * (j & 1), (j >> 1) & 1);
+  stamps[6 * blockIdx.x + 5] = static_cast<unsigned long long>(ktiles) * kChunkBytes;
+}
+
+// The modes are the header's. Modes 1 and 2 load until the consumers raise `done`.
 __global__ void __launch_bounds__(288, 1)
     ceiling(int ktiles, int mode, const unsigned char* src, unsigned long long src_bytes,
             unsigned long long* stamps, float* sink) {
@@ -92,7 +165,7 @@ __global__ void __launch_bounds__(288, 1)
   unsigned char* smem = smem_raw + (base - raw);
   const unsigned int scratch = base + kStages * kStageBytes;
   const unsigned int bars = scratch + 2 * kChunkBytes;
-  volatile int* done = reinterpret_cast<volatile int*>(smem + (bars - base) + 16);
+  volatile int* done = reinterpret_cast<volatile int*>(smem + (bars - base) + 32);
   // Random BF16 in [-1, 1): sign, exponent 126 or 125, random mantissa (never zero).
   unsigned int* words = reinterpret_cast<unsigned int*>(smem);
   for (int i = threadIdx.x; i < kStages * kStageBytes / 4; i += blockDim.x) {
@@ -102,15 +175,24 @@ __global__ void __launch_bounds__(288, 1)
     words[i] = lo | (hi << 16);
   }
   if (threadIdx.x == 0) {
-    for (int b = 0; b < 2; ++b)
+    for (int b = 0; b < 4; ++b)  // two fill barriers, two acks (modes 3, 4)
       asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bars + 8 * b) : "memory");
     *done = 0;
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-  __syncthreads();
+  if (mode >= 3) {
+    cluster_sync_all();  // the peer's barriers exist before anything reaches them
+  } else {
+    __syncthreads();
+  }
   if (threadIdx.x >= 256) {  // the loader warp
-    if (mode == 0 || threadIdx.x != 256) return;
+    if (mode == 0 || (mode <= 2 && threadIdx.x != 256)) return;
+    if (mode >= 3) {
+      if (threadIdx.x == 256) load_pairs(ktiles, mode == 4, src, src_bytes, scratch, bars, stamps);
+      cluster_sync_all();
+      return;
+    }
     unsigned long long off = (static_cast<unsigned long long>(blockIdx.x) * 7919u * kChunkBytes) % src_bytes;
     unsigned long long loaded = 0;
     int i = 0;
@@ -168,6 +250,7 @@ __global__ void __launch_bounds__(288, 1)
 #pragma unroll
   for (int i = 0; i < 128; ++i) s += d[i];
   sink[blockIdx.x * 256 + threadIdx.x] = s;
+  if (mode >= 3) cluster_sync_all();  // no CTA leaves while its peer may still reach it
 }
 
 static double median(std::vector<double> v) {
@@ -203,14 +286,33 @@ int main(int argc, char** argv) {
   std::printf("%d SMs, %d timed launches per row, each after a 256 MB memset\n", sms, reps);
   std::printf("%5s %8s %10s %9s %11s %13s %12s\n", "mode", "k-tiles", "launch_us", "clk_MHz",
               "cyc/k-tile", "TFLOP/s@clk", "load_GB/s/SM");
-  for (int mode : {0, 1, 2}) {
+  std::vector<int> modes;
+  for (int i = 2; i < argc; ++i) modes.push_back(std::atoi(argv[i]));
+  if (modes.empty()) modes = {0, 1, 2, 3, 4, 5};
+  for (int mode : modes) {
     for (int ktiles : {80, 280, 2300}) {
       std::vector<double> us, clk, cyc, gbs;
       for (int r = 0; r < reps + 3; ++r) {
         CHECK(cudaMemsetAsync(gap, r & 0xFF, gap_bytes));
         CHECK(cudaEventRecord(e0));
-        ceiling<<<sms, 288, kSmemBytes>>>(ktiles, mode, src, mode == 2 ? dram_bytes : l2_bytes,
-                                          stamps, sink);
+        const unsigned long long bytes = mode == 2 ? dram_bytes : l2_bytes;
+        if (mode <= 2 || mode == 5) {
+          ceiling<<<sms, 288, kSmemBytes>>>(ktiles, mode, src, bytes, stamps, sink);
+        } else {
+          cudaLaunchConfig_t cfg = {};
+          cfg.gridDim = dim3(sms);
+          cfg.blockDim = dim3(288);
+          cfg.dynamicSmemBytes = kSmemBytes;
+          cudaLaunchAttribute attr;
+          attr.id = cudaLaunchAttributeClusterDimension;
+          attr.val.clusterDim.x = 2;
+          attr.val.clusterDim.y = 1;
+          attr.val.clusterDim.z = 1;
+          cfg.attrs = &attr;
+          cfg.numAttrs = 1;
+          CHECK(cudaLaunchKernelEx(&cfg, ceiling, ktiles, mode, static_cast<const unsigned char*>(src),
+                                   bytes, stamps, sink));
+        }
         CHECK(cudaEventRecord(e1));
         CHECK(cudaEventSynchronize(e1));
         CHECK(cudaGetLastError());
