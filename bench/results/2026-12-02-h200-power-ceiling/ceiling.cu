@@ -20,7 +20,6 @@
 // memset, as kerntune's bench launches follow its L2 flush.
 // Build: nvcc -gencode arch=compute_90a,code=sm_90a -O2 -std=c++17 -o ceiling ceiling.cu
 // Run:   ceiling [REPS [MODE...]]   (10 launches a row, every mode, by default)
-#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
