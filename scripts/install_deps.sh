@@ -5,9 +5,10 @@
 # expected at $CUDA_HOME (default /usr/local/cuda), and this script fails early if it is not.
 set -euo pipefail
 
-# clang and libclang-rt-14-dev (libFuzzer and the sanitizers): scripts/run_fuzzers.sh only.
+# clang and libclang-rt-14-dev (libFuzzer and the sanitizers): scripts/run_fuzzers.sh only;
+# clang-format: scripts/check_format.sh.
 packages=(build-essential cmake ninja-build libfmt-dev libspdlog-dev libsqlite3-dev libcli11-dev
-          libgtest-dev clang libclang-rt-14-dev)
+          libgtest-dev clang libclang-rt-14-dev clang-format)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -16,18 +16,18 @@ namespace kt {
 using Stream = void*;  // a CUstream (cudaStream_t); nullptr is the legacy default stream
 
 struct RuntimeOptions {
-  std::string database_path;           // empty: $KERNTUNE_DB or the user cache directory
-  bool read_only = false;              // never write compiled cubins back to the database
-  bool compile_on_miss = true;         // false: a shape without a cubin in the DB is an error
-  int device_ordinal = 0;              // used when the calling thread has no current context
+  std::string database_path;                // empty: $KERNTUNE_DB or the user cache directory
+  bool read_only = false;                   // never write compiled cubins back to the database
+  bool compile_on_miss = true;              // false: a shape without a cubin in the DB is an error
+  int device_ordinal = 0;                   // used when the calling thread has no current context
   std::size_t workspace_bytes = 64u << 20;  // split-K scratch, allocated once at open
 };
 
 struct DispatchInfo {
-  std::string config_key;              // e.g. "sm80.bm128.bn256.bk32.wm64.wn64.s3.g8.sk1"
-  std::string grade;                   // "exact", "nearest-shape" or "model-default"
-  std::string tuned_problem_key;       // the tuned shape the config came from, if any
-  bool compiled_now = false;           // NVRTC ran (the DB had no cubin)
+  std::string config_key;         // e.g. "sm80.bm128.bn256.bk32.wm64.wn64.s3.g8.sk1"
+  std::string grade;              // "exact", "nearest-shape" or "model-default"
+  std::string tuned_problem_key;  // the tuned shape the config came from, if any
+  bool compiled_now = false;      // NVRTC ran (the DB had no cubin)
 };
 
 // Device pointers and element strides of one attention call. Each tensor is addressed as
@@ -39,12 +39,12 @@ struct AttentionTensors {
   const void* k = nullptr;
   const void* v = nullptr;
   void* o = nullptr;
-  float* lse = nullptr;        // optional: [batch, heads_q, seqlen_q] FP32 logsumexp (natural log)
+  float* lse = nullptr;         // optional: [batch, heads_q, seqlen_q] FP32 logsumexp (natural log)
   std::int64_t q_strides[3]{};  // batch, row (sequence position), head
   std::int64_t k_strides[3]{};
   std::int64_t v_strides[3]{};
   std::int64_t o_strides[3]{};
-  float softmax_scale = 0;     // 0: 1 / sqrt(head_dim)
+  float softmax_scale = 0;  // 0: 1 / sqrt(head_dim)
 
   // Dense (B, N, H, d) strides for every tensor (the FlashAttention layout).
   void set_bnhd_strides(const AttentionProblem& problem);

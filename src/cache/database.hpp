@@ -93,10 +93,10 @@ struct BlocklistEntry {
   std::string compile_key;
   std::string nvrtc_version;
   int template_version = 0;
-  std::string op;          // "gemm", "attention"
+  std::string op;  // "gemm", "attention"
   std::string config_key;
-  std::string kernel;      // the main kernel's name expression
-  std::string problem_key; // the problem it failed on first
+  std::string kernel;       // the main kernel's name expression
+  std::string problem_key;  // the problem it failed on first
   Status reason = Status::kCompileCrash;
   std::string detail;
   std::string run_id;
@@ -109,7 +109,7 @@ struct TuningRun {
   TuningKey key;
   std::string options_sha256;  // everything that shapes the candidate list
   bool done = false;
-  std::int64_t pid = 0;        // the process running it (last claimed it)
+  std::int64_t pid = 0;  // the process running it (last claimed it)
   std::string host;
   std::int64_t started_unix = 0;
   std::int64_t finished_unix = 0;

@@ -53,7 +53,8 @@ std::int64_t other_device_rows(sql::Connection& db, const char* table,
     const std::string device = query.column_text(0);
     if (std::find(fingerprints.begin(), fingerprints.end(), device) != fingerprints.end()) continue;
     rows += query.column_int64(1);
-    if (std::find(devices.begin(), devices.end(), device) == devices.end()) devices.push_back(device);
+    if (std::find(devices.begin(), devices.end(), device) == devices.end())
+      devices.push_back(device);
   }
   return rows;
 }
@@ -115,12 +116,14 @@ DatabaseHealth check_database_health(const std::string& path, const HealthExpect
       return health;
     }
     if (!health.integrity_problems.empty()) {
-      health.problem = schema::unusable_file_message(path, "it is corrupt (PRAGMA integrity_check)");
+      health.problem =
+          schema::unusable_file_message(path, "it is corrupt (PRAGMA integrity_check)");
       return health;
     }
     const schema::FileState state = schema::inspect(db, path);
     if (state.empty) {
-      health.problem = schema::unusable_file_message(path, "it is empty (it holds no kerntune schema)");
+      health.problem =
+          schema::unusable_file_message(path, "it is empty (it holds no kerntune schema)");
       return health;
     }
     health.schema_version = state.schema_version;

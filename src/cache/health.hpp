@@ -14,8 +14,8 @@ namespace kt::cache {
 // What "current" means on this machine; an empty field is not checked.
 struct HealthExpectations {
   int protocol_version = 0;
-  int gemm_template_version = 0;       // for problem keys "gemm:..."
-  int attention_template_version = 0;  // for problem keys "attn:..."
+  int gemm_template_version = 0;                 // for problem keys "gemm:..."
+  int attention_template_version = 0;            // for problem keys "attn:..."
   std::vector<std::string> device_fingerprints;  // the visible GPUs; empty: no GPU to compare
   std::string nvrtc_version;                     // the loaded NVRTC; empty: none loaded
 };

@@ -79,9 +79,9 @@ void Database::add_to_blocklist(const BlocklistEntry& entry) {
                                              kBlocklistColumns));
   insert
       .bind_all(entry.device_fingerprint, entry.compile_key, entry.nvrtc_version,
-                entry.template_version, entry.op, entry.config_key, entry.kernel,
-                entry.problem_key, std::string_view(to_string(entry.reason)), entry.detail,
-                entry.run_id, entry.created_unix == 0 ? now_unix() : entry.created_unix)
+                entry.template_version, entry.op, entry.config_key, entry.kernel, entry.problem_key,
+                std::string_view(to_string(entry.reason)), entry.detail, entry.run_id,
+                entry.created_unix == 0 ? now_unix() : entry.created_unix)
       .run();
 }
 
@@ -100,10 +100,9 @@ std::optional<BlocklistEntry> Database::find_blocklisted(const std::string& devi
 std::vector<BlocklistEntry> Database::blocklist() const {
   Impl& impl = checked(impl_);
   const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement query(impl.db,
-                       fmt::format("SELECT {} FROM blocklist ORDER BY device_fingerprint, "
-                                   "created_unix, config_key",
-                                   kBlocklistColumns));
+  sql::Statement query(impl.db, fmt::format("SELECT {} FROM blocklist ORDER BY device_fingerprint, "
+                                            "created_unix, config_key",
+                                            kBlocklistColumns));
   std::vector<BlocklistEntry> rows;
   while (query.step()) rows.push_back(read_entry(query, impl.path));
   return rows;

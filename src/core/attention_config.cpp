@@ -61,11 +61,13 @@ int estimated_registers(const AttentionProblem& p, const AttentionConfig& c) {
   const int tiles = c.block_m / c.warps / 16;  // m16 row tiles per warp
   // O accumulators (16 x d per tile), S (16 x block_n per tile), P, the Q fragments (kept in
   // registers for one tile), addressing.
-  return std::min(255, tiles * (d / 2 + c.block_n / 2 + c.block_n / 4) + (tiles == 1 ? d / 4 : 0) + 40);
+  return std::min(255,
+                  tiles * (d / 2 + c.block_n / 2 + c.block_n / 4) + (tiles == 1 ? d / 4 : 0) + 40);
 }
 
 // Key blocks a CTA of query block `qb` visits, and the visible pairs they cover.
-std::int64_t visited_key_blocks(const AttentionProblem& p, const AttentionConfig& c, std::int64_t qb) {
+std::int64_t visited_key_blocks(const AttentionProblem& p, const AttentionConfig& c,
+                                std::int64_t qb) {
   const std::int64_t key_blocks = ceil_div(p.seqlen_k, c.block_n);
   if (!p.causal) return key_blocks;
   const std::int64_t last_row = std::min(p.seqlen_q, (qb + 1) * c.block_m) - 1;
@@ -82,9 +84,12 @@ void parse_key_fields(std::string_view key, const std::vector<std::string_view>&
   for (const auto& [prefix, value] : fields) {
     const std::string_view part = parts[i];
     if (part.substr(0, prefix.size()) != prefix)
-      throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key, i, prefix, hint));
-    const std::int64_t v = parse_int(part.substr(prefix.size()), fmt::format("config field '{}'", prefix));
-    if (v < 1 || v > 4096) throw_invalid(fmt::format("config field '{}' = {} is out of range", prefix, v));
+      throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key, i,
+                                prefix, hint));
+    const std::int64_t v =
+        parse_int(part.substr(prefix.size()), fmt::format("config field '{}'", prefix));
+    if (v < 1 || v > 4096)
+      throw_invalid(fmt::format("config field '{}' = {} is out of range", prefix, v));
     *value = int(v);
     ++i;
   }
@@ -98,7 +103,8 @@ std::optional<std::string> validate_sm80(const AttentionProblem& p, const Attent
     return "block_m must be 16 or 32 x warps (each warp owns 16 or 32 query rows)";
   if (c.block_m == 32 * c.warps && (p.head_dim == 256 || c.block_n == 128))
     return "32 query rows per warp need head_dim <= 128 and block_n <= 64 (registers)";
-  if (c.block_n != 32 && c.block_n != 64 && c.block_n != 128) return "block_n must be 32, 64 or 128";
+  if (c.block_n != 32 && c.block_n != 64 && c.block_n != 128)
+    return "block_n must be 32, 64 or 128";
   if (c.stages != 1 && c.stages != 2) return "stages must be 1 or 2";
   if (p.head_dim != 64 && p.head_dim != 96 && p.head_dim != 128 && p.head_dim != 256)
     return "head_dim must be 64, 96, 128 or 256";
@@ -111,7 +117,8 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
   if (device.arch() != "sm_90a")
     return fmt::format("the fa3 family needs sm_90a (compute capability 9.0), device has {}.{}",
                        device.cc_major, device.cc_minor);
-  if (c.warps != 0) return "fa3 configs have no warps field (warps = 0: block_m sets the warpgroups)";
+  if (c.warps != 0)
+    return "fa3 configs have no warps field (warps = 0: block_m sets the warpgroups)";
   if (c.block_m != 64 && c.block_m != 128)
     return "fa3 block_m must be 64 or 128 (one or two consumer warpgroups of 64 query rows)";
   if (c.block_n != 64 && c.block_n != 128) return "fa3 block_n must be 64 or 128";
@@ -154,7 +161,9 @@ AttentionConfig parse_attention_config_key(std::string_view key) {
   const char* hint = "expected e.g. fa2.bm128.bn64.w8.s2 or fa3.bm128.bn128.s2";
   AttentionConfig c;
   if (parts.size() == 5 && parts[0] == "fa2") {
-    parse_key_fields(key, parts, {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}}, hint);
+    parse_key_fields(key, parts,
+                     {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}},
+                     hint);
   } else if (parts.size() == 4 && parts[0] == "fa3") {
     c.family = AttentionFamily::kSm90;
     c.warps = 0;
@@ -163,7 +172,8 @@ AttentionConfig parse_attention_config_key(std::string_view key) {
     throw_invalid(fmt::format("'{}' is not an attention config key: {}", key, hint));
   }
   if (to_key(c) != key)
-    throw_invalid(fmt::format("config key '{}' is not canonical: write it as '{}'", key, to_key(c)));
+    throw_invalid(
+        fmt::format("config key '{}' is not canonical: write it as '{}'", key, to_key(c)));
   return c;
 }
 
@@ -236,8 +246,8 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
   return out;
 }
 
-AttentionEstimate estimate(const AttentionProblem& p, const AttentionConfig& c,
-                           const DeviceDesc& d, int regs) {
+AttentionEstimate estimate(const AttentionProblem& p, const AttentionConfig& c, const DeviceDesc& d,
+                           int regs) {
   AttentionEstimate e;
   e.num_ctas = num_ctas(p, c);
   e.threads = c.num_threads();
@@ -268,11 +278,13 @@ AttentionEstimate estimate(const AttentionProblem& p, const AttentionConfig& c,
   const double covered_blocks = covered_pairs / (double(c.block_m) * c.block_n);
   // Balanced over the SMs and stretched by wave quantization, but never shorter than the
   // longest CTA, which shares its SM with ctas_per_sm - 1 others.
-  const double balanced_s = covered_blocks * block_s / d.num_sms / std::max(e.waves.efficiency, 0.01);
+  const double balanced_s =
+      covered_blocks * block_s / d.num_sms / std::max(e.waves.efficiency, 0.01);
   const double longest_s = max_cta_blocks * block_s * std::max(1, e.occupancy.ctas_per_sm);
   const double fixed_us = c.family == AttentionFamily::kSm90 ? kFa3CtaFixedUs : kFa2CtaFixedUs;
-  e.compute_us = std::max(balanced_s, longest_s) * 1e6 +
-                 fixed_us * double(e.num_ctas) / (double(d.num_sms) * std::max(1, e.occupancy.ctas_per_sm));
+  e.compute_us =
+      std::max(balanced_s, longest_s) * 1e6 +
+      fixed_us * double(e.num_ctas) / (double(d.num_sms) * std::max(1, e.occupancy.ctas_per_sm));
   // K/V are re-read by every query block of a head: from L2 mostly; count DRAM once.
   e.memory_us = p.min_bytes() / (d.dram_gbps * 1e9) * 1e6;
   e.predicted_us = std::max(e.compute_us, e.memory_us) + kLaunchUs;

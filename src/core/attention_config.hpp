@@ -28,7 +28,9 @@ struct AttentionConfig {
   AttentionFamily family = AttentionFamily::kSm80;
 
   // fa3: one producer warpgroup plus block_m / 64 consumers, 4 warps each.
-  int num_warps() const { return family == AttentionFamily::kSm90 ? 4 * (block_m / 64 + 1) : warps; }
+  int num_warps() const {
+    return family == AttentionFamily::kSm90 ? 4 * (block_m / 64 + 1) : warps;
+  }
   int num_threads() const { return 32 * num_warps(); }
   bool operator==(const AttentionConfig&) const = default;
 };

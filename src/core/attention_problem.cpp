@@ -36,21 +36,25 @@ double AttentionProblem::min_bytes() const {
 }
 
 void validate(const AttentionProblem& p) {
-  const struct { const char* name; std::int64_t value; } sizes[] = {
-      {"batch (b)", p.batch}, {"heads_q (hq)", p.heads_q}, {"heads_kv (hkv)", p.heads_kv},
-      {"seqlen_q (sq)", p.seqlen_q}, {"seqlen_k (sk)", p.seqlen_k}, {"head_dim (d)", p.head_dim}};
+  const struct {
+    const char* name;
+    std::int64_t value;
+  } sizes[] = {{"batch (b)", p.batch},         {"heads_q (hq)", p.heads_q},
+               {"heads_kv (hkv)", p.heads_kv}, {"seqlen_q (sq)", p.seqlen_q},
+               {"seqlen_k (sk)", p.seqlen_k},  {"head_dim (d)", p.head_dim}};
   for (const auto& s : sizes) {
     if (s.value < 1) throw_invalid(fmt::format("attention {} = {}: must be >= 1", s.name, s.value));
     if (s.value > std::numeric_limits<std::int32_t>::max())
       throw_invalid(fmt::format("attention {} = {} exceeds 2^31-1", s.name, s.value));
   }
   if (p.heads_q % p.heads_kv != 0)
-    throw_invalid(fmt::format("attention heads_q = {} is not a multiple of heads_kv = {} (GQA "
-                              "needs an equal number of query heads per key/value head)",
-                              p.heads_q, p.heads_kv));
+    throw_invalid(
+        fmt::format("attention heads_q = {} is not a multiple of heads_kv = {} (GQA "
+                    "needs an equal number of query heads per key/value head)",
+                    p.heads_q, p.heads_kv));
   if (p.head_dim != 64 && p.head_dim != 96 && p.head_dim != 128 && p.head_dim != 256)
-    throw_invalid(fmt::format("attention head_dim = {} is not supported: expected 64, 96, 128 or 256",
-                              p.head_dim));
+    throw_invalid(fmt::format(
+        "attention head_dim = {} is not supported: expected 64, 96, 128 or 256", p.head_dim));
   if (!is_16bit(p.dtype)) throw_invalid("attention dtype must be bf16 or fp16");
   const double elems_q = double(p.batch) * p.heads_q * p.seqlen_q * p.head_dim;
   const double elems_k = double(p.batch) * p.heads_kv * p.seqlen_k * p.head_dim;
@@ -73,28 +77,38 @@ AttentionProblem parse_attention_key(std::string_view key) {
   p.dtype = parse_dtype(parts[1]);
   const auto fields = split(parts[2], '.');
   if (fields.size() != 7) throw_invalid(fmt::format("'{}': {}", key, hint));
-  struct Field { const char* prefix; std::int64_t* value; };
-  const Field named[] = {{"b", &p.batch}, {"hq", &p.heads_q}, {"hkv", &p.heads_kv},
+  struct Field {
+    const char* prefix;
+    std::int64_t* value;
+  };
+  const Field named[] = {{"b", &p.batch},     {"hq", &p.heads_q},  {"hkv", &p.heads_kv},
                          {"sq", &p.seqlen_q}, {"sk", &p.seqlen_k}, {"d", &p.head_dim}};
   for (int i = 0; i < 6; ++i) {
     const std::string_view prefix = named[i].prefix;
     if (fields[i].substr(0, prefix.size()) != prefix)
-      throw_invalid(fmt::format("'{}': field {} should start with '{}'; {}", key, i + 1, prefix, hint));
-    *named[i].value = parse_int(fields[i].substr(prefix.size()), fmt::format("attention key field '{}'", prefix));
+      throw_invalid(
+          fmt::format("'{}': field {} should start with '{}'; {}", key, i + 1, prefix, hint));
+    *named[i].value =
+        parse_int(fields[i].substr(prefix.size()), fmt::format("attention key field '{}'", prefix));
   }
   if (fields[6] != "causal" && fields[6] != "full")
     throw_invalid(fmt::format("'{}': the mask must be 'causal' or 'full'", key));
   p.causal = fields[6] == "causal";
   validate(p);
   if (to_key(p) != key)
-    throw_invalid(fmt::format("attention key '{}' is not canonical: write it as '{}'", key, to_key(p)));
+    throw_invalid(
+        fmt::format("attention key '{}' is not canonical: write it as '{}'", key, to_key(p)));
   return p;
 }
 
 void parse_attention_shape(std::string_view shape, AttentionProblem& p) {
   const char* hint = "expected e.g. b=4,hq=32,hkv=8,sq=4096,sk=4096,d=128";
   // Each name sets one or two fields; a field set twice (b=1,b=2 or h=8,hq=8) is an error.
-  struct Name { const char* name; std::int64_t* first; std::int64_t* second; };
+  struct Name {
+    const char* name;
+    std::int64_t* first;
+    std::int64_t* second;
+  };
   const Name names[] = {{"b", &p.batch, nullptr},        {"hq", &p.heads_q, nullptr},
                         {"hkv", &p.heads_kv, nullptr},   {"h", &p.heads_q, &p.heads_kv},
                         {"sq", &p.seqlen_q, nullptr},    {"sk", &p.seqlen_k, nullptr},
@@ -111,22 +125,31 @@ void parse_attention_shape(std::string_view shape, AttentionProblem& p) {
     const auto entry = std::find_if(std::begin(names), std::end(names),
                                     [name](const Name& n) { return name == n.name; });
     if (entry == std::end(names))
-      throw_invalid(fmt::format("unknown attention shape field '{}': use b, hq, hkv, h, sq, sk, s, d; {}", name, hint));
+      throw_invalid(fmt::format(
+          "unknown attention shape field '{}': use b, hq, hkv, h, sq, sk, s, d; {}", name, hint));
     if (is_set(entry->first) || (entry->second != nullptr && is_set(entry->second)))
-      throw_invalid(fmt::format("attention shape '{}' sets '{}' twice (h= sets hq and hkv, s= sets "
-                                "sq and sk); give each size once", shape, name));
-    const std::int64_t value = parse_int(item.substr(eq + 1), fmt::format("attention shape field '{}'", name));
+      throw_invalid(
+          fmt::format("attention shape '{}' sets '{}' twice (h= sets hq and hkv, s= sets "
+                      "sq and sk); give each size once",
+                      shape, name));
+    const std::int64_t value =
+        parse_int(item.substr(eq + 1), fmt::format("attention shape field '{}'", name));
     for (std::int64_t* field : {entry->first, entry->second}) {
       if (field == nullptr) continue;
       *field = value;
       set.push_back(field);
     }
   }
-  const struct { const std::int64_t* field; const char* what; } required[] = {
-      {&p.batch, "the batch b"}, {&p.heads_q, "the head count hq (or h)"},
-      {&p.seqlen_q, "the query length sq (or s)"}, {&p.head_dim, "the head dimension d"}};
+  const struct {
+    const std::int64_t* field;
+    const char* what;
+  } required[] = {{&p.batch, "the batch b"},
+                  {&p.heads_q, "the head count hq (or h)"},
+                  {&p.seqlen_q, "the query length sq (or s)"},
+                  {&p.head_dim, "the head dimension d"}};
   for (const auto& r : required)
-    if (!is_set(r.field)) throw_invalid(fmt::format("attention shape '{}' lacks {}; {}", shape, r.what, hint));
+    if (!is_set(r.field))
+      throw_invalid(fmt::format("attention shape '{}' lacks {}; {}", shape, r.what, hint));
   if (!is_set(&p.heads_kv)) p.heads_kv = p.heads_q;
   if (!is_set(&p.seqlen_k)) p.seqlen_k = p.seqlen_q;
   validate(p);

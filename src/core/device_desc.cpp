@@ -26,11 +26,20 @@ namespace {
 DeviceDesc make_a100() {
   DeviceDesc d;
   d.name = "NVIDIA A100-SXM4-80GB";
-  d.cc_major = 8; d.cc_minor = 0; d.num_sms = 108;
-  d.max_smem_per_block_optin_bytes = 166912; d.smem_per_sm_bytes = 167936;
-  d.regs_per_sm = 65536; d.max_threads_per_sm = 2048; d.max_ctas_per_sm = 32;
-  d.l2_bytes = 40LL << 20; d.memory_bytes = 80LL << 30; d.sm_clock_mhz = 1410;
-  d.dram_gbps = 1800; d.mma_sync_tflops = 312; d.wgmma_tflops = 0;
+  d.cc_major = 8;
+  d.cc_minor = 0;
+  d.num_sms = 108;
+  d.max_smem_per_block_optin_bytes = 166912;
+  d.smem_per_sm_bytes = 167936;
+  d.regs_per_sm = 65536;
+  d.max_threads_per_sm = 2048;
+  d.max_ctas_per_sm = 32;
+  d.l2_bytes = 40LL << 20;
+  d.memory_bytes = 80LL << 30;
+  d.sm_clock_mhz = 1410;
+  d.dram_gbps = 1800;
+  d.mma_sync_tflops = 312;
+  d.wgmma_tflops = 0;
   d.from_profile = true;
   return d;
 }
@@ -38,13 +47,22 @@ DeviceDesc make_a100() {
 DeviceDesc make_hopper(const char* name, double dram_gbps, std::int64_t memory_bytes) {
   DeviceDesc d;
   d.name = name;
-  d.cc_major = 9; d.cc_minor = 0; d.num_sms = 132;
-  d.max_smem_per_block_optin_bytes = 232448; d.smem_per_sm_bytes = 233472;
-  d.regs_per_sm = 65536; d.max_threads_per_sm = 2048; d.max_ctas_per_sm = 32;
-  d.l2_bytes = 50LL << 20; d.memory_bytes = memory_bytes; d.sm_clock_mhz = 1980;
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.num_sms = 132;
+  d.max_smem_per_block_optin_bytes = 232448;
+  d.smem_per_sm_bytes = 233472;
+  d.regs_per_sm = 65536;
+  d.max_threads_per_sm = 2048;
+  d.max_ctas_per_sm = 32;
+  d.l2_bytes = 50LL << 20;
+  d.memory_bytes = memory_bytes;
+  d.sm_clock_mhz = 1980;
   // NOTE: mma.sync on Hopper issues at about 2/3 of the wgmma rate; FA2-style kernels
   // plateau near 350-400 TFLOP/s there (../shared/notes/hopper-kernels.md).
-  d.dram_gbps = dram_gbps; d.mma_sync_tflops = 660; d.wgmma_tflops = 989;
+  d.dram_gbps = dram_gbps;
+  d.mma_sync_tflops = 660;
+  d.wgmma_tflops = 989;
   d.from_profile = true;
   return d;
 }
@@ -69,9 +87,8 @@ const std::vector<NamedProfile>& profiles() {
 const DeviceDesc& device_profile(std::string_view name) {
   for (const auto& p : profiles())
     if (name == p.key) return p.desc;
-  throw Error(ErrorKind::kNotFound,
-              fmt::format("unknown device profile '{}': expected one of {}", name,
-                          fmt::join(device_profile_names(), ", ")));
+  throw Error(ErrorKind::kNotFound, fmt::format("unknown device profile '{}': expected one of {}",
+                                                name, fmt::join(device_profile_names(), ", ")));
 }
 
 std::vector<std::string> device_profile_names() {

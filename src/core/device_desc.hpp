@@ -10,7 +10,7 @@
 namespace kt {
 
 struct DeviceDesc {
-  std::string name;                       // as the driver reports it, e.g. "NVIDIA H200"
+  std::string name;  // as the driver reports it, e.g. "NVIDIA H200"
   int cc_major = 0;
   int cc_minor = 0;
   int num_sms = 0;
@@ -21,12 +21,12 @@ struct DeviceDesc {
   int max_ctas_per_sm = 0;
   std::int64_t l2_bytes = 0;
   std::int64_t memory_bytes = 0;
-  int sm_clock_mhz = 0;                  // boost clock
-  double dram_gbps = 0;                  // achievable device-memory bandwidth, read+write
-  double mma_sync_tflops = 0;            // dense bf16 through mma.sync (the sm80 family)
-  double wgmma_tflops = 0;               // dense bf16 through wgmma (0 before Hopper)
-  int driver_version = 0;                // 0 for a profile
-  bool from_profile = false;             // true when this describes no real, present device
+  int sm_clock_mhz = 0;        // boost clock
+  double dram_gbps = 0;        // achievable device-memory bandwidth, read+write
+  double mma_sync_tflops = 0;  // dense bf16 through mma.sync (the sm80 family)
+  double wgmma_tflops = 0;     // dense bf16 through wgmma (0 before Hopper)
+  int driver_version = 0;      // 0 for a profile
+  bool from_profile = false;   // true when this describes no real, present device
 
   // "sm_90a" for Hopper (wgmma and setmaxnreg need the 'a'), else "sm_<major><minor>".
   std::string arch() const;

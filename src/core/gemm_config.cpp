@@ -28,9 +28,12 @@ bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
 std::string_view dtype_type(DType dtype) {
   switch (dtype) {
-    case DType::kBF16: return "kt::bf16";
-    case DType::kFP16: return "kt::fp16";
-    case DType::kFP32: return "float";
+    case DType::kBF16:
+      return "kt::bf16";
+    case DType::kFP16:
+      return "kt::fp16";
+    case DType::kFP32:
+      return "float";
   }
   return "?";
 }
@@ -62,20 +65,25 @@ void parse_key_fields(std::string_view key, const std::vector<std::string_view>&
     const std::string_view part = parts[i + 1];
     const std::string_view prefix = fields[i].prefix;
     if (part.substr(0, prefix.size()) != prefix)
-      throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key,
-                                i + 1, prefix, hint));
+      throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key, i + 1,
+                                prefix, hint));
     const std::int64_t v =
         parse_int(part.substr(prefix.size()), fmt::format("config field '{}'", prefix));
-    if (v < 1 || v > 4096) throw_invalid(fmt::format("config field '{}' = {} is out of range", prefix, v));
+    if (v < 1 || v > 4096)
+      throw_invalid(fmt::format("config field '{}' = {} is out of range", prefix, v));
     *fields[i].value = int(v);
   }
 }
 
 std::optional<std::string> validate_sm80(const GemmProblem& p, const GemmConfig& c,
                                          const DeviceDesc& device) {
-  if (device.cc_major < 8) return fmt::format("the sm80 family needs compute capability >= 8.0, device has {}.{}", device.cc_major, device.cc_minor);
-  if (!is_pow2(c.tile_m) || c.tile_m < 16 || c.tile_m > 256) return "tile_m must be a power of two in [16, 256]";
-  if (!is_pow2(c.tile_n) || c.tile_n < 16 || c.tile_n > 256) return "tile_n must be a power of two in [16, 256]";
+  if (device.cc_major < 8)
+    return fmt::format("the sm80 family needs compute capability >= 8.0, device has {}.{}",
+                       device.cc_major, device.cc_minor);
+  if (!is_pow2(c.tile_m) || c.tile_m < 16 || c.tile_m > 256)
+    return "tile_m must be a power of two in [16, 256]";
+  if (!is_pow2(c.tile_n) || c.tile_n < 16 || c.tile_n > 256)
+    return "tile_n must be a power of two in [16, 256]";
   if (c.tile_k != 32 && c.tile_k != 64) return "tile_k must be 32 or 64";
   if (!is_pow2(c.warp_m) || c.warp_m < 16 || c.warp_m > 64 || c.tile_m % c.warp_m != 0)
     return "warp_m must be 16, 32 or 64 and divide tile_m";
@@ -84,7 +92,8 @@ std::optional<std::string> validate_sm80(const GemmProblem& p, const GemmConfig&
   if (c.num_warps() > 8) return fmt::format("{} warps per CTA; at most 8", c.num_warps());
   if (c.stages < 2 || c.stages > 8) return "stages must be in [2, 8]";
   if (c.raster_group < 1 || c.raster_group > 64) return "raster_group must be in [1, 64]";
-  if (c.split_k < 1 || c.split_k > kMaxSplitK) return fmt::format("split_k must be in [1, {}]", kMaxSplitK);
+  if (c.split_k < 1 || c.split_k > kMaxSplitK)
+    return fmt::format("split_k must be in [1, {}]", kMaxSplitK);
   if (c.consumers != 0 || c.epilogue != 0 || c.cluster != 1 || c.cluster_k != 1 ||
       c.cluster_n != 1 || c.swap_ab)
     return "sm80 configs have no consumers, epilogue, cluster or swap-AB fields";
@@ -101,21 +110,26 @@ std::optional<std::string> validate_sm80(const GemmProblem& p, const GemmConfig&
 std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig& c,
                                          const DeviceDesc& device) {
   if (device.arch() != "sm_90a")
-    return fmt::format("the sm90 family needs an sm_90a device (compute capability 9.0), device has {}.{}",
-                       device.cc_major, device.cc_minor);
+    return fmt::format(
+        "the sm90 family needs an sm_90a device (compute capability 9.0), device has {}.{}",
+        device.cc_major, device.cc_minor);
   if (c.tile_k != kSm90TileK && c.tile_k != 2 * kSm90TileK && c.tile_k != 4 * kSm90TileK)
     return "sm90 tile_k must be 64 (one swizzle atom a stage), 128 or 256 (two or four, nt only)";
   if (c.tile_k != kSm90TileK && p.layout != Layout::kNT)
-    return fmt::format("sm90 tile_k {} (several swizzle atoms a stage) needs the nt layout: nn's "
-                       "B atoms are 64 K-rows deep", c.tile_k);
+    return fmt::format(
+        "sm90 tile_k {} (several swizzle atoms a stage) needs the nt layout: nn's "
+        "B atoms are 64 K-rows deep",
+        c.tile_k);
   if (c.warp_m != 0 || c.warp_n != 0) return "sm90 configs have no warp tile (warp_m = warp_n = 0)";
   if (c.consumers != 1 && c.consumers != 2) return "sm90 consumers must be 1 or 2";
   if (c.tile_m != 64 * c.consumers && c.tile_m != 128 * c.consumers)
     return "sm90 tile_m must be 64 or 128 rows per consumer warpgroup";
   if (c.tile_n == 144 || c.tile_n == 32 || c.tile_n == 16) {
     if (p.layout != Layout::kNT)
-      return fmt::format("sm90 tile_n {} needs the nt layout: its B rows are not whole 64-column "
-                         "atoms", c.tile_n);
+      return fmt::format(
+          "sm90 tile_n {} needs the nt layout: its B rows are not whole 64-column "
+          "atoms",
+          c.tile_n);
   } else if (c.tile_n % 64 != 0 || c.tile_n < 64 || c.tile_n > 256) {
     return "sm90 tile_n must be 16, 32, 64, 128, 144, 192 or 256";
   }
@@ -130,7 +144,8 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   // flight per SM over the load latency.
   if (c.stages < 2 || c.stages > 16) return "sm90 stages must be in [2, 16]";
   if (c.raster_group < 1 || c.raster_group > 64) return "raster_group must be in [1, 64]";
-  if (c.split_k < 1 || c.split_k > kMaxSplitK) return fmt::format("split_k must be in [1, {}]", kMaxSplitK);
+  if (c.split_k < 1 || c.split_k > kMaxSplitK)
+    return fmt::format("split_k must be in [1, {}]", kMaxSplitK);
   if (!p.vector_aligned())
     return "TMA needs 16-byte row strides: K % 8 == 0 (and N % 8 == 0 for nn)";
   if (c.cluster != 1 && c.cluster != 2) return "sm90 cluster must be 1 or 2";
@@ -148,35 +163,43 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
       return fmt::format("sm90 clk{} must equal split_k (sk{}), 2 to {} splits in a cluster",
                          c.cluster_k, c.split_k, kMaxClusterSplits);
     if (c.cluster != 1) return "sm90 clk (splits in a cluster) has no cluster along M as well";
-    if (c.epilogue != 0)
-      return "sm90 clk stores each split's stripe of C directly: use e0";
+    if (c.epilogue != 0) return "sm90 clk stores each split's stripe of C directly: use e0";
     if (partials > ring)
-      return fmt::format("sm90 clk stages the FP32 partial tile ({} B) over the ring of stages "
-                         "({} B): use more stages", partials, ring);
+      return fmt::format(
+          "sm90 clk stages the FP32 partial tile ({} B) over the ring of stages "
+          "({} B): use more stages",
+          partials, ring);
   }
-  if (!c.warp_specialized &&
-      (c.split_k != 1 || c.stream_k || c.cluster != 1 || c.cluster_n != 1 || c.cluster_k != 1 ||
-       c.swap_ab))
+  if (!c.warp_specialized && (c.split_k != 1 || c.stream_k || c.cluster != 1 || c.cluster_n != 1 ||
+                              c.cluster_k != 1 || c.swap_ab))
     return "sm90 without warp specialization (nows) has no split-K, stream-K, cluster or swap-AB";
   if (c.stream_k) {
     if (c.split_k != 1 || c.cluster != 1 || c.cluster_n != 1 || c.cluster_k != 1 || c.swap_ab)
       return "sm90 stream-K (st) shares whole tiles' K among CTAs: no split-K, cluster or swap-AB";
     if ((kSm90FlagHeaderWords + std::int64_t(device.num_sms) * c.consumers) * 4 >
         kGemmFlagRegionBytes)
-      return fmt::format("sm90 stream-K needs a flag per CTA and consumer; {} SMs do not fit the "
-                         "workspace's flag region", device.num_sms);
+      return fmt::format(
+          "sm90 stream-K needs a flag per CTA and consumer; {} SMs do not fit the "
+          "workspace's flag region",
+          device.num_sms);
     if (partials > ring)
-      return fmt::format("sm90 stream-K adds its peers' FP32 partial tiles ({} B) over the ring of "
-                         "stages ({} B): use more stages", partials, ring);
+      return fmt::format(
+          "sm90 stream-K adds its peers' FP32 partial tiles ({} B) over the ring of "
+          "stages ({} B): use more stages",
+          partials, ring);
   }
   if (c.split_k > 1 && c.cluster_k == 1 && sm90_splitk_flag_words(p, c) * 4 > kGemmFlagRegionBytes)
-    return fmt::format("split-K needs {} flag words for {} tiles x {} splits; the workspace's flag "
-                       "region holds {}", sm90_splitk_flag_words(p, c), tiles_m(p, c) * tiles_n(p, c),
-                       c.split_k, kGemmFlagRegionBytes / 4);
+    return fmt::format(
+        "split-K needs {} flag words for {} tiles x {} splits; the workspace's flag "
+        "region holds {}",
+        sm90_splitk_flag_words(p, c), tiles_m(p, c) * tiles_n(p, c), c.split_k,
+        kGemmFlagRegionBytes / 4);
   if (c.epilogue > 0) {
     if (p.n * size_bytes(p.out_dtype) % 16 != 0)
-      return fmt::format("the TMA-store epilogue needs 16-byte row strides of C: N * {} % 16 != 0 "
-                         "for N = {} (use e0)", size_bytes(p.out_dtype), p.n);
+      return fmt::format(
+          "the TMA-store epilogue needs 16-byte row strides of C: N * {} % 16 != 0 "
+          "for N = {} (use e0)",
+          size_bytes(p.out_dtype), p.n);
     const int slabs = c.tile_n / sm90_slab_columns(p, c);
     if (c.epilogue > slabs)
       return fmt::format("epilogue = {} stages more slabs than the tile has ({} of {} columns)",
@@ -198,8 +221,8 @@ std::string to_key(const GemmConfig& c) {
                        : c.cluster_n > 1 ? fmt::format("cn{}", c.cluster_n)
                                          : fmt::format("cl{}", c.cluster),
                        c.raster_group, c.split_k,
-                       c.swap_ab               ? ".swab"
-                       : c.stream_k            ? ".st"
+                       c.swap_ab             ? ".swab"
+                       : c.stream_k          ? ".st"
                        : !c.warp_specialized ? ".nows"
                                              : "");
   return fmt::format("sm80.bm{}.bn{}.bk{}.wm{}.wn{}.s{}.g{}.sk{}", c.tile_m, c.tile_n, c.tile_k,
@@ -214,13 +237,18 @@ GemmConfig parse_gemm_config_key(std::string_view key) {
   GemmConfig c;
   if (parts.size() == 9 && parts[0] == "sm80") {
     parse_key_fields(key, parts,
-                     {{"bm", &c.tile_m}, {"bn", &c.tile_n}, {"bk", &c.tile_k}, {"wm", &c.warp_m},
-                      {"wn", &c.warp_n}, {"s", &c.stages}, {"g", &c.raster_group},
+                     {{"bm", &c.tile_m},
+                      {"bn", &c.tile_n},
+                      {"bk", &c.tile_k},
+                      {"wm", &c.warp_m},
+                      {"wn", &c.warp_n},
+                      {"s", &c.stages},
+                      {"g", &c.raster_group},
                       {"sk", &c.split_k}},
                      hint);
-  } else if ((parts.size() == 10 || (parts.size() == 11 && (parts[10] == "swab" ||
-                                                              parts[10] == "st" ||
-                                                              parts[10] == "nows"))) &&
+  } else if ((parts.size() == 10 ||
+              (parts.size() == 11 &&
+               (parts[10] == "swab" || parts[10] == "st" || parts[10] == "nows"))) &&
              parts[0] == "sm90") {
     c.family = GemmFamily::kSm90;
     c.warp_m = 0;
@@ -254,21 +282,31 @@ GemmConfig parse_gemm_config_key(std::string_view key) {
       rest[6] = "cl1";
     }
     parse_key_fields(key, rest,
-                     {{"bm", &c.tile_m}, {"bn", &c.tile_n}, {"bk", &c.tile_k}, {"s", &c.stages},
-                      {"c", &c.consumers}, {"cl", &c.cluster}, {"g", &c.raster_group},
+                     {{"bm", &c.tile_m},
+                      {"bn", &c.tile_n},
+                      {"bk", &c.tile_k},
+                      {"s", &c.stages},
+                      {"c", &c.consumers},
+                      {"cl", &c.cluster},
+                      {"g", &c.raster_group},
                       {"sk", &c.split_k}},
                      hint);
   } else if (parts.size() == 7 && parts[0] == "smallm") {
     c = small_m_config(0, 0, 0, 0, 0);
     parse_key_fields(key, parts,
-                     {{"bm", &c.tile_m}, {"bn", &c.tile_n}, {"bk", &c.tile_k}, {"wn", &c.warp_n},
-                      {"wk", &c.warps_k}, {"sk", &c.split_k}},
+                     {{"bm", &c.tile_m},
+                      {"bn", &c.tile_n},
+                      {"bk", &c.tile_k},
+                      {"wn", &c.warp_n},
+                      {"wk", &c.warps_k},
+                      {"sk", &c.split_k}},
                      hint);
   } else {
     throw_invalid(fmt::format("'{}' is not a GEMM config key: {}", key, hint));
   }
   if (to_key(c) != key)
-    throw_invalid(fmt::format("config key '{}' is not canonical: write it as '{}'", key, to_key(c)));
+    throw_invalid(
+        fmt::format("config key '{}' is not canonical: write it as '{}'", key, to_key(c)));
   return c;
 }
 
@@ -298,7 +336,8 @@ int smem_bytes(const GemmProblem& p, const GemmConfig& c) {
   // the 1024-byte alignment slack.
   if (c.family == GemmFamily::kSm90) {
     const int splitk_barrier_bytes = c.stream_k ? 32 : c.split_k > 1 && c.cluster_k <= 1 ? 16 : 0;
-    return stages_bytes + c.epilogue * c.tile_m * sm90_slab_columns(p, c) * size_bytes(p.out_dtype) +
+    return stages_bytes +
+           c.epilogue * c.tile_m * sm90_slab_columns(p, c) * size_bytes(p.out_dtype) +
            c.stages * 16 + splitk_barrier_bytes + kSm90SmemAlignBytes;
   }
   return stages_bytes;
@@ -391,15 +430,13 @@ std::optional<std::string> validate(const GemmProblem& p, const GemmConfig& c,
   return std::nullopt;
 }
 
-
 std::int64_t work_units(const GemmProblem& p, const GemmConfig& c) {
   return tiles_m(p, c) * tiles_n(p, c) * c.split_k;
 }
 
 std::int64_t cluster_units(const GemmProblem& p, const GemmConfig& c) {
   return ceil_div(tiles_m(p, c), std::max(1, c.cluster)) *
-         ceil_div(tiles_n(p, c), std::max(1, c.cluster_n)) *
-         (c.split_k / std::max(1, c.cluster_k));
+         ceil_div(tiles_n(p, c), std::max(1, c.cluster_n)) * (c.split_k / std::max(1, c.cluster_k));
 }
 
 int cluster_size(const GemmConfig& c) {
@@ -455,9 +492,9 @@ std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
         c.consumers, nt, split, c.epilogue, c.cluster, c.cluster_k, c.swap_ab ? "true" : "false",
         c.cluster_n, c.stream_k ? "true" : "false", c.warp_specialized ? "true" : "false");
   return fmt::format("kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
-                     dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n,
-                     c.tile_k, c.warp_m, c.warp_n, c.stages, nt,
-                     p.vector_aligned() ? "true" : "false", split);
+                     dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n, c.tile_k,
+                     c.warp_m, c.warp_n, c.stages, nt, p.vector_aligned() ? "true" : "false",
+                     split);
 }
 
 std::string gemm_reduce_expression(const GemmProblem& p) {
@@ -467,7 +504,11 @@ std::string gemm_reduce_expression(const GemmProblem& p) {
 std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const DeviceDesc& device,
                                                const GemmDomains& d) {
   std::vector<GemmConfig> out;
-  auto padded = [](std::int64_t v) { std::int64_t r = 16; while (r < v) r *= 2; return r; };
+  auto padded = [](std::int64_t v) {
+    std::int64_t r = 16;
+    while (r < v) r *= 2;
+    return r;
+  };
   auto has = [&](GemmFamily f) {
     return std::find(d.families.begin(), d.families.end(), f) != d.families.end();
   };
@@ -515,7 +556,7 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
                   for (int g : d.raster_group)
                     for (int sk : d.split_k) {
                       GemmConfig c{GemmFamily::kSm90, bm, bn, kSm90TileK, 0, 0, s, g, sk,
-                                   consumers, e, cl};
+                                   consumers,         e,  cl};
                       c.swap_ab = swap;
                       keep(c);
                       if (sk == 1 && cl == 1 && !swap) {
@@ -536,9 +577,9 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
                           keep(deep);
                         }
                       // The same with the tile's splits in one cluster (instead of one along M).
-                      if (cl == 1 && std::find(d.sm90_cluster_splits.begin(),
-                                               d.sm90_cluster_splits.end(), sk) !=
-                                         d.sm90_cluster_splits.end()) {
+                      if (cl == 1 &&
+                          std::find(d.sm90_cluster_splits.begin(), d.sm90_cluster_splits.end(),
+                                    sk) != d.sm90_cluster_splits.end()) {
                         c.cluster_k = sk;
                         keep(c);
                       }

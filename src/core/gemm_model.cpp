@@ -11,10 +11,10 @@ namespace kt {
 
 namespace {
 
-constexpr double kSmemBytesPerClock = 128;   // shared-memory bandwidth per SM
-constexpr double kL2OverDram = 3.0;          // L2 bandwidth relative to DRAM
-constexpr double kLaunchUs = 2.5;            // launch and ramp of one kernel
-constexpr double kPipelineFillTiles = 1.0;   // k-tiles of latency before the first mma
+constexpr double kSmemBytesPerClock = 128;  // shared-memory bandwidth per SM
+constexpr double kL2OverDram = 3.0;         // L2 bandwidth relative to DRAM
+constexpr double kLaunchUs = 2.5;           // launch and ramp of one kernel
+constexpr double kPipelineFillTiles = 1.0;  // k-tiles of latency before the first mma
 // The share of the smaller of the compute and memory terms that does not hide under the larger:
 // loads, barrier round trips and (padded) MMA issue share the SM. Fitted on the H200's
 // measurements (bench/results/2026-11-30-h200-splitk-bulk): 0.1 separates the configs that tied
@@ -248,8 +248,10 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   // ctas_per_sm CTA-times; a CTA computes a padded tile over its K slice.
   // One split's K, whole k-tiles (= K padded to tile_k without split-K).
   const std::int64_t k_padded = k_per_split(p, c);
-  const double cta_flops = 2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
-  const double sm_flops_per_s = peak_flops / d.num_sms * e.mma_efficiency * latency_hiding * pipelining;
+  const double cta_flops =
+      2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
+  const double sm_flops_per_s =
+      peak_flops / d.num_sms * e.mma_efficiency * latency_hiding * pipelining;
   const double wave_s = e.occupancy.ctas_per_sm * cta_flops / sm_flops_per_s;
   return double(e.waves.waves) * wave_s * 1e6;
 }
@@ -290,16 +292,16 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   if (ungrouped_order_matters(p, c, e, d)) e.mma_efficiency *= kSm90UngroupedFactor;
   // One split's K, whole k-tiles (= K padded to tile_k without split-K).
   const std::int64_t k_padded = k_per_split(p, c);
-  const double unit_flops = 2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
+  const double unit_flops =
+      2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
   const double sm_flops_per_s = d.wgmma_tflops * 1e12 / d.num_sms * e.mma_efficiency;
   const double l2_share_per_sm = kL2OverDram * d.dram_gbps * 1e9 / d.num_sms;
   const double clock_hz = d.sm_clock_mhz * 1e6;
   const double tile_out_bytes = double(c.tile_m) * c.tile_n * size_bytes(p.out_dtype);
   const double epilogue_s =
-      c.epilogue > 0
-          ? tile_out_bytes / (kSmemBytesPerClock * clock_hz) +
-                double(c.tile_n / sm90_slab_columns(p, c)) * kSm90SlabBarrierUs * 1e-6
-          : tile_out_bytes / l2_share_per_sm;
+      c.epilogue > 0 ? tile_out_bytes / (kSmemBytesPerClock * clock_hz) +
+                           double(c.tile_n / sm90_slab_columns(p, c)) * kSm90SlabBarrierUs * 1e-6
+                     : tile_out_bytes / l2_share_per_sm;
   const double stages_s = double(k_padded / c.tile_k) * sm90_stage_period_us(p, c) * 1e-6;
   const double unit_s = std::max(unit_flops / sm_flops_per_s, stages_s);
   const double partial_tile_bytes = double(sm90_partial_tile_bytes(c));
@@ -383,8 +385,8 @@ GemmEstimate estimate_tiles_and_occupancy(const GemmProblem& p, const GemmConfig
   e.regs_per_thread = regs > 0 ? regs : estimated_registers(c);
   e.smem_bytes = smem_bytes(p, c);
   e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
-  e.tile_efficiency = double(p.m) * double(p.n) /
-                      (double(e.tiles_m * c.tile_m) * double(e.tiles_n * c.tile_n));
+  e.tile_efficiency =
+      double(p.m) * double(p.n) / (double(e.tiles_m * c.tile_m) * double(e.tiles_n * c.tile_n));
   return e;
 }
 
@@ -412,18 +414,16 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   const std::int64_t k_padded = k_per_split(p, c);
   // sm90 split-K adds its partial tiles, written and read back once each through L2.
   // (S - 1) tiles' worth in both reduction modes (the workspace holds S slots per tile).
-  const double partial_traffic =
-      c.family == GemmFamily::kSm90 && c.split_k > 1
-          ? 2.0 * double(c.split_k - 1) * double(e.tiles_m * e.tiles_n) *
-                double(sm90_partial_tile_bytes(c))
-          : 0.0;
-  const double cluster_factor =
-      c.family == GemmFamily::kSm90 && (c.cluster > 1 || c.cluster_n > 1) ? kSm90ClusterL2Factor
-                                                                          : 1.0;
-  const double l2_reads =
-      cluster_factor * double(work_units(p, c)) * double(c.tile_m + c.tile_n) *
-          double(k_padded) * in +
-      partial_traffic;
+  const double partial_traffic = c.family == GemmFamily::kSm90 && c.split_k > 1
+                                     ? 2.0 * double(c.split_k - 1) * double(e.tiles_m * e.tiles_n) *
+                                           double(sm90_partial_tile_bytes(c))
+                                     : 0.0;
+  const double cluster_factor = c.family == GemmFamily::kSm90 && (c.cluster > 1 || c.cluster_n > 1)
+                                    ? kSm90ClusterL2Factor
+                                    : 1.0;
+  const double l2_reads = cluster_factor * double(work_units(p, c)) * double(c.tile_m + c.tile_n) *
+                              double(k_padded) * in +
+                          partial_traffic;
   double dram = p.min_bytes();
   if (ungrouped_rereads(p, c, e, d)) dram += 0.5 * operand_bytes(p);
   // A CTA keeps up to `stages` k-tiles of loads outstanding, of which the share DRAM serves
@@ -445,7 +445,8 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   // (sm90's in-kernel reduction set reduce_us above).
   if (c.split_k > 1 && c.family != GemmFamily::kSm90) {
     const double ws = double(splitk_partial_bytes(p, c));
-    e.reduce_us = (2.0 * ws + double(p.m) * p.n * size_bytes(p.out_dtype)) / dram_bw * 1e6 + kLaunchUs;
+    e.reduce_us =
+        (2.0 * ws + double(p.m) * p.n * size_bytes(p.out_dtype)) / dram_bw * 1e6 + kLaunchUs;
   }
   finish_estimate(p, e, kLaunchUs + (c.family == GemmFamily::kSm90 ? kSm90PrologueUs : 0.0));
   return e;
@@ -458,7 +459,8 @@ void finish_estimate(const GemmProblem& p, GemmEstimate& e, double launch_us) {
   e.predicted_tflops = p.flops() / (e.predicted_us * 1e-6) / 1e12;
 }
 
-std::vector<RankedConfig> rank_by_model(const GemmProblem& p, const std::vector<GemmConfig>& configs,
+std::vector<RankedConfig> rank_by_model(const GemmProblem& p,
+                                        const std::vector<GemmConfig>& configs,
                                         const DeviceDesc& d) {
   std::vector<RankedConfig> ranked;
   ranked.reserve(configs.size());

@@ -24,22 +24,22 @@ struct GemmEstimate {
   int threads = 0, regs_per_thread = 0, smem_bytes = 0;
   Occupancy occupancy;
   WaveStats waves;
-  double tile_efficiency = 0;    // useful MxN over the MxN the tiles cover
-  double mma_efficiency = 0;     // sm80: fraction of the mma rate the warp tile's smem reads
-                                 // allow; sm90: the warp-specialized main loop's wgmma fraction
-  double compute_us = 0;         // padded tiles at the mma (sm80) or wgmma (sm90: at the clock
-                                 // the power limit allows, sm90_clock_gain) rate, by waves
-  double memory_us = 0;          // operand traffic at DRAM/L2 bandwidth, plus ramp_us
-  double ramp_us = 0;            // memory-bound problems: the first DRAM round trip (kDramRampUs)
-  double reduce_us = 0;          // split-K: sm80 and small-M, the workspace round trip and the
-                                 // reduce launch; sm90, the last wave's in-kernel reduction
-                                 // (partial-tile loads) and C store, cluster split-K's exchanges,
-                                 // stream-K's fix-up: work no operand stream hides
-  double overlap_us = 0;         // the part of the smaller of compute and memory that does not
-                                 // hide under the larger
-  double launch_us = 0;          // the launch, and sm90's prologue before its first load
+  double tile_efficiency = 0;  // useful MxN over the MxN the tiles cover
+  double mma_efficiency = 0;   // sm80: fraction of the mma rate the warp tile's smem reads
+                               // allow; sm90: the warp-specialized main loop's wgmma fraction
+  double compute_us = 0;       // padded tiles at the mma (sm80) or wgmma (sm90: at the clock
+                               // the power limit allows, sm90_clock_gain) rate, by waves
+  double memory_us = 0;        // operand traffic at DRAM/L2 bandwidth, plus ramp_us
+  double ramp_us = 0;          // memory-bound problems: the first DRAM round trip (kDramRampUs)
+  double reduce_us = 0;        // split-K: sm80 and small-M, the workspace round trip and the
+                               // reduce launch; sm90, the last wave's in-kernel reduction
+                               // (partial-tile loads) and C store, cluster split-K's exchanges,
+                               // stream-K's fix-up: work no operand stream hides
+  double overlap_us = 0;       // the part of the smaller of compute and memory that does not
+                               // hide under the larger
+  double launch_us = 0;        // the launch, and sm90's prologue before its first load
   double predicted_us = 0;
-  double predicted_tflops = 0;   // useful FLOPs over predicted_us
+  double predicted_tflops = 0;  // useful FLOPs over predicted_us
 };
 
 // regs_per_thread: from the compiled kernel when known, 0 to use estimated_registers().
@@ -71,7 +71,8 @@ struct RankedConfig {
   GemmEstimate estimate;
 };
 // Configs sorted by predicted time, fastest first.
-std::vector<RankedConfig> rank_by_model(const GemmProblem& p, const std::vector<GemmConfig>& configs,
+std::vector<RankedConfig> rank_by_model(const GemmProblem& p,
+                                        const std::vector<GemmConfig>& configs,
                                         const DeviceDesc& device);
 
 }  // namespace kt

@@ -23,16 +23,24 @@ bool GemmProblem::vector_aligned() const {
 
 void validate(const GemmProblem& p) {
   constexpr std::int64_t kMaxElems = std::numeric_limits<std::int32_t>::max();
-  const struct { const char* name; std::int64_t value; } dims[] = {{"M", p.m}, {"N", p.n}, {"K", p.k}};
+  const struct {
+    const char* name;
+    std::int64_t value;
+  } dims[] = {{"M", p.m}, {"N", p.n}, {"K", p.k}};
   for (const auto& d : dims) {
-    if (d.value < 1) throw_invalid(fmt::format("GEMM {} = {}: every dimension must be >= 1", d.name, d.value));
-    if (d.value > kMaxElems) throw_invalid(fmt::format("GEMM {} = {} exceeds 2^31-1", d.name, d.value));
+    if (d.value < 1)
+      throw_invalid(fmt::format("GEMM {} = {}: every dimension must be >= 1", d.name, d.value));
+    if (d.value > kMaxElems)
+      throw_invalid(fmt::format("GEMM {} = {} exceeds 2^31-1", d.name, d.value));
   }
-  const struct { const char* name; std::int64_t rows, cols; } ops[] = {
-      {"A (MxK)", p.m, p.k}, {"B", p.k, p.n}, {"C (MxN)", p.m, p.n}};
+  const struct {
+    const char* name;
+    std::int64_t rows, cols;
+  } ops[] = {{"A (MxK)", p.m, p.k}, {"B", p.k, p.n}, {"C (MxN)", p.m, p.n}};
   for (const auto& o : ops) {
     if (o.rows > kMaxElems / o.cols)
-      throw_invalid(fmt::format("GEMM operand {} has {}x{} elements, more than 2^31-1", o.name, o.rows, o.cols));
+      throw_invalid(fmt::format("GEMM operand {} has {}x{} elements, more than 2^31-1", o.name,
+                                o.rows, o.cols));
   }
   if (!is_16bit(p.in_dtype))
     throw_invalid("GEMM inputs must be bf16 or fp16 (fp32 is an output dtype only)");
@@ -63,7 +71,8 @@ void parse_gemm_shape(std::string_view shape, GemmProblem& p) {
     throw_invalid(fmt::format("GEMM shape '{}' must be MxNxK, e.g. 4096x4096x4096", shape));
   const char* names[] = {"M", "N", "K"};
   std::int64_t values[3];
-  for (int i = 0; i < 3; ++i) values[i] = parse_int(dims[i], fmt::format("GEMM {} in '{}'", names[i], shape));
+  for (int i = 0; i < 3; ++i)
+    values[i] = parse_int(dims[i], fmt::format("GEMM {} in '{}'", names[i], shape));
   p.m = values[0];
   p.n = values[1];
   p.k = values[2];

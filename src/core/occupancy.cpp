@@ -23,9 +23,18 @@ Occupancy occupancy(int threads, int regs, int smem, const DeviceDesc& d) {
   const int by_smem = d.smem_per_sm_bytes / (smem + kSmemReservedPerCta);
   o.ctas_per_sm = d.max_ctas_per_sm;
   o.limiter = "CTA slots";
-  if (by_threads < o.ctas_per_sm) { o.ctas_per_sm = by_threads; o.limiter = "threads"; }
-  if (by_regs < o.ctas_per_sm) { o.ctas_per_sm = by_regs; o.limiter = "registers"; }
-  if (by_smem < o.ctas_per_sm) { o.ctas_per_sm = by_smem; o.limiter = "shared memory"; }
+  if (by_threads < o.ctas_per_sm) {
+    o.ctas_per_sm = by_threads;
+    o.limiter = "threads";
+  }
+  if (by_regs < o.ctas_per_sm) {
+    o.ctas_per_sm = by_regs;
+    o.limiter = "registers";
+  }
+  if (by_smem < o.ctas_per_sm) {
+    o.ctas_per_sm = by_smem;
+    o.limiter = "shared memory";
+  }
   return o;
 }
 

@@ -21,10 +21,10 @@ Occupancy occupancy(int threads_per_cta, int regs_per_thread, int smem_bytes_per
 
 struct WaveStats {
   std::int64_t num_ctas = 0;
-  std::int64_t slots = 0;        // SMs x CTAs per SM: CTAs one wave can hold
+  std::int64_t slots = 0;  // SMs x CTAs per SM: CTAs one wave can hold
   std::int64_t waves = 0;
   std::int64_t last_wave_ctas = 0;
-  double efficiency = 0;         // num_ctas / (waves x slots)
+  double efficiency = 0;  // num_ctas / (waves x slots)
 };
 WaveStats wave_stats(std::int64_t num_ctas, int num_sms, int ctas_per_sm);
 

@@ -9,9 +9,12 @@ namespace kt {
 
 std::string_view to_string(DType dtype) {
   switch (dtype) {
-    case DType::kBF16: return "bf16";
-    case DType::kFP16: return "fp16";
-    case DType::kFP32: return "fp32";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kFP16:
+      return "fp16";
+    case DType::kFP32:
+      return "fp32";
   }
   return "?";
 }

@@ -8,7 +8,7 @@
 namespace kt::gen {
 
 struct EmbeddedFile {
-  std::string_view name;      // e.g. "kerntune/gemm/gemm_sm80.cuh"
+  std::string_view name;  // e.g. "kerntune/gemm/gemm_sm80.cuh"
   std::string_view contents;
 };
 

@@ -18,9 +18,12 @@ std::vector<std::string> nvrtc_options(const std::string& arch) {
 
 std::string_view device_type(DType dtype) {
   switch (dtype) {
-    case DType::kBF16: return "kt::bf16";
-    case DType::kFP16: return "kt::fp16";
-    case DType::kFP32: return "float";
+    case DType::kBF16:
+      return "kt::bf16";
+    case DType::kFP16:
+      return "kt::fp16";
+    case DType::kFP32:
+      return "float";
   }
   return "?";
 }
@@ -34,11 +37,10 @@ GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& conf
                        to_string(problem.out_dtype));
   // NOTE: the code names only what the template arguments fix, so configs that differ in
   // runtime parameters (raster_group) share one compile key and one cubin.
-  s.code = config.family == GemmFamily::kSm90
-               ? "// kerntune generated: GEMM instantiation\n"
-                 "#include \"kerntune/gemm/gemm_sm90.cuh\"\n"
-               : "// kerntune generated: GEMM instantiation\n"
-                 "#include \"kerntune/gemm/gemm_sm80.cuh\"\n";
+  s.code = config.family == GemmFamily::kSm90 ? "// kerntune generated: GEMM instantiation\n"
+                                                "#include \"kerntune/gemm/gemm_sm90.cuh\"\n"
+                                              : "// kerntune generated: GEMM instantiation\n"
+                                                "#include \"kerntune/gemm/gemm_sm80.cuh\"\n";
   if (config.family == GemmFamily::kSmallM)
     s.code =
         "// kerntune generated: GEMM instantiation\n"
@@ -58,8 +60,9 @@ GeneratedSource generate_gemm_check(const GemmProblem& problem, const std::strin
   const bool nt = problem.layout == Layout::kNT;
   s.name = fmt::format("gemm_check.{}.{}.{}", to_string(problem.in_dtype),
                        to_string(problem.out_dtype), to_string(problem.layout));
-  s.code = "// kerntune generated: GEMM verification kernels\n"
-           "#include \"kerntune/gemm/gemm_check.cuh\"\n";
+  s.code =
+      "// kerntune generated: GEMM verification kernels\n"
+      "#include \"kerntune/gemm/gemm_check.cuh\"\n";
   s.name_expressions = {
       fmt::format("kt::fill_random<{}>", in),
       fmt::format("kt::fill_poison<{}>", out),
@@ -74,8 +77,9 @@ GeneratedSource generate_gemm_check(const GemmProblem& problem, const std::strin
 GeneratedSource generate_l2_flush(const std::string& arch) {
   GeneratedSource s;
   s.name = "l2_flush";
-  s.code = "// kerntune generated: the benchmark's L2 flush\n"
-           "#include \"kerntune/common/l2_flush.cuh\"\n";
+  s.code =
+      "// kerntune generated: the benchmark's L2 flush\n"
+      "#include \"kerntune/common/l2_flush.cuh\"\n";
   s.name_expressions = {"kt::l2_flush_read"};
   s.arch = arch;
   s.options = nvrtc_options(arch);
@@ -85,9 +89,8 @@ GeneratedSource generate_l2_flush(const std::string& arch) {
 GeneratedSource generate_attention(const AttentionProblem& problem, const AttentionConfig& config,
                                    bool write_lse, const std::string& arch) {
   GeneratedSource s;
-  s.name = fmt::format("{}.d{}.{}.{}{}", to_key(config), problem.head_dim,
-                       to_string(problem.dtype), problem.causal ? "causal" : "full",
-                       write_lse ? ".lse" : "");
+  s.name = fmt::format("{}.d{}.{}.{}{}", to_key(config), problem.head_dim, to_string(problem.dtype),
+                       problem.causal ? "causal" : "full", write_lse ? ".lse" : "");
   s.code = config.family == AttentionFamily::kSm90
                ? "// kerntune generated: attention forward instantiation\n"
                  "#include \"kerntune/attention/attention_fwd_sm90.cuh\"\n"

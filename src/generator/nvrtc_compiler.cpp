@@ -62,7 +62,8 @@ class Program {
 
   void check(nvrtcResult result, const char* call) const {
     if (result != NVRTC_SUCCESS)
-      throw Error(ErrorKind::kCompile, fmt::format("{} failed: {}", call, lib_.get_error_string(result)));
+      throw Error(ErrorKind::kCompile,
+                  fmt::format("{} failed: {}", call, lib_.get_error_string(result)));
   }
 
  private:

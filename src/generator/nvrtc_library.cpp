@@ -18,7 +18,8 @@ template <typename Fn>
 void bind(void* handle, const char* symbol, Fn& fn, const std::string& path) {
   fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
   if (fn == nullptr)
-    throw Error(ErrorKind::kNotFound, fmt::format("{} lacks symbol {}: is it NVRTC?", path, symbol));
+    throw Error(ErrorKind::kNotFound,
+                fmt::format("{} lacks symbol {}: is it NVRTC?", path, symbol));
 }
 
 NvrtcLibrary load() {

@@ -22,8 +22,8 @@ struct NvrtcLibrary {
   decltype(&::nvrtcGetProgramLog) get_log = nullptr;
   decltype(&::nvrtcAddNameExpression) add_name_expression = nullptr;
   decltype(&::nvrtcGetLoweredName) get_lowered_name = nullptr;
-  std::string path;             // the file that was loaded
-  std::string version_string;   // "13.0"
+  std::string path;            // the file that was loaded
+  std::string version_string;  // "13.0"
 };
 
 // Loads NVRTC once per process ($KERNTUNE_NVRTC, then $CUDA_HOME/lib64, then the loader's

@@ -9,7 +9,7 @@
 namespace kt::gen {
 
 struct KernelResources {
-  std::string function;      // mangled entry name
+  std::string function;  // mangled entry name
   int registers = 0;
   int spill_store_bytes = 0;
   int spill_load_bytes = 0;

@@ -16,13 +16,18 @@ namespace {
 constexpr std::size_t kNearestProblems = 8;
 
 double log_distance(const AttentionProblem& a, const AttentionProblem& b) {
-  auto d = [](std::int64_t x, std::int64_t y) { return std::log2(double(x)) - std::log2(double(y)); };
-  return std::hypot(std::hypot(d(a.batch * a.heads_q, b.batch * b.heads_q), d(a.seqlen_q, b.seqlen_q)),
-                    d(a.seqlen_k, b.seqlen_k));
+  auto d = [](std::int64_t x, std::int64_t y) {
+    return std::log2(double(x)) - std::log2(double(y));
+  };
+  return std::hypot(
+      std::hypot(d(a.batch * a.heads_q, b.batch * b.heads_q), d(a.seqlen_q, b.seqlen_q)),
+      d(a.seqlen_k, b.seqlen_k));
 }
 
 // Tuned problems share a key prefix when dtype matches; head_dim and mask are compared parsed.
-std::string key_prefix(const AttentionProblem& p) { return fmt::format("attn:{}:", to_string(p.dtype)); }
+std::string key_prefix(const AttentionProblem& p) {
+  return fmt::format("attn:{}:", to_string(p.dtype));
+}
 
 }  // namespace
 
@@ -47,7 +52,8 @@ AttentionChoice choose_attention_config(const cache::Database* db, const Attenti
                                kAttentionTemplateVersion};
     if (auto winner = db->find_winner(key)) {
       const AttentionConfig c = parse_attention_config_key(winner->config_key);
-      if (!validate(p, c, device)) return {c, DispatchGrade::kExact, key.problem_key, winner->predicted};
+      if (!validate(p, c, device))
+        return {c, DispatchGrade::kExact, key.problem_key, winner->predicted};
     }
     std::vector<std::pair<double, cache::Winner>> near;
     for (auto& w : db->winners_with_prefix(device.fingerprint(), key_prefix(p),
@@ -56,7 +62,8 @@ AttentionChoice choose_attention_config(const cache::Database* db, const Attenti
       if (tuned.head_dim != p.head_dim || tuned.causal != p.causal) continue;
       near.emplace_back(log_distance(p, tuned), std::move(w));
     }
-    std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(near.begin(), near.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     if (near.size() > kNearestProblems) near.resize(kNearestProblems);
     std::optional<AttentionChoice> best;
     double best_us = 0;
@@ -71,7 +78,8 @@ AttentionChoice choose_attention_config(const cache::Database* db, const Attenti
     }
     if (best) return *best;
   }
-  return {model_ranked_attention_configs(p, device, 1).front(), DispatchGrade::kModelDefault, "", true};
+  return {model_ranked_attention_configs(p, device, 1).front(), DispatchGrade::kModelDefault, "",
+          true};
 }
 
 }  // namespace kt::rt

@@ -15,7 +15,8 @@
 namespace kt::rt {
 
 static_assert(sizeof(AttentionParams) == 5 * 8 + 12 * 8 + 8 * 4, "AttentionParams layout changed");
-static_assert(offsetof(AttentionSm90Params, attn) == 4 * 128 && sizeof(AttentionSm90Params) == 6 * 128,
+static_assert(offsetof(AttentionSm90Params, attn) == 4 * 128 &&
+                  sizeof(AttentionSm90Params) == 6 * 128,
               "AttentionSm90Params layout changed");
 
 namespace {
@@ -33,13 +34,14 @@ CUresult encode_attention_map(TmaDescriptor& map, const char* name, const Attent
                               const void* base, const std::int64_t (&strides)[3],
                               std::int64_t seqlen, std::int64_t heads, std::uint32_t rows) {
   const std::uint64_t e = std::uint64_t(size_bytes(p.dtype));
-  const std::uint64_t byte_strides[3] = {std::uint64_t(strides[1]) * e, std::uint64_t(strides[2]) * e,
-                                         std::uint64_t(strides[0]) * e};
+  const std::uint64_t byte_strides[3] = {
+      std::uint64_t(strides[1]) * e, std::uint64_t(strides[2]) * e, std::uint64_t(strides[0]) * e};
   const std::string_view stride_names[3] = {"row", "head", "batch"};
   if (auto why = tma_addressing_error(base, byte_strides, stride_names))
-    throw_invalid(fmt::format("attention tensor {} cannot be read through a TMA map, which the fa3 "
-                              "family needs: {} (the fa2 family has no such requirement)",
-                              name, *why));
+    throw_invalid(
+        fmt::format("attention tensor {} cannot be read through a TMA map, which the fa3 "
+                    "family needs: {} (the fa2 family has no such requirement)",
+                    name, *why));
   const std::uint64_t dims[4] = {std::uint64_t(p.head_dim), std::uint64_t(seqlen),
                                  std::uint64_t(heads), std::uint64_t(p.batch)};
   const std::uint32_t box[4] = {kFa3BoxColumns, rows, 1, 1};
@@ -88,7 +90,8 @@ AttentionParams make_attention_params(const AttentionProblem& problem, const Att
   p.heads_kv = int(problem.heads_kv);
   p.seqlen_q = int(problem.seqlen_q);
   p.seqlen_k = int(problem.seqlen_k);
-  p.softmax_scale = t.softmax_scale > 0 ? t.softmax_scale : float(1.0 / std::sqrt(double(problem.head_dim)));
+  p.softmax_scale =
+      t.softmax_scale > 0 ? t.softmax_scale : float(1.0 / std::sqrt(double(problem.head_dim)));
   p.scale_log2 = float(double(p.softmax_scale) * kLog2e);
   return p;
 }
@@ -102,9 +105,11 @@ CUresult AttentionKernel::make_sm90_params(const AttentionTensors& t,
   CUresult r = encode_attention_map(params.q_map, "Q", p, t.q, t.q_strides, p.seqlen_q, p.heads_q,
                                     kFa3QueryBoxRows);
   if (r == CUDA_SUCCESS)
-    r = encode_attention_map(params.k_map, "K", p, t.k, t.k_strides, p.seqlen_k, p.heads_kv, kv_rows);
+    r = encode_attention_map(params.k_map, "K", p, t.k, t.k_strides, p.seqlen_k, p.heads_kv,
+                             kv_rows);
   if (r == CUDA_SUCCESS)
-    r = encode_attention_map(params.v_map, "V", p, t.v, t.v_strides, p.seqlen_k, p.heads_kv, kv_rows);
+    r = encode_attention_map(params.v_map, "V", p, t.v, t.v_strides, p.seqlen_k, p.heads_kv,
+                             kv_rows);
   if (r == CUDA_SUCCESS)
     r = encode_attention_map(params.o_map, "O", p, t.o, t.o_strides, p.seqlen_q, p.heads_q,
                              kFa3QueryBoxRows);

@@ -13,7 +13,8 @@
 namespace kt::rt {
 
 // The kernel parameter block for `tensors` (softmax_scale 0 becomes 1/sqrt(head_dim)).
-AttentionParams make_attention_params(const AttentionProblem& problem, const AttentionTensors& tensors);
+AttentionParams make_attention_params(const AttentionProblem& problem,
+                                      const AttentionTensors& tensors);
 
 class AttentionKernel {
  public:

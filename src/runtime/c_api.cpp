@@ -19,13 +19,20 @@ thread_local std::string g_last_error;
 
 kt_status status_of(kt::ErrorKind kind) {
   switch (kind) {
-    case kt::ErrorKind::kInvalidArgument: return KT_ERROR_INVALID_ARGUMENT;
-    case kt::ErrorKind::kUnsupported: return KT_ERROR_UNSUPPORTED;
-    case kt::ErrorKind::kCompile: return KT_ERROR_COMPILE;
-    case kt::ErrorKind::kCuda: return KT_ERROR_CUDA;
-    case kt::ErrorKind::kDatabase: return KT_ERROR_DATABASE;
-    case kt::ErrorKind::kNotFound: return KT_ERROR_NOT_FOUND;
-    case kt::ErrorKind::kInternal: return KT_ERROR_INTERNAL;
+    case kt::ErrorKind::kInvalidArgument:
+      return KT_ERROR_INVALID_ARGUMENT;
+    case kt::ErrorKind::kUnsupported:
+      return KT_ERROR_UNSUPPORTED;
+    case kt::ErrorKind::kCompile:
+      return KT_ERROR_COMPILE;
+    case kt::ErrorKind::kCuda:
+      return KT_ERROR_CUDA;
+    case kt::ErrorKind::kDatabase:
+      return KT_ERROR_DATABASE;
+    case kt::ErrorKind::kNotFound:
+      return KT_ERROR_NOT_FOUND;
+    case kt::ErrorKind::kInternal:
+      return KT_ERROR_INTERNAL;
   }
   return KT_ERROR_INTERNAL;
 }
@@ -47,9 +54,12 @@ kt_status guarded(Fn&& fn) {
 
 kt::DType to_dtype(kt_dtype d) {
   switch (d) {
-    case KT_DTYPE_BF16: return kt::DType::kBF16;
-    case KT_DTYPE_FP16: return kt::DType::kFP16;
-    case KT_DTYPE_FP32: return kt::DType::kFP32;
+    case KT_DTYPE_BF16:
+      return kt::DType::kBF16;
+    case KT_DTYPE_FP16:
+      return kt::DType::kFP16;
+    case KT_DTYPE_FP32:
+      return kt::DType::kFP32;
   }
   kt::throw_invalid("unknown kt_dtype value " + std::to_string(int(d)));
 }
@@ -92,8 +102,7 @@ kt_status kt_gemm(kt_runtime* runtime, int64_t m, int64_t n, int64_t k, kt_dtype
   });
 }
 
-kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* args,
-                               void* stream) {
+kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* args, void* stream) {
   return guarded([&] {
     if (args == nullptr) kt::throw_invalid("kt_attention_forward: args is NULL");
     kt::AttentionProblem p;

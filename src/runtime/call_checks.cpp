@@ -35,9 +35,13 @@ bool last_offset(const std::int64_t (&sizes)[3], const std::int64_t (&strides)[3
 
 void check_gemm_call(const GemmProblem& problem, const void* a, const void* b, const void* c) {
   validate(problem);
-  const struct { const char* name; const void* pointer; } operands[] = {{"A", a}, {"B", b}, {"C", c}};
+  const struct {
+    const char* name;
+    const void* pointer;
+  } operands[] = {{"A", a}, {"B", b}, {"C", c}};
   for (const auto& o : operands)
-    if (o.pointer == nullptr) throw_invalid(fmt::format("GEMM operand {} is a null pointer", o.name));
+    if (o.pointer == nullptr)
+      throw_invalid(fmt::format("GEMM operand {} is a null pointer", o.name));
   const int in_bytes = size_bytes(problem.in_dtype);
   for (int i = 0; i < 2; ++i) {
     if (!aligned(operands[i].pointer, in_bytes))
@@ -51,7 +55,8 @@ void check_gemm_call(const GemmProblem& problem, const void* a, const void* b, c
   }
   const int out_bytes = size_bytes(problem.out_dtype);
   if (!aligned(c, out_bytes))
-    throw_invalid(fmt::format("GEMM operand C at {} is not aligned to its {}-byte elements", c, out_bytes));
+    throw_invalid(
+        fmt::format("GEMM operand C at {} is not aligned to its {}-byte elements", c, out_bytes));
 }
 
 void check_attention_call(const AttentionProblem& p, const AttentionTensors& t) {
@@ -67,28 +72,34 @@ void check_attention_call(const AttentionProblem& p, const AttentionTensors& t) 
                  {"O", t.o, t.o_strides, {p.batch, p.seqlen_q, p.heads_q}}};
   const char* stride_names[] = {"batch", "row", "head"};
   for (const auto& x : tensors) {
-    if (x.pointer == nullptr) throw_invalid(fmt::format("attention tensor {} is a null pointer", x.name));
+    if (x.pointer == nullptr)
+      throw_invalid(fmt::format("attention tensor {} is a null pointer", x.name));
     if (!aligned(x.pointer, 16))
-      throw_invalid(fmt::format("attention tensor {} at {} is not 16-byte aligned (the kernel "
-                                "loads 16-byte chunks; pass aligned pointers, e.g. from cudaMalloc)",
-                                x.name, x.pointer));
+      throw_invalid(
+          fmt::format("attention tensor {} at {} is not 16-byte aligned (the kernel "
+                      "loads 16-byte chunks; pass aligned pointers, e.g. from cudaMalloc)",
+                      x.name, x.pointer));
     for (int i = 0; i < 3; ++i)
       if (x.strides[i] < 0 || x.strides[i] % 8 != 0)
-        throw_invalid(fmt::format("attention tensor {} has {} stride {}: strides must be >= 0 and "
-                                  "multiples of 8 elements (head_dim must be contiguous)",
-                                  x.name, stride_names[i], x.strides[i]));
+        throw_invalid(
+            fmt::format("attention tensor {} has {} stride {}: strides must be >= 0 and "
+                        "multiples of 8 elements (head_dim must be contiguous)",
+                        x.name, stride_names[i], x.strides[i]));
     std::int64_t last = 0;
     const std::int64_t strides[3] = {x.strides[0], x.strides[1], x.strides[2]};
     if (!last_offset(x.sizes, strides, p.head_dim, &last))
-      throw_invalid(fmt::format("attention tensor {} with strides ({}, {}, {}) spans more than "
-                                "2^63 elements: the strides are wrong for its sizes",
-                                x.name, strides[0], strides[1], strides[2]));
+      throw_invalid(
+          fmt::format("attention tensor {} with strides ({}, {}, {}) spans more than "
+                      "2^63 elements: the strides are wrong for its sizes",
+                      x.name, strides[0], strides[1], strides[2]));
   }
   if (t.lse != nullptr && !aligned(t.lse, 4))
     throw_invalid("attention lse buffer is not 4-byte aligned");
   if (!(t.softmax_scale >= 0) || std::isinf(t.softmax_scale))
-    throw_invalid(fmt::format("attention softmax_scale = {} must be finite and >= 0 (0 means "
-                              "1/sqrt(head_dim))", t.softmax_scale));
+    throw_invalid(
+        fmt::format("attention softmax_scale = {} must be finite and >= 0 (0 means "
+                    "1/sqrt(head_dim))",
+                    t.softmax_scale));
 }
 
 }  // namespace kt::rt

@@ -18,7 +18,9 @@ namespace {
 constexpr std::size_t kNearestShapes = 8;
 
 double log_distance(const GemmProblem& a, const GemmProblem& b) {
-  auto d = [](std::int64_t x, std::int64_t y) { return std::log2(double(x)) - std::log2(double(y)); };
+  auto d = [](std::int64_t x, std::int64_t y) {
+    return std::log2(double(x)) - std::log2(double(y));
+  };
   return std::hypot(d(a.m, b.m), d(a.n, b.n), d(a.k, b.k));
 }
 
@@ -31,9 +33,12 @@ bool usable(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& device,
 
 const char* to_string(DispatchGrade grade) {
   switch (grade) {
-    case DispatchGrade::kExact: return "exact";
-    case DispatchGrade::kNearestShape: return "nearest-shape";
-    case DispatchGrade::kModelDefault: return "model-default";
+    case DispatchGrade::kExact:
+      return "exact";
+    case DispatchGrade::kNearestShape:
+      return "nearest-shape";
+    case DispatchGrade::kModelDefault:
+      return "model-default";
   }
   return "?";
 }

@@ -63,9 +63,8 @@ GemmKernel::GemmKernel(const GemmProblem& problem, const GemmConfig& config,
                         config.family == GemmFamily::kSm90 ? current_device_sms() : 0)) {
   const std::size_t needed = plan_.reduce ? 2 : 1;
   if (module.functions.size() < needed)
-    throw Error(ErrorKind::kInternal,
-                fmt::format("module for {} has {} kernels, expected {}", to_key(config),
-                            module.functions.size(), needed));
+    throw Error(ErrorKind::kInternal, fmt::format("module for {} has {} kernels, expected {}",
+                                                  to_key(config), module.functions.size(), needed));
   main_ = module.functions[0];
   if (plan_.reduce) reduce_ = module.functions[1];
   if (plan_.main.smem_bytes > kDefaultDynamicSmemLimit)
@@ -129,8 +128,9 @@ int GemmKernel::max_active_clusters() const {
   int clusters = 0;
   const CUresult r = driver().occupancy_max_active_clusters(&clusters, main_, &config);
   if (r != CUDA_SUCCESS) {
-    logger().warn("cuOccupancyMaxActiveClusters failed (CUresult {}) for {}; keeping the planned grid",
-                  int(r), to_key(config_));
+    logger().warn(
+        "cuOccupancyMaxActiveClusters failed (CUresult {}) for {}; keeping the planned grid",
+        int(r), to_key(config_));
     return 0;
   }
   return clusters;

@@ -7,8 +7,8 @@
 #include <cstddef>
 
 #include "core/gemm_config.hpp"
-#include "gemm/gemm_params.h"
 #include "core/gemm_problem.hpp"
+#include "gemm/gemm_params.h"
 #include "runtime/module_cache.hpp"
 
 namespace kt::rt {

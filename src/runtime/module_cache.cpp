@@ -28,7 +28,8 @@ const LoadedModule& ModuleCache::load(const cache::CubinRecord& record) {
   };
   // NOTE: an empty blob is no image; the driver is not asked to read from a null pointer.
   if (record.cubin.empty()) fail("cuModuleLoadData", CUDA_ERROR_INVALID_IMAGE);
-  if (const CUresult r = d.module_load_data(&loaded->module, record.cubin.data()); r != CUDA_SUCCESS)
+  if (const CUresult r = d.module_load_data(&loaded->module, record.cubin.data());
+      r != CUDA_SUCCESS)
     fail("cuModuleLoadData", r);
   for (const auto& lowered : record.lowered_names) {
     CUfunction f = nullptr;

@@ -51,7 +51,8 @@ struct AttentionKeyHash {
     const AttentionProblem& p = k.problem;
     std::size_t h = std::hash<std::int64_t>()(p.seqlen_q);
     auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-    for (std::int64_t v : {p.batch, p.heads_q, p.heads_kv, p.seqlen_k, p.head_dim}) mix(std::size_t(v));
+    for (std::int64_t v : {p.batch, p.heads_q, p.heads_kv, p.seqlen_k, p.head_dim})
+      mix(std::size_t(v));
     mix(std::size_t(p.dtype) | (std::size_t(p.causal) << 8) | (std::size_t(k.write_lse) << 9));
     return h;
   }
@@ -80,13 +81,16 @@ struct Runtime::Impl {
     const std::string path =
         options.database_path.empty() ? cache::default_database_path() : options.database_path;
     if (options.read_only) {
-      if (std::filesystem::exists(path)) db = cache::Database::open_readonly(path);
-      else logger().warn("database {} does not exist; dispatching from the model", path);
+      if (std::filesystem::exists(path))
+        db = cache::Database::open_readonly(path);
+      else
+        logger().warn("database {} does not exist; dispatching from the model", path);
     } else {
       db = cache::Database::open(path);
     }
     if (options.workspace_bytes > 0) {
-      rt::check(rt::driver().mem_alloc(&workspace, options.workspace_bytes), "cuMemAlloc(workspace)");
+      rt::check(rt::driver().mem_alloc(&workspace, options.workspace_bytes),
+                "cuMemAlloc(workspace)");
       rt::clear_gemm_workspace_flags(workspace, options.workspace_bytes);
     }
   }
@@ -101,8 +105,8 @@ struct Runtime::Impl {
     if (auto it = gemms.find(p); it != gemms.end()) return it->second;
     rt::ScopedCurrent current(context.context());
     cache::Database* database = db ? &*db : nullptr;
-    const rt::GemmChoice choice = rt::choose_gemm_config(database, p, device,
-                                                         std::int64_t(options.workspace_bytes));
+    const rt::GemmChoice choice =
+        rt::choose_gemm_config(database, p, device, std::int64_t(options.workspace_bytes));
     GemmConfig config = choice.config;
     rt::CubinResult cubin = compile(database, p, config);
     if (choice.grade == rt::DispatchGrade::kModelDefault && cubin.record.spill_bytes > 0) {
@@ -122,7 +126,7 @@ struct Runtime::Impl {
                             options.compile_on_miss, !options.read_only);
     GemmEntry entry{rt::GemmKernel(p, config, module),
                     DispatchInfo{to_key(config), rt::to_string(choice.grade),
-                                     choice.tuned_problem_key, cubin.compiled_now}};
+                                 choice.tuned_problem_key, cubin.compiled_now}};
     logger().debug("dispatch {} -> {} grade={} compiled={}", to_key(p), entry.info.config_key,
                    entry.info.grade, entry.info.compiled_now);
     return gemms.emplace(p, std::move(entry)).first->second;
@@ -137,8 +141,9 @@ struct Runtime::Impl {
     const rt::AttentionChoice choice = rt::choose_attention_config(database, key.problem, device);
     AttentionConfig config = choice.config;
     auto compile_attention = [&](const AttentionConfig& c) {
-      return rt::get_or_compile(database, gen::generate_attention(key.problem, c, key.write_lse, device.arch()),
-                                options.compile_on_miss, !options.read_only);
+      return rt::get_or_compile(
+          database, gen::generate_attention(key.problem, c, key.write_lse, device.arch()),
+          options.compile_on_miss, !options.read_only);
     };
     rt::CubinResult cubin = compile_attention(config);
     if (choice.grade == rt::DispatchGrade::kModelDefault && cubin.record.spill_bytes > 0) {

@@ -9,7 +9,8 @@
 
 namespace kt::rt {
 
-static_assert(sizeof(TmaDescriptor) == sizeof(CUtensorMap) && alignof(TmaDescriptor) == alignof(CUtensorMap),
+static_assert(sizeof(TmaDescriptor) == sizeof(CUtensorMap) &&
+                  alignof(TmaDescriptor) == alignof(CUtensorMap),
               "TmaDescriptor must have CUtensorMap's size and alignment");
 
 namespace {
@@ -27,9 +28,10 @@ std::optional<std::string> tma_addressing_error(const void* base,
     return fmt::format("its base address {} is not 16-byte aligned", base);
   for (std::size_t i = 0; i < byte_strides.size(); ++i)
     if (byte_strides[i] % kTmaAlignBytes != 0 || byte_strides[i] >= kTmaStrideLimit)
-      return fmt::format("its {} stride of {} bytes is not a multiple of 16 below 2^40",
-                         i < stride_names.size() ? stride_names[i] : "dimension " + std::to_string(i + 1),
-                         byte_strides[i]);
+      return fmt::format(
+          "its {} stride of {} bytes is not a multiple of 16 below 2^40",
+          i < stride_names.size() ? stride_names[i] : "dimension " + std::to_string(i + 1),
+          byte_strides[i]);
   return std::nullopt;
 }
 
@@ -56,8 +58,7 @@ CUresult encode_tensor_map(TmaDescriptor& map, DType dtype, const void* base,
       global_dims.data(), strides.data(), box_dims.data(), element_strides.data(),
       CU_TENSOR_MAP_INTERLEAVE_NONE,
       swizzle == TmaSwizzle::k128B ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
 }  // namespace kt::rt

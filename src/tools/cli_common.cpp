@@ -20,24 +20,29 @@ struct Suite {
 
 const std::vector<Suite>& suites() {
   static const std::vector<Suite> all = {
-      {"foundation", "square, 8k-token LLM, ragged, wave-quantized, split-K and decode shapes",
-       {"4096x4096x4096", "8192x8192x8192", "2048x2048x2048", "8192x6144x4096",
-        "8192x28672x4096", "8192x4096x14336", "4100x4096x4096", "1536x1536x8192",
-        "512x512x32768", "64x14336x4096", "16x4096x4096"}},
+      {"foundation",
+       "square, 8k-token LLM, ragged, wave-quantized, split-K and decode shapes",
+       {"4096x4096x4096", "8192x8192x8192", "2048x2048x2048", "8192x6144x4096", "8192x28672x4096",
+        "8192x4096x14336", "4100x4096x4096", "1536x1536x8192", "512x512x32768", "64x14336x4096",
+        "16x4096x4096"}},
       {"square", "square shapes", {"2048x2048x2048", "4096x4096x4096", "8192x8192x8192"}},
       {"ragged", "tails in every dimension", {"127x129x65", "1x4096x4096", "4100x4096x4096"}},
       // Decoding: a batch of 1, 16 or 64 tokens through a 4096 projection and an MLP's
       // 14336-wide up projection; memory-bound (B streamed once), served by the small-M family.
-      {"decode", "M <= 64 decoding shapes: memory-bound, bench reports TB/s",
+      {"decode",
+       "M <= 64 decoding shapes: memory-bound, bench reports TB/s",
        {"1x4096x4096", "16x4096x4096", "64x4096x4096", "64x14336x4096"}},
       // FlashAttention's benchmark: batch x seqlen = 16k tokens, hidden 2048 (heads = 2048 / d).
-      {"attention-d128", "16k tokens, hidden 2048, d = 128, seqlen 512..16k",
+      {"attention-d128",
+       "16k tokens, hidden 2048, d = 128, seqlen 512..16k",
        {"b=32,h=16,s=512,d=128", "b=16,h=16,s=1024,d=128", "b=8,h=16,s=2048,d=128",
         "b=4,h=16,s=4096,d=128", "b=2,h=16,s=8192,d=128", "b=1,h=16,s=16384,d=128"}},
-      {"attention-d64", "16k tokens, hidden 2048, d = 64, seqlen 512..16k",
+      {"attention-d64",
+       "16k tokens, hidden 2048, d = 64, seqlen 512..16k",
        {"b=32,h=32,s=512,d=64", "b=16,h=32,s=1024,d=64", "b=8,h=32,s=2048,d=64",
         "b=4,h=32,s=4096,d=64", "b=2,h=32,s=8192,d=64", "b=1,h=32,s=16384,d=64"}},
-      {"attention-extra", "GQA 32/8 at 8k and d = 256",
+      {"attention-extra",
+       "GQA 32/8 at 8k and d = 256",
        {"b=1,hq=32,hkv=8,s=8192,d=128", "b=2,h=8,s=4096,d=256"}},
   };
   return all;
@@ -69,7 +74,8 @@ std::vector<AttentionProblem> ProblemOptions::attention_problems() const {
   if (!suite.empty())
     for (auto& s : suite_shapes(suite)) all.push_back(s);
   if (all.empty() && shape_required)
-    throw_invalid("no problem given: pass --shape b=4,hq=32,hkv=8,sq=4096,sk=4096,d=128 or --suite");
+    throw_invalid(
+        "no problem given: pass --shape b=4,hq=32,hkv=8,sq=4096,sk=4096,d=128 or --suite");
   std::vector<AttentionProblem> problems;
   for (const auto& shape : all) {
     AttentionProblem p;
@@ -122,8 +128,9 @@ void add_database_option(CLI::App& cmd, std::string& path) {
 }
 
 void add_profile_option(CLI::App& cmd, std::string& profile) {
-  cmd.add_option("--device-profile", profile,
-                 fmt::format("Built-in device to model: {}", fmt::join(device_profile_names(), ", ")))
+  cmd.add_option(
+         "--device-profile", profile,
+         fmt::format("Built-in device to model: {}", fmt::join(device_profile_names(), ", ")))
       ->capture_default_str();
 }
 
@@ -138,9 +145,8 @@ cache::Database open_database(const std::string& option) {
 tune::ProgressFn progress_printer() {
   const bool tty = isatty(STDERR_FILENO) != 0;
   return [tty](const tune::Progress& p) {
-    const std::string line =
-        fmt::format("[{} {}/{} | {:.1f}s elapsed, ETA {:.1f}s] {}", p.phase, p.done, p.total,
-                    p.elapsed_s, p.eta_s, p.message);
+    const std::string line = fmt::format("[{} {}/{} | {:.1f}s elapsed, ETA {:.1f}s] {}", p.phase,
+                                         p.done, p.total, p.elapsed_s, p.eta_s, p.message);
     if (tty) {
       fmt::print(stderr, "\r\033[K{}", line.substr(0, 160));
       if (p.done == p.total) fmt::print(stderr, "\n");

@@ -21,7 +21,7 @@ struct ProblemOptions {
   std::vector<std::string> shapes;
   std::string suite;
   std::string dtype = "bf16";
-  std::string out_dtype;       // empty: same as dtype
+  std::string out_dtype;  // empty: same as dtype
   std::string layout = "nt";
   bool causal = false;
   bool shape_required = true;

@@ -30,8 +30,9 @@ struct BenchCliOptions {
 };
 
 void run_attention(Runtime& runtime, const BenchCliOptions& o) {
-  fmt::print("(library baselines for attention run beside kerntune from Python: "
-             "python3 python/bench_attention.py)\n");
+  fmt::print(
+      "(library baselines for attention run beside kerntune from Python: "
+      "python3 python/bench_attention.py)\n");
   fmt::print("{:<46} {:<22} {:<13} {:>10} {:>9}  {}\n", "problem", "config", "grade", "us",
              "TFLOP/s", "check");
   for (const AttentionProblem& p : o.problem.attention_problems()) {
@@ -48,7 +49,8 @@ void run(const BenchCliOptions& o) {
   if (!rt::gpu_available(&reason))
     throw Error(ErrorKind::kUnsupported,
                 fmt::format("bench measures on a GPU and there is none ({}); `kerntune explain` "
-                            "predicts instead", reason));
+                            "predicts instead",
+                            reason));
   RuntimeOptions ro;
   ro.database_path = resolve_database_path(o.db);
   auto runtime = Runtime::open(ro);
@@ -74,10 +76,11 @@ void run(const BenchCliOptions& o) {
     csv.open(o.csv, std::ios::app);
     if (!csv) throw Error(ErrorKind::kInvalidArgument, fmt::format("cannot write {}", o.csv));
     if (fresh)
-      csv << ("problem,m,n,k,config,grade,kerntune_us,kerntune_spread_pct,kerntune_tflops,"
-                 "cublaslt_us,cublaslt_spread_pct,cublaslt_tflops,ratio,kerntune_rel_error,"
-                 "cublaslt_rel_error,copy_us,kerntune_tbps,cublaslt_tbps,copy_tbps,of_copy,"
-                 "cublaslt_algorithm\n");
+      csv
+          << ("problem,m,n,k,config,grade,kerntune_us,kerntune_spread_pct,kerntune_tflops,"
+              "cublaslt_us,cublaslt_spread_pct,cublaslt_tflops,ratio,kerntune_rel_error,"
+              "cublaslt_rel_error,copy_us,kerntune_tbps,cublaslt_tbps,copy_tbps,of_copy,"
+              "cublaslt_algorithm\n");
   }
   fmt::print("baseline: cuBLASLt {}\n", tune::CublasLtGemm::library_path());
   // TB/s: the fewest bytes the problem moves (A and B read once, C written once) over the
@@ -97,25 +100,30 @@ void run(const BenchCliOptions& o) {
     auto tbps = [&](const tune::Timing& t) {
       return t.median_us > 0 ? p.min_bytes() / t.median_us / 1e6 : 0.0;
     };
-    fmt::print("{:<34} {:<44} {:<13} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>8.2f} {:>6.0f}% {:>7.3f}  {}\n",
-               to_key(p), r.dispatch.config_key, r.dispatch.grade, r.kerntune_tflops(),
-               r.baseline_tflops(), tbps(r.kerntune), tbps(r.baseline), tbps(r.copy),
-               100 * r.of_copy(), r.ratio(), check);
+    fmt::print(
+        "{:<34} {:<44} {:<13} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>8.2f} {:>6.0f}% {:>7.3f}  "
+        "{}\n",
+        to_key(p), r.dispatch.config_key, r.dispatch.grade, r.kerntune_tflops(),
+        r.baseline_tflops(), tbps(r.kerntune), tbps(r.baseline), tbps(r.copy), 100 * r.of_copy(),
+        r.ratio(), check);
     if (r.ratio() > 0) {
       log_sum += std::log(r.ratio());
       ++counted;
     }
     if (csv.is_open())
-      csv << fmt::format("{},{},{},{},{},{},{:.3f},{:.2f},{:.1f},{:.3f},{:.2f},{:.1f},{:.4f},{:.3g},{:.3g},"
-                         "{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{}\n",
-                 to_key(p), p.m, p.n, p.k, r.dispatch.config_key, r.dispatch.grade,
-                 r.kerntune.median_us, r.kerntune.spread_pct(), r.kerntune_tflops(),
-                 r.baseline.median_us, r.baseline.spread_pct(), r.baseline_tflops(), r.ratio(),
-                 r.kerntune_check.relative_error, r.baseline_check.relative_error,
-                 r.copy.median_us, tbps(r.kerntune), tbps(r.baseline), tbps(r.copy), r.of_copy(), r.baseline_algorithm);
+      csv << fmt::format(
+          "{},{},{},{},{},{},{:.3f},{:.2f},{:.1f},{:.3f},{:.2f},{:.1f},{:.4f},{:.3g},{:.3g},"
+          "{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{}\n",
+          to_key(p), p.m, p.n, p.k, r.dispatch.config_key, r.dispatch.grade, r.kerntune.median_us,
+          r.kerntune.spread_pct(), r.kerntune_tflops(), r.baseline.median_us,
+          r.baseline.spread_pct(), r.baseline_tflops(), r.ratio(), r.kerntune_check.relative_error,
+          r.baseline_check.relative_error, r.copy.median_us, tbps(r.kerntune), tbps(r.baseline),
+          tbps(r.copy), r.of_copy(), r.baseline_algorithm);
     algorithms.push_back(fmt::format("{:<34} {}", to_key(p), r.baseline_algorithm));
   }
-  if (counted > 0) fmt::print("geometric mean ratio (cuBLASLt time / kerntune time): {:.3f}\n", std::exp(log_sum / counted));
+  if (counted > 0)
+    fmt::print("geometric mean ratio (cuBLASLt time / kerntune time): {:.3f}\n",
+               std::exp(log_sum / counted));
   if (bo.baseline) {
     // Which kernel cuBLASLt ran: the enum values of cublasLt.h (cublasLtMatmulTile_t, ...).
     fmt::print("cuBLASLt's heuristic picks (cublasLt.h enum values):\n");
@@ -132,8 +140,12 @@ void register_bench(CLI::App& app) {
   add_problem_options(*cmd, o->problem);
   add_database_option(*cmd, o->db);
   cmd->add_flag("--no-baseline", o->no_baseline, "Skip cuBLASLt");
-  cmd->add_option("--rounds", o->rounds, "Interleaved rounds")->capture_default_str()->check(CLI::Range(1, 1000));
-  cmd->add_option("--reps", o->reps, "Timed repetitions per round")->capture_default_str()->check(CLI::Range(1, 10000));
+  cmd->add_option("--rounds", o->rounds, "Interleaved rounds")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--reps", o->reps, "Timed repetitions per round")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000));
   cmd->add_option("--csv", o->csv, "Append one CSV row per problem to this file");
   cmd->add_flag("--dispatch-overhead", o->dispatch_overhead,
                 "Measure the host cost of Runtime::gemm on a hit versus a raw cuLaunchKernel");

@@ -44,9 +44,10 @@ void blocklist(const CacheOptions& o) {
     return;
   }
   const auto entries = db.blocklist();
-  fmt::print("{}: {} blocklisted kernels (kept out of `kerntune tune` unless "
-             "--retry-blocklisted; `cache blocklist --clear` empties the list)\n",
-             db.path(), entries.size());
+  fmt::print(
+      "{}: {} blocklisted kernels (kept out of `kerntune tune` unless "
+      "--retry-blocklisted; `cache blocklist --clear` empties the list)\n",
+      db.path(), entries.size());
   for (const cache::BlocklistEntry& e : entries)
     fmt::print("  {}  {} {}  {}  NVRTC {}  first on {}: {}\n", e.device_fingerprint, e.op,
                e.config_key, cache::to_string(e.reason), e.nvrtc_version, e.problem_key,
@@ -61,7 +62,8 @@ void show(const CacheOptions& o) {
     for (auto& m : db.all_measurements())
       if (m.key.problem_key == to_key(p)) rows.push_back(std::move(m));
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.key.device_fingerprint, a.median_us) < std::tie(b.key.device_fingerprint, b.median_us);
+      return std::tie(a.key.device_fingerprint, a.median_us) <
+             std::tie(b.key.device_fingerprint, b.median_us);
     });
     fmt::print("{}: {} measurements\n", to_key(p), rows.size());
     for (const auto& m : rows)
@@ -107,7 +109,9 @@ void register_cache(CLI::App& app) {
   CLI::App* merge_cmd = cmd->add_subcommand(
       "merge", "Merge another database (cubins, measurements, winners) into this one (idempotent)");
   add_database_option(*merge_cmd, o->db);
-  merge_cmd->add_option("other", o->file, "Database file to merge from")->required()->check(CLI::ExistingFile);
+  merge_cmd->add_option("other", o->file, "Database file to merge from")
+      ->required()
+      ->check(CLI::ExistingFile);
   merge_cmd->callback([o] {
     const auto added = open_database(o->db).merge_from(o->file);
     fmt::print("merged {} new rows from {}\n", added, o->file);

@@ -4,8 +4,8 @@
 
 #include <future>
 
-#include "core/error.hpp"
 #include "core/attention_config.hpp"
+#include "core/error.hpp"
 #include "core/gemm_model.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "tools/cli_common.hpp"
@@ -43,7 +43,8 @@ int print_rows(std::vector<std::future<std::string>>& rows) {
   int failures = 0;
   for (auto& r : rows) {
     const std::string line = r.get();
-    if (line.find("COMPILE ERROR") != std::string::npos || line.find("invalid:") != std::string::npos)
+    if (line.find("COMPILE ERROR") != std::string::npos ||
+        line.find("invalid:") != std::string::npos)
       ++failures;
     fmt::print("{}\n", line);
   }
@@ -59,12 +60,15 @@ int compile_attention(const CompileOptions& o, const DeviceDesc& device, const s
       for (const auto& r : rank_by_model(p, enumerate_attention_configs(p, device), device))
         if (int(configs.size()) < o.top) configs.push_back(r.config);
     fmt::print("{} for {} ({} configs)\n", to_key(p), arch, configs.size());
-    fmt::print("{:<44} {:>5} {:>7} {:>9} {:>8}  {}\n", "config", "regs", "spills", "smem_B", "ms", "notes");
+    fmt::print("{:<44} {:>5} {:>7} {:>9} {:>8}  {}\n", "config", "regs", "spills", "smem_B", "ms",
+               "notes");
     std::vector<std::future<std::string>> rows;
     for (const auto& c : configs)
       rows.push_back(std::async(std::launch::async, [&, c] {
-        if (auto why = validate(p, c, device)) return fmt::format("{:<44} invalid: {}", to_key(c), *why);
-        return compile_row(to_key(c), gen::generate_attention(p, c, false, arch), smem_bytes(p, c), o.ptx);
+        if (auto why = validate(p, c, device))
+          return fmt::format("{:<44} invalid: {}", to_key(c), *why);
+        return compile_row(to_key(c), gen::generate_attention(p, c, false, arch), smem_bytes(p, c),
+                           o.ptx);
       }));
     failures += print_rows(rows);
   }
@@ -76,7 +80,8 @@ void run(const CompileOptions& o) {
   const std::string arch = o.arch.empty() ? device.arch() : o.arch;
   int failures = 0;
   if (o.problem.is_attention()) failures = compile_attention(o, device, arch);
-  for (const GemmProblem& p : o.problem.is_attention() ? std::vector<GemmProblem>{} : o.problem.gemm_problems()) {
+  for (const GemmProblem& p :
+       o.problem.is_attention() ? std::vector<GemmProblem>{} : o.problem.gemm_problems()) {
     std::vector<GemmConfig> configs;
     for (const auto& key : o.configs) configs.push_back(parse_gemm_config_key(key));
     if (configs.empty()) {
@@ -86,8 +91,8 @@ void run(const CompileOptions& o) {
       }
     }
     fmt::print("{} for {} ({} configs)\n", to_key(p), arch, configs.size());
-    fmt::print("{:<44} {:>5} {:>7} {:>9} {:>8}  {}\n", "config", "regs", "spills", "smem_B",
-               "ms", "notes");
+    fmt::print("{:<44} {:>5} {:>7} {:>9} {:>8}  {}\n", "config", "regs", "spills", "smem_B", "ms",
+               "notes");
     std::vector<std::future<std::string>> rows;
     for (const auto& c : configs) {
       rows.push_back(std::async(std::launch::async, [&, c] {
@@ -109,8 +114,10 @@ void register_compile(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "compile", "Compile configs with NVRTC (no GPU needed) and print registers and spills");
   add_problem_options(*cmd, o->problem);
-  cmd->add_option("--config", o->configs, "Config key (repeatable; default: the model's top --top)");
-  cmd->add_option("--top", o->top, "How many of the model's best configs to compile")->capture_default_str();
+  cmd->add_option("--config", o->configs,
+                  "Config key (repeatable; default: the model's top --top)");
+  cmd->add_option("--top", o->top, "How many of the model's best configs to compile")
+      ->capture_default_str();
   add_profile_option(*cmd, o->profile);
   cmd->add_option("--arch", o->arch, "Target arch: sm_90a, sm_80, ... (default: the profile's)");
   cmd->add_flag("--ptx", o->ptx, "Print the PTX instead of the resource table");

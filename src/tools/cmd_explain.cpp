@@ -38,15 +38,15 @@ void print_estimate(const std::string& title, const GemmProblem& p, const GemmCo
   fmt::print("  tile eff.    {:.1f}% of the covered MxN is useful ({:.1f}% wasted)\n",
              100 * e.tile_efficiency, 100 * (1 - e.tile_efficiency));
   if (c.family == GemmFamily::kSm90)
-    fmt::print("  warps        {}\n",
-               c.warp_specialized
-                   ? fmt::format("a producer warpgroup (one thread issues the TMA loads) + {} "
-                                 "consumer warpgroup(s){}",
-                                 c.consumers,
-                                 c.consumers == 2 ? ", registers split by setmaxnreg" : "")
-                   : fmt::format("{} consumer warpgroup(s), no producer warpgroup: consumer 0's "
-                                 "thread issues the TMA loads",
-                                 c.consumers));
+    fmt::print(
+        "  warps        {}\n",
+        c.warp_specialized
+            ? fmt::format("a producer warpgroup (one thread issues the TMA loads) + {} "
+                          "consumer warpgroup(s){}",
+                          c.consumers, c.consumers == 2 ? ", registers split by setmaxnreg" : "")
+            : fmt::format("{} consumer warpgroup(s), no producer warpgroup: consumer 0's "
+                          "thread issues the TMA loads",
+                          c.consumers));
   fmt::print("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
              e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
              e.occupancy.limiter);
@@ -54,22 +54,24 @@ void print_estimate(const std::string& title, const GemmProblem& p, const GemmCo
              e.waves.waves, d.num_sms, e.waves.last_wave_ctas, e.waves.slots,
              100 * e.waves.efficiency);
   if (const StreamKRegion sk = stream_k_region(p, c, d.num_sms); sk.units > 0)
-    fmt::print("  stream-K     the last {} tiles shared out by K: {} k-tiles of {} on each of {} "
-               "CTAs, after {} whole tiles each\n",
-               sk.units, sk.iters, sk.units * k_tiles(p, c), d.num_sms,
-               (work_units(p, c) - sk.units) / d.num_sms);
-  fmt::print("  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}{}) + overlap {:.1f}{} + "
-             "launch {:.1f} -> {:.0f} TFLOP/s{}\n",
-             e.predicted_us, e.compute_us, e.memory_us,
-             e.ramp_us > 0 ? fmt::format(" incl. {:.1f} first DRAM round trip", e.ramp_us) : "",
-             e.overlap_us,
-             e.reduce_us > 0 ? fmt::format(" + {} {:.1f}",
-                                           c.stream_k         ? "stream-K fix-up"
-                                           : c.cluster_k > 1 ? "cluster exchange"
-                                                             : "split-K reduce",
-                                           e.reduce_us)
-                             : "",
-             e.launch_us, e.predicted_tflops, measured);
+    fmt::print(
+        "  stream-K     the last {} tiles shared out by K: {} k-tiles of {} on each of {} "
+        "CTAs, after {} whole tiles each\n",
+        sk.units, sk.iters, sk.units * k_tiles(p, c), d.num_sms,
+        (work_units(p, c) - sk.units) / d.num_sms);
+  fmt::print(
+      "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}{}) + overlap {:.1f}{} + "
+      "launch {:.1f} -> {:.0f} TFLOP/s{}\n",
+      e.predicted_us, e.compute_us, e.memory_us,
+      e.ramp_us > 0 ? fmt::format(" incl. {:.1f} first DRAM round trip", e.ramp_us) : "",
+      e.overlap_us,
+      e.reduce_us > 0 ? fmt::format(" + {} {:.1f}",
+                                    c.stream_k        ? "stream-K fix-up"
+                                    : c.cluster_k > 1 ? "cluster exchange"
+                                                      : "split-K reduce",
+                                    e.reduce_us)
+                      : "",
+      e.launch_us, e.predicted_tflops, measured);
 }
 
 void print_attention_estimate(const std::string& title, const AttentionProblem& p,
@@ -77,10 +79,12 @@ void print_attention_estimate(const std::string& title, const AttentionProblem& 
   const AttentionEstimate e = estimate(p, c, d);
   fmt::print("{}: {}\n", title, to_key(c));
   if (c.family == AttentionFamily::kSm90)
-    fmt::print("  family       fa3: wgmma + TMA, 1 producer + {} consumer warpgroup(s) of 64 query "
-               "rows; {}\n", c.block_m / 64,
-               c.block_m == 128 ? "registers split by setmaxnreg (40 / 232 / 232), 1 CTA/SM"
-                                : "registers as compiled (no setmaxnreg)");
+    fmt::print(
+        "  family       fa3: wgmma + TMA, 1 producer + {} consumer warpgroup(s) of 64 query "
+        "rows; {}\n",
+        c.block_m / 64,
+        c.block_m == 128 ? "registers split by setmaxnreg (40 / 232 / 232), 1 CTA/SM"
+                         : "registers as compiled (no setmaxnreg)");
   else
     fmt::print("  family       fa2: mma.sync + cp.async, {} warps of {} query rows\n", c.warps,
                c.block_m / c.warps);
@@ -90,11 +94,13 @@ void print_attention_estimate(const std::string& title, const AttentionProblem& 
              e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
              e.occupancy.limiter);
   fmt::print("  waves        {} on {} SMs (last wave {} of {} slots), wave efficiency {:.1f}%\n",
-             e.waves.waves, d.num_sms, e.waves.last_wave_ctas, e.waves.slots, 100 * e.waves.efficiency);
+             e.waves.waves, d.num_sms, e.waves.last_wave_ctas, e.waves.slots,
+             100 * e.waves.efficiency);
   fmt::print("  blocks       {:.1f}% of the visited (q, k) block area is visible{}\n",
              100 * e.block_efficiency, p.causal ? " (causal: diagonal blocks are masked)" : "");
-  fmt::print("  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}) + launch -> {:.0f} TFLOP/s\n",
-             e.predicted_us, e.compute_us, e.memory_us, e.predicted_tflops);
+  fmt::print(
+      "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}) + launch -> {:.0f} TFLOP/s\n",
+      e.predicted_us, e.compute_us, e.memory_us, e.predicted_tflops);
 }
 
 void run_attention(const ExplainOptions& o, const DeviceDesc& device) {
@@ -119,7 +125,8 @@ void run(const ExplainOptions& o) {
   if (o.problem.is_attention()) return run_attention(o, device);
   for (const GemmProblem& p : o.problem.gemm_problems()) {
     fmt::print("{} on {} ({:.3g} GFLOP, {:.1f} MB minimum traffic, intensity {:.0f} FLOP/B)\n",
-               to_key(p), o.profile, p.flops() / 1e9, p.min_bytes() / 1e6, p.flops() / p.min_bytes());
+               to_key(p), o.profile, p.flops() / 1e9, p.min_bytes() / 1e6,
+               p.flops() / p.min_bytes());
     if (!o.config.empty()) {
       const GemmConfig c = parse_gemm_config_key(o.config);
       if (auto why = validate(p, c, device)) throw_invalid(fmt::format("{}: {}", to_key(c), *why));
@@ -136,8 +143,8 @@ void run(const ExplainOptions& o) {
                                       kGemmTemplateVersion})) {
         if (m.status != cache::Status::kOk) continue;
         auto [kept, inserted] = latest.try_emplace(m.config_key, m);
-        if (!inserted && (m.detail == tune::kFinalistDetail ||
-                          kept->second.detail != tune::kFinalistDetail))
+        if (!inserted &&
+            (m.detail == tune::kFinalistDetail || kept->second.detail != tune::kFinalistDetail))
           kept->second = std::move(m);
       }
     } catch (const Error&) {
@@ -150,10 +157,10 @@ void run(const ExplainOptions& o) {
       const char* titles[] = {"measured winner", "measured runner-up"};
       for (std::size_t i = 0; i < std::min<std::size_t>(2, measured.size()); ++i) {
         const auto& m = measured[i];
-        print_estimate(titles[i], p, parse_gemm_config_key(m.config_key), device,
-                       fmt::format("; measured {:.1f} us = {:.0f} TFLOP/s (model error {:+.0f}%)",
-                                   m.median_us, m.tflops,
-                                   100 * (m.predicted_us - m.median_us) / m.median_us));
+        print_estimate(
+            titles[i], p, parse_gemm_config_key(m.config_key), device,
+            fmt::format("; measured {:.1f} us = {:.0f} TFLOP/s (model error {:+.0f}%)", m.median_us,
+                        m.tflops, 100 * (m.predicted_us - m.median_us) / m.median_us));
       }
       continue;
     }
@@ -171,7 +178,8 @@ void register_explain(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "explain", "Show the model's reasoning: tiles, waves, efficiencies, predicted time");
   add_problem_options(*cmd, o->problem);
-  cmd->add_option("--config", o->config, "Config key to explain (default: the model's pick and runner-up)");
+  cmd->add_option("--config", o->config,
+                  "Config key to explain (default: the model's pick and runner-up)");
   add_profile_option(*cmd, o->profile);
   add_database_option(*cmd, o->db);
   cmd->callback([o] { run(*o); });

@@ -39,11 +39,13 @@ void run(const GenOptions& o) {
   const std::string arch = o.arch.empty() ? device.arch() : o.arch;
   if (o.problem.is_attention()) {
     for (const AttentionProblem& p : o.problem.attention_problems()) {
-      const AttentionConfig c = o.config.empty()
-                                    ? rank_by_model(p, enumerate_attention_configs(p, device), device).at(0).config
-                                    : parse_attention_config_key(o.config);
+      const AttentionConfig c =
+          o.config.empty()
+              ? rank_by_model(p, enumerate_attention_configs(p, device), device).at(0).config
+              : parse_attention_config_key(o.config);
       if (auto why = validate(p, c, device)) throw_invalid(fmt::format("{}: {}", to_key(c), *why));
-      print_source(gen::generate_attention(p, c, false, arch), to_key(p), to_key(c), o.config.empty(), o, arch);
+      print_source(gen::generate_attention(p, c, false, arch), to_key(p), to_key(c),
+                   o.config.empty(), o, arch);
     }
     return;
   }
@@ -61,7 +63,8 @@ void run(const GenOptions& o) {
 
 void register_gen(CLI::App& app) {
   auto o = std::make_shared<GenOptions>();
-  CLI::App* cmd = app.add_subcommand("gen", "Print the generated kernel source for a shape and config");
+  CLI::App* cmd =
+      app.add_subcommand("gen", "Print the generated kernel source for a shape and config");
   add_problem_options(*cmd, o->problem);
   cmd->add_option("--config", o->config,
                   "Config key, e.g. sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1 (default: the "

@@ -40,7 +40,8 @@ void run(const InfoOptions& o) {
   if (rt::gpu_available(&reason)) {
     int version = 0;
     rt::driver().driver_get_version(&version);
-    fmt::print("driver:      CUDA {}.{} ({})\n", version / 1000, version % 1000 / 10, rt::driver().path);
+    fmt::print("driver:      CUDA {}.{} ({})\n", version / 1000, version % 1000 / 10,
+               rt::driver().path);
     rt::BoundContext context(o.device);
     print_device(rt::query_device(context.device()));
   } else {
@@ -63,7 +64,8 @@ void run(const InfoOptions& o) {
 
 void register_info(CLI::App& app) {
   auto options = std::make_shared<InfoOptions>();
-  CLI::App* cmd = app.add_subcommand("info", "Show the GPU, toolkit, driver, fingerprint and database");
+  CLI::App* cmd =
+      app.add_subcommand("info", "Show the GPU, toolkit, driver, fingerprint and database");
   add_database_option(*cmd, options->db);
   cmd->add_option("--device", options->device, "CUDA device ordinal")->capture_default_str();
   cmd->callback([options] { run(*options); });

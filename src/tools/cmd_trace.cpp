@@ -55,18 +55,21 @@ void run(const TraceOptions& o) {
   for (const GemmProblem& p : o.problem.gemm_problems())
     for (const std::string& key : o.configs) {
       const tune::GemmTrace t = tune::trace_gemm(p, parse_gemm_config_key(key), o.reps);
-      fmt::print("{} {}: {} CTAs, launch {:.2f} us median ({:.2f} min, flush before each), "
-                 "check {}\n",
-                 to_key(p), key, t.grid, t.median_us, t.min_us,
-                 t.check_passed ? "ok" : "FAILED: " + t.check_detail);
-      fmt::print("  {:<18} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}   (us after the first CTA's entry)\n",
-                 "phase", "CTAs", "min", "p10", "median", "p90", "max");
+      fmt::print(
+          "{} {}: {} CTAs, launch {:.2f} us median ({:.2f} min, flush before each), "
+          "check {}\n",
+          to_key(p), key, t.grid, t.median_us, t.min_us,
+          t.check_passed ? "ok" : "FAILED: " + t.check_detail);
+      fmt::print(
+          "  {:<18} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}   (us after the first CTA's entry)\n",
+          "phase", "CTAs", "min", "p10", "median", "p90", "max");
       for (const auto& ph : t.phases)
-        fmt::print("  {:<18} {:>5} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f}\n", ph.name, ph.ctas,
-                   ph.min_us, ph.p10_us, ph.median_us, ph.p90_us, ph.max_us);
+        fmt::print("  {:<18} {:>5} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f} {:>8.2f}\n", ph.name,
+                   ph.ctas, ph.min_us, ph.p10_us, ph.median_us, ph.p90_us, ph.max_us);
       if (t.sm_mhz_median > 0)
-        fmt::print("  SM clock, entry to main loop done: {:.0f} MHz median ({:.0f} p10, {:.0f} p90)\n",
-                   t.sm_mhz_median, t.sm_mhz_p10, t.sm_mhz_p90);
+        fmt::print(
+            "  SM clock, entry to main loop done: {:.0f} MHz median ({:.0f} p10, {:.0f} p90)\n",
+            t.sm_mhz_median, t.sm_mhz_p10, t.sm_mhz_p90);
       if (o.per_cta) print_per_cta(t);
     }
 }
@@ -76,8 +79,9 @@ void run(const TraceOptions& o) {
 void register_trace(CLI::App& app) {
   auto o = std::make_shared<TraceOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "trace", "Where one sm90 GEMM launch spends its time, phase by phase across its CTAs "
-               "(needs a GPU)");
+      "trace",
+      "Where one sm90 GEMM launch spends its time, phase by phase across its CTAs "
+      "(needs a GPU)");
   add_problem_options(*cmd, o->problem);
   cmd->add_option("--config", o->configs, "sm90 config key to trace (repeatable)")->required();
   cmd->add_option("--reps", o->reps, "Timed launches (the trace is the last one's)")

@@ -39,10 +39,11 @@ void print_report(const Report& r) {
     failed += c.status != cache::Status::kOk;
     ++by_status[cache::to_string(c.status)];
   }
-  fmt::print("{}: {} candidates ({} compiled, {} from cache, {} failed or rejected); compile "
-             "{:.1f}s, measure {:.1f}s\n",
-             to_key(r.problem), r.candidates.size(), r.num_compiled, r.num_cache_hits, failed,
-             r.compile_wall_s, r.measure_wall_s);
+  fmt::print(
+      "{}: {} candidates ({} compiled, {} from cache, {} failed or rejected); compile "
+      "{:.1f}s, measure {:.1f}s\n",
+      to_key(r.problem), r.candidates.size(), r.num_compiled, r.num_cache_hits, failed,
+      r.compile_wall_s, r.measure_wall_s);
   std::string counts;
   for (const auto& [status, n] : by_status) counts += fmt::format(" {}={}", status, n);
   fmt::print("  run {}{}: worker restarts {}; outcomes{}\n", r.run_id,
@@ -55,7 +56,8 @@ void print_report(const Report& r) {
     const auto& c = r.candidates[i];
     if (r.predicted)
       fmt::print("  {:<10} {}  predicted {:.1f} us ({:.0f} TFLOP/s), {} regs\n", title,
-                 to_key(c.config), c.estimate.predicted_us, c.estimate.predicted_tflops, c.registers);
+                 to_key(c.config), c.estimate.predicted_us, c.estimate.predicted_tflops,
+                 c.registers);
     else
       fmt::print("  {:<10} {}  {:.1f} us +-{:.1f}% ({:.0f} TFLOP/s; model said {:.1f} us)\n", title,
                  to_key(c.config), c.timing.median_us, c.timing.spread_pct(),
@@ -93,13 +95,16 @@ void run(TuneCliOptions o) {
   std::string reason;
   bool predict = o.predict;
   if (o.predict) {
-    fmt::print("Predicting (--predict): candidates are compiled and ranked by the model for "
-               "device profile {}; results are stored as predicted, not measured.\n", o.profile);
+    fmt::print(
+        "Predicting (--predict): candidates are compiled and ranked by the model for "
+        "device profile {}; results are stored as predicted, not measured.\n",
+        o.profile);
   } else if (!rt::gpu_available(&reason)) {
     predict = true;
-    fmt::print("No GPU found ({}): predicting for device profile {} instead; candidates are "
-               "compiled and ranked by the model, results stored as predicted, not measured.\n",
-               reason, o.profile);
+    fmt::print(
+        "No GPU found ({}): predicting for device profile {} instead; candidates are "
+        "compiled and ranked by the model, results stored as predicted, not measured.\n",
+        reason, o.profile);
   }
   if (attention) return run_attention(o, predict);
   const std::vector<GemmProblem> problems = o.problem.gemm_problems();
@@ -123,25 +128,31 @@ void run(TuneCliOptions o) {
 void register_tune(CLI::App& app) {
   auto o = std::make_shared<TuneCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "tune", "Find the fastest config per shape on this GPU and store it (predicts without a GPU)");
+      "tune",
+      "Find the fastest config per shape on this GPU and store it (predicts without a GPU)");
   add_problem_options(*cmd, o->problem);
   add_database_option(*cmd, o->db);
   add_profile_option(*cmd, o->profile);
   cmd->add_flag("--predict", o->predict, "Rank by the model only, even with a GPU present");
-  cmd->add_option("--candidates", o->candidates, "Candidates to compile and measure (the model's top N)")
-      ->capture_default_str()->check(CLI::Range(1, 4096));
+  cmd->add_option("--candidates", o->candidates,
+                  "Candidates to compile and measure (the model's top N)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--finalists", o->finalists, "Candidates re-measured interleaved before the pick")
-      ->capture_default_str()->check(CLI::Range(1, 64));
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--config", o->configs, "Explicit candidate config keys (repeatable)");
   cmd->add_option("--device", o->device, "CUDA device ordinal")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the random inputs (default: fresh)");
   cmd->add_option("--candidate-timeout", o->isolation.candidate_timeout_s,
                   "Seconds a candidate may take on the GPU (at least; 50x its predicted time "
                   "when longer) before its worker is killed and it is recorded as timeout")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--compile-timeout", o->isolation.compile_timeout_s,
                   "Seconds one candidate may take to compile before it is recorded as timeout")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--retry-blocklisted", o->isolation.retry_blocklisted,
                 "Also try kernels on the blocklist (ones that crashed, faulted or hung before "
                 "on this device and toolkit; see `kerntune cache blocklist`)");

@@ -46,8 +46,9 @@ void add_stale_lines(const cache::DatabaseHealth& h, const std::string& path,
                     "can stay as history",
                     quoted(path))));
   } else {
-    lines.push_back(ok("every winner and measurement is of the current protocol and template "
-                       "versions"));
+    lines.push_back(
+        ok("every winner and measurement is of the current protocol and template "
+           "versions"));
   }
   if (machine.gpu) {
     if (s.other_device_winners + s.other_device_measurements > 0) {
@@ -55,7 +56,8 @@ void add_stale_lines(const cache::DatabaseHealth& h, const std::string& path,
           fmt::format("{} winners and {} measurements are of other devices ({}), not of this "
                       "machine's ({}): dispatch here falls back to the model for them",
                       s.other_device_winners, s.other_device_measurements,
-                      fmt::join(s.other_devices, "; "), fmt::join(machine.device_fingerprints, "; ")),
+                      fmt::join(s.other_devices, "; "),
+                      fmt::join(machine.device_fingerprints, "; ")),
           fmt::format("tune on this machine (`kerntune tune --db {} ...`), or merge a database "
                       "tuned on this GPU model (`kerntune cache merge OTHER.db --db {}`)",
                       quoted(path), quoted(path))));
@@ -73,8 +75,8 @@ void add_stale_lines(const cache::DatabaseHealth& h, const std::string& path,
           "nothing breaks (kernels are recompiled on first use); to reclaim the space, export "
           "the results (`kerntune cache export FILE.csv`), start a new database and import them"));
     } else {
-      lines.push_back(ok(fmt::format("every cubin was compiled by the loaded NVRTC ({})",
-                                     machine.nvrtc_version)));
+      lines.push_back(ok(
+          fmt::format("every cubin was compiled by the loaded NVRTC ({})", machine.nvrtc_version)));
     }
   }
 }
@@ -83,9 +85,12 @@ void add_stale_lines(const cache::DatabaseHealth& h, const std::string& path,
 
 const char* to_string(Verdict verdict) {
   switch (verdict) {
-    case Verdict::kOk: return "OK";
-    case Verdict::kWarn: return "WARN";
-    case Verdict::kFail: return "FAIL";
+    case Verdict::kOk:
+      return "OK";
+    case Verdict::kWarn:
+      return "WARN";
+    case Verdict::kFail:
+      return "FAIL";
   }
   return "?";
 }
@@ -136,12 +141,12 @@ Section check_database(const std::string& path, const MachineFacts& machine) {
     return section;
   }
   if (!h.integrity_problems.empty()) {
-    lines.push_back(fail(
-        fmt::format("PRAGMA integrity_check: {}", fmt::join(h.integrity_problems, "; ")),
-        fmt::format("the file is damaged: move it aside (`mv {0} {0}.bad`) and let kerntune "
-                    "start a new one; import results exported earlier (`kerntune cache import "
-                    "BACKUP.csv --db {0}`) or re-tune",
-                    quoted(path))));
+    lines.push_back(
+        fail(fmt::format("PRAGMA integrity_check: {}", fmt::join(h.integrity_problems, "; ")),
+             fmt::format("the file is damaged: move it aside (`mv {0} {0}.bad`) and let kerntune "
+                         "start a new one; import results exported earlier (`kerntune cache import "
+                         "BACKUP.csv --db {0}`) or re-tune",
+                         quoted(path))));
     return section;
   }
   if (!h.problem.empty()) {
@@ -152,12 +157,12 @@ Section check_database(const std::string& path, const MachineFacts& machine) {
   lines.push_back(ok(fmt::format("a kerntune database (application id {:#x}), opened read-only",
                                  h.application_id)));
   if (h.schema_version < cache::kSchemaVersion) {
-    lines.push_back(warn(
-        fmt::format("schema version {}, older than this kerntune's {}", h.schema_version,
-                    cache::kSchemaVersion),
-        fmt::format("it is upgraded on its next read-write open, e.g. `kerntune cache ls --db "
-                    "{}`; a read-only runtime refuses it until then",
-                    quoted(path))));
+    lines.push_back(
+        warn(fmt::format("schema version {}, older than this kerntune's {}", h.schema_version,
+                         cache::kSchemaVersion),
+             fmt::format("it is upgraded on its next read-write open, e.g. `kerntune cache ls --db "
+                         "{}`; a read-only runtime refuses it until then",
+                         quoted(path))));
   } else {
     lines.push_back(ok(fmt::format("schema version {} (this kerntune reads up to {})",
                                    h.schema_version, cache::kSchemaVersion)));
@@ -195,8 +200,8 @@ Section check_blocklist(const std::string& path, const MachineFacts& machine) {
         !machine.nvrtc_version.empty() && e.nvrtc_version != machine.nvrtc_version;
     if (other_nvrtc || e.template_version != template_version) {
       ++stale;
-      stale_versions.insert(fmt::format("NVRTC {} {} template {}", e.nvrtc_version, e.op,
-                                        e.template_version));
+      stale_versions.insert(
+          fmt::format("NVRTC {} {} template {}", e.nvrtc_version, e.op, e.template_version));
     } else if (machine.device_fingerprints.empty() ||
                std::count(machine.device_fingerprints.begin(), machine.device_fingerprints.end(),
                           e.device_fingerprint) > 0) {
@@ -245,10 +250,10 @@ Section check_toolkit(const MachineFacts& machine) {
   if (std::filesystem::exists(include / "cuda.h", error)) {
     section.lines.push_back(ok(fmt::format("CUDA headers: {}", include.string())));
   } else {
-    section.lines.push_back(warn(
-        fmt::format("no CUDA headers at {}", include.string()),
-        "only building kerntune needs them (kernels compile from embedded templates); set "
-        "CUDA_HOME to the toolkit to build"));
+    section.lines.push_back(
+        warn(fmt::format("no CUDA headers at {}", include.string()),
+             "only building kerntune needs them (kernels compile from embedded templates); set "
+             "CUDA_HOME to the toolkit to build"));
   }
   return section;
 }
@@ -263,9 +268,9 @@ Section check_driver(const MachineFacts& machine) {
         "GPU"));
     return section;
   }
-  section.lines.push_back(ok(fmt::format("libcuda {}: CUDA driver {}.{}", machine.driver_path,
-                                         machine.driver_version / 1000,
-                                         machine.driver_version % 1000 / 10)));
+  section.lines.push_back(
+      ok(fmt::format("libcuda {}: CUDA driver {}.{}", machine.driver_path,
+                     machine.driver_version / 1000, machine.driver_version % 1000 / 10)));
   for (std::size_t i = 0; i < machine.device_fingerprints.size(); ++i)
     section.lines.push_back(ok(fmt::format("device {}: {}", i, machine.device_fingerprints[i])));
   return section;

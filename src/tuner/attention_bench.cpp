@@ -20,8 +20,9 @@ AttentionBenchRow bench_attention(Runtime& runtime, const AttentionProblem& p, i
   const CUstream stream = owned_stream.get();
   const DeviceDesc desc = rt::query_current_device();
   rt::ModuleCache modules;
-  AttentionWorkload work(p, desc, nullptr, modules, stream,
-                         std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()));
+  AttentionWorkload work(
+      p, desc, nullptr, modules, stream,
+      std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()));
   const AttentionTensors tensors = work.tensors(true);
   work.poison_output();
   runtime.attention_forward(p, tensors, stream);
@@ -29,10 +30,12 @@ AttentionBenchRow bench_attention(Runtime& runtime, const AttentionProblem& p, i
   Bench bench(stream, desc, modules, nullptr);
   BenchmarkOptions o;
   o.min_reps = reps;
-  row.timing = bench.measure([&](CUstream s) {
-    runtime.attention_forward(p, tensors, s);
-    return CUDA_SUCCESS;
-  }, o);
+  row.timing = bench.measure(
+      [&](CUstream s) {
+        runtime.attention_forward(p, tensors, s);
+        return CUDA_SUCCESS;
+      },
+      o);
   return row;
 }
 

@@ -21,9 +21,8 @@ using Clock = std::chrono::steady_clock;
 // The settings of an attention run; its own search options (finalists) join the options hash.
 PipelineSettings attention_pipeline_settings(const AttentionProblem& p,
                                              const AttentionTuneOptions& o,
-                                             const cache::TuningKey& key,
-                                             const std::string& run_id, std::uint64_t seed,
-                                             const std::string& db_path) {
+                                             const cache::TuningKey& key, const std::string& run_id,
+                                             std::uint64_t seed, const std::string& db_path) {
   PipelineSettings s;
   s.op = "attention";
   s.key = key;
@@ -66,7 +65,8 @@ AttentionTuneReport tune_attention(const AttentionProblem& p, cache::Database& d
     report.candidates.push_back(c);
   }
   if (report.candidates.empty())
-    throw Error(ErrorKind::kUnsupported, fmt::format("no valid attention config for {}", to_key(p)));
+    throw Error(ErrorKind::kUnsupported,
+                fmt::format("no valid attention config for {}", to_key(p)));
 
   const cache::TuningKey key{to_key(p), report.device_fingerprint, kBenchmarkProtocolVersion,
                              kAttentionTemplateVersion};
@@ -85,15 +85,17 @@ AttentionTuneReport tune_attention(const AttentionProblem& p, cache::Database& d
   report.compile_wall_s = seconds_since(compile_start);
   for (const auto& c : report.candidates) {
     if (c.status != cache::Status::kOk) continue;
-    if (c.compiled_from_cache) ++report.num_cache_hits;
-    else ++report.num_compiled;
+    if (c.compiled_from_cache)
+      ++report.num_cache_hits;
+    else
+      ++report.num_compiled;
   }
   const auto measure_start = Clock::now();
   std::vector<std::size_t> finalists;
   if (!o.predict_only) {
     measure_candidates(pipe, report.candidates, 0, compiled, o.progress, p.flops());
-    finalists = remeasure_finalists(pipe, report.candidates, compiled, o.finalists,
-                                    o.finalist_rounds);
+    finalists =
+        remeasure_finalists(pipe, report.candidates, compiled, o.finalists, o.finalist_rounds);
   }
   report.measure_wall_s = seconds_since(measure_start);
 

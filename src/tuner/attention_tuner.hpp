@@ -22,14 +22,14 @@ struct AttentionTuneOptions {
   int finalist_rounds = 4;
   int compile_threads = 0;
   bool predict_only = false;
-  DeviceDesc device;                      // profile when predicting
+  DeviceDesc device;  // profile when predicting
   int device_ordinal = 0;
-  std::vector<AttentionConfig> configs;   // explicit candidates; empty: the whole valid space
+  std::vector<AttentionConfig> configs;  // explicit candidates; empty: the whole valid space
   std::uint64_t seed = 0;
   std::string run_id;
   BenchmarkOptions bench;
   ProgressFn progress;
-  IsolationOptions isolation;             // worker time limits, the blocklist override, test faults
+  IsolationOptions isolation;  // worker time limits, the blocklist override, test faults
 };
 
 struct AttentionCandidate {

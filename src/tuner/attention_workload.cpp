@@ -30,8 +30,8 @@ std::uint32_t blocks_for(std::int64_t items, std::uint32_t threads, std::uint32_
 double attention_tolerance(DType dtype) { return dtype == DType::kBF16 ? 2e-2 : 5e-3; }
 
 AttentionWorkload::AttentionWorkload(const AttentionProblem& p, const DeviceDesc& device,
-                                     cache::Database* db, rt::ModuleCache& modules,
-                                     CUstream stream, std::uint64_t seed, AttentionLayout layout,
+                                     cache::Database* db, rt::ModuleCache& modules, CUstream stream,
+                                     std::uint64_t seed, AttentionLayout layout,
                                      float softmax_scale)
     : problem_(p),
       stream_(stream),
@@ -40,21 +40,26 @@ AttentionWorkload::AttentionWorkload(const AttentionProblem& p, const DeviceDesc
       v_(std::size_t(p.batch * p.seqlen_k * p.heads_kv * p.head_dim) * 2),
       o_(std::size_t(p.batch * p.seqlen_q * p.heads_q * p.head_dim) * 2),
       lse_(std::size_t(p.batch * p.heads_q * p.seqlen_q) * 4) {
-  if (layout == AttentionLayout::kBNHD) tensors_.set_bnhd_strides(p);
-  else tensors_.set_bhnd_strides(p);
+  if (layout == AttentionLayout::kBNHD)
+    tensors_.set_bnhd_strides(p);
+  else
+    tensors_.set_bhnd_strides(p);
   tensors_.q = q_.data();
   tensors_.k = k_.data();
   tensors_.v = v_.data();
   tensors_.o = o_.data();
   tensors_.lse = static_cast<float*>(lse_.data());
   tensors_.softmax_scale = softmax_scale;
-  module_ = &modules.load(rt::get_or_compile(db, gen::generate_attention_check(p, device.arch()),
-                                             true, db != nullptr).record);
+  module_ = &modules.load(
+      rt::get_or_compile(db, gen::generate_attention_check(p, device.arch()), true, db != nullptr)
+          .record);
 
   // Sampled rows r = (b * heads_q + h) * seqlen_q + i: first and last rows, rows around
   // 64-row block edges, and uniform ones.
   std::mt19937_64 rng(seed ^ 0x617474656e74ULL);
-  auto pick = [&rng](std::int64_t n) { return std::uniform_int_distribution<std::int64_t>(0, n - 1)(rng); };
+  auto pick = [&rng](std::int64_t n) {
+    return std::uniform_int_distribution<std::int64_t>(0, n - 1)(rng);
+  };
   const std::int64_t total = p.batch * p.heads_q * p.seqlen_q;
   for (std::int64_t x = 0; x < std::min(total, kMaxRows); ++x) {
     const std::int64_t bh = pick(p.batch * p.heads_q);
@@ -79,8 +84,10 @@ AttentionWorkload::AttentionWorkload(const AttentionProblem& p, const DeviceDesc
   rt::check(d.memcpy_htod(rows_device_.get(), rows_.data(), n * sizeof(int)), "cuMemcpyHtoD(rows)");
 
   float scale = 1.0f;
-  const struct { const rt::DeviceBuffer* buffer; std::uint64_t salt; } inputs[] = {
-      {&q_, 1}, {&k_, 2}, {&v_, 3}};
+  const struct {
+    const rt::DeviceBuffer* buffer;
+    std::uint64_t salt;
+  } inputs[] = {{&q_, 1}, {&k_, 2}, {&v_, 3}};
   for (const auto& in : inputs) {
     CUdeviceptr ptr = in.buffer->get();
     long long count = (long long)(in.buffer->bytes() / 2);
@@ -93,12 +100,15 @@ AttentionWorkload::AttentionWorkload(const AttentionProblem& p, const DeviceDesc
   CUdeviceptr rows_ptr = rows_device_.get(), ref_ptr = reference_device_.get(),
               ref_lse_ptr = reference_lse_device_.get();
   void* ref_args[] = {&prm, &head_dim, &causal, &rows_ptr, &num, &ref_ptr, &ref_lse_ptr};
-  launch(gen::kAttentionReferenceRows, std::uint32_t(std::min<std::size_t>(n, 65535)), ref_args, 128);
+  launch(gen::kAttentionReferenceRows, std::uint32_t(std::min<std::size_t>(n, 65535)), ref_args,
+         128);
   rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(reference)");
   reference_.resize(values);
   reference_lse_.resize(n);
-  rt::check(d.memcpy_dtoh(reference_.data(), ref_ptr, values * sizeof(float)), "cuMemcpyDtoH(reference)");
-  rt::check(d.memcpy_dtoh(reference_lse_.data(), ref_lse_ptr, n * sizeof(float)), "cuMemcpyDtoH(reference lse)");
+  rt::check(d.memcpy_dtoh(reference_.data(), ref_ptr, values * sizeof(float)),
+            "cuMemcpyDtoH(reference)");
+  rt::check(d.memcpy_dtoh(reference_lse_.data(), ref_lse_ptr, n * sizeof(float)),
+            "cuMemcpyDtoH(reference lse)");
 }
 
 AttentionParams AttentionWorkload::params() const {
@@ -111,7 +121,8 @@ AttentionTensors AttentionWorkload::tensors(bool with_lse) const {
   return t;
 }
 
-void AttentionWorkload::launch(int kernel, std::uint32_t blocks, void** args, std::uint32_t threads) {
+void AttentionWorkload::launch(int kernel, std::uint32_t blocks, void** args,
+                               std::uint32_t threads) {
   rt::check(rt::driver().launch_kernel(module_->functions[kernel], blocks, 1, 1, threads, 1, 1, 0,
                                        stream_, args, nullptr),
             "cuLaunchKernel(attention check kernel)");
@@ -122,21 +133,25 @@ void AttentionWorkload::poison_output() {
   long long count = (long long)(o_.bytes() / 2);
   void* args[] = {&o, &count};
   launch(gen::kAttentionFillPoison, blocks_for(count, 256, 65535), args);
-  rt::check(rt::driver().memset_d8_async(lse_.get(), 0xff, lse_.bytes(), stream_), "cuMemsetD8Async(lse)");
+  rt::check(rt::driver().memset_d8_async(lse_.get(), 0xff, lse_.bytes(), stream_),
+            "cuMemsetD8Async(lse)");
 }
 
 OutputCheck AttentionWorkload::check_output(bool check_lse) {
   const rt::CudaDriver& d = rt::driver();
-  rt::check(d.memset_d8_async(count_device_.get(), 0, sizeof(unsigned long long), stream_), "cuMemsetD8Async");
+  rt::check(d.memset_d8_async(count_device_.get(), 0, sizeof(unsigned long long), stream_),
+            "cuMemsetD8Async");
   AttentionParams prm = params();
   int head_dim = int(problem_.head_dim), num = int(rows_.size());
-  CUdeviceptr rows_ptr = rows_device_.get(), gathered = gathered_device_.get(), count = count_device_.get();
+  CUdeviceptr rows_ptr = rows_device_.get(), gathered = gathered_device_.get(),
+              count = count_device_.get();
   void* args[] = {&prm, &head_dim, &rows_ptr, &num, &gathered, &count};
   launch(gen::kAttentionGatherRows, 132 * 8, args);
   rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(check)");
   std::vector<float> got(reference_.size());
   unsigned long long nonfinite = 0;
-  rt::check(d.memcpy_dtoh(got.data(), gathered, got.size() * sizeof(float)), "cuMemcpyDtoH(gathered)");
+  rt::check(d.memcpy_dtoh(got.data(), gathered, got.size() * sizeof(float)),
+            "cuMemcpyDtoH(gathered)");
   rt::check(d.memcpy_dtoh(&nonfinite, count, sizeof(nonfinite)), "cuMemcpyDtoH(count)");
 
   OutputCheck check;
@@ -154,7 +169,8 @@ OutputCheck AttentionWorkload::check_output(bool check_lse) {
     return check;
   }
   if (!(check.relative_error <= check.tolerance)) {
-    check.detail = fmt::format("O relative error {:.3g} > tolerance {:.3g}", check.relative_error, check.tolerance);
+    check.detail = fmt::format("O relative error {:.3g} > tolerance {:.3g}", check.relative_error,
+                               check.tolerance);
     return check;
   }
   if (check_lse) {
@@ -163,7 +179,8 @@ OutputCheck AttentionWorkload::check_output(bool check_lse) {
     for (std::size_t x = 0; x < rows_.size(); ++x) {
       const float want = reference_lse_[x], have = lse[std::size_t(rows_[x])];
       const bool both_empty = std::isinf(want) && want < 0 && std::isinf(have) && have < 0;
-      if (!both_empty && !(std::fabs(double(have) - want) <= kLseTolerance * std::max(1.0, std::fabs(double(want))))) {
+      if (!both_empty && !(std::fabs(double(have) - want) <=
+                           kLseTolerance * std::max(1.0, std::fabs(double(want))))) {
         check.detail = fmt::format("lse of row {} is {}, expected {}", rows_[x], have, want);
         return check;
       }

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "cache/database.hpp"
 #include "attention/attention_params.h"
+#include "cache/database.hpp"
 #include "core/attention_problem.hpp"
 #include "core/device_desc.hpp"
 #include "kerntune/kerntune.hpp"
@@ -32,8 +32,8 @@ class AttentionWorkload {
 
   // The tensors of this workload; lse set when with_lse.
   AttentionTensors tensors(bool with_lse) const;
-  void poison_output();                        // O and LSE = NaN (enqueued)
-  OutputCheck check_output(bool check_lse);    // synchronizes, compares with the reference
+  void poison_output();                      // O and LSE = NaN (enqueued)
+  OutputCheck check_output(bool check_lse);  // synchronizes, compares with the reference
 
  private:
   void launch(int kernel, std::uint32_t blocks, void** args, std::uint32_t threads = 256);

@@ -25,8 +25,8 @@ class BenchTarget {
   // (0 <= set < num_operand_sets(); set 0 is the one poison_output and check_output see).
   virtual CUresult launch(const std::string& config_key, CUstream stream, int set) = 0;
   virtual int num_operand_sets() const = 0;
-  virtual void poison_output() = 0;         // enqueued
-  virtual OutputCheck check_output() = 0;   // synchronizes
+  virtual void poison_output() = 0;        // enqueued
+  virtual OutputCheck check_output() = 0;  // synchronizes
 };
 
 // The target for `problem_key` ("gemm:..." or "attn:..."), its inputs drawn from `seed`; check

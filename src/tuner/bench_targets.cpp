@@ -54,8 +54,8 @@ class AttentionTarget final : public BenchTarget {
 
   void load(const std::string& config_key, const cache::CubinRecord& cubin) override {
     if (kernels_.count(config_key)) return;
-    kernels_[config_key] = rt::AttentionKernel(problem_, parse_attention_config_key(config_key),
-                                               modules_.load(cubin));
+    kernels_[config_key] =
+        rt::AttentionKernel(problem_, parse_attention_config_key(config_key), modules_.load(cubin));
   }
   // One set: attention's operands are not rotated (bench/NOTES.md, "Where the operands lie").
   CUresult launch(const std::string& config_key, CUstream s, int /*set*/) override {
@@ -83,8 +83,8 @@ std::unique_ptr<BenchTarget> make_bench_target(const std::string& problem_key,
     return std::make_unique<GemmTarget>(parse_gemm_key(problem_key), device, db, modules, stream,
                                         seed, workspace_bytes);
   if (problem_key.rfind("attn:", 0) == 0)
-    return std::make_unique<AttentionTarget>(parse_attention_key(problem_key), device, db,
-                                             modules, stream, seed);
+    return std::make_unique<AttentionTarget>(parse_attention_key(problem_key), device, db, modules,
+                                             stream, seed);
   throw_invalid(fmt::format("no benchmark target for problem '{}': expected a gemm: or attn: key",
                             problem_key));
 }

@@ -50,8 +50,8 @@ void BenchWorker::ensure_setup() {
   set_up_start_ = process_.num_starts();
 }
 
-TrialOutcome BenchWorker::measure(const std::string& config_key,
-                                  const cache::CubinRecord& cubin, double predicted_us) {
+TrialOutcome BenchWorker::measure(const std::string& config_key, const cache::CubinRecord& cubin,
+                                  double predicted_us) {
   ensure_setup();
   Message request;
   request.set("op", "measure").set("config", config_key);
@@ -82,8 +82,8 @@ TrialOutcome BenchWorker::measure(const std::string& config_key,
 
 bool BenchWorker::remeasure(const std::vector<std::string>& config_keys,
                             const std::vector<const cache::CubinRecord*>& cubins,
-                            const std::vector<double>& predicted_us,
-                            std::vector<Timing*>& timings, int rounds) {
+                            const std::vector<double>& predicted_us, std::vector<Timing*>& timings,
+                            int rounds) {
   ensure_setup();
   Message request;
   request.set("op", "remeasure").set("count", int(config_keys.size())).set("rounds", rounds);

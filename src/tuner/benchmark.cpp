@@ -52,7 +52,8 @@ Bench::Bench(CUstream stream, const DeviceDesc& device, rt::ModuleCache& modules
       flush_grid_(unsigned(std::max(1, 2 * device.num_sms))) {
   const gen::GeneratedSource source = gen::generate_l2_flush(device.arch());
   rt::CubinResult cubin = rt::get_or_compile(db, source, true, db != nullptr);
-  flush_kernel_ = rt::load_or_rebuild(modules, cubin, db, source, true, db != nullptr).functions.at(0);
+  flush_kernel_ =
+      rt::load_or_rebuild(modules, cubin, db, source, true, db != nullptr).functions.at(0);
   // Defined contents once (the flush only reads them).
   rt::check(rt::driver().memset_d8_async(flush_buffer_.get(), 0x5a, flush_buffer_.bytes(), stream_),
             "cuMemsetD8Async(L2 flush buffer)");
@@ -101,7 +102,8 @@ Timing Bench::measure(const std::function<CUresult(CUstream)>& launch, const Ben
   rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(warm-up)");
   std::vector<double> probe = sample(launch, 3);
   const double probe_us = *std::min_element(probe.begin(), probe.end());
-  const int reps = std::clamp(int(o.target_ms * 1000.0 / std::max(probe_us, 1.0)), o.min_reps, o.max_reps);
+  const int reps =
+      std::clamp(int(o.target_ms * 1000.0 / std::max(probe_us, 1.0)), o.min_reps, o.max_reps);
   std::vector<double> samples = sample(launch, reps);
   return summarize(std::move(samples));
 }

@@ -28,8 +28,8 @@ cache::Status classify_cuda_failure(int code, bool context_broken) {
 }
 
 CandidateBench::CandidateBench(const std::string& problem_key, const DeviceDesc& device,
-                               cache::Database* db, std::uint64_t seed,
-                               std::size_t workspace_bytes, const BenchmarkOptions& options)
+                               cache::Database* db, std::uint64_t seed, std::size_t workspace_bytes,
+                               const BenchmarkOptions& options)
     : target_(make_bench_target(problem_key, device, db, modules_, stream_.get(), seed,
                                 workspace_bytes)),
       bench_(stream_.get(), device, modules_, db),

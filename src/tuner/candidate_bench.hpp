@@ -9,17 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "runtime/device_buffer.hpp"
 #include "tuner/bench_target.hpp"
 #include "tuner/benchmark.hpp"
-#include "runtime/device_buffer.hpp"
 
 namespace kt::tune {
 
 struct TrialResult {
   cache::Status status = cache::Status::kOk;
   std::string detail;
-  Timing timing;                 // kOk only
-  bool context_broken = false;   // the worker must exit: its context is unusable
+  Timing timing;                // kOk only
+  bool context_broken = false;  // the worker must exit: its context is unusable
 };
 
 // The status of a candidate whose driver call failed with `code`: illegal_address for

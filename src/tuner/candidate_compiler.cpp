@@ -46,9 +46,10 @@ CompileOutcome CandidateCompiler::compile(const std::string& config_key,
   if (!settings_.retry_blocklisted) {
     if (auto entry = db_.find_blocklisted(settings_.device_fingerprint, out.compile_key)) {
       out.status = cache::Status::kRejected;
-      out.detail = fmt::format("blocklisted: {} ({}); `kerntune tune --retry-blocklisted` tries "
-                               "it again",
-                               cache::to_string(entry->reason), first_line(entry->detail));
+      out.detail = fmt::format(
+          "blocklisted: {} ({}); `kerntune tune --retry-blocklisted` tries "
+          "it again",
+          cache::to_string(entry->reason), first_line(entry->detail));
       return out;
     }
   }

@@ -24,9 +24,9 @@ struct CompileOutcome {
   std::string detail;
   std::optional<cache::CubinRecord> record;  // kOk
   bool from_cache = false;
-  std::string compile_key;  // always set
-  std::string kernel;       // the main kernel's name expression
-  bool worker_died = false; // the candidate cost a compile worker
+  std::string compile_key;   // always set
+  std::string kernel;        // the main kernel's name expression
+  bool worker_died = false;  // the candidate cost a compile worker
 };
 
 struct CompileSettings {

@@ -30,10 +30,9 @@ CandidatePipeline::CandidatePipeline(cache::Database& db, PipelineSettings setti
       settings_(std::move(settings)),
       ledger_(db, settings_.key, settings_.options_sha256, settings_.fresh_run_id,
               settings_.predict_only, settings_.flops),
-      compiler_(db, CompileSettings{settings_.key.device_fingerprint,
-                                    settings_.isolation.compile_timeout_s,
-                                    settings_.isolation.retry_blocklisted,
-                                    settings_.isolation.test_faults}) {}
+      compiler_(db, CompileSettings{
+                        settings_.key.device_fingerprint, settings_.isolation.compile_timeout_s,
+                        settings_.isolation.retry_blocklisted, settings_.isolation.test_faults}) {}
 
 CompileOutcome CandidatePipeline::compile(const std::string& config_key,
                                           gen::GeneratedSource source) {

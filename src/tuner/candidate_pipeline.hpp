@@ -146,10 +146,12 @@ void compile_candidates(CandidatePipeline& pipe, std::vector<C>& cands, std::siz
                : fmt::format("{}: {}", cache::to_string(c.status),
                              c.detail.substr(0, c.detail.find('\n')));
     if (usable) compiled[i] = std::move(out);
-    if (prior) apply_prior(c, *prior);
-    else if (!usable || pipe.settings().predict_only) pipe.ledger().record(row_of(c));
-    tracker.step(fmt::format("{} {}{}", key, what,
-                             worker_died ? " (compile worker restarted)" : ""));
+    if (prior)
+      apply_prior(c, *prior);
+    else if (!usable || pipe.settings().predict_only)
+      pipe.ledger().record(row_of(c));
+    tracker.step(
+        fmt::format("{} {}{}", key, what, worker_died ? " (compile worker restarted)" : ""));
   });
 }
 
@@ -232,8 +234,9 @@ std::vector<std::size_t> pick_order(const std::vector<C>& cands,
     for (std::size_t i = 0; i < cands.size(); ++i)
       if (score(cands[i])) order.push_back(i);
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return *score(cands[a]) < *score(cands[b]); });
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return *score(cands[a]) < *score(cands[b]);
+  });
   return order;
 }
 

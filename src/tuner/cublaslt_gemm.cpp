@@ -46,24 +46,26 @@ const LtLibrary& library() {
   std::call_once(once, [] {
     std::vector<std::string> candidates = {env::cuda_home() + "/lib64/libcublasLt.so.13",
                                            "libcublasLt.so.13", "libcublasLt.so"};
-    if (auto explicit_path = env::cublaslt_library()) candidates.insert(candidates.begin(), *explicit_path);
+    if (auto explicit_path = env::cublaslt_library())
+      candidates.insert(candidates.begin(), *explicit_path);
     for (const auto& path : candidates) {
       void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
       if (h == nullptr) {
         lib.failure += fmt::format("\n  {}: {}", path, dlerror());
         continue;
       }
-      const bool ok = bind(h, "cublasLtCreate", lib.create) && bind(h, "cublasLtDestroy", lib.destroy) &&
-          bind(h, "cublasLtMatmulDescCreate", lib.desc_create) &&
-          bind(h, "cublasLtMatmulDescDestroy", lib.desc_destroy) &&
-          bind(h, "cublasLtMatmulDescSetAttribute", lib.desc_set) &&
-          bind(h, "cublasLtMatrixLayoutCreate", lib.layout_create) &&
-          bind(h, "cublasLtMatrixLayoutDestroy", lib.layout_destroy) &&
-          bind(h, "cublasLtMatmulPreferenceCreate", lib.pref_create) &&
-          bind(h, "cublasLtMatmulPreferenceDestroy", lib.pref_destroy) &&
-          bind(h, "cublasLtMatmulPreferenceSetAttribute", lib.pref_set) &&
-          bind(h, "cublasLtMatmulAlgoGetHeuristic", lib.heuristic) &&
-          bind(h, "cublasLtMatmul", lib.matmul);
+      const bool ok = bind(h, "cublasLtCreate", lib.create) &&
+                      bind(h, "cublasLtDestroy", lib.destroy) &&
+                      bind(h, "cublasLtMatmulDescCreate", lib.desc_create) &&
+                      bind(h, "cublasLtMatmulDescDestroy", lib.desc_destroy) &&
+                      bind(h, "cublasLtMatmulDescSetAttribute", lib.desc_set) &&
+                      bind(h, "cublasLtMatrixLayoutCreate", lib.layout_create) &&
+                      bind(h, "cublasLtMatrixLayoutDestroy", lib.layout_destroy) &&
+                      bind(h, "cublasLtMatmulPreferenceCreate", lib.pref_create) &&
+                      bind(h, "cublasLtMatmulPreferenceDestroy", lib.pref_destroy) &&
+                      bind(h, "cublasLtMatmulPreferenceSetAttribute", lib.pref_set) &&
+                      bind(h, "cublasLtMatmulAlgoGetHeuristic", lib.heuristic) &&
+                      bind(h, "cublasLtMatmul", lib.matmul);
       if (!ok) {
         lib.failure += fmt::format("\n  {}: missing symbols", path);
         continue;
@@ -81,16 +83,20 @@ const LtLibrary& library() {
 
 cudaDataType_t cuda_type(DType d) {
   switch (d) {
-    case DType::kBF16: return CUDA_R_16BF;
-    case DType::kFP16: return CUDA_R_16F;
-    case DType::kFP32: return CUDA_R_32F;
+    case DType::kBF16:
+      return CUDA_R_16BF;
+    case DType::kFP16:
+      return CUDA_R_16F;
+    case DType::kFP32:
+      return CUDA_R_32F;
   }
   return CUDA_R_32F;
 }
 
 void check_lt(cublasStatus_t s, const char* call) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw Error(ErrorKind::kUnsupported, fmt::format("{} failed with cuBLAS status {}", call, int(s)));
+    throw Error(ErrorKind::kUnsupported,
+                fmt::format("{} failed with cuBLAS status {}", call, int(s)));
 }
 
 }  // namespace
@@ -132,21 +138,25 @@ CublasLtGemm::CublasLtGemm(const GemmProblem& p, void* workspace, std::size_t wo
            "cublasLtMatmulDescSetAttribute(TRANSB)");
   const cudaDataType_t in = cuda_type(p.in_dtype), out = cuda_type(p.out_dtype);
   if (p.layout == Layout::kNT)
-    check_lt(s.lib.layout_create(&s.layout_first, in, p.k, p.n, p.k), "cublasLtMatrixLayoutCreate(B)");
+    check_lt(s.lib.layout_create(&s.layout_first, in, p.k, p.n, p.k),
+             "cublasLtMatrixLayoutCreate(B)");
   else
-    check_lt(s.lib.layout_create(&s.layout_first, in, p.n, p.k, p.n), "cublasLtMatrixLayoutCreate(B)");
-  check_lt(s.lib.layout_create(&s.layout_second, in, p.k, p.m, p.k), "cublasLtMatrixLayoutCreate(A)");
+    check_lt(s.lib.layout_create(&s.layout_first, in, p.n, p.k, p.n),
+             "cublasLtMatrixLayoutCreate(B)");
+  check_lt(s.lib.layout_create(&s.layout_second, in, p.k, p.m, p.k),
+           "cublasLtMatrixLayoutCreate(A)");
   check_lt(s.lib.layout_create(&s.layout_c, out, p.n, p.m, p.n), "cublasLtMatrixLayoutCreate(C)");
   check_lt(s.lib.pref_create(&s.pref), "cublasLtMatmulPreferenceCreate");
   const std::uint64_t ws = workspace_bytes;
   check_lt(s.lib.pref_set(s.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)),
            "cublasLtMatmulPreferenceSetAttribute");
   int found = 0;
-  check_lt(s.lib.heuristic(s.handle, s.desc, s.layout_first, s.layout_second, s.layout_c, s.layout_c,
-                           s.pref, 1, &s.algo, &found),
+  check_lt(s.lib.heuristic(s.handle, s.desc, s.layout_first, s.layout_second, s.layout_c,
+                           s.layout_c, s.pref, 1, &s.algo, &found),
            "cublasLtMatmulAlgoGetHeuristic");
   if (found == 0)
-    throw Error(ErrorKind::kUnsupported, fmt::format("cuBLASLt has no algorithm for {}", to_key(p)));
+    throw Error(ErrorKind::kUnsupported,
+                fmt::format("cuBLASLt has no algorithm for {}", to_key(p)));
 }
 
 CublasLtGemm::~CublasLtGemm() = default;
@@ -169,7 +179,8 @@ std::string CublasLtGemm::algorithm() const {
   if (s.lib.algo_get == nullptr) return "";
   auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr, auto value) -> long long {
     std::size_t written = 0;
-    if (s.lib.algo_get(&s.algo.algo, attr, &value, sizeof(value), &written) != CUBLAS_STATUS_SUCCESS)
+    if (s.lib.algo_get(&s.algo.algo, attr, &value, sizeof(value), &written) !=
+        CUBLAS_STATUS_SUCCESS)
       return -1;
     return static_cast<long long>(value);
   };

@@ -30,7 +30,8 @@ double GemmBenchRow::baseline_tflops() const {
   return baseline.median_us > 0 ? problem.flops() / baseline.median_us / 1e6 : 0;
 }
 double GemmBenchRow::ratio() const {
-  return kerntune.median_us > 0 && baseline.median_us > 0 ? baseline.median_us / kerntune.median_us : 0;
+  return kerntune.median_us > 0 && baseline.median_us > 0 ? baseline.median_us / kerntune.median_us
+                                                          : 0;
 }
 double GemmBenchRow::of_copy() const {
   return kerntune.median_us > 0 && copy.median_us > 0 ? copy.median_us / kerntune.median_us : 0;
@@ -44,7 +45,8 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
   const DeviceDesc device = rt::query_current_device();
   rt::ModuleCache modules;
   const std::uint64_t seed =
-      o.seed != 0 ? o.seed : std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+      o.seed != 0 ? o.seed
+                  : std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
   GemmWorkload work(p, device, nullptr, modules, stream.get(), seed, kBaselineWorkspaceBytes,
                     timing_operand_sets(p));
   Bench bench(stream.get(), device, modules, nullptr);
@@ -137,7 +139,8 @@ DispatchOverhead measure_dispatch_overhead(Runtime& runtime, const GemmProblem& 
       rt::check(d.stream_synchronize(stream.get()), "cuStreamSynchronize");
       const auto start = Clock::now();
       for (int i = 0; i < kBatch; ++i) call();
-      per_call.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count() / kBatch);
+      per_call.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count() /
+                         kBatch);
     }
     rt::check(d.stream_synchronize(stream.get()), "cuStreamSynchronize");
     std::sort(per_call.begin(), per_call.end());
@@ -158,9 +161,8 @@ DispatchOverhead measure_dispatch_overhead(Runtime& runtime, const GemmProblem& 
   std::vector<double> runtime_us, raw_us;
   for (int rep = 0; rep < 5; ++rep) {
     runtime_us.push_back(time_batches([&] { runtime.gemm(p, a, b, c, stream.get()); }));
-    raw_us.push_back(time_batches([&] {
-      rt::check(kernel.launch_main(raw_block, stream.get()), "cuLaunchKernel");
-    }));
+    raw_us.push_back(time_batches(
+        [&] { rt::check(kernel.launch_main(raw_block, stream.get()), "cuLaunchKernel"); }));
   }
   std::sort(runtime_us.begin(), runtime_us.end());
   std::sort(raw_us.begin(), raw_us.end());

@@ -12,17 +12,17 @@
 namespace kt::tune {
 
 struct GemmBenchOptions {
-  int rounds = 5;            // interleaved rounds (kerntune, baseline, kerntune, ...)
+  int rounds = 5;  // interleaved rounds (kerntune, baseline, kerntune, ...)
   int reps_per_round = 10;
-  std::uint64_t seed = 0;    // 0: fresh
-  bool baseline = true;      // run cuBLASLt beside
+  std::uint64_t seed = 0;  // 0: fresh
+  bool baseline = true;    // run cuBLASLt beside
 };
 
 struct GemmBenchRow {
   GemmProblem problem;
   DispatchInfo dispatch;
   Timing kerntune;
-  Timing baseline;           // num_reps == 0 when no baseline ran
+  Timing baseline;  // num_reps == 0 when no baseline ran
   // A device-to-device copy moving the problem's min_bytes (half read, half written), timed by
   // the same protocol: the bandwidth a memory-bound GEMM is held to.
   Timing copy;
@@ -32,8 +32,8 @@ struct GemmBenchRow {
   std::string baseline_algorithm;  // CublasLtGemm::algorithm() of the heuristic's pick
   double kerntune_tflops() const;
   double baseline_tflops() const;
-  double ratio() const;      // baseline time / kerntune time (> 1: kerntune is faster)
-  double of_copy() const;    // copy time / kerntune time: the fraction of copy bandwidth reached
+  double ratio() const;    // baseline time / kerntune time (> 1: kerntune is faster)
+  double of_copy() const;  // copy time / kerntune time: the fraction of copy bandwidth reached
 };
 
 GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& problem, const GemmBenchOptions& o);

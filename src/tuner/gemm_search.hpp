@@ -42,8 +42,8 @@ std::vector<std::size_t> neighbour_moves(const GemmConfig& base,
                                          const std::vector<GemmConfig>& measured, int fresh,
                                          int retried);
 
-// The measured configs the local rounds search around, as indices into `by_time` (fastest first): the
-// two fastest, then the fastest of every family (sm90 swap-AB counting as its own) not among
+// The measured configs the local rounds search around, as indices into `by_time` (fastest first):
+// the two fastest, then the fastest of every family (sm90 swap-AB counting as its own) not among
 // them, in time order.
 std::vector<std::size_t> search_bases(const std::vector<GemmConfig>& by_time);
 

@@ -26,10 +26,10 @@ namespace {
 // The timed phases in GemmTraceEvent order (gemm_params.h: the stamps' layout, shared with the
 // kernel; the SM id follows them), and their per-CTA table's column heads.
 constexpr const char* kPhaseNames[kGemmTraceTimedEvents] = {
-    "entry",        "first load issued", "first stage full", "main loop done",
-    "published",    "flags ready",       "C stored",         "epoch read"};
-constexpr const char* kPhaseLabels[kGemmTraceTimedEvents] = {
-    "entry", "load", "full", "loop", "publish", "flags", "stored", "epoch"};
+    "entry",     "first load issued", "first stage full", "main loop done",
+    "published", "flags ready",       "C stored",         "epoch read"};
+constexpr const char* kPhaseLabels[kGemmTraceTimedEvents] = {"entry",   "load",  "full",   "loop",
+                                                             "publish", "flags", "stored", "epoch"};
 constexpr std::size_t kWorkspaceBytes = 64u << 20;
 
 double percentile(const std::vector<double>& sorted, double q) {
@@ -98,8 +98,8 @@ GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
 
   std::vector<unsigned long long> stamps(std::size_t(kGemmTraceMaxCtas) * kGemmTraceEvents);
   rt::check(rt::driver().stream_synchronize(stream.get()), "cuStreamSynchronize");
-  const CUdeviceptr region =
-      reinterpret_cast<CUdeviceptr>(work.workspace()) + CUdeviceptr(kGemmFlagRegionBytes - kGemmTraceBytes);
+  const CUdeviceptr region = reinterpret_cast<CUdeviceptr>(work.workspace()) +
+                             CUdeviceptr(kGemmFlagRegionBytes - kGemmTraceBytes);
   rt::check(rt::driver().memcpy_dtoh(stamps.data(), region, std::size_t(kGemmTraceBytes)),
             "cuMemcpyDtoH(trace)");
   const int ctas = std::min(trace.grid, kGemmTraceMaxCtas);
@@ -128,8 +128,8 @@ GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
     trace.sm_mhz_p90 = percentile(mhz, 0.9);
   }
   for (int e = 0; e < kGemmTraceTimedEvents; ++e) {
-    const std::vector<double> us = sorted_stamped(
-        trace.ctas, [e](const GemmTraceCta& cta) { return cta.us[std::size_t(e)]; });
+    const std::vector<double> us =
+        sorted_stamped(trace.ctas, [e](const GemmTraceCta& cta) { return cta.us[std::size_t(e)]; });
     if (us.empty()) continue;
     trace.phases.push_back({kPhaseNames[e], int(us.size()), us.front(), percentile(us, 0.1),
                             percentile(us, 0.5), percentile(us, 0.9), us.back()});

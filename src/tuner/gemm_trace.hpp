@@ -29,10 +29,10 @@ struct GemmTraceCta {
 };
 
 struct GemmTrace {
-  int grid = 0;                 // CTAs launched (at most the first 256 are traced)
+  int grid = 0;  // CTAs launched (at most the first 256 are traced)
   bool check_passed = false;
   std::string check_detail;
-  double median_us = 0;         // event-timed launch, flush before each (Bench)
+  double median_us = 0;  // event-timed launch, flush before each (Bench)
   double min_us = 0;
   std::vector<GemmTracePhase> phases;  // in TraceEvent order; phases no CTA stamped are absent
   // The SMs' clocks from entry to main loop done over the CTAs (MHz: %clock64 cycles over

@@ -24,7 +24,8 @@ using Clock = std::chrono::steady_clock;
 // leave unused at small M, so model order alone could keep the family from being measured.
 constexpr int kSmallMFirstRoundShapes = 8;
 
-CandidateResult make_candidate(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& device) {
+CandidateResult make_candidate(const GemmProblem& p, const GemmConfig& c,
+                               const DeviceDesc& device) {
   CandidateResult r;
   r.config = c;
   if (auto why = validate(p, c, device)) {
@@ -65,9 +66,9 @@ std::vector<CandidateResult> first_round(const GemmProblem& p, const TuneOptions
 }
 
 // A local round (local_round), for each of the best shapes so far: up to this many neighbouring
-// shapes (neighbour_moves), each by its config closest to the best one. Round 1 measures the model's
-// favourite shapes; this measures the ones next to what the GPU preferred (at 64 x 4096 x 4096
-// round 1 found 128-column tiles split 2-4 ways at 19.4 us; 64-column tiles unsplit with six
+// shapes (neighbour_moves), each by its config closest to the best one. Round 1 measures the
+// model's favourite shapes; this measures the ones next to what the GPU preferred (at 64 x 4096 x
+// 4096 round 1 found 128-column tiles split 2-4 ways at 19.4 us; 64-column tiles unsplit with six
 // stages ran 17.5, with three or four 22.6-23.8: the pipeline depth the best one had matters).
 // Besides, up to kRetriedShapes neighbouring shapes that were timed with a variant farther
 // from the best one than their closest config.
@@ -216,13 +217,15 @@ TuneReport tune_gemm(const GemmProblem& p, cache::Database& db, const TuneOption
   std::vector<std::size_t> finalists;
   if (!o.predict_only) {
     const auto finals_start = Clock::now();
-    finalists = remeasure_finalists(pipe, report.candidates, compiled, o.finalists,
-                                    o.finalist_rounds);
+    finalists =
+        remeasure_finalists(pipe, report.candidates, compiled, o.finalists, o.finalist_rounds);
     report.measure_wall_s += seconds_since(finals_start);
   }
   for (const auto& c : report.candidates) {
-    if (c.status == cache::Status::kOk && c.compiled_from_cache) ++report.num_cache_hits;
-    else if (c.status == cache::Status::kOk) ++report.num_compiled;
+    if (c.status == cache::Status::kOk && c.compiled_from_cache)
+      ++report.num_cache_hits;
+    else if (c.status == cache::Status::kOk)
+      ++report.num_compiled;
   }
 
   // Pick: fastest measured, or (predicting) the best model time with compiled registers
@@ -242,7 +245,8 @@ TuneReport tune_gemm(const GemmProblem& p, cache::Database& db, const TuneOption
     for (std::size_t i = 0; i < report.candidates.size(); ++i)
       if (score(report.candidates[i])) by_model.push_back(i);
     std::stable_sort(by_model.begin(), by_model.end(), [&](std::size_t a, std::size_t b) {
-      return report.candidates[a].estimate.predicted_us < report.candidates[b].estimate.predicted_us;
+      return report.candidates[a].estimate.predicted_us <
+             report.candidates[b].estimate.predicted_us;
     });
     report.winner_model_rank =
         int(std::find(by_model.begin(), by_model.end(), *report.winner) - by_model.begin());

@@ -26,7 +26,7 @@ struct TuneOptions {
   // raster) and neighbouring shapes of the best ones.
   int max_candidates = 16;
   int refine_per_shape = 8;
-  int finalists = 3;                // re-measured interleaved before the pick
+  int finalists = 3;  // re-measured interleaved before the pick
   int finalist_rounds = 4;
   int compile_threads = 0;          // 0: hardware concurrency
   bool predict_only = false;        // rank compiled candidates by the model, never touch a GPU
@@ -38,15 +38,15 @@ struct TuneOptions {
   std::size_t max_workspace_bytes = 64u << 20;
   BenchmarkOptions bench;
   ProgressFn progress;
-  IsolationOptions isolation;       // worker time limits, the blocklist override, test faults
+  IsolationOptions isolation;  // worker time limits, the blocklist override, test faults
 };
 
 struct CandidateResult {
   GemmConfig config;
-  GemmEstimate estimate;            // with the compiled register count when known
+  GemmEstimate estimate;  // with the compiled register count when known
   cache::Status status = cache::Status::kOk;
   std::string detail;
-  Timing timing;                    // measured candidates only
+  Timing timing;  // measured candidates only
   double compile_ms = 0;
   bool compiled_from_cache = false;
   int registers = 0;
@@ -58,17 +58,17 @@ struct TuneReport {
   std::string device_fingerprint;
   std::string run_id;
   bool predicted = false;
-  std::vector<CandidateResult> candidates;   // model order
-  std::optional<std::size_t> winner;         // index into candidates
+  std::vector<CandidateResult> candidates;  // model order
+  std::optional<std::size_t> winner;        // index into candidates
   std::optional<std::size_t> runner_up;
-  double compile_wall_s = 0;                 // wall time of the parallel compile phase
-  double measure_wall_s = 0;                 // wall time of verification and measurement
-  int num_compiled = 0;                      // NVRTC actually ran
+  double compile_wall_s = 0;  // wall time of the parallel compile phase
+  double measure_wall_s = 0;  // wall time of verification and measurement
+  int num_compiled = 0;       // NVRTC actually ran
   int num_cache_hits = 0;
   // Where the measured winner sat in the model's order (0 = the model's first choice).
   int winner_model_rank = -1;
-  int num_worker_restarts = 0;               // compile or benchmark workers lost to candidates
-  bool resumed = false;                      // continued a killed run of the same options
+  int num_worker_restarts = 0;  // compile or benchmark workers lost to candidates
+  bool resumed = false;         // continued a killed run of the same options
 };
 
 // Throws kt::Error only for problems with the problem itself, the database or the device;

@@ -36,9 +36,12 @@ int timing_operand_sets(const GemmProblem& p) {
 
 double gemm_tolerance(DType out_dtype) {
   switch (out_dtype) {
-    case DType::kBF16: return 1e-2;
-    case DType::kFP16: return 2e-3;
-    case DType::kFP32: return 1e-4;
+    case DType::kBF16:
+      return 1e-2;
+    case DType::kFP16:
+      return 2e-3;
+    case DType::kFP32:
+      return 1e-4;
   }
   return 1e-2;
 }
@@ -61,7 +64,10 @@ GemmWorkload::GemmWorkload(const GemmProblem& p, const DeviceDesc& device, cache
   std::mt19937_64 rng(seed ^ 0x6b657274756e65ULL);
   if (p.m * p.n <= kMaxSamples) {
     for (int r = 0; r < p.m; ++r)
-      for (int c = 0; c < p.n; ++c) { rows_.push_back(r); cols_.push_back(c); }
+      for (int c = 0; c < p.n; ++c) {
+        rows_.push_back(r);
+        cols_.push_back(c);
+      }
   } else {
     auto pick = [&rng](std::int64_t lo, std::int64_t hi) {
       return int(std::uniform_int_distribution<std::int64_t>(lo, hi - 1)(rng));
@@ -97,7 +103,8 @@ GemmWorkload::GemmWorkload(const GemmProblem& p, const DeviceDesc& device, cache
   int m = int(p.m), nn = int(p.n), k = int(p.k), num = int(n);
   CUdeviceptr rows_ptr = rows_device_.get(), cols_ptr = cols_device_.get();
   CUdeviceptr ref_ptr = reference_device_.get();
-  void* ref_args[] = {&a_ptr, &b_ptr, &lda, &ldb, &m, &nn, &k, &rows_ptr, &cols_ptr, &num, &ref_ptr};
+  void* ref_args[] = {&a_ptr, &b_ptr,    &lda,      &ldb, &m,      &nn,
+                      &k,     &rows_ptr, &cols_ptr, &num, &ref_ptr};
   launch(gen::kReferenceSamples, blocks_for(std::int64_t(n) * 32, 8192), ref_args);
   for (int set = 1; set < operand_sets; ++set) {
     OperandCopy copy{rt::DeviceBuffer(a_.bytes()), rt::DeviceBuffer(b_.bytes()),
@@ -111,7 +118,8 @@ GemmWorkload::GemmWorkload(const GemmProblem& p, const DeviceDesc& device, cache
   }
   reference_.resize(n);
   rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(reference)");
-  rt::check(d.memcpy_dtoh(reference_.data(), ref_ptr, n * sizeof(double)), "cuMemcpyDtoH(reference)");
+  rt::check(d.memcpy_dtoh(reference_.data(), ref_ptr, n * sizeof(double)),
+            "cuMemcpyDtoH(reference)");
 }
 
 void GemmWorkload::launch(int kernel, std::uint32_t blocks, void** args) {
@@ -161,7 +169,10 @@ OutputCheck GemmWorkload::check_output() {
     const double delta = gathered[i] - reference_[i];
     diff2 += delta * delta;
     ref2 += reference_[i] * reference_[i];
-    if (!(std::fabs(delta) <= worst_abs)) { worst_abs = std::fabs(delta); worst = i; }
+    if (!(std::fabs(delta) <= worst_abs)) {
+      worst_abs = std::fabs(delta);
+      worst = i;
+    }
   }
   check.relative_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   if (nonfinite > 0) {

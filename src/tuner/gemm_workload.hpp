@@ -20,10 +20,10 @@ namespace kt::tune {
 
 struct OutputCheck {
   bool passed = false;
-  double relative_error = 0;      // ||out - ref|| / ||ref|| over the samples
+  double relative_error = 0;  // ||out - ref|| / ||ref|| over the samples
   double tolerance = 0;
-  std::uint64_t nonfinite = 0;    // NaN/Inf anywhere in C (poison left = element not written)
-  std::string detail;             // why it failed, for the database
+  std::uint64_t nonfinite = 0;  // NaN/Inf anywhere in C (poison left = element not written)
+  std::string detail;           // why it failed, for the database
 };
 
 // ||out - ref|| / ||ref|| bound for an output dtype (inputs are exact in bf16/fp16; the error
@@ -63,7 +63,7 @@ class GemmWorkload {
   std::size_t workspace_bytes() const { return workspace_.bytes(); }
   int num_samples() const { return int(rows_.size()); }
 
-  void poison_output();   // C = NaN everywhere (enqueued)
+  void poison_output();        // C = NaN everywhere (enqueued)
   OutputCheck check_output();  // synchronizes, compares with the reference
 
  private:

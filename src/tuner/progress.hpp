@@ -10,12 +10,12 @@
 namespace kt::tune {
 
 struct Progress {
-  std::string phase;        // "compile", "measure", "finalists"
+  std::string phase;  // "compile", "measure", "finalists"
   int done = 0;
   int total = 0;
   double elapsed_s = 0;
-  double eta_s = 0;         // remaining time at the current rate
-  std::string message;      // the candidate just finished and its outcome
+  double eta_s = 0;     // remaining time at the current rate
+  std::string message;  // the candidate just finished and its outcome
 };
 using ProgressFn = std::function<void(const Progress&)>;
 

@@ -44,7 +44,8 @@ class RunLedger {
   // Commits the candidate's row now, unless this run already has one. Thread-safe.
   void record(const CandidateRow& row);
   // The finalists' rows, the winner (if any) and the run marked done, in one transaction.
-  void finish(const std::vector<CandidateRow>& finalists, const std::optional<CandidateRow>& winner);
+  void finish(const std::vector<CandidateRow>& finalists,
+              const std::optional<CandidateRow>& winner);
 
  private:
   cache::Measurement to_measurement(const CandidateRow& row) const;

@@ -16,8 +16,10 @@ struct FaultName {
 };
 
 constexpr FaultName kFaultNames[] = {
-    {TestFault::kOutOfBounds, "oob"},  {TestFault::kTrap, "trap"},
-    {TestFault::kHang, "hang"},        {TestFault::kWrongResult, "wrong"},
+    {TestFault::kOutOfBounds, "oob"},
+    {TestFault::kTrap, "trap"},
+    {TestFault::kHang, "hang"},
+    {TestFault::kWrongResult, "wrong"},
     {TestFault::kCompileCrash, "compile_crash"},
 };
 
@@ -41,9 +43,10 @@ TestFaults parse_test_faults(const std::string& spec) {
     for (const auto& f : kFaultNames)
       if (kind == f.name) fault = f.fault;
     if (colon == 0 || fault == TestFault::kNone)
-      throw_invalid(fmt::format("test fault '{}': expected configkey:kind with kind one of oob, "
-                                "trap, hang, wrong, compile_crash",
-                                entry));
+      throw_invalid(
+          fmt::format("test fault '{}': expected configkey:kind with kind one of oob, "
+                      "trap, hang, wrong, compile_crash",
+                      entry));
     faults[std::string(entry.substr(0, colon))] = fault;
   }
   return faults;

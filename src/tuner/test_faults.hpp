@@ -16,11 +16,11 @@ namespace kt::tune {
 
 enum class TestFault {
   kNone = 0,
-  kOutOfBounds = 1,  // a store 1 TiB past the output: illegal address
-  kTrap = 2,         // PTX trap: launch failure
-  kHang = 3,         // spins forever: timeout
-  kWrongResult = 4,  // returns without writing: wrong result
-  kCompileCrash = 5, // the compile worker dies with SIGSEGV
+  kOutOfBounds = 1,   // a store 1 TiB past the output: illegal address
+  kTrap = 2,          // PTX trap: launch failure
+  kHang = 3,          // spins forever: timeout
+  kWrongResult = 4,   // returns without writing: wrong result
+  kCompileCrash = 5,  // the compile worker dies with SIGSEGV
 };
 
 using TestFaults = std::map<std::string, TestFault>;  // by config key

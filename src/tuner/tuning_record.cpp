@@ -28,7 +28,8 @@ TuningSession::TuningSession(bool predict_only, const DeviceDesc& profile, int d
                               .count(),
                           random);
   }
-  if (seed_ == 0) seed_ = std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  if (seed_ == 0)
+    seed_ = std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {

@@ -143,8 +143,8 @@ WorkerReply WorkerProcess::request(const Message& request, double timeout_s) {
         return reply;
       case ReadResult::kTimedOut:
         reply.kind = WorkerReply::Kind::kTimedOut;
-        reply.death = fmt::format("no reply within {:.1f} s; worker killed ({})", timeout_s,
-                                  stop(true));
+        reply.death =
+            fmt::format("no reply within {:.1f} s; worker killed ({})", timeout_s, stop(true));
         return reply;
       case ReadResult::kClosed:
         break;

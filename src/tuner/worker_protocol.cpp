@@ -26,7 +26,8 @@ void append_u32(std::string& out, std::uint32_t v) {
 
 std::uint32_t read_u32(std::string_view bytes, std::size_t at) {
   std::uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= std::uint32_t(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    v |= std::uint32_t(static_cast<unsigned char>(bytes[at + i])) << (8 * i);
   return v;
 }
 

@@ -120,13 +120,11 @@ __device__ __forceinline__ void copy_tile_async(unsigned int tile_addr, const vo
   using Tile = HeadTile<kRows, kCols>;
   const unsigned short* base = static_cast<const unsigned short*>(src);
   if constexpr (Tile::kUniformKey) {
-    copy_columns_async<kRows, kCols, kThreads, 0, Tile::kChunksPerRow, kFull>(
-        tile_addr, base, ld, num_rows, thread);
+    copy_columns_async<kRows, kCols, kThreads, 0, Tile::kChunksPerRow, kFull>(tile_addr, base, ld,
+                                                                              num_rows, thread);
   } else {
-    copy_columns_async<kRows, kCols, kThreads, 0, 8, kFull>(tile_addr, base, ld, num_rows,
-                                                            thread);
-    copy_columns_async<kRows, kCols, kThreads, 8, 4, kFull>(tile_addr, base, ld, num_rows,
-                                                            thread);
+    copy_columns_async<kRows, kCols, kThreads, 0, 8, kFull>(tile_addr, base, ld, num_rows, thread);
+    copy_columns_async<kRows, kCols, kThreads, 8, 4, kFull>(tile_addr, base, ld, num_rows, thread);
   }
 }
 

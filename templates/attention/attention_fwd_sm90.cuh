@@ -34,7 +34,8 @@ __device__ __forceinline__ void pack_operand(unsigned int (&a)[kSteps][4],
 #pragma unroll
   for (int t = 0; t < kSteps; ++t)
 #pragma unroll
-    for (int r = 0; r < 4; ++r) a[t][r] = DTypeTraits<T>::pack2(s[8 * t + 2 * r], s[8 * t + 2 * r + 1]);
+    for (int r = 0; r < 4; ++r)
+      a[t][r] = DTypeTraits<T>::pack2(s[8 * t + 2 * r], s[8 * t + 2 * r + 1]);
 }
 
 // Query rows [row_begin, row_begin + rows) see keys [0, key_end): bottom-right causal alignment
@@ -77,11 +78,11 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   if (test_fault(p.o)) return;
 
   constexpr int kConsumers = kBlockM / fa3::kRows;
-  constexpr int kSlabs = kHeadDim / 64;      // 128-byte column slabs of a row
-  constexpr int kKSteps = kHeadDim / 16;     // k16 steps of Q·Kᵀ
-  constexpr int kPSteps = kBlockN / 16;      // k16 steps of P·V
-  constexpr int kSAccs = kBlockN / 2;        // FP32 scores per thread
-  constexpr int kOAccs = kHeadDim / 2;       // FP32 outputs per thread
+  constexpr int kSlabs = kHeadDim / 64;   // 128-byte column slabs of a row
+  constexpr int kKSteps = kHeadDim / 16;  // k16 steps of Q·Kᵀ
+  constexpr int kPSteps = kBlockN / 16;   // k16 steps of P·V
+  constexpr int kSAccs = kBlockN / 2;     // FP32 scores per thread
+  constexpr int kOAccs = kHeadDim / 2;    // FP32 outputs per thread
   constexpr int kKvSlabBytes = kBlockN * 128;
   constexpr int kKvBytes = kSlabs * kKvSlabBytes;  // one K or V block
 
@@ -90,9 +91,9 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned int bars = (shared_address(smem_raw) + 1023u) & ~1023u;
   const unsigned int q_full = bars;
-  const unsigned int k_full = bars + 8;                  // + 8 stage: K landed
-  const unsigned int v_full = k_full + 8 * kStages;      // V landed
-  const unsigned int kv_empty = v_full + 8 * kStages;    // every consumer is done with the stage
+  const unsigned int k_full = bars + 8;                // + 8 stage: K landed
+  const unsigned int v_full = k_full + 8 * kStages;    // V landed
+  const unsigned int kv_empty = v_full + 8 * kStages;  // every consumer is done with the stage
   const unsigned int smem_q = bars + 1024;
   const unsigned int smem_k = smem_q + kBlockM * kHeadDim * 2;
   const unsigned int smem_v = smem_k + kStages * kKvBytes;
@@ -160,7 +161,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   const int thread = threadIdx.x % 128;
   const int warp = thread / 32;
   const int lane = thread % 32;
-  const int row_begin = m0 + fa3::kRows * consumer;  // this warpgroup's first query row
+  const int row_begin = m0 + fa3::kRows * consumer;   // this warpgroup's first query row
   const int row0 = row_begin + 16 * warp + lane / 4;  // this thread's rows: row0, row0 + 8
   const int diagonal = p.seqlen_k - p.seqlen_q;
   const int my_blocks =
@@ -202,7 +203,8 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     wgmma_fence();
 #pragma unroll
     for (int t = 0; t < kPSteps; ++t)
-      wgmma_m64k16_rs<T, kHeadDim, 1>(o[0], pa[t], mnmajor_descriptor(v_tile + 2048 * t, kKvSlabBytes), 1);
+      wgmma_m64k16_rs<T, kHeadDim, 1>(o[0], pa[t],
+                                      mnmajor_descriptor(v_tile + 2048 * t, kKvSlabBytes), 1);
     wgmma_commit();
   };
 
@@ -233,7 +235,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   // (causal) the keys right of the diagonal with -inf, then P = 2^(S c - m_new c) in place, with
   // c = scale_log2; a row whose max is still -inf (no visible key yet) uses base 0, so its P and
   // its factor are 0. factor[h]: what O's row h must be multiplied by.
-  auto softmax = [&](int block, float (&factor)[2]) {
+  auto softmax = [&](int block, float(&factor)[2]) {
     fence_accumulators(s);
     const int key0 = block * kBlockN + 2 * (lane % 4);
     const bool masked = block * kBlockN + kBlockN > p.seqlen_k ||

@@ -19,8 +19,8 @@ struct AttentionParams {
   const void* k;
   const void* v;
   void* o;
-  float* lse;                 // [batch, heads_q, seqlen_q] contiguous FP32, or null (not written)
-  long long q_batch_stride;   // all strides in elements
+  float* lse;                // [batch, heads_q, seqlen_q] contiguous FP32, or null (not written)
+  long long q_batch_stride;  // all strides in elements
   long long q_row_stride;
   long long q_head_stride;
   long long k_batch_stride;
@@ -37,8 +37,8 @@ struct AttentionParams {
   int heads_kv;
   int seqlen_q;
   int seqlen_k;
-  float softmax_scale;        // usually 1 / sqrt(head_dim)
-  float scale_log2;           // softmax_scale * log2(e), for exp2-based softmax
+  float softmax_scale;  // usually 1 / sqrt(head_dim)
+  float scale_log2;     // softmax_scale * log2(e), for exp2-based softmax
   int reserved;
 };
 

@@ -9,9 +9,7 @@ namespace kt {
 // 16 bytes at p, cached in L2 only (ld.global.cg), folded into one word.
 __device__ __forceinline__ unsigned int load_l2_xor16(const void* p) {
   unsigned int x, y, z, w;
-  asm("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(x), "=r"(y), "=r"(z), "=r"(w)
-               : "l"(p));
+  asm("ld.global.cg.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "l"(p));
   return x ^ y ^ z ^ w;
 }
 

@@ -36,7 +36,8 @@ __device__ __forceinline__ void mbarrier_arrive(unsigned int bar) {
 }
 
 // Blocks until the phase of `bar` with parity `parity` (0 or 1) has completed (acquire). A fresh
-// barrier is in phase 0, so waiting for parity 1 returns at once: "the phase before" counts as done.
+// barrier is in phase 0, so waiting for parity 1 returns at once: "the phase before" counts as
+// done.
 __device__ __forceinline__ void mbarrier_wait(unsigned int bar, unsigned int parity) {
   unsigned int done;
   do {
@@ -109,9 +110,9 @@ __device__ __forceinline__ void ld_shared_cluster_v4f32(unsigned int addr, float
 // a consumer thread every k-tile, those fences sit on the wgmma issue path (2-CTA cluster configs
 // ran ~30% slower than their 1-CTA twins with them).
 __device__ __forceinline__ void mbarrier_arrive_cluster(unsigned int bar, unsigned int cta_rank) {
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(
-                   map_shared_rank(bar, cta_rank))
-               : "memory");
+  asm volatile(
+      "mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(map_shared_rank(bar, cta_rank))
+      : "memory");
 }
 
 // ---- TMA ------------------------------------------------------------------------------------
@@ -128,8 +129,8 @@ __device__ __forceinline__ void prefetch_tensor_map(const void* map) {
 // address of a CUtensorMap in a `const __grid_constant__` parameter) into shared address
 // `dst` (aligned as the map's swizzle requires: 1024 bytes for 128B), completing `bytes` of the
 // barrier `bar`'s transaction count. Out-of-bounds elements land as zeros but still count.
-__device__ __forceinline__ void tma_load_2d(unsigned int dst, const void* map, int x,
-                                            int y, unsigned int bar) {
+__device__ __forceinline__ void tma_load_2d(unsigned int dst, const void* map, int x, int y,
+                                            unsigned int bar) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
@@ -171,11 +172,11 @@ __device__ __forceinline__ void tma_store_2d(const void* map, unsigned int src, 
 }
 
 // tma_store_2d for a 4D tensor map, at element coordinates (x innermost, y, z, w).
-__device__ __forceinline__ void tma_store_4d(const void* map, unsigned int src, int x, int y,
-                                             int z, int w) {
+__device__ __forceinline__ void tma_store_4d(const void* map, unsigned int src, int x, int y, int z,
+                                             int w) {
   asm volatile(
-      "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(
-          reinterpret_cast<unsigned long long>(map)),
+      "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3, %4}], "
+      "[%5];\n" ::"l"(reinterpret_cast<unsigned long long>(map)),
       "r"(x), "r"(y), "r"(z), "r"(w), "r"(src)
       : "memory");
 }
@@ -196,8 +197,8 @@ __device__ __forceinline__ void bulk_store(void* dst, unsigned int src, unsigned
 __device__ __forceinline__ void bulk_load(unsigned int dst, const void* src, unsigned int bytes,
                                           unsigned int bar) {
   asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-          dst),
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
+          "r"(dst),
       "l"(reinterpret_cast<unsigned long long>(src)), "r"(bytes), "r"(bar)
       : "memory");
 }
@@ -314,8 +315,7 @@ __device__ __forceinline__ void nanosleep_ns(unsigned int ns) {
 
 // 16-byte global store of four floats; `p` 16-byte aligned.
 __device__ __forceinline__ void st_global_v4f32(float* p, float a, float b, float c, float d) {
-  asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(a), "f"(b), "f"(c),
-               "f"(d)
+  asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(a), "f"(b), "f"(c), "f"(d)
                : "memory");
 }
 // a, b, c, d = the four floats at `p` (16-byte aligned), loaded from L2 only (.cg).
@@ -399,42 +399,45 @@ __device__ __forceinline__ void fence_operands(unsigned int (&a)[kCount]) {
 
 // Operand lists of the wgmma wrappers: accumulator placeholders and "+f" constraints, with
 // constant indices only (a runtime index would put the array in local memory).
-#define KT_WGMMA_D0_31                                                                            \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "  \
+#define KT_WGMMA_D0_31                                                                         \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
   "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define KT_WGMMA_D32_63                                                                           \
-  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "   \
+#define KT_WGMMA_D32_63                                                                        \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, " \
   "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define KT_WGMMA_D64_71 "%64, %65, %66, %67, %68, %69, %70, %71"
-#define KT_WGMMA_D64_95                                                                           \
-  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, "   \
+#define KT_WGMMA_D64_95                                                                        \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, " \
   "%82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-#define KT_WGMMA_D96_127                                                                          \
+#define KT_WGMMA_D96_127                                                                         \
   "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
   "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "   \
   "%127"
 #define KT_ACC4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
-#define KT_ACC32(i)                                                                     \
-  KT_ACC4(i), KT_ACC4(i + 4), KT_ACC4(i + 8), KT_ACC4(i + 12), KT_ACC4(i + 16),          \
-      KT_ACC4(i + 20), KT_ACC4(i + 24), KT_ACC4(i + 28)
+#define KT_ACC32(i)                                                                              \
+  KT_ACC4(i), KT_ACC4(i + 4), KT_ACC4(i + 8), KT_ACC4(i + 12), KT_ACC4(i + 16), KT_ACC4(i + 20), \
+      KT_ACC4(i + 24), KT_ACC4(i + 28)
 
 // One wgmma m64nNk16 with both operands in shared memory: D (+)= A·B. IA, IB, IS, IT are the
 // operand numbers of the A descriptor, B descriptor, scale-d flag and B transpose immediate; the
 // accumulator constraints come last (variadic, since they contain commas).
-#define KT_WGMMA_SS(N, TYPE, D_LIST, IA, IB, IS, IT, ...)                                  \
-  asm volatile("{\n"                                                                       \
-               ".reg .pred p;\n"                                                           \
-               "setp.ne.b32 p, %" #IS ", 0;\n"                                             \
-               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE " {" D_LIST \
-               "}, %" #IA ", %" #IB ", p, 1, 1, 0, %" #IT ";\n"                            \
-               "}\n"                                                                       \
-               : __VA_ARGS__                                                               \
-               : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransB))
-#define KT_WGMMA_SS_TYPED(N, D_LIST, IA, IB, IS, IT, ...)              \
-  if constexpr (DTypeTraits<T>::kIsBf16) {                             \
-    KT_WGMMA_SS(N, "bf16", D_LIST, IA, IB, IS, IT, __VA_ARGS__);       \
-  } else {                                                             \
-    KT_WGMMA_SS(N, "f16", D_LIST, IA, IB, IS, IT, __VA_ARGS__);        \
+#define KT_WGMMA_SS(N, TYPE, D_LIST, IA, IB, IS, IT, ...)                                    \
+  asm volatile(                                                                              \
+      "{\n"                                                                                  \
+      ".reg .pred p;\n"                                                                      \
+      "setp.ne.b32 p, %" #IS                                                                 \
+      ", 0;\n"                                                                               \
+      "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE " {" D_LIST "}, %" #IA \
+      ", %" #IB ", p, 1, 1, 0, %" #IT                                                        \
+      ";\n"                                                                                  \
+      "}\n"                                                                                  \
+      : __VA_ARGS__                                                                          \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransB))
+#define KT_WGMMA_SS_TYPED(N, D_LIST, IA, IB, IS, IT, ...)        \
+  if constexpr (DTypeTraits<T>::kIsBf16) {                       \
+    KT_WGMMA_SS(N, "bf16", D_LIST, IA, IB, IS, IT, __VA_ARGS__); \
+  } else {                                                       \
+    KT_WGMMA_SS(N, "f16", D_LIST, IA, IB, IS, IT, __VA_ARGS__);  \
   }
 
 // d (+)= A·B for a 64 x kN x 16 step on the tensor cores, issued by a whole warpgroup. A (64 x 16,
@@ -446,9 +449,9 @@ __device__ __forceinline__ void fence_operands(unsigned int (&a)[kCount]) {
 template <typename T, int kN, int kTransB>
 __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[kN / 2], unsigned long long desc_a,
                                                 unsigned long long desc_b, int scale_d) {
-  static_assert(kN == 16 || kN == 32 || kN == 64 || kN == 128 || kN == 144 || kN == 192 ||
-                    kN == 256,
-                "kN must be 16, 32, 64, 128, 144, 192 or 256");
+  static_assert(
+      kN == 16 || kN == 32 || kN == 64 || kN == 128 || kN == 144 || kN == 192 || kN == 256,
+      "kN must be 16, 32, 64, 128, 144, 192 or 256");
   if constexpr (kN == 16) {
     KT_WGMMA_SS_TYPED(16, "%0, %1, %2, %3, %4, %5, %6, %7", 8, 9, 10, 11, KT_ACC4(0), KT_ACC4(4))
   } else if constexpr (kN == 32) {
@@ -457,34 +460,36 @@ __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[kN / 2], unsigned lon
   } else if constexpr (kN == 64) {
     KT_WGMMA_SS_TYPED(64, KT_WGMMA_D0_31, 32, 33, 34, 35, KT_ACC32(0))
   } else if constexpr (kN == 144) {
-    KT_WGMMA_SS_TYPED(144, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_71, 72, 73, 74,
-                      75, KT_ACC32(0), KT_ACC32(32), KT_ACC4(64), KT_ACC4(68))
+    KT_WGMMA_SS_TYPED(144, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_71, 72, 73, 74, 75,
+                      KT_ACC32(0), KT_ACC32(32), KT_ACC4(64), KT_ACC4(68))
   } else if constexpr (kN == 128) {
     KT_WGMMA_SS_TYPED(128, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63, 64, 65, 66, 67, KT_ACC32(0),
                       KT_ACC32(32))
   } else if constexpr (kN == 192) {
-    KT_WGMMA_SS_TYPED(192, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_95, 96, 97, 98,
-                      99, KT_ACC32(0), KT_ACC32(32), KT_ACC32(64))
+    KT_WGMMA_SS_TYPED(192, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_95, 96, 97, 98, 99,
+                      KT_ACC32(0), KT_ACC32(32), KT_ACC32(64))
   } else {
-    KT_WGMMA_SS_TYPED(256,
-                      KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_95 ", " KT_WGMMA_D96_127,
-                      128, 129, 130, 131, KT_ACC32(0), KT_ACC32(32), KT_ACC32(64), KT_ACC32(96))
+    KT_WGMMA_SS_TYPED(
+        256, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_95 ", " KT_WGMMA_D96_127, 128,
+        129, 130, 131, KT_ACC32(0), KT_ACC32(32), KT_ACC32(64), KT_ACC32(96))
   }
 }
 
 // One wgmma m64nNk16 with A in registers (four b32 registers of 16-bit pairs per thread: per
 // warp, the mma.sync m16n8k16 A layout of its 16 rows) and B in shared memory. A0..A3: the A
 // operand numbers; IB, IS, IT as for KT_WGMMA_SS.
-#define KT_WGMMA_RS(N, TYPE, D_LIST, A0, A1, A2, A3, IB, IS, IT, ...)                       \
-  asm volatile("{\n"                                                                       \
-               ".reg .pred p;\n"                                                           \
-               "setp.ne.b32 p, %" #IS ", 0;\n"                                             \
-               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE " {" D_LIST \
-               "}, {%" #A0 ", %" #A1 ", %" #A2 ", %" #A3 "}, %" #IB ", p, 1, 1, %" #IT ";\n" \
-               "}\n"                                                                       \
-               : __VA_ARGS__                                                               \
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d),    \
-                 "n"(kTransB))
+#define KT_WGMMA_RS(N, TYPE, D_LIST, A0, A1, A2, A3, IB, IS, IT, ...)                         \
+  asm volatile(                                                                               \
+      "{\n"                                                                                   \
+      ".reg .pred p;\n"                                                                       \
+      "setp.ne.b32 p, %" #IS                                                                  \
+      ", 0;\n"                                                                                \
+      "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE " {" D_LIST "}, {%" #A0 \
+      ", %" #A1 ", %" #A2 ", %" #A3 "}, %" #IB ", p, 1, 1, %" #IT                             \
+      ";\n"                                                                                   \
+      "}\n"                                                                                   \
+      : __VA_ARGS__                                                                           \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(kTransB))
 
 // d (+)= A·B for a 64 x kN x 16 step with A (64 x 16) in registers: a[0..3] of each thread hold
 // its warp's rows 16w + l/4 (+8) and columns 2(l%4) (+8) as 16-bit pairs, which is how an FP32

@@ -70,7 +70,8 @@ __device__ __forceinline__ void stage_slab(unsigned int slot, const float (&acc)
         for (int half = 0; half < 2; ++half) {
           const int row = mi * 64 + 16 * warp + 8 * half + lane / 4;
           const int byte = 32 * q + 8 * (lane % 4);
-          const unsigned int addr = slot + row * 128 + (((byte >> 4) ^ (row & 7)) << 4) + (byte & 15);
+          const unsigned int addr =
+              slot + row * 128 + (((byte >> 4) ^ (row & 7)) << 4) + (byte & 15);
           st_shared_v2f32(addr, acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]);
         }
       }

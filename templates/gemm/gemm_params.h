@@ -28,13 +28,13 @@ struct GemmParams {
   int m;
   int n;
   int k;
-  int k_per_split;      // K range of blockIdx.z: [z * k_per_split, (z + 1) * k_per_split)
-  int raster_group;     // CTA rows per group of the grouped raster order
-  int tiles_m;          // ceil(m / tile_m)
-  int tiles_n;          // ceil(n / tile_n)
-  int num_splits;       // split-K slices: gridDim.z of sm80, part of the work-unit count of sm90
-  int sk_units;         // sm90 stream-K: the last units, shared out by K over every CTA (0: none)
-  int sk_iters;         // sm90 stream-K: k-tiles of those units per CTA (the last CTA's fewer)
+  int k_per_split;   // K range of blockIdx.z: [z * k_per_split, (z + 1) * k_per_split)
+  int raster_group;  // CTA rows per group of the grouped raster order
+  int tiles_m;       // ceil(m / tile_m)
+  int tiles_n;       // ceil(n / tile_n)
+  int num_splits;    // split-K slices: gridDim.z of sm80, part of the work-unit count of sm90
+  int sk_units;      // sm90 stream-K: the last units, shared out by K over every CTA (0: none)
+  int sk_iters;      // sm90 stream-K: k-tiles of those units per CTA (the last CTA's fewer)
 };
 
 // The sm90 family's parameter block: the tensor maps of A and B (128B-swizzled boxes of 64

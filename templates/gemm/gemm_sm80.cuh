@@ -208,8 +208,7 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
   const int warp_n = warp % kWarpsN;
 
   int tile_m, tile_n;
-  grouped_tile(blockIdx.x, params.tiles_m, params.tiles_n, params.raster_group, tile_m,
-                     tile_n);
+  grouped_tile(blockIdx.x, params.tiles_m, params.tiles_n, params.raster_group, tile_m, tile_n);
   const int m0 = tile_m * kTileM;
   const int n0 = tile_n * kTileN;
 

@@ -248,7 +248,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
   static_assert((kTileN % 64 == 0 && kTileN <= 256) ||
                     ((kTileN == 144 || kTileN == 32 || kTileN == 16) && kBIsNxK),
                 "kTileN must be 64, 128, 192 or 256 (or 16, 32 or 144 with nt)");
-  static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= 128, "at most 128 accumulators per thread");
+  static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= 128,
+                "at most 128 accumulators per thread");
   static_assert(kTileK == sm90::kAtomK ||
                     ((kTileK == 2 * sm90::kAtomK || kTileK == 4 * sm90::kAtomK) && kBIsNxK),
                 "a stage is one 64-deep swizzle atom along K, or two or four with nt");
@@ -281,10 +282,10 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
   }
 
   constexpr int kRowsPerConsumer = kTileM / kConsumers;
-  constexpr int kMI = kRowsPerConsumer / 64;  // m64 wgmma tiles per consumer
-  constexpr int kAccs = kTileN / 2;           // FP32 accumulators per thread per m64 tile
+  constexpr int kMI = kRowsPerConsumer / 64;      // m64 wgmma tiles per consumer
+  constexpr int kAccs = kTileN / 2;               // FP32 accumulators per thread per m64 tile
   constexpr int kKAtoms = kTileK / sm90::kAtomK;  // swizzle atoms along K per stage
-  constexpr int kKSteps = sm90::kAtomK / 16;       // k16 steps per atom
+  constexpr int kKSteps = sm90::kAtomK / 16;      // k16 steps per atom
   constexpr int kAKAtomBytes = kTileM * sm90::kRowBytes;  // A (and nt B) atoms along K
   constexpr int kBKAtomBytes = kTileN * sm90::kRowBytes;
   constexpr int kAStageBytes = kKAtoms * kAKAtomBytes;
@@ -461,8 +462,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
                                 full, 0x3);
       } else {
         for (int j = 0; j < u.b_atoms; ++j)
-          tma_load_2d_multicast(b_stage + j * kBAtomBytes + rank * (kBAtomBytes / 2),
-                                &params.b_map, u.n0 + 64 * j, k + 32 * rank, full, 0x3);
+          tma_load_2d_multicast(b_stage + j * kBAtomBytes + rank * (kBAtomBytes / 2), &params.b_map,
+                                u.n0 + 64 * j, k + 32 * rank, full, 0x3);
       }
     }
   };
@@ -607,8 +608,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
             for (int mi = 0; mi < kMI; ++mi) {
               // The first k16 step of a tile overwrites the previous tile's accumulators.
               wgmma_m64k16_ss<TIn, kTileN, kBIsNxK ? 0 : 1>(
-                  acc[mi], kmajor_descriptor(a_atom + mi * 64 * sm90::kRowBytes + 32 * ks),
-                  desc_b, kt > 0 || j > 0 || ks > 0);
+                  acc[mi], kmajor_descriptor(a_atom + mi * 64 * sm90::kRowBytes + 32 * ks), desc_b,
+                  kt > 0 || j > 0 || ks > 0);
             }
           }
         wgmma_commit();
@@ -655,10 +656,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
             ld_shared_cluster_v4f32(map_shared_rank(mine + offset * 4, unsigned(z)), t[0], t[1],
                                     t[2], t[3]);
           };
-          sm90::reduce_slice<kSwapAB>(
-              load, w.split, kClusterK, q_begin, q_end, acc,
-              sm90::stripe_out<TOut, kTileM, kTileN, kConsumers, kSwapAB>(p, w, consumer, warp,
-                                                                          lane));
+          sm90::reduce_slice<kSwapAB>(load, w.split, kClusterK, q_begin, q_end, acc,
+                                      sm90::stripe_out<TOut, kTileM, kTileN, kConsumers, kSwapAB>(
+                                          p, w, consumer, warp, lane));
         }
         if (marks) sm90::trace_mark(p.flags, kTraceStored);
         cluster_sync();  // (C)
@@ -737,7 +737,7 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
             named_barrier_sync(1 + consumer, 128);
             if (thread == 0) {
               sm90::bulk_store_partials<kMI, kAccs / 4>(slot0 + w.split * split_stride, staged,
-                                                         q_begin, q_end);
+                                                        q_begin, q_end);
               bulk_commit_group();
               bulk_wait_group_all();
               fence_proxy_async_global();
@@ -764,8 +764,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
                                  epoch_word);
                 fence_proxy_async_global();
                 mbarrier_arrive_expect_tx(bar, (p.num_splits - 1) * kMI * width * sm90::kQuadBytes);
-                sm90::bulk_load_stripes<kMI, kAccs / 4>(stripes, slot0, split_stride,
-                                                        p.num_splits, w.split, q_begin, q_end, bar);
+                sm90::bulk_load_stripes<kMI, kAccs / 4>(stripes, slot0, split_stride, p.num_splits,
+                                                        w.split, q_begin, q_end, bar);
               }
               const unsigned int base = stripes - q_begin * sm90::kQuadBytes + thread * 16;
               sm90::stage_own_stripe(base, w.split, q_begin, q_end, acc);
@@ -789,10 +789,9 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
           const auto load = [&](int z, int offset, float(&t)[4]) {
             ld_global_cg_v4f32(src0 + offset + z * split_stride, t[0], t[1], t[2], t[3]);
           };
-          sm90::reduce_slice<kSwapAB>(
-              load, w.split, p.num_splits, q_begin, q_end, acc,
-              sm90::stripe_out<TOut, kTileM, kTileN, kConsumers, kSwapAB>(p, w, consumer, warp,
-                                                                          lane));
+          sm90::reduce_slice<kSwapAB>(load, w.split, p.num_splits, q_begin, q_end, acc,
+                                      sm90::stripe_out<TOut, kTileM, kTileN, kConsumers, kSwapAB>(
+                                          p, w, consumer, warp, lane));
           if (marks) sm90::trace_mark(p.flags, kTraceStored);
           continue;
         }

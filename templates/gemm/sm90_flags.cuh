@@ -39,7 +39,8 @@ __device__ __forceinline__ void begin_launch(unsigned int* flags, unsigned int e
 // and never again in the launch, so waiting on its parity 0 returns at once after that, and the
 // wait (acquire at CTA scope) makes the word's store visible. Read where it is needed rather
 // than kept in a register.
-__device__ __forceinline__ unsigned int load_epoch(unsigned int epoch_bar, unsigned int epoch_word) {
+__device__ __forceinline__ unsigned int load_epoch(unsigned int epoch_bar,
+                                                   unsigned int epoch_word) {
   mbarrier_wait(epoch_bar, 0);
   return ld_shared_u32(epoch_word);
 }
@@ -75,7 +76,8 @@ __device__ __forceinline__ void wait_flags(const unsigned int* flag0, int stride
       unsigned int v[kPoll];
 #pragma unroll
       for (int i = 0; i < kPoll; ++i)
-        v[i] = z0 + i < splits && z0 + i != skip ? ld_relaxed_gpu(flag0 + (z0 + i) * stride) : epoch;
+        v[i] =
+            z0 + i < splits && z0 + i != skip ? ld_relaxed_gpu(flag0 + (z0 + i) * stride) : epoch;
       bool ready = true;
 #pragma unroll
       for (int i = 0; i < kPoll; ++i) ready = ready && v[i] == epoch;

@@ -195,7 +195,8 @@ __device__ __forceinline__ int launder_u32(int x) {
 // block q of the fragment layout, so the slice is a stripe of columns) that split `split` of
 // `splits` reduces and stores; balanced to within one quad, empty for some splits when there are
 // more splits than quads.
-__device__ __forceinline__ void slice_quads(int split, int splits, int quads, int& begin, int& end) {
+__device__ __forceinline__ void slice_quads(int split, int splits, int quads, int& begin,
+                                            int& end) {
   begin = split * quads / splits;
   end = (split + 1) * quads / splits;
 }

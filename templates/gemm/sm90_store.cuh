@@ -18,8 +18,8 @@ __device__ __forceinline__ T* element(T* c, long long ldc, int row, int col) {
 // kernel's element (row, 0). Not transposed: one access when `aligned` (store_pair_masked).
 // Transposed: the two lie ldc apart in C, one store each.
 template <bool kSwapAB, typename T>
-__device__ __forceinline__ void store_pair(T* at, long long ldc, int col, int n, float lo,
-                                           float hi, bool aligned) {
+__device__ __forceinline__ void store_pair(T* at, long long ldc, int col, int n, float lo, float hi,
+                                           bool aligned) {
   if constexpr (kSwapAB) {
     if (col < n) store_one(at + col * ldc, lo);
     if (col + 1 < n) store_one(at + (col + 1) * ldc, hi);

@@ -12,8 +12,8 @@ namespace sm90 {
 // The traced CTA's u64 `slot` of the trace region (layout: GemmTraceEvent in gemm_params.h).
 __device__ __forceinline__ void trace_store(unsigned int* flags, int slot, unsigned long long v) {
   if (flags == nullptr || blockIdx.x >= kGemmTraceMaxCtas) return;
-  reinterpret_cast<unsigned long long*>(flags + kFlagRegionWords - kGemmTraceBytes / 4)
-      [blockIdx.x * kGemmTraceEvents + slot] = v;
+  reinterpret_cast<unsigned long long*>(
+      flags + kFlagRegionWords - kGemmTraceBytes / 4)[blockIdx.x * kGemmTraceEvents + slot] = v;
 }
 #endif
 

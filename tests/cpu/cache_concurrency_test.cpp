@@ -80,7 +80,8 @@ TEST(CacheConcurrency, EightWritersAndADispatchingReaderLoseNothingAndSeeNoError
     const int code = wait_exit_code(writers[id]);
     const std::string out = read_text(dir.file(fmt::format("writer{}.out", id)));
     EXPECT_EQ(code, 0) << out;
-    EXPECT_NE(out.find(fmt::format("writer id={} rows={} ", id, kRowsEach)), std::string::npos) << out;
+    EXPECT_NE(out.find(fmt::format("writer id={} rows={} ", id, kRowsEach)), std::string::npos)
+        << out;
     EXPECT_NE(out.find("errors=0"), std::string::npos) << out;
     std::cout << out;
   }

@@ -86,8 +86,7 @@ TEST_P(DamagedDatabase, CliPrintsOneErrorLineWithTheFixAndExitsNonZero) {
   EXPECT_EQ(snapshot(path), before);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryDamage, DamagedDatabase,
-                         ::testing::ValuesIn(refused_damage_cases()),
+INSTANTIATE_TEST_SUITE_P(EveryDamage, DamagedDatabase, ::testing::ValuesIn(refused_damage_cases()),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(DamagedDatabaseEmpty, EmptyFileBecomesADatabaseReadWriteAndIsRefusedReadOnly) {

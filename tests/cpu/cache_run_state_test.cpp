@@ -26,7 +26,8 @@ class RunStateDb : public ::testing::Test {
   void TearDown() override { cleanup(); }
   void cleanup() {
     std::error_code ignored;
-    for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path_ + suffix, ignored);
+    for (const char* suffix : {"", "-wal", "-shm"})
+      std::filesystem::remove(path_ + suffix, ignored);
   }
   std::string path_;
 };
@@ -63,8 +64,8 @@ BlocklistEntry entry(const std::string& compile_key, Status reason) {
 }
 
 TEST(CacheStatus, CrashStatusesRoundTripAndAreTheBlocklistReasons) {
-  for (Status s : {Status::kCompileCrash, Status::kTimeout, Status::kIllegalAddress,
-                   Status::kLaunchFailure}) {
+  for (Status s :
+       {Status::kCompileCrash, Status::kTimeout, Status::kIllegalAddress, Status::kLaunchFailure}) {
     EXPECT_EQ(parse_status(to_string(s)), s);
     EXPECT_TRUE(is_crash(s)) << to_string(s);
   }
@@ -81,8 +82,9 @@ TEST_F(RunStateDb, VersionOneFileMigratesKeepingItsRows) {
   }
   {  // Make it exactly a version 1 file: version 2 only added these two tables.
     sql::Connection raw = sql::Connection::open(path_, sql::OpenMode::kReadWriteCreate);
-    raw.exec("DROP TABLE blocklist; DROP TABLE tuning_runs; "
-             "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+    raw.exec(
+        "DROP TABLE blocklist; DROP TABLE tuning_runs; "
+        "UPDATE meta SET value = '1' WHERE key = 'schema_version'");
   }
   EXPECT_THROW(Database::open_readonly(path_), Error);  // older: only read-write migrates
   Database db = Database::open(path_);

@@ -25,7 +25,8 @@ TEST_P(CliBadInput, ExitsOneNamingTheBadValue) {
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_NE(r.output.find("kerntune: invalid argument: "), std::string::npos) << r.output;
   for (const std::string& needle : GetParam().needles)
-    EXPECT_NE(r.output.find(needle), std::string::npos) << "no '" << needle << "' in:\n" << r.output;
+    EXPECT_NE(r.output.find(needle), std::string::npos) << "no '" << needle << "' in:\n"
+                                                        << r.output;
 }
 
 const CliCase kCases[] = {
@@ -51,7 +52,8 @@ const CliCase kCases[] = {
     {"explain --op attention --shape b=1,h=8,hkv=2,s=128,d=64", {"sets 'hkv' twice"}},
     {"explain --op attention --shape b=1,h=8,s=128,d=64,s=4", {"sets 's' twice"}},
     {"explain --op attention --shape b=1,h=8,s=0x10,d=64", {"'0x10' is not an integer"}},
-    {"explain --op attention --shape b=1,h=8,s=128,d=64,q=1", {"unknown attention shape field 'q'"}},
+    {"explain --op attention --shape b=1,h=8,s=128,d=64,q=1",
+     {"unknown attention shape field 'q'"}},
     {"explain --op attention --shape b=-1,h=8,s=128,d=64", {"batch (b) = -1"}},
     {"explain --op attention --shape b=1,h=8,s=128,d=64 --config fa2.bm128.bn64.w8",
      {"not an attention config key"}},

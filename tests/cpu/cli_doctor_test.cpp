@@ -106,8 +106,9 @@ TEST_F(DoctorTest, StaleRowsAreWarnedWithTheFix) {
   }
   const CliResult r = doctor(db);
   const std::string section = database_section(r.output);
-  EXPECT_TRUE(contains(section, "[WARN] 2 winners and 0 measurements are of an older benchmark "
-                                "protocol or template version"))
+  EXPECT_TRUE(contains(section,
+                       "[WARN] 2 winners and 0 measurements are of an older benchmark "
+                       "protocol or template version"))
       << r.output;
   EXPECT_TRUE(contains(section, "fix: re-tune those shapes (`kerntune tune --db")) << r.output;
   EXPECT_FALSE(contains(section, "[FAIL]")) << r.output;
@@ -157,7 +158,8 @@ TEST_F(DoctorTest, BlocklistIsCountedAndStaleEntriesAreWarnedWithTheCommandThatC
   if (!nvrtc.empty()) {
     EXPECT_TRUE(contains(section, "NVRTC 11.0 gemm template")) << r.output;
   }
-  EXPECT_TRUE(contains(section, fmt::format("attention template {}", kAttentionTemplateVersion - 1)))
+  EXPECT_TRUE(
+      contains(section, fmt::format("attention template {}", kAttentionTemplateVersion - 1)))
       << r.output;
   EXPECT_TRUE(contains(section, "fix: nothing breaks")) << r.output;
   EXPECT_TRUE(contains(section, "`kerntune cache blocklist --clear --db " + shell_quote(db) + "`"))
@@ -178,8 +180,8 @@ TEST_F(DoctorTest, MissingDatabaseIsAWarningAndIsNotCreated) {
 TEST_F(DoctorTest, HelpTeachesWhatIsCheckedAndTheExitStatus) {
   const CliResult r = run_cli("doctor --help", file("unused.db"));
   EXPECT_EQ(r.status, 0) << r.output;
-  for (const char* needle : {"read-only", "integrity", "stale", "NVRTC", "libcuda", "OK, WARN",
-                             "Exit status", "--db"})
+  for (const char* needle :
+       {"read-only", "integrity", "stale", "NVRTC", "libcuda", "OK, WARN", "Exit status", "--db"})
     EXPECT_TRUE(contains(r.output, needle)) << "no '" << needle << "' in:\n" << r.output;
 }
 
@@ -192,8 +194,7 @@ TEST_P(DoctorOnDamage, FailsNamingTheProblemAndLeavesTheFileAlone) {
   const std::string section = database_section(r.output);
   EXPECT_TRUE(contains(section, "[FAIL]")) << r.output;
   EXPECT_TRUE(contains(section, "fix: ")) << r.output;
-  EXPECT_TRUE(contains(r.output, "\nblocklist (not read: see the database section)\n"))
-      << r.output;
+  EXPECT_TRUE(contains(r.output, "\nblocklist (not read: see the database section)\n")) << r.output;
   EXPECT_EQ(r.status, 1) << r.output;
   if (fs::is_regular_file(db)) {
     EXPECT_EQ(read_file_bytes(db), before);

@@ -118,8 +118,9 @@ TEST_F(Cli, ExplainShowsADecodeStepsFirstDramRoundTrip) {
 
 TEST_F(Cli, ExplainAttentionCountsCtasAsBatchTimesHeadsTimesQueryBlocks) {
   // 2 x 8 x ceil(1000 / 128) = 2 x 8 x 8 = 128 CTAs for 128-row query blocks.
-  const Result r = run("explain --op attention --shape b=2,hq=8,hkv=2,s=1000,d=128 --causal "
-                       "--config fa2.bm128.bn64.w8.s2");
+  const Result r =
+      run("explain --op attention --shape b=2,hq=8,hkv=2,s=1000,d=128 --causal "
+          "--config fa2.bm128.bn64.w8.s2");
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "attn:bf16:b2.hq8.hkv2.sq1000.sk1000.d128.causal")) << r.output;
   EXPECT_TRUE(contains(r.output, "= 2 x 8 x 8 = 128")) << r.output;
@@ -135,10 +136,13 @@ TEST_F(Cli, Fa3KeysAreExplainedAndGeneratedForSm90a) {
   EXPECT_TRUE(contains(r.output, "384 threads")) << r.output;
   r = run("gen " + shape + " --config fa3.bm64.bn128.s3");
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "#include \"kerntune/attention/attention_fwd_sm90.cuh\"")) << r.output;
-  EXPECT_TRUE(contains(r.output, "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, true, false>")) << r.output;
+  EXPECT_TRUE(contains(r.output, "#include \"kerntune/attention/attention_fwd_sm90.cuh\""))
+      << r.output;
+  EXPECT_TRUE(contains(r.output, "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, true, false>"))
+      << r.output;
   EXPECT_TRUE(contains(r.output, "--gpu-architecture=sm_90a")) << r.output;
-  expect_error("explain " + shape + " --config fa3.bm128.bn128.s2 --device-profile a100", {"sm_90a"});
+  expect_error("explain " + shape + " --config fa3.bm128.bn128.s2 --device-profile a100",
+               {"sm_90a"});
 }
 
 TEST_F(Cli, ExplainOfAGivenConfigShowsItsTileCount) {
@@ -157,8 +161,9 @@ TEST_F(Cli, ExplainOfAStreamKConfigShowsTheSharedTiles) {
   const std::string config = " --config sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1.st";
   Result r = run("explain --shape 8192x8192x8192" + config);
   ASSERT_EQ(r.status, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "the last 68 tiles shared out by K: 66 k-tiles of 8704 on each "
-                                 "of 132 CTAs, after 15 whole tiles each"))
+  EXPECT_TRUE(contains(r.output,
+                       "the last 68 tiles shared out by K: 66 k-tiles of 8704 on each "
+                       "of 132 CTAs, after 15 whole tiles each"))
       << r.output;
   r = run("explain --shape 4224x4096x4096" + config);
   ASSERT_EQ(r.status, 0) << r.output;
@@ -179,9 +184,10 @@ TEST_F(Cli, ExplainSaysWhoIssuesTheLoadsOfAnSm90Config) {
   EXPECT_TRUE(contains(r.output, "no producer warpgroup: consumer 0's thread issues the TMA"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "256 threads")) << r.output;
-  expect_error("explain --shape 1536x1536x8192 --config "
-               "sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g8.sk4.nows",
-               {"nows", "split-K"});
+  expect_error(
+      "explain --shape 1536x1536x8192 --config "
+      "sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g8.sk4.nows",
+      {"nows", "split-K"});
 }
 
 // A finalist has two rows, its first pass and the interleaved re-measurement the winner was
@@ -204,8 +210,9 @@ TEST_F(Cli, ExplainTakesAFinalistsReMeasurementOverItsFirstPass) {
       return m;
     };
     database.add_measurements({row(a, 1000, ""), row(b, 1010, "")});
-    database.finish_run("r1", {row(a, 1030, kt::tune::kFinalistDetail),
-                               row(b, 1020, kt::tune::kFinalistDetail)}, std::nullopt);
+    database.finish_run(
+        "r1", {row(a, 1030, kt::tune::kFinalistDetail), row(b, 1020, kt::tune::kFinalistDetail)},
+        std::nullopt);
   }
   const Result r = run("explain --shape 4096x4096x4096");
   ASSERT_EQ(r.status, 0) << r.output;

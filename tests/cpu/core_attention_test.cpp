@@ -95,7 +95,8 @@ TEST(AttentionFlops, CausalCountOfTheLargestShapeIsImmediateAndFinite) {
 
 TEST(AttentionConfigSpace, EveryEnumeratedConfigValidatesAndPlansTheFlashAttentionGrid) {
   const DeviceDesc& h200 = device_profile("h200");
-  for (const char* text : {"b=4,hq=32,hkv=8,s=4096,d=128", "b=1,h=2,s=1,d=256", "b=3,h=5,sq=1000,sk=7,d=96"}) {
+  for (const char* text :
+       {"b=4,hq=32,hkv=8,s=4096,d=128", "b=1,h=2,s=1,d=256", "b=3,h=5,sq=1000,sk=7,d=96"}) {
     const AttentionProblem p = shape(text);
     const auto configs = enumerate_attention_configs(p, h200);
     ASSERT_FALSE(configs.empty()) << text;
@@ -136,7 +137,8 @@ TEST(AttentionKey, Fa3KeysRoundTripAndFa2KeysKeepTheirSpelling) {
   EXPECT_EQ(c.num_threads(), 384);
   EXPECT_EQ(fa3_config(64, 64, 3).num_threads(), 256);
   EXPECT_EQ(to_key(fa3_config(64, 128, 1)), "fa3.bm64.bn128.s1");
-  for (const AttentionConfig& k : {fa3_config(64, 64, 1), fa3_config(128, 64, 3), AttentionConfig{128, 64, 8, 2}})
+  for (const AttentionConfig& k :
+       {fa3_config(64, 64, 1), fa3_config(128, 64, 3), AttentionConfig{128, 64, 8, 2}})
     EXPECT_EQ(parse_attention_config_key(to_key(k)), k) << to_key(k);
   const AttentionConfig fa2 = parse_attention_config_key("fa2.bm128.bn64.w8.s2");
   EXPECT_EQ(fa2.family, AttentionFamily::kSm80);
@@ -153,8 +155,10 @@ TEST(AttentionKey, NonCanonicalFa3KeysAreRefusedWithTheReason) {
     }
     return std::string("parsed");
   };
-  EXPECT_NE(message("fa3.bm0128.bn128.s2").find("write it as 'fa3.bm128.bn128.s2'"), std::string::npos);
-  EXPECT_NE(message("fa3.bm128.bn128.w12.s2").find("not an attention config key"), std::string::npos);
+  EXPECT_NE(message("fa3.bm0128.bn128.s2").find("write it as 'fa3.bm128.bn128.s2'"),
+            std::string::npos);
+  EXPECT_NE(message("fa3.bm128.bn128.w12.s2").find("not an attention config key"),
+            std::string::npos);
   EXPECT_NE(message("fa3.bm128.bn128").find("not an attention config key"), std::string::npos);
   EXPECT_NE(message("FA3.bm128.bn128.s2").find("not an attention config key"), std::string::npos);
   EXPECT_NE(message("fa3.bn128.bm128.s2").find("should start with 'bm'"), std::string::npos);
@@ -168,16 +172,19 @@ TEST(AttentionFa3, ValidateNeedsSm90aItsHeadDimsAndTheSharedMemory) {
   const char* d128 = "b=4,hq=32,hkv=8,s=4096,d=128";
   EXPECT_EQ(why_invalid(d128, fa3_config(128, 128, 2), "h200"), "valid");
   EXPECT_EQ(why_invalid(d128, fa3_config(64, 64, 4), "h100-sxm"), "valid");
-  EXPECT_NE(why_invalid(d128, fa3_config(128, 128, 2), "a100").find("needs sm_90a (compute capability 9.0)"),
+  EXPECT_NE(why_invalid(d128, fa3_config(128, 128, 2), "a100")
+                .find("needs sm_90a (compute capability 9.0)"),
             std::string::npos);
-  EXPECT_NE(why_invalid("b=1,h=2,s=777,d=96", fa3_config(128, 128, 2), "h200").find("head_dim 64, 128 or 256"),
+  EXPECT_NE(why_invalid("b=1,h=2,s=777,d=96", fa3_config(128, 128, 2), "h200")
+                .find("head_dim 64, 128 or 256"),
             std::string::npos);
   EXPECT_NE(why_invalid("b=1,h=2,s=777,d=256", fa3_config(128, 128, 2), "h200").find("block_n 64"),
             std::string::npos);
   EXPECT_EQ(why_invalid("b=1,h=2,s=777,d=256", fa3_config(128, 64, 2), "h200"), "valid");
   // d256: 2048 + 128*256*2 + 3*2*64*256*2 = 264192 B > 232448 B; d128: 2048 + 128*128*2 +
   // 4*2*128*128*2 = 296960 B.
-  EXPECT_NE(why_invalid("b=1,h=2,s=777,d=256", fa3_config(128, 64, 3), "h200").find("264192 B of shared memory"),
+  EXPECT_NE(why_invalid("b=1,h=2,s=777,d=256", fa3_config(128, 64, 3), "h200")
+                .find("264192 B of shared memory"),
             std::string::npos);
   EXPECT_NE(why_invalid(d128, fa3_config(256, 128, 2), "h200").find("block_m"), std::string::npos);
   EXPECT_NE(why_invalid(d128, fa3_config(128, 32, 2), "h200").find("block_n"), std::string::npos);
@@ -185,14 +192,16 @@ TEST(AttentionFa3, ValidateNeedsSm90aItsHeadDimsAndTheSharedMemory) {
             std::string::npos);
   EXPECT_NE(why_invalid(d128, fa3_config(128, 128, 1), "h200").find("stages must be 2, 3 or 4"),
             std::string::npos);
-  EXPECT_NE(why_invalid(d128, AttentionConfig{128, 128, 8, 2, AttentionFamily::kSm90}, "h200").find("warps"),
+  EXPECT_NE(why_invalid(d128, AttentionConfig{128, 128, 8, 2, AttentionFamily::kSm90}, "h200")
+                .find("warps"),
             std::string::npos);
 }
 
 TEST(AttentionFa3, TheSpaceHasFa3ConfigsOnHopperOnly) {
   auto count_fa3 = [](const char* text, const char* profile) {
     int n = 0;
-    for (const AttentionConfig& c : enumerate_attention_configs(shape(text), device_profile(profile)))
+    for (const AttentionConfig& c :
+         enumerate_attention_configs(shape(text), device_profile(profile)))
       n += c.family == AttentionFamily::kSm90;
     return n;
   };
@@ -205,7 +214,8 @@ TEST(AttentionFa3, TheSpaceHasFa3ConfigsOnHopperOnly) {
   EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "a100"), 0);
   AttentionDomains fa2_only;
   fa2_only.families = {AttentionFamily::kSm80};
-  for (const AttentionConfig& c : enumerate_attention_configs(shape("b=1,h=2,s=64,d=128"), device_profile("h200"), fa2_only))
+  for (const AttentionConfig& c :
+       enumerate_attention_configs(shape("b=1,h=2,s=64,d=128"), device_profile("h200"), fa2_only))
     EXPECT_EQ(c.family, AttentionFamily::kSm80) << to_key(c);
 }
 
@@ -237,7 +247,8 @@ TEST(AttentionFa3, LaunchPlanIsAProducerPlusConsumerWarpgroupsOverTheFlashGrid) 
 // registers) runs two CTAs per SM.
 TEST(AttentionFa3, ModelFitsTheH200MeasurementsAndPrefersFa3OnHopper) {
   const DeviceDesc& h200 = device_profile("h200");
-  const AttentionEstimate flagship = estimate(shape("b=1,h=16,s=16384,d=128"), fa3_config(128, 128, 3), h200);
+  const AttentionEstimate flagship =
+      estimate(shape("b=1,h=16,s=16384,d=128"), fa3_config(128, 128, 3), h200);
   EXPECT_EQ(flagship.occupancy.ctas_per_sm, 1);
   EXPECT_EQ(flagship.threads, 384);
   EXPECT_EQ(flagship.regs_per_thread, 168);
@@ -245,7 +256,8 @@ TEST(AttentionFa3, ModelFitsTheH200MeasurementsAndPrefersFa3OnHopper) {
   EXPECT_LT(flagship.predicted_tflops, 632 * 1.15);
   EXPECT_GT(estimate(shape("b=1,h=16,s=16384,d=128"), fa3_config(128, 128, 2), h200).predicted_us,
             flagship.predicted_us * 1.05);
-  const AttentionEstimate narrow = estimate(shape("b=4,h=32,s=4096,d=64"), fa3_config(64, 64, 3), h200);
+  const AttentionEstimate narrow =
+      estimate(shape("b=4,h=32,s=4096,d=64"), fa3_config(64, 64, 3), h200);
   EXPECT_EQ(narrow.occupancy.ctas_per_sm, 2);
   EXPECT_LT(narrow.regs_per_thread, 128);
   for (const char* dims : {"b=4,h=16,s=4096,d=128", "b=4,h=32,s=4096,d=64"})
@@ -260,16 +272,20 @@ TEST(AttentionFa3, ModelFitsTheH200MeasurementsAndPrefersFa3OnHopper) {
       EXPECT_NE(ranked.front().config.stages, 2) << dims;
     }
   // Causal skips the key blocks past the diagonal: about half the time at N = 4096.
-  const double full = estimate(shape("b=4,h=16,s=4096,d=128"), fa3_config(128, 128, 3), h200).predicted_us;
-  const double causal = estimate(shape("b=4,h=16,s=4096,d=128", true), fa3_config(128, 128, 3), h200).predicted_us;
+  const double full =
+      estimate(shape("b=4,h=16,s=4096,d=128"), fa3_config(128, 128, 3), h200).predicted_us;
+  const double causal =
+      estimate(shape("b=4,h=16,s=4096,d=128", true), fa3_config(128, 128, 3), h200).predicted_us;
   EXPECT_GT(causal, 0.45 * full);
   EXPECT_LT(causal, 0.6 * full);
   // The exp unit weighs more at smaller head dims, and one consumer warpgroup per SM sustains
   // less than two.
-  EXPECT_LT(estimate(shape("b=1,h=32,s=16384,d=64"), fa3_config(128, 128, 3), h200).predicted_tflops,
-            flagship.predicted_tflops);
-  EXPECT_LT(estimate(shape("b=1,h=16,s=16384,d=128"), fa3_config(64, 128, 3), h200).predicted_tflops,
-            flagship.predicted_tflops);
+  EXPECT_LT(
+      estimate(shape("b=1,h=32,s=16384,d=64"), fa3_config(128, 128, 3), h200).predicted_tflops,
+      flagship.predicted_tflops);
+  EXPECT_LT(
+      estimate(shape("b=1,h=16,s=16384,d=128"), fa3_config(64, 128, 3), h200).predicted_tflops,
+      flagship.predicted_tflops);
 }
 
 }  // namespace

@@ -176,10 +176,9 @@ TEST(GemmConfigKey, Sm90GoldenString) {
 
 TEST(GemmConfigKey, RoundTripsEveryPointOfTheSm90Domains) {
   const kt::GemmDomains d;
-  const std::size_t expected = d.sm90_tile_m.size() * d.sm90_tile_n.size() *
-                               d.sm90_stages.size() * d.sm90_consumers.size() *
-                               d.sm90_epilogue.size() * d.sm90_cluster.size() *
-                               d.raster_group.size() * d.split_k.size();
+  const std::size_t expected = d.sm90_tile_m.size() * d.sm90_tile_n.size() * d.sm90_stages.size() *
+                               d.sm90_consumers.size() * d.sm90_epilogue.size() *
+                               d.sm90_cluster.size() * d.raster_group.size() * d.split_k.size();
   std::set<std::string> keys;
   for (int bm : d.sm90_tile_m)
     for (int bn : d.sm90_tile_n)
@@ -189,8 +188,8 @@ TEST(GemmConfigKey, RoundTripsEveryPointOfTheSm90Domains) {
             for (int cl : d.sm90_cluster)
               for (int g : d.raster_group)
                 for (int sk : d.split_k) {
-                  const kt::GemmConfig c{kt::GemmFamily::kSm90, bm, bn, 64, 0, 0, s, g, sk,
-                                         consumers, e, cl};
+                  const kt::GemmConfig c{
+                      kt::GemmFamily::kSm90, bm, bn, 64, 0, 0, s, g, sk, consumers, e, cl};
                   const std::string key = kt::to_key(c);
                   const kt::GemmConfig parsed = kt::parse_gemm_config_key(key);
                   ASSERT_EQ(parsed, c) << key;
@@ -287,7 +286,8 @@ TEST(GemmConfigKey, MalformedSm90KeysThrowNamingTheProblem) {
   expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.g8.sk1"), {"not a GEMM config key"});
   expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8"), {"not a GEMM config key"});
   expect_invalid(parse("sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk1.x1"), {"not a GEMM config key"});
-  expect_invalid(parse("sm90.bm128.bn256.bk64.wm64.s4.c2.e0.cl1.g8.sk1"), {"not a GEMM config key"});
+  expect_invalid(parse("sm90.bm128.bn256.bk64.wm64.s4.c2.e0.cl1.g8.sk1"),
+                 {"not a GEMM config key"});
   // Fields out of order: the message names the expected prefix.
   expect_invalid(parse("sm90.bm128.bn256.bk64.c2.s4.e0.cl1.g8.sk1"), {"'s'"});
   expect_invalid(parse("sm90.bm128.bn256.bk64.s4.g8.e0.cl1.c2.sk1"), {"'c'"});

@@ -16,8 +16,8 @@
 
 namespace {
 
-using kt::testing::problem;
 using kt::testing::config;
+using kt::testing::problem;
 
 const kt::GemmConfig kTile128 = config(128, 128, 32, 64, 64, 4);
 
@@ -171,7 +171,8 @@ TEST(Estimate, SplitKMultipliesTheCtasByItsFactor) {
     EXPECT_EQ(launch.main.grid[2], std::uint32_t(split));
     ASSERT_TRUE(launch.reduce.has_value());
     // The flag region, then one FP32 M x N slice per split.
-    EXPECT_EQ(launch.workspace_bytes, kt::kGemmFlagRegionBytes + std::int64_t(split) * 512 * 512 * 4);
+    EXPECT_EQ(launch.workspace_bytes,
+              kt::kGemmFlagRegionBytes + std::int64_t(split) * 512 * 512 * 4);
   }
   EXPECT_FALSE(kt::plan_launch(p, config(128, 128, 32, 64, 64, 4, 1)).reduce.has_value());
 }
@@ -194,8 +195,7 @@ TEST(Estimate, PositiveFiniteAndWithinPeakForEveryEnumeratedConfig) {
         ASSERT_GE(e.occupancy.ctas_per_sm, 1);
         // No kernel beats its family's mma rate or moves its operands faster than DRAM
         // bandwidth.
-        const double peak =
-            c.family == kt::GemmFamily::kSm90 ? d.wgmma_tflops : d.mma_sync_tflops;
+        const double peak = c.family == kt::GemmFamily::kSm90 ? d.wgmma_tflops : d.mma_sync_tflops;
         ASSERT_LE(e.predicted_tflops, peak * (1 + 1e-9));
         ASSERT_GE(e.predicted_us, p.min_bytes() / (d.dram_gbps * 1e3) * (1 - 1e-9));
       }
@@ -411,8 +411,7 @@ TEST(Estimate, DecodeStreamsFasterWithMoreDramBytesInFlight) {
       kt::estimate(d16, swapped(kt::testing::sm90_cluster_split_config(128, 16, 8, 2, 2)), d)
           .memory_us;
   EXPECT_NEAR(pairs - kt::kDramRampUs, floor16_us, 0.01 * floor16_us);
-  EXPECT_GT(kt::estimate(d16, swapped(sm90_config(64, 16, 12, 1)), d).memory_us,
-            1.15 * floor16_us);
+  EXPECT_GT(kt::estimate(d16, swapped(sm90_config(64, 16, 12, 1)), d).memory_us, 1.15 * floor16_us);
   EXPECT_GT(kt::estimate(decode, sm90_config(64, 64, 4, 1), d).memory_us,
             1.3 * kt::estimate(decode, sm90_config(64, 64, 6, 1), d).memory_us);
   const kt::GemmProblem square = problem(4096, 4096, 4096);
@@ -578,8 +577,7 @@ TEST(Estimate, Sm90WithoutWarpSpecializationPaysItsLoadsWhereAKTileIsShort) {
   EXPECT_LT(wide, 1.03);
   EXPECT_NEAR(ratio(problem(1536, 1536, 8192), "sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g8.sk1"), 1.17,
               0.05);
-  EXPECT_NEAR(ratio(problem(64, 4096, 4096), "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g1.sk1"), 1.5,
-              0.1);
+  EXPECT_NEAR(ratio(problem(64, 4096, 4096), "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g1.sk1"), 1.5, 0.1);
 }
 
 // The power limit: the SMs ran 1594-1662 MHz over 30-180 us main loops and 1408-1458 MHz over

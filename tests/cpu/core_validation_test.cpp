@@ -15,8 +15,8 @@
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
 #include "core/gemm_small_m.hpp"
-#include "support/gemm_builders.hpp"
 #include "core/sha256.hpp"
+#include "support/gemm_builders.hpp"
 
 namespace {
 
@@ -36,8 +36,8 @@ void expect_bad_shape(const std::string& shape, const std::vector<std::string>& 
   }
 }
 
-using kt::testing::problem;
 using kt::testing::config;
+using kt::testing::problem;
 using kt::testing::sm90_config;
 
 // validate() must reject with a reason containing `needle`.
@@ -357,7 +357,8 @@ TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
     ++offered;
   }
   EXPECT_GT(offered, 0);
-  for (const kt::GemmProblem& p : {problem(16, 4096, 4096, kt::Layout::kNN), problem(65, 4096, 4096)})
+  for (const kt::GemmProblem& p :
+       {problem(16, 4096, 4096, kt::Layout::kNN), problem(65, 4096, 4096)})
     for (const kt::GemmConfig& c : kt::enumerate_gemm_configs(p, h200))
       EXPECT_FALSE(c.swap_ab) << kt::to_key(p) << ": " << kt::to_key(c);
 }
@@ -415,10 +416,10 @@ TEST(ValidateSm90Config, TheTmaStoreEpilogueNeedsSixteenByteRowsOfC) {
   expect_rejected(problem(127, 129, 72), e2, h200, "16-byte row strides of C");
   EXPECT_FALSE(kt::validate(problem(127, 129, 72), sm90_config(128, 128, 4, 2), h200).has_value());
   // FP32 C: N % 4 == 0 suffices.
-  EXPECT_FALSE(kt::validate(problem(127, 132, 72, kt::Layout::kNT, kt::DType::kBF16,
-                                    kt::DType::kFP32),
-                            e2, h200)
-                   .has_value());
+  EXPECT_FALSE(
+      kt::validate(problem(127, 132, 72, kt::Layout::kNT, kt::DType::kBF16, kt::DType::kFP32), e2,
+                   h200)
+          .has_value());
   // Split-K reduces in the kernel, then stores C like an unsplit unit: any epilogue.
   EXPECT_FALSE(
       kt::validate(problem(1536, 1536, 8192), sm90_config(128, 192, 4, 2, 4, 2), h200).has_value());
@@ -430,8 +431,8 @@ TEST(ValidateSm90Config, TheTmaStoreEpilogueNeedsSixteenByteRowsOfC) {
                   "shared memory");
   EXPECT_FALSE(
       kt::validate(problem(4096, 4096, 4096), sm90_config(128, 256, 3, 2, 1, 4), h200).has_value());
-  EXPECT_FALSE(
-      kt::validate(problem(4096, 4096, 4096), sm90_config(128, 256, 4, 2, 1, 2, 2), h200).has_value());
+  EXPECT_FALSE(kt::validate(problem(4096, 4096, 4096), sm90_config(128, 256, 4, 2, 1, 2, 2), h200)
+                   .has_value());
   expect_rejected(problem(4096, 4096, 4096), sm90_config(128, 256, 4, 2, 1, 0, 3), h200, "cluster");
   // sm80 configs carry none of these fields.
   kt::GemmConfig sm80 = config(128, 128, 32, 64, 64, 4);
@@ -534,10 +535,10 @@ TEST(ValidateSm90Config, WithoutWarpSpecializationIsAnSm90FieldWithoutSplitsClus
   expect_rejected(p, unspecialized(sm90_config(128, 256, 4, 2, 1, 2, 2)), h200, "nows");
   expect_rejected(p, unspecialized(kt::testing::streamed(sm90_config(128, 256, 4, 2))), h200,
                   "nows");
-  expect_rejected(p, unspecialized(kt::testing::pairs_along_n(sm90_config(128, 128, 4, 2))),
-                  h200, "nows");
-  expect_rejected(p, unspecialized(kt::testing::sm90_cluster_split_config(128, 128, 4, 2, 2)),
-                  h200, "nows");
+  expect_rejected(p, unspecialized(kt::testing::pairs_along_n(sm90_config(128, 128, 4, 2))), h200,
+                  "nows");
+  expect_rejected(p, unspecialized(kt::testing::sm90_cluster_split_config(128, 128, 4, 2, 2)), h200,
+                  "nows");
   expect_rejected(problem(64, 4096, 4096),
                   unspecialized(kt::testing::swapped(sm90_config(64, 32, 8, 1))), h200, "nows");
   expect_rejected(p, unspecialized(config(128, 128, 32, 64, 64, 4)), h200, "sm90 field");
@@ -554,8 +555,8 @@ TEST(ValidateSm90Config, WithoutWarpSpecializationIsAnSm90FieldWithoutSplitsClus
 
 TEST(Enumerate, WithoutWarpSpecializationBesideEachUnsplitUnclusteredTile) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
-  const std::vector<kt::GemmConfig> all = kt::enumerate_gemm_configs(problem(4096, 4096, 4096),
-                                                                     h200);
+  const std::vector<kt::GemmConfig> all =
+      kt::enumerate_gemm_configs(problem(4096, 4096, 4096), h200);
   std::set<std::string> keys;
   for (const kt::GemmConfig& c : all) keys.insert(kt::to_key(c));
   int unspecialized = 0;
@@ -692,9 +693,9 @@ TEST(EnumerateGemmConfigs, OffersTheSmallMFamilyExactlyWhenMIsAtMost64) {
       for (std::int64_t m : {1, 16, 17, 64, 65, 128}) {
         const kt::GemmProblem p = problem(m, 4096, 4096, layout);
         const auto configs = kt::enumerate_gemm_configs(p, kt::device_profile(name));
-        const auto small = std::count_if(configs.begin(), configs.end(), [](const kt::GemmConfig& c) {
-          return c.family == kt::GemmFamily::kSmallM;
-        });
+        const auto small = std::count_if(
+            configs.begin(), configs.end(),
+            [](const kt::GemmConfig& c) { return c.family == kt::GemmFamily::kSmallM; });
         if (m <= 64) {
           EXPECT_GT(small, 0) << kt::to_key(p) << " on " << name;
         } else {
@@ -735,17 +736,16 @@ TEST(EnumerateGemmConfigs, ReturnsOnlyConfigsValidateAccepts) {
               : c.family == kt::GemmFamily::kSm90
                   ? in(domains.sm90_tile_m, c.tile_m) &&
                         in(c.swap_ab ? domains.sm90_swap_tile_n : domains.sm90_tile_n, c.tile_n) &&
-                        (c.tile_k == 64 || (in(domains.sm90_deep_tile_k, c.tile_k) &&
-                                            c.tile_m + c.tile_n <= domains.sm90_deep_stage_max_rows)) &&
-                        c.warp_m == 0 && c.warp_n == 0 &&
-                        in(domains.sm90_stages, c.stages) &&
+                        (c.tile_k == 64 ||
+                         (in(domains.sm90_deep_tile_k, c.tile_k) &&
+                          c.tile_m + c.tile_n <= domains.sm90_deep_stage_max_rows)) &&
+                        c.warp_m == 0 && c.warp_n == 0 && in(domains.sm90_stages, c.stages) &&
                         in(domains.sm90_consumers, c.consumers) &&
                         in(domains.sm90_epilogue, c.epilogue) && in(domains.sm90_cluster, c.cluster)
                   : in(domains.tile_m, c.tile_m) && in(domains.tile_n, c.tile_n) &&
                         in(domains.tile_k, c.tile_k) && in(domains.warp_m, c.warp_m) &&
                         in(domains.warp_n, c.warp_n) && in(domains.stages, c.stages) &&
-                        c.consumers == 0 && c.epilogue == 0 && c.cluster == 1 &&
-                        c.warps_k == 0;
+                        c.consumers == 0 && c.epilogue == 0 && c.cluster == 1 && c.warps_k == 0;
           EXPECT_TRUE(family_fields && in(domains.raster_group, c.raster_group) &&
                       in(domains.split_k, c.split_k))
               << kt::to_key(c) << " is outside GemmDomains";

@@ -13,7 +13,8 @@ namespace {
 
 constexpr std::string_view kNames[3] = {"row", "head", "batch"};
 
-std::string reason(std::uintptr_t base, std::uint64_t row, std::uint64_t head, std::uint64_t batch) {
+std::string reason(std::uintptr_t base, std::uint64_t row, std::uint64_t head,
+                   std::uint64_t batch) {
   const std::uint64_t strides[3] = {row, head, batch};
   return tma_addressing_error(reinterpret_cast<const void*>(base), strides, kNames).value_or("ok");
 }
@@ -26,9 +27,11 @@ TEST(TmaAddressing, DenseBf16AttentionLayoutsAreAddressable) {
 
 TEST(TmaAddressing, NamesTheMisalignedBaseOrStride) {
   EXPECT_NE(reason(0x10008, 256, 128, 1 << 20).find("base address"), std::string::npos);
-  EXPECT_NE(reason(0x10000, 1000, 128, 1 << 20).find("row stride of 1000 bytes"), std::string::npos);
+  EXPECT_NE(reason(0x10000, 1000, 128, 1 << 20).find("row stride of 1000 bytes"),
+            std::string::npos);
   EXPECT_NE(reason(0x10000, 256, 136, 1 << 20).find("head stride of 136 bytes"), std::string::npos);
-  EXPECT_NE(reason(0x10000, 256, 128, std::uint64_t(1) << 40).find("batch stride"), std::string::npos);
+  EXPECT_NE(reason(0x10000, 256, 128, std::uint64_t(1) << 40).find("batch stride"),
+            std::string::npos);
 }
 
 }  // namespace

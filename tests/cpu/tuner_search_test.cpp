@@ -40,7 +40,8 @@ TEST(GemmSearch, FartherShapesOtherFamiliesAndConsumersAreNotNeighbours) {
   EXPECT_FALSE(neighbour_shape(best, key("sm90.bm64.bn64.bk64.s6.c1.e0.cl1.g8.sk8")));  // units x4
   EXPECT_FALSE(neighbour_shape(best, key("sm90.bm64.bn64.bk64.s6.c1.e0.cl1.g8.sk1")));  // two steps
   EXPECT_FALSE(neighbour_shape(best, key("sm90.bm64.bn144.bk64.s5.c1.e0.cl1.g8.sk4")));  // not x2
-  EXPECT_FALSE(neighbour_shape(best, key("sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk4")));  // consumers
+  EXPECT_FALSE(
+      neighbour_shape(best, key("sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk4")));  // consumers
   EXPECT_FALSE(neighbour_shape(key("sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk1"),
                                key("sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1")));
 }
@@ -58,11 +59,11 @@ TEST(GemmSearch, SmallMTileRowsAreADimensionToo) {
 TEST(GemmSearch, NeighbourMovesRetryAShapeTimedWithAFartherVariant) {
   const GemmConfig base = key("smallm.bm8.bn64.bk128.wn16.wk4.sk1");
   const std::vector<GemmConfig> candidates = {
-      key("smallm.bm16.bn64.bk64.wn16.wk4.sk1"),   // 0: the model's first of the 16-row shape
-      key("smallm.bm16.bn64.bk128.wn16.wk4.sk1"),  // 1: base's batch depth
-      key("smallm.bm8.bn32.bk64.wn16.wk2.sk1"),    // 2: half the columns, other warps
-      key("smallm.bm8.bn64.bk128.wn16.wk4.sk2"),   // 3: twice the splits
-      key("smallm.bm32.bn64.bk128.wn16.wk4.sk1")}; // 4: not one step
+      key("smallm.bm16.bn64.bk64.wn16.wk4.sk1"),    // 0: the model's first of the 16-row shape
+      key("smallm.bm16.bn64.bk128.wn16.wk4.sk1"),   // 1: base's batch depth
+      key("smallm.bm8.bn32.bk64.wn16.wk2.sk1"),     // 2: half the columns, other warps
+      key("smallm.bm8.bn64.bk128.wn16.wk4.sk2"),    // 3: twice the splits
+      key("smallm.bm32.bn64.bk128.wn16.wk4.sk1")};  // 4: not one step
   // Nothing measured but the base: one move per neighbouring shape, the closest config each,
   // the warp layout kept first.
   EXPECT_EQ(neighbour_moves(base, candidates, {base}, 6, 2), (std::vector<std::size_t>{1, 3, 2}));

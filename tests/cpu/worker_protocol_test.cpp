@@ -95,7 +95,8 @@ TEST(WorkerMessages, RecordSourceTimingAndOptionsRoundTrip) {
   r.log = "ptxas info\nline 2";
   r.nvrtc_version = "13.0";
   r.compile_ms = 812.25;
-  gen::GeneratedSource s{"name", "code\n", {"kt::a<1>", "kt::b<2>"}, "sm_80", {"-O3", "--std=c++17"}};
+  gen::GeneratedSource s{
+      "name", "code\n", {"kt::a<1>", "kt::b<2>"}, "sm_80", {"-O3", "--std=c++17"}};
   Timing t;
   t.median_us = 12.5;
   t.p10_us = 12;

@@ -45,7 +45,8 @@ class ScratchFile {
 
  private:
   void remove() {
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((path_ + suffix).c_str());
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+      std::remove((path_ + suffix).c_str());
   }
   std::string path_;
 };

@@ -24,8 +24,10 @@ namespace {
 class AttentionCorrectness : public testing::GpuTest {
  protected:
   static cache::Database& cubin_cache() {
-    static cache::Database db = cache::Database::open(
-        (std::filesystem::temp_directory_path() / ("kt_gpu_attn_" + std::to_string(::getpid()) + ".db")).string());
+    static cache::Database db =
+        cache::Database::open((std::filesystem::temp_directory_path() /
+                               ("kt_gpu_attn_" + std::to_string(::getpid()) + ".db"))
+                                  .string());
     return db;
   }
 
@@ -40,23 +42,26 @@ class AttentionCorrectness : public testing::GpuTest {
   void check(const std::string& shape, DType dtype, bool causal, tune::AttentionLayout layout,
              const AttentionConfig& config, bool lse = true) {
     const AttentionProblem p = make_problem(shape, dtype, causal);
-    const std::string label = fmt::format("{} {} {} lse={}", to_key(p), to_key(config),
-                                          layout == tune::AttentionLayout::kBNHD ? "bnhd" : "bhnd", lse);
+    const std::string label =
+        fmt::format("{} {} {} lse={}", to_key(p), to_key(config),
+                    layout == tune::AttentionLayout::kBNHD ? "bnhd" : "bhnd", lse);
     if (auto why = validate(p, config, device_)) GTEST_SKIP() << label << ": " << *why;
     rt::ModuleCache modules;
     CUstream stream = nullptr;
     ASSERT_EQ(rt::driver().stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
     {
-      tune::AttentionWorkload work(p, device_, &cubin_cache(), modules, stream,
-                                   std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()),
-                                   layout);
-      const auto cubin = rt::get_or_compile(&cubin_cache(), gen::generate_attention(p, config, lse, device_.arch()), true, true);
+      tune::AttentionWorkload work(
+          p, device_, &cubin_cache(), modules, stream,
+          std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()), layout);
+      const auto cubin = rt::get_or_compile(
+          &cubin_cache(), gen::generate_attention(p, config, lse, device_.arch()), true, true);
       const rt::AttentionKernel kernel(p, config, modules.load(cubin.record));
       const AttentionTensors t = work.tensors(lse);
       work.poison_output();
       ASSERT_EQ(kernel.launch(t, stream), CUDA_SUCCESS) << label;
       const tune::OutputCheck result = work.check_output(lse);
-      EXPECT_TRUE(result.passed) << label << ": " << result.detail << " (rel " << result.relative_error << ")";
+      EXPECT_TRUE(result.passed) << label << ": " << result.detail << " (rel "
+                                 << result.relative_error << ")";
     }
     rt::driver().stream_destroy(stream);
   }
@@ -114,9 +119,9 @@ INSTANTIATE_TEST_SUITE_P(Attention, AttentionCorrectnessPerFamily,
                          });
 
 TEST_P(AttentionCorrectnessPerFamily, RaggedLengthsBothMasksBothDtypes) {
-  for (const char* shape : {"b=2,h=4,sq=1,sk=1,d=128", "b=2,h=4,s=127,d=128", "b=1,h=4,s=1000,d=128",
-                            "b=1,h=2,s=4097,d=128", "b=3,h=2,sq=127,sk=1000,d=64",
-                            "b=2,h=2,sq=1000,sk=127,d=64"})
+  for (const char* shape :
+       {"b=2,h=4,sq=1,sk=1,d=128", "b=2,h=4,s=127,d=128", "b=1,h=4,s=1000,d=128",
+        "b=1,h=2,s=4097,d=128", "b=3,h=2,sq=127,sk=1000,d=64", "b=2,h=2,sq=1000,sk=127,d=64"})
     for (DType dtype : {DType::kBF16, DType::kFP16})
       for (bool causal : {false, true}) check_best(shape, dtype, causal, AttentionLayout::kBNHD);
 }
@@ -134,42 +139,49 @@ TEST_P(AttentionCorrectnessPerFamily, GqaAndMqaWithoutCopies) {
 }
 
 TEST_P(AttentionCorrectnessPerFamily, EveryHeadDimBothLayouts) {
-  for (const char* shape : {"b=2,h=4,s=777,d=64", "b=2,h=4,s=777,d=96", "b=2,h=4,s=777,d=128",
-                            "b=2,h=2,s=777,d=256"})
+  for (const char* shape :
+       {"b=2,h=4,s=777,d=64", "b=2,h=4,s=777,d=96", "b=2,h=4,s=777,d=128", "b=2,h=2,s=777,d=256"})
     for (AttentionLayout layout : {AttentionLayout::kBNHD, AttentionLayout::kBHND})
       for (bool causal : {false, true}) check_best(shape, DType::kBF16, causal, layout);
 }
 
 TEST_P(AttentionCorrectnessPerFamily, EveryConfigOfTheSpaceWithAndWithoutLse) {
-  for (const char* shape : {"b=1,h=4,sq=333,sk=517,d=128", "b=1,h=4,s=300,d=64", "b=1,h=2,s=300,d=256"}) {
+  for (const char* shape :
+       {"b=1,h=4,sq=333,sk=517,d=128", "b=1,h=4,s=300,d=64", "b=1,h=2,s=300,d=256"}) {
     const AttentionProblem p = make_problem(shape, DType::kBF16, true);
     const auto space = family_space(p);
     ASSERT_FALSE(space.empty()) << shape;
     precompile(p, space);
     for (const AttentionConfig& c : space)
-      for (bool lse : {false, true}) check(shape, DType::kBF16, true, AttentionLayout::kBNHD, c, lse);
+      for (bool lse : {false, true})
+        check(shape, DType::kBF16, true, AttentionLayout::kBNHD, c, lse);
   }
 }
 
 // The shipped fa3 configs on ragged GQA and MQA shapes with Nq < Nk and Nq > Nk, both layouts,
 // both masks and dtypes.
 TEST_F(AttentionCorrectness, ShippedFa3ConfigsOnRaggedGqaAndMqaShapes) {
-  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
+  if (device_.arch() != "sm_90a")
+    GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
   for (const auto& s : testing::shipped_fa3_configs()) {
     const std::string d = std::to_string(s.head_dim);
-    check("b=2,hq=8,hkv=2,sq=127,sk=1000,d=" + d, DType::kBF16, true, AttentionLayout::kBNHD, s.config);
-    check("b=1,hq=4,hkv=1,sq=1000,sk=127,d=" + d, DType::kFP16, false, AttentionLayout::kBHND, s.config);
+    check("b=2,hq=8,hkv=2,sq=127,sk=1000,d=" + d, DType::kBF16, true, AttentionLayout::kBNHD,
+          s.config);
+    check("b=1,hq=4,hkv=1,sq=1000,sk=127,d=" + d, DType::kFP16, false, AttentionLayout::kBHND,
+          s.config);
   }
 }
 
 // TMA's addressing rules are fa3's alone: a row stride that is not a multiple of 16 bytes is
 // refused before any launch, naming the tensor and the stride.
 TEST_F(AttentionCorrectness, Fa3RefusesTensorsTmaCannotAddress) {
-  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
+  if (device_.arch() != "sm_90a")
+    GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
   const AttentionProblem p = make_problem("b=1,h=2,s=64,d=64", DType::kBF16, false);
   const AttentionConfig config = testing::fa3_config(128, 128, 2);
   rt::ModuleCache modules;
-  const auto cubin = rt::get_or_compile(&cubin_cache(), gen::generate_attention(p, config, false, device_.arch()), true, true);
+  const auto cubin = rt::get_or_compile(
+      &cubin_cache(), gen::generate_attention(p, config, false, device_.arch()), true, true);
   const rt::AttentionKernel kernel(p, config, modules.load(cubin.record));
   AttentionTensors t;
   t.set_bnhd_strides(p);

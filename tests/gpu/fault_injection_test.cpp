@@ -40,9 +40,12 @@ class FaultInjection : public kt::testing::GpuTest {
 std::vector<GemmConfig> chosen_configs(const GemmProblem& p, const DeviceDesc& device) {
   using kt::testing::config;
   const GemmConfig sm90 = kt::testing::sm90_config(128, 256, 4, 2);
-  return {config(128, 128, 32, 64, 64, 4),  config(64, 64, 64, 32, 32, 3),
-          config(128, 64, 32, 64, 32, 4),   config(64, 128, 32, 32, 64, 4),
-          config(64, 64, 32, 32, 32, 4),    config(128, 256, 32, 64, 64, 3),
+  return {config(128, 128, 32, 64, 64, 4),
+          config(64, 64, 64, 32, 32, 3),
+          config(128, 64, 32, 64, 32, 4),
+          config(64, 128, 32, 32, 64, 4),
+          config(64, 64, 32, 32, 32, 4),
+          config(128, 256, 32, 64, 64, 3),
           validate(p, sm90, device) ? config(256, 128, 32, 64, 64, 3) : sm90};
 }
 
@@ -93,11 +96,11 @@ TEST_F(FaultInjection, BrokenGemmCandidatesAreRecordedWithTheirReasonAndAGoodOne
   const std::string winner = to_key(r.candidates[*r.winner].config);
   EXPECT_TRUE(winner == to_key(c[0]) || winner == to_key(c[6])) << winner;
   EXPECT_GT(r.candidates[*r.winner].timing.median_us, 0);
-  EXPECT_GE(r.num_worker_restarts, 4);  // one compile worker, three benchmark workers
+  EXPECT_GE(r.num_worker_restarts, 4);   // one compile worker, three benchmark workers
   EXPECT_EQ(db.blocklist().size(), 4u);  // not the wrong result: that is a measurement
   kt::testing::expect_consistent(file.path(), {to_key(p)}, c.size());
-  const auto stored = db.find_winner({to_key(p), device_.fingerprint(), kBenchmarkProtocolVersion,
-                                      kGemmTemplateVersion});
+  const auto stored = db.find_winner(
+      {to_key(p), device_.fingerprint(), kBenchmarkProtocolVersion, kGemmTemplateVersion});
   ASSERT_TRUE(stored.has_value());
   EXPECT_EQ(stored->config_key, winner);
   EXPECT_FALSE(stored->predicted);

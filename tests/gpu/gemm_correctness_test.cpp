@@ -30,9 +30,10 @@ class GemmCorrectness : public testing::GpuTest {
  protected:
   // One cubin cache for the whole tier, so a config compiles once across shapes.
   static cache::Database& cubin_cache() {
-    static cache::Database db = cache::Database::open(
-        (std::filesystem::temp_directory_path() / ("kt_gpu_cubins_" + std::to_string(::getpid()) + ".db"))
-            .string());
+    static cache::Database db =
+        cache::Database::open((std::filesystem::temp_directory_path() /
+                               ("kt_gpu_cubins_" + std::to_string(::getpid()) + ".db"))
+                                  .string());
     return db;
   }
 
@@ -45,8 +46,8 @@ class GemmCorrectness : public testing::GpuTest {
     {
       tune::GemmWorkload work(p, device_, nullptr, modules, stream, fresh_seed(),
                               std::size_t(workspace_bytes(p, config, device_.num_sms)));
-      const auto cubin = rt::get_or_compile(&cubin_cache(), gen::generate_gemm(p, config, device_.arch()),
-                                            true, true);
+      const auto cubin = rt::get_or_compile(
+          &cubin_cache(), gen::generate_gemm(p, config, device_.arch()), true, true);
       const rt::GemmKernel kernel(p, config, modules.load(cubin.record));
       work.poison_output();
       ASSERT_EQ(kernel.launch(work.a(), work.b(), work.c(), work.workspace(), stream), CUDA_SUCCESS)
@@ -123,10 +124,12 @@ class GemmCorrectness : public testing::GpuTest {
 };
 
 TEST_F(GemmCorrectness, RaggedShapesEveryDtypeBothLayoutsModelDefault) {
-  const char* shapes[] = {"127x129x65", "1x4096x4096", "4100x4096x4096", "64x64x64", "1x1x1",
-                          "33x200x1000"};
-  const DType pairs[][2] = {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16},
-                            {DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32},
+  const char* shapes[] = {"127x129x65", "1x4096x4096", "4100x4096x4096",
+                          "64x64x64",   "1x1x1",       "33x200x1000"};
+  const DType pairs[][2] = {{DType::kBF16, DType::kBF16},
+                            {DType::kFP16, DType::kFP16},
+                            {DType::kBF16, DType::kFP32},
+                            {DType::kFP16, DType::kFP32},
                             {DType::kBF16, DType::kFP16}};
   std::vector<KernelCase> cases;
   for (const char* shape : shapes)
@@ -143,8 +146,8 @@ TEST_F(GemmCorrectness, RaggedShapesEveryDtypeBothLayoutsModelDefault) {
 // moved into the checked C, passes the check; a copy left poisoned or holding other inputs
 // would not).
 TEST_F(GemmCorrectness, EveryOperandSetTheProtocolRotatesOverHoldsTheCheckedInputs) {
-  const GemmProblem p = testing::shaped_problem("33x200x1000", Layout::kNT, DType::kBF16,
-                                                DType::kBF16);
+  const GemmProblem p =
+      testing::shaped_problem("33x200x1000", Layout::kNT, DType::kBF16, DType::kBF16);
   const GemmConfig config = rt::model_default_config(p, device_, 64 << 20);
   const rt::CudaDriver& d = rt::driver();
   rt::ModuleCache modules;
@@ -242,8 +245,8 @@ TEST_F(GemmCorrectness, Sm90PairsAlongNOnRaggedShapes) {
        "sm90.bm64.bn32.bk128.s8.c1.e0.cn2.g1.sk1.swab", "sm90.bm128.bn64.bk64.s8.c2.e0.cn2.g1.sk4",
        "sm90.bm128.bn128.bk64.s4.c2.e2.cn2.g8.sk1", "sm90.bm64.bn128.bk64.s6.c1.e1.cn2.g8.sk3",
        "sm90.bm256.bn128.bk64.s4.c2.e0.cn2.g8.sk1"},
-      {"129x136x72", "300x520x4104", "64x1032x1024", "2000x3000x200", "130x96x2056",
-       "64x4096x4096", "1x4104x4096", "40x2056x8", "100x4104x4096", "512x512x8192"},
+      {"129x136x72", "300x520x4104", "64x1032x1024", "2000x3000x200", "130x96x2056", "64x4096x4096",
+       "1x4104x4096", "40x2056x8", "100x4104x4096", "512x512x8192"},
       {Layout::kNT, Layout::kNN}, {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}});
   EXPECT_GE(checked, 120);
 }
@@ -259,13 +262,13 @@ bool reduces_distributed(const GemmProblem& p, const GemmConfig& c, const rt::Ge
 // direct and TMA-store epilogues, clusters of 2 with odd tile rows. Both reduction modes: few
 // tiles (300x260x8200, 129x136x2056, 512x512x8192 at most splits, ...: every unit has a CTA, so
 // the splits reduce distributed, each its stripe of columns; bn64 sk16 at 129x136x16392 has more
-// splits than quads, so half of them reduce nothing) and many (1000x1000x7768, 1536x1536x8192: more units
-// than SMs, the serial reducer, whose tiles' writers may run in an earlier wave).
+// splits than quads, so half of them reduce nothing) and many (1000x1000x7768, 1536x1536x8192: more
+// units than SMs, the serial reducer, whose tiles' writers may run in an earlier wave).
 TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const std::vector<const char*> shapes = {
-      "300x520x4104", "129x136x2056", "1000x1000x7768", "512x512x32760", "1536x1536x8192",
-      "64x1032x3000", "300x260x8200", "512x512x8192",   "129x136x16392"};
+  const std::vector<const char*> shapes = {"300x520x4104",  "129x136x2056",   "1000x1000x7768",
+                                           "512x512x32760", "1536x1536x8192", "64x1032x3000",
+                                           "300x260x8200",  "512x512x8192",   "129x136x16392"};
   const std::vector<const char*> keys = {
       "sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk2", "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk3",
       "sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4", "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk16",
@@ -273,10 +276,12 @@ TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
       "sm90.bm128.bn128.bk64.s6.c2.e2.cl1.g8.sk8", "sm90.bm128.bn64.bk64.s4.c2.e0.cl1.g8.sk16",
       "sm90.bm64.bn32.bk64.s6.c1.e0.cl1.g8.sk3"};
   // Left out where invalid: e.g. 16 splits of a short K.
-  const std::vector<KernelCase> cases = valid_cases(
-      parse_keys(keys), shapes, {Layout::kNT, Layout::kNN},
-      {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}, {DType::kBF16, DType::kFP32},
-       {DType::kFP16, DType::kFP32}});
+  const std::vector<KernelCase> cases =
+      valid_cases(parse_keys(keys), shapes, {Layout::kNT, Layout::kNN},
+                  {{DType::kBF16, DType::kBF16},
+                   {DType::kFP16, DType::kFP16},
+                   {DType::kBF16, DType::kFP32},
+                   {DType::kFP16, DType::kFP32}});
   const int checked = check_all(cases);
   const auto distributed = std::count_if(cases.begin(), cases.end(), [&](const KernelCase& c) {
     return cluster_units(c.problem, c.config) <=
@@ -301,10 +306,10 @@ TEST_F(GemmCorrectness, Sm90ClusterSplitKOnRaggedShapesMatchesTheL2ReductionBitw
       "sm90.bm64.bn128.bk64.s6.c1.e0.clk2.g8.sk2", "sm90.bm64.bn32.bk64.s12.c1.e0.clk4.g8.sk4"};
   // Each case in a cluster, then the same split count through L2 (cluster_k 1).
   std::vector<KernelCase> both;
-  for (const KernelCase& c :
-       valid_cases(parse_keys(keys), shapes, {Layout::kNT, Layout::kNN},
-                   {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16},
-                    {DType::kBF16, DType::kFP32}})) {
+  for (const KernelCase& c : valid_cases(parse_keys(keys), shapes, {Layout::kNT, Layout::kNN},
+                                         {{DType::kBF16, DType::kBF16},
+                                          {DType::kFP16, DType::kFP16},
+                                          {DType::kBF16, DType::kFP32}})) {
     KernelCase through_l2 = c;
     through_l2.config.cluster_k = 1;
     if (validate(through_l2.problem, through_l2.config, device_)) continue;
@@ -356,18 +361,17 @@ TEST_F(GemmCorrectness, Sm90ClusterSplitKOnRaggedShapesMatchesTheL2ReductionBitw
 // pairs, and pairs along the weights sharing the token tile.
 TEST_F(GemmCorrectness, Sm90SwapAbOnDecodeAndRaggedShapes) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const int checked = check_nt(
-      {"sm90.bm64.bn16.bk64.s12.c1.e0.cl1.g8.sk1.swab",
-       "sm90.bm64.bn32.bk64.s12.c1.e0.cl1.g8.sk4.swab",
-       "sm90.bm128.bn16.bk64.s8.c2.e0.cl1.g8.sk2.swab",
-       "sm90.bm64.bn64.bk64.s12.c1.e0.clk2.g8.sk2.swab",
-       "sm90.bm64.bn64.bk64.s8.c1.e0.cl2.g8.sk1.swab"},
-      {"1x4104x4096", "16x1000x776", "64x4096x4096", "3x520x136", "40x2056x8", "100x4104x4096",
-       "1x8x8"},
-      {{DType::kBF16, DType::kBF16},
-       {DType::kFP16, DType::kFP16},
-       {DType::kBF16, DType::kFP32},
-       {DType::kFP16, DType::kFP32}});
+  const int checked = check_nt({"sm90.bm64.bn16.bk64.s12.c1.e0.cl1.g8.sk1.swab",
+                                "sm90.bm64.bn32.bk64.s12.c1.e0.cl1.g8.sk4.swab",
+                                "sm90.bm128.bn16.bk64.s8.c2.e0.cl1.g8.sk2.swab",
+                                "sm90.bm64.bn64.bk64.s12.c1.e0.clk2.g8.sk2.swab",
+                                "sm90.bm64.bn64.bk64.s8.c1.e0.cl2.g8.sk1.swab"},
+                               {"1x4104x4096", "16x1000x776", "64x4096x4096", "3x520x136",
+                                "40x2056x8", "100x4104x4096", "1x8x8"},
+                               {{DType::kBF16, DType::kBF16},
+                                {DType::kFP16, DType::kFP16},
+                                {DType::kBF16, DType::kFP32},
+                                {DType::kFP16, DType::kFP32}});
   EXPECT_GE(checked, 110);
 }
 
@@ -395,12 +399,9 @@ TEST_F(GemmCorrectness, Sm90MultiAtomStagesOnRaggedK) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
   const int checked = check_nt(
       {"sm90.bm64.bn16.bk128.s6.c1.e0.cl1.g8.sk1.swab",
-       "sm90.bm64.bn16.bk128.s6.c1.e0.clk2.g8.sk2.swab",
-       "sm90.bm64.bn64.bk128.s6.c1.e1.cl1.g8.sk1",
-       "sm90.bm128.bn128.bk128.s2.c2.e2.cl2.g8.sk1",
-       "sm90.bm128.bn64.bk128.s4.c2.e0.cl1.g8.sk4",
-       "sm90.bm64.bn16.bk256.s5.c1.e0.cl1.g8.sk1.swab",
-       "sm90.bm64.bn32.bk256.s4.c1.e1.cl1.g8.sk1"},
+       "sm90.bm64.bn16.bk128.s6.c1.e0.clk2.g8.sk2.swab", "sm90.bm64.bn64.bk128.s6.c1.e1.cl1.g8.sk1",
+       "sm90.bm128.bn128.bk128.s2.c2.e2.cl2.g8.sk1", "sm90.bm128.bn64.bk128.s4.c2.e0.cl1.g8.sk4",
+       "sm90.bm64.bn16.bk256.s5.c1.e0.cl1.g8.sk1.swab", "sm90.bm64.bn32.bk256.s4.c1.e1.cl1.g8.sk1"},
       {"16x4096x4096", "1x4104x8", "64x1000x200", "100x4104x136", "300x520x72", "257x1000x1304"},
       {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP32}});
   EXPECT_GE(checked, 64);
@@ -414,8 +415,7 @@ TEST_F(GemmCorrectness, Sm90NarrowTilesInClusterPairs) {
   const int checked = check_nt(
       {"sm90.bm64.bn16.bk64.s12.c1.e0.cl2.g8.sk1.swab",
        "sm90.bm64.bn16.bk128.s8.c1.e0.cl2.g8.sk1.swab",
-       "sm90.bm64.bn32.bk128.s6.c1.e0.cl2.g8.sk1.swab",
-       "sm90.bm64.bn32.bk64.s8.c1.e1.cl2.g8.sk1"},
+       "sm90.bm64.bn32.bk128.s6.c1.e0.cl2.g8.sk1.swab", "sm90.bm64.bn32.bk64.s8.c1.e1.cl2.g8.sk1"},
       {"16x4096x4096", "16x4104x200", "64x1000x8", "40x4168x1304", "4104x40x136"},
       {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP32}});
   EXPECT_GE(checked, 36);
@@ -447,14 +447,13 @@ TEST_F(GemmCorrectness, Sm90SplitKRepeatedLaunchesAreCorrectAndBitwiseReproducib
 // three stages). Then repeated launches sharing a workspace with split-K.
 TEST_F(GemmCorrectness, Sm90StreamKOnRaggedShapes) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const std::vector<const char*> keys = {
-      "sm90.bm128.bn128.bk64.s5.c2.e2.cl1.g8.sk1.st",
-      "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk1.st",
-      "sm90.bm128.bn256.bk64.s3.c2.e2.cl1.g8.sk1.st",
-      "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g1.sk1.st",
-      "sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g8.sk1.st",
-      "sm90.bm256.bn128.bk64.s4.c2.e0.cl1.g8.sk1.st",
-      "sm90.bm64.bn64.bk128.s6.c1.e0.cl1.g8.sk1.st"};
+  const std::vector<const char*> keys = {"sm90.bm128.bn128.bk64.s5.c2.e2.cl1.g8.sk1.st",
+                                         "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk1.st",
+                                         "sm90.bm128.bn256.bk64.s3.c2.e2.cl1.g8.sk1.st",
+                                         "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g1.sk1.st",
+                                         "sm90.bm128.bn144.bk64.s4.c2.e2.cl1.g8.sk1.st",
+                                         "sm90.bm256.bn128.bk64.s4.c2.e0.cl1.g8.sk1.st",
+                                         "sm90.bm64.bn64.bk128.s6.c1.e0.cl1.g8.sk1.st"};
   const std::vector<KernelCase> cases = valid_cases(
       parse_keys(keys),
       {"2000x3000x200", "2176x1024x1000", "1000x1000x776", "1500x2304x1000", "300x264x8200",
@@ -490,8 +489,8 @@ void GemmCorrectness::repeated_launches(const char* shape, const char* key4, con
     tune::GemmWorkload first(p, device_, nullptr, modules, stream, fresh_seed(), ws);
     tune::GemmWorkload second(p, device_, nullptr, modules, stream, fresh_seed() + 1, 0);
     auto kernel_for = [&](const GemmConfig& c) {
-      const auto cubin = rt::get_or_compile(&cubin_cache(), gen::generate_gemm(p, c, device_.arch()),
-                                            true, true);
+      const auto cubin =
+          rt::get_or_compile(&cubin_cache(), gen::generate_gemm(p, c, device_.arch()), true, true);
       return rt::GemmKernel(p, c, modules.load(cubin.record));
     };
     const rt::GemmKernel k4 = kernel_for(sk4), k8 = kernel_for(sk8);
@@ -548,12 +547,14 @@ TEST_F(GemmCorrectness, SmallMShippedConfigsOnRaggedShapesBothLayoutsBothDTypes)
 
 TEST_F(GemmCorrectness, SmallMWritesFp32AndMixedOutputs) {
   // Left out where invalid: nn needs warp_n 64.
-  const int checked = check_valid(
-      {"smallm.bm8.bn64.bk64.wn64.wk4.sk1", "smallm.bm64.bn32.bk32.wn32.wk4.sk4",
-       "smallm.bm16.bn64.bk64.wn64.wk4.sk2"},
-      {"17x520x1032"}, {Layout::kNT, Layout::kNN},
-      {{DType::kBF16, DType::kFP32}, {DType::kFP16, DType::kFP32}, {DType::kBF16, DType::kFP16},
-       {DType::kFP16, DType::kBF16}});
+  const int checked =
+      check_valid({"smallm.bm8.bn64.bk64.wn64.wk4.sk1", "smallm.bm64.bn32.bk32.wn32.wk4.sk4",
+                   "smallm.bm16.bn64.bk64.wn64.wk4.sk2"},
+                  {"17x520x1032"}, {Layout::kNT, Layout::kNN},
+                  {{DType::kBF16, DType::kFP32},
+                   {DType::kFP16, DType::kFP32},
+                   {DType::kBF16, DType::kFP16},
+                   {DType::kFP16, DType::kBF16}});
   EXPECT_GE(checked, 16);
 }
 

@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
-#include "core/gemm_config.hpp"
 #include "core/error.hpp"
+#include "core/gemm_config.hpp"
 #include "gpu/gpu_fixture.hpp"
 #include "support/gemm_builders.hpp"
 #include "tuner/gemm_trace.hpp"
@@ -79,9 +79,11 @@ TEST_F(GemmTraceTest, PhasesOfEveryCtaComeBackInOrder) {
 }
 
 TEST_F(GemmTraceTest, RefusesConfigsWithoutMarks) {
-  const GemmProblem p = testing::shaped_problem("64x64x64", Layout::kNT, DType::kBF16, DType::kBF16);
-  EXPECT_THROW(tune::trace_gemm(p, parse_gemm_config_key("sm80.bm64.bn64.bk32.wm32.wn32.s3.g8.sk1"), 1),
-               Error);
+  const GemmProblem p =
+      testing::shaped_problem("64x64x64", Layout::kNT, DType::kBF16, DType::kBF16);
+  EXPECT_THROW(
+      tune::trace_gemm(p, parse_gemm_config_key("sm80.bm64.bn64.bk32.wm32.wn32.s3.g8.sk1"), 1),
+      Error);
 }
 
 }  // namespace

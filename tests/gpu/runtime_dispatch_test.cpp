@@ -80,8 +80,9 @@ TEST_F(RuntimeDispatch, TwoCandidateTuneRoundTripsThroughDatabaseAndRuntime) {
   CUstream stream = nullptr;
   ASSERT_EQ(rt::driver().stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
   {
-    tune::GemmWorkload work(p, device_, nullptr, modules, stream,
-                            std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()), 0);
+    tune::GemmWorkload work(
+        p, device_, nullptr, modules, stream,
+        std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()), 0);
     work.poison_output();
     runtime->gemm(p, work.a(), work.b(), work.c(), stream);
     const tune::OutputCheck check = work.check_output();

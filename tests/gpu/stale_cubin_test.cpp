@@ -92,7 +92,9 @@ TEST_F(StaleCubin, GarbageCubinIsRebuiltAndItsRowReplaced) {
   ASSERT_TRUE(replaced.has_value());
   EXPECT_NE(replaced->cubin, garbage);
   ASSERT_GE(replaced->cubin.size(), 4u);
-  EXPECT_EQ(std::string(replaced->cubin.data(), 4), "\x7f" "ELF");
+  EXPECT_EQ(std::string(replaced->cubin.data(), 4),
+            "\x7f"
+            "ELF");
 
   // The replaced row now serves without compiling.
   EXPECT_FALSE(dispatch_and_check(p, device_, path, false).compiled_now);

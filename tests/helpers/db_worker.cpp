@@ -77,8 +77,8 @@ int read(const std::string& path, const std::string& stop_file) {
     ++lookups;
   }
   // A lookup that missed a winner this process had stored is a lost write: exit 3.
-  fmt::print("reader lookups={} winners={} exact={} missed={} busy_retries={} errors=0\n",
-             lookups, winners, exact, lookups - exact, kt::cache::sql::busy_retries());
+  fmt::print("reader lookups={} winners={} exact={} missed={} busy_retries={} errors=0\n", lookups,
+             winners, exact, lookups - exact, kt::cache::sql::busy_retries());
   return lookups == exact ? 0 : 3;
 }
 

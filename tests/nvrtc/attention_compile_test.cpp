@@ -47,8 +47,8 @@ std::vector<std::string> compile_all(const std::vector<Case>& cases, bool requir
   for (const Case& c : cases)
     results.push_back(std::async(std::launch::async, [c, require_spill_free] {
       const gen::GeneratedSource s = gen::generate_attention(c.problem, c.config, c.lse, c.arch);
-      const std::string label = to_key(c.problem) + " " + to_key(c.config) + " " + c.arch +
-                                (c.lse ? " lse" : "");
+      const std::string label =
+          to_key(c.problem) + " " + to_key(c.config) + " " + c.arch + (c.lse ? " lse" : "");
       try {
         const gen::CompiledKernel k = gen::compile(s);
         if (k.cubin.empty()) return label + ": empty cubin";
@@ -70,7 +70,8 @@ TEST(AttentionTemplates, EveryConfigOfTheSpaceCompilesForSm90aPerHeadDim) {
   const DeviceDesc& h200 = device_profile("h200");
   for (std::int64_t d : {64, 96, 128, 256}) {
     std::vector<Case> cases;
-    for (const AttentionConfig& c : enumerate_attention_configs(problem(d, DType::kBF16, true), h200))
+    for (const AttentionConfig& c :
+         enumerate_attention_configs(problem(d, DType::kBF16, true), h200))
       cases.push_back({problem(d, DType::kBF16, true), c, true, "sm_90a"});
     ASSERT_FALSE(cases.empty()) << "d=" << d;
     const auto failures = compile_all(cases, false);
@@ -81,7 +82,11 @@ TEST(AttentionTemplates, EveryConfigOfTheSpaceCompilesForSm90aPerHeadDim) {
 TEST(AttentionTemplates, ShippedConfigsCompileSpillFreeAndForSm80) {
   // The winners of the H200 run per head dim and mask, in the variant the tuner measured (no
   // LSE): bench/results/2026-11-30-h200-attention-final/tune.log.
-  const struct { std::int64_t d; bool causal; AttentionConfig config; } shipped[] = {
+  const struct {
+    std::int64_t d;
+    bool causal;
+    AttentionConfig config;
+  } shipped[] = {
       {64, false, {128, 64, 4, 2}},  {64, true, {128, 64, 4, 2}},   {64, true, {64, 64, 4, 1}},
       {128, false, {128, 32, 4, 1}}, {128, false, {128, 32, 4, 2}}, {128, false, {64, 128, 4, 1}},
       {128, true, {128, 128, 8, 2}}, {128, true, {64, 128, 4, 1}},  {128, true, {64, 32, 4, 2}},
@@ -102,14 +107,20 @@ TEST(AttentionTemplates, ShippedConfigsCompileSpillFreeAndForSm80) {
 TEST(AttentionTemplates, ShippedFa3ConfigsCompileSpillFreeForSm90a) {
   // Each mask and dtype once, the LSE written on one of each: the variant the tuner measures (no
   // LSE) and the one the runtime serves when asked for the LSE.
-  const struct { DType dtype; bool causal; bool lse; } variants[] = {
-      {DType::kBF16, false, false}, {DType::kBF16, true, true}, {DType::kFP16, false, true},
-      {DType::kFP16, true, false}};
+  const struct {
+    DType dtype;
+    bool causal;
+    bool lse;
+  } variants[] = {{DType::kBF16, false, false},
+                  {DType::kBF16, true, true},
+                  {DType::kFP16, false, true},
+                  {DType::kFP16, true, false}};
   std::vector<Case> cases;
   for (const auto& s : testing::shipped_fa3_configs())
     for (const auto& v : variants)
       cases.push_back({problem(s.head_dim, v.dtype, v.causal), s.config, v.lse, "sm_90a"});
-  for (const Case& c : cases) ASSERT_FALSE(validate(c.problem, c.config, device_profile("h200"))) << to_key(c.config);
+  for (const Case& c : cases)
+    ASSERT_FALSE(validate(c.problem, c.config, device_profile("h200"))) << to_key(c.config);
   const auto failures = compile_all(cases, true);
   EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
 }
@@ -122,7 +133,8 @@ TEST(AttentionTemplates, Fa3PtxIsWgmmaFedByTmaAndItsHeaderIsEmbedded) {
   std::vector<std::future<std::string>> ptx;
   for (const auto& s : testing::shipped_fa3_configs())
     ptx.push_back(std::async(std::launch::async, [s] {
-      return gen::compile_to_ptx(gen::generate_attention(problem(s.head_dim, DType::kBF16, true), s.config, true, "sm_90a"));
+      return gen::compile_to_ptx(gen::generate_attention(problem(s.head_dim, DType::kBF16, true),
+                                                         s.config, true, "sm_90a"));
     }));
   for (std::size_t i = 0; i < ptx.size(); ++i) {
     const std::string text = ptx[i].get();
@@ -134,7 +146,8 @@ TEST(AttentionTemplates, Fa3PtxIsWgmmaFedByTmaAndItsHeaderIsEmbedded) {
 
 TEST(AttentionTemplates, CheckKernelsCompileForBothDtypes) {
   for (DType dtype : {DType::kBF16, DType::kFP16}) {
-    const gen::CompiledKernel k = gen::compile(gen::generate_attention_check(problem(128, dtype, false), "sm_90a"));
+    const gen::CompiledKernel k =
+        gen::compile(gen::generate_attention_check(problem(128, dtype, false), "sm_90a"));
     EXPECT_EQ(k.lowered_names.size(), std::size_t(gen::kNumAttentionCheckKernels));
     EXPECT_FALSE(k.cubin.empty());
   }

@@ -106,9 +106,10 @@ TEST(ResumeAfterKill, PredictRunKilledAtRandomMomentsAlwaysResumesToAConsistentD
   }
   const double loop_s = std::chrono::duration<double>(Clock::now() - start).count();
   const int resumed = count_lines_with(log, "(resumed)");
-  std::printf("[ figures  ] %d kills of runs of %.2f s (cold) and %.2f s (warm); %d problem "
-              "runs resumed; %.1f s in all\n",
-              kKills, cold_s, warm_s, resumed, loop_s);
+  std::printf(
+      "[ figures  ] %d kills of runs of %.2f s (cold) and %.2f s (warm); %d problem "
+      "runs resumed; %.1f s in all\n",
+      kKills, cold_s, warm_s, resumed, loop_s);
   EXPECT_GT(resumed, 0) << "no kill landed inside a run";
   std::this_thread::sleep_for(std::chrono::milliseconds(600));  // the workers' watchdog period
   EXPECT_TRUE(workers_of(killed).empty()) << "workers outlived their killed tuner";

@@ -15,19 +15,19 @@
 #include "core/gemm_config.hpp"
 #include "core/gemm_model.hpp"
 #include "core/gemm_problem.hpp"
-#include "support/gemm_builders.hpp"
-#include "support/parallel_for.hpp"
 #include "generator/generated_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
-#include "runtime/gemm_dispatch.hpp"
 #include "generator/ptxas_report.hpp"
+#include "runtime/gemm_dispatch.hpp"
+#include "support/gemm_builders.hpp"
+#include "support/parallel_for.hpp"
 
 namespace {
 
 namespace gen = kt::gen;
 
-using kt::testing::problem;
 using kt::testing::config;
+using kt::testing::problem;
 using kt::testing::shipped_sm90_configs;
 using kt::testing::shipped_small_m_configs;
 
@@ -204,7 +204,8 @@ TEST(TemplatesCompile, ModelTopConfigsCompileAndTheServedOneIsSpillFree) {
   constexpr std::size_t kModelDefaultTries = 4;
   for (const kt::GemmProblem& p : shapes) {
     std::vector<gen::GeneratedSource> sources;
-    for (const kt::GemmConfig& c : kt::rt::model_ranked_configs(p, h200, 64 << 20, kModelDefaultTries))
+    for (const kt::GemmConfig& c :
+         kt::rt::model_ranked_configs(p, h200, 64 << 20, kModelDefaultTries))
       sources.push_back(gen::generate_gemm(p, c, "sm_90a"));
     const std::vector<Outcome> outcomes = compile_all(sources);
     bool spill_free = false;
@@ -343,11 +344,11 @@ TEST(Ptx, Sm90WithoutWarpSpecializationLoadsFromAConsumerThreadWithoutSetmaxnreg
   EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global"), std::string::npos);
   EXPECT_NE(ptx.find("mbarrier.arrive.expect_tx"), std::string::npos);
   EXPECT_EQ(ptx.find("setmaxnreg"), std::string::npos);
-  EXPECT_NE(gen::compile_to_ptx(gen::generate_gemm(problem(4096, 4096, 4096),
-                                                   kt::testing::sm90_config(128, 256, 4, 2),
-                                                   "sm_90a"))
-                .find(".maxntid 384"),
-            std::string::npos);
+  EXPECT_NE(
+      gen::compile_to_ptx(gen::generate_gemm(problem(4096, 4096, 4096),
+                                             kt::testing::sm90_config(128, 256, 4, 2), "sm_90a"))
+          .find(".maxntid 384"),
+      std::string::npos);
 }
 
 TEST(Ptx, TheSm90TmaStoreEpilogueAndClustersUseBulkStoresMulticastAndRemoteArrivals) {
@@ -384,8 +385,7 @@ TEST(Ptx, Sm90SplitKReducesInTheKernelWithEpochFlags) {
   for (const kt::GemmConfig& c : {kt::testing::sm90_config(128, 256, 4, 2, 16),
                                   kt::testing::sm90_config(128, 192, 4, 2, 4, 2, 2)}) {
     SCOPED_TRACE(kt::to_key(c));
-    const gen::GeneratedSource source =
-        gen::generate_gemm(problem(1536, 1536, 8192), c, "sm_90a");
+    const gen::GeneratedSource source = gen::generate_gemm(problem(1536, 1536, 8192), c, "sm_90a");
     ASSERT_EQ(source.name_expressions.size(), 1u);
     const std::string ptx = gen::compile_to_ptx(source);
     EXPECT_NE(ptx.find("st.release.gpu.global.b32"), std::string::npos);
@@ -404,8 +404,7 @@ TEST(Ptx, Sm90StreamKPublishesByFlagsAndBulkLoadsThePeersPartialTiles) {
   // Pieces store their partial tiles (16-byte stores) and arrive on an mbarrier; a producer
   // thread releases the flag at GPU scope; the owner acquires it, fences the proxies and
   // bulk-loads the peer's tile over the ring; the launch epoch's acq_rel arrival; one kernel.
-  const kt::GemmConfig c =
-      kt::testing::streamed(kt::testing::sm90_config(128, 256, 4, 2, 1, 2));
+  const kt::GemmConfig c = kt::testing::streamed(kt::testing::sm90_config(128, 256, 4, 2, 1, 2));
   const gen::GeneratedSource source = gen::generate_gemm(problem(8192, 8192, 8192), c, "sm_90a");
   ASSERT_EQ(source.name_expressions.size(), 1u);
   const std::string ptx = gen::compile_to_ptx(source);
@@ -462,11 +461,11 @@ TEST(Ptx, Sm90MultiAtomStagesLoadOneBoxPerAtomOfEachOperand) {
   };
   for (const int tile_k : {64, 128, 256}) {
     SCOPED_TRACE(tile_k);
-    const std::string ptx = gen::compile_to_ptx(gen::generate_gemm(
-        decode,
-        kt::testing::swapped(
-            kt::testing::deep_stages(kt::testing::sm90_config(64, 16, 4, 1), tile_k)),
-        "sm_90a"));
+    const std::string ptx =
+        gen::compile_to_ptx(gen::generate_gemm(decode,
+                                               kt::testing::swapped(kt::testing::deep_stages(
+                                                   kt::testing::sm90_config(64, 16, 4, 1), tile_k)),
+                                               "sm_90a"));
     EXPECT_EQ(count(ptx, "cp.async.bulk.tensor.2d"), 2 * tile_k / 64);
     EXPECT_EQ(count(ptx, "wgmma.mma_async.sync.aligned.m64n16k16"), tile_k / 16);
   }
@@ -516,21 +515,17 @@ TEST(TemplatesCompile, Sm90SplitKConfigsCompileWithoutSpillsForTheTwoDeepShapes)
   // keeps every accumulator live through its stripe's predicated quads). 256 x 128 has two m64
   // tiles per consumer; bn64 sk16 has more splits than quads.
   std::vector<Case> cases;
-  for (const char* key : {"sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4",
-                          "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk16",
-                          "sm90.bm128.bn128.bk64.s4.c2.e2.cl2.g8.sk8",
-                          "sm90.bm128.bn64.bk64.s4.c2.e0.cl2.g8.sk4",
-                          "sm90.bm128.bn128.bk64.s6.c2.e2.cl1.g8.sk8",
-                          "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk8",
-                          "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g1.sk3",
-                          "sm90.bm128.bn64.bk64.s4.c2.e0.cl1.g8.sk16",
-                          "sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8",
-                          "sm90.bm128.bn256.bk64.s4.c2.e0.clk4.g8.sk4"})
+  for (const char* key :
+       {"sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4", "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk16",
+        "sm90.bm128.bn128.bk64.s4.c2.e2.cl2.g8.sk8", "sm90.bm128.bn64.bk64.s4.c2.e0.cl2.g8.sk4",
+        "sm90.bm128.bn128.bk64.s6.c2.e2.cl1.g8.sk8", "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk8",
+        "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g1.sk3", "sm90.bm128.bn64.bk64.s4.c2.e0.cl1.g8.sk16",
+        "sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8", "sm90.bm128.bn256.bk64.s4.c2.e0.clk4.g8.sk4"})
     for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN}) {
       const kt::GemmConfig c = kt::parse_gemm_config_key(key);
       cases.push_back({problem(1536, 1536, 8192, layout), c, "sm_90a"});
-      cases.push_back({problem(512, 512, 32768, layout, kt::DType::kFP16, kt::DType::kFP32), c,
-                       "sm_90a"});
+      cases.push_back(
+          {problem(512, 512, 32768, layout, kt::DType::kFP16, kt::DType::kFP32), c, "sm_90a"});
     }
   compile_and_check(cases);
 }

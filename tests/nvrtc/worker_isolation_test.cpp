@@ -36,7 +36,8 @@ TEST_F(WorkerIsolation, CompileWorkerCompilesAndTheCubinIsStoredOnce) {
   cache::Database db = cache::Database::open(":memory:");
   CandidateCompiler compiler(db, CompileSettings{"profile", 600, false, {}});
   const GemmProblem p = problem(256, 256, 256);
-  const CompileOutcome first = compiler.compile(to_key(kGood), gen::generate_gemm(p, kGood, "sm_90a"));
+  const CompileOutcome first =
+      compiler.compile(to_key(kGood), gen::generate_gemm(p, kGood, "sm_90a"));
   ASSERT_EQ(first.status, cache::Status::kOk) << first.detail;
   ASSERT_TRUE(first.record.has_value());
   EXPECT_FALSE(first.from_cache);
@@ -61,7 +62,8 @@ TEST_F(WorkerIsolation, CrashedCompileWorkerIsRecordedAndReplacedForTheNextCandi
   EXPECT_NE(crashed.detail.find("signal 11"), std::string::npos) << crashed.detail;
   // The faulty source has its own compile key: it never aliases the good kernel.
   EXPECT_NE(crashed.compile_key, gen::compile_key(gen::generate_gemm(p, kBroken, "sm_90a")));
-  const CompileOutcome next = compiler.compile(to_key(kGood), gen::generate_gemm(p, kGood, "sm_90a"));
+  const CompileOutcome next =
+      compiler.compile(to_key(kGood), gen::generate_gemm(p, kGood, "sm_90a"));
   EXPECT_EQ(next.status, cache::Status::kOk) << next.detail;
   EXPECT_EQ(compiler.num_worker_restarts(), 1);
 }

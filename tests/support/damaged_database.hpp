@@ -124,8 +124,9 @@ inline std::string make_damaged_database(Damage damage, const std::string& path)
     }
     case Damage::kForeignSqlite: {
       cache::sql::Connection::open(path, cache::sql::OpenMode::kReadWriteCreate)
-          .exec("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); "
-                "INSERT INTO users (name) VALUES ('ada')");
+          .exec(
+              "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); "
+              "INSERT INTO users (name) VALUES ('ada')");
       return path;
     }
     case Damage::kNotSqlite:

@@ -42,8 +42,8 @@ inline GemmConfig config(int bm, int bn, int bk, int wm, int wn, int stages, int
 // multicast.
 inline GemmConfig sm90_config(int bm, int bn, int stages, int consumers, int split_k = 1,
                               int epilogue = 0, int cluster = 1) {
-  return GemmConfig{GemmFamily::kSm90, bm, bn,       64,       0,      0,
-                    stages,            8,  split_k, consumers, epilogue, cluster};
+  return GemmConfig{GemmFamily::kSm90, bm,        bn,       64,     0, 0, stages, 8,
+                    split_k,           consumers, epilogue, cluster};
 }
 
 // An sm90 split-K config whose split_k splits of a tile run in one cluster (cluster_k).
@@ -105,24 +105,41 @@ inline GemmConfig unspecialized(GemmConfig c) {
 // The nvrtc tier compiles each cleanly; the gpu tier checks each on ragged shapes.
 inline const std::vector<GemmConfig>& shipped_sm90_configs() {
   static const std::vector<GemmConfig> all = {
-      sm90_config(128, 256, 4, 2),          sm90_config(256, 128, 4, 2),
-      sm90_config(128, 192, 4, 2),          sm90_config(128, 128, 5, 2),
-      sm90_config(128, 128, 4, 1),          sm90_config(64, 128, 6, 1),
-      sm90_config(64, 64, 6, 1),            sm90_config(128, 128, 4, 2, 4),
-      sm90_config(128, 256, 4, 2, 1, 2, 2), sm90_config(128, 256, 3, 2, 1, 4, 1),
-      sm90_config(256, 128, 4, 2, 1, 1, 2), sm90_config(128, 192, 4, 2, 1, 3, 2),
-      sm90_config(128, 128, 5, 2, 1, 2, 2), sm90_config(64, 128, 6, 1, 1, 2, 2),
-      sm90_config(128, 128, 4, 2, 4, 0, 2), sm90_config(128, 192, 4, 2, 4, 2),
-      sm90_config(128, 256, 4, 2, 16),      sm90_config(64, 128, 6, 1, 3, 2, 2),
-      sm90_config(128, 144, 4, 2),          sm90_config(128, 144, 5, 2, 1, 0, 2),
-      sm90_config(128, 144, 4, 2, 4),       sm90_config(64, 32, 12, 1),
-      sm90_config(64, 32, 6, 1, 2),         sm90_config(128, 144, 5, 2, 1, 2),
-      sm90_config(128, 144, 4, 2, 1, 1, 2), sm90_config(64, 32, 12, 1, 1, 2),
-      sm90_cluster_split_config(128, 128, 4, 2, 8), sm90_cluster_split_config(128, 256, 4, 2, 4),
-      sm90_cluster_split_config(64, 128, 6, 1, 2),  sm90_cluster_split_config(128, 128, 4, 1, 4),
+      sm90_config(128, 256, 4, 2),
+      sm90_config(256, 128, 4, 2),
+      sm90_config(128, 192, 4, 2),
+      sm90_config(128, 128, 5, 2),
+      sm90_config(128, 128, 4, 1),
+      sm90_config(64, 128, 6, 1),
+      sm90_config(64, 64, 6, 1),
+      sm90_config(128, 128, 4, 2, 4),
+      sm90_config(128, 256, 4, 2, 1, 2, 2),
+      sm90_config(128, 256, 3, 2, 1, 4, 1),
+      sm90_config(256, 128, 4, 2, 1, 1, 2),
+      sm90_config(128, 192, 4, 2, 1, 3, 2),
+      sm90_config(128, 128, 5, 2, 1, 2, 2),
+      sm90_config(64, 128, 6, 1, 1, 2, 2),
+      sm90_config(128, 128, 4, 2, 4, 0, 2),
+      sm90_config(128, 192, 4, 2, 4, 2),
+      sm90_config(128, 256, 4, 2, 16),
+      sm90_config(64, 128, 6, 1, 3, 2, 2),
+      sm90_config(128, 144, 4, 2),
+      sm90_config(128, 144, 5, 2, 1, 0, 2),
+      sm90_config(128, 144, 4, 2, 4),
+      sm90_config(64, 32, 12, 1),
+      sm90_config(64, 32, 6, 1, 2),
+      sm90_config(128, 144, 5, 2, 1, 2),
+      sm90_config(128, 144, 4, 2, 1, 1, 2),
+      sm90_config(64, 32, 12, 1, 1, 2),
+      sm90_cluster_split_config(128, 128, 4, 2, 8),
+      sm90_cluster_split_config(128, 256, 4, 2, 4),
+      sm90_cluster_split_config(64, 128, 6, 1, 2),
+      sm90_cluster_split_config(128, 128, 4, 1, 4),
       sm90_cluster_split_config(64, 32, 12, 1, 4),
-      swapped(sm90_config(64, 16, 12, 1)),  swapped(sm90_config(64, 32, 12, 1, 2)),
-      swapped(sm90_config(128, 16, 8, 2)),  swapped(sm90_cluster_split_config(64, 64, 12, 1, 2)),
+      swapped(sm90_config(64, 16, 12, 1)),
+      swapped(sm90_config(64, 32, 12, 1, 2)),
+      swapped(sm90_config(128, 16, 8, 2)),
+      swapped(sm90_cluster_split_config(64, 64, 12, 1, 2)),
       swapped(sm90_config(64, 64, 8, 1, 1, 0, 2)),
       swapped(deep_stages(sm90_config(64, 16, 8, 1), 128)),
       deep_stages(sm90_config(64, 64, 6, 1, 1, 1), 128),
@@ -131,10 +148,14 @@ inline const std::vector<GemmConfig>& shipped_sm90_configs() {
       pairs_along_n(swapped(deep_stages(sm90_config(64, 32, 8, 1), 128))),
       pairs_along_n(sm90_config(128, 64, 8, 2, 4)),
       pairs_along_n(sm90_config(128, 128, 4, 2, 1, 2)),
-      streamed(sm90_config(128, 256, 4, 2, 1, 2)), streamed(sm90_config(128, 256, 4, 2)),
-      streamed(sm90_config(128, 128, 5, 2, 1, 2)), streamed(sm90_config(64, 128, 6, 1, 1, 2)),
-      unspecialized(sm90_config(128, 256, 4, 2)), unspecialized(sm90_config(128, 256, 4, 2, 1, 2)),
-      unspecialized(sm90_config(128, 144, 4, 2, 1, 2)), unspecialized(sm90_config(64, 128, 6, 1)),
+      streamed(sm90_config(128, 256, 4, 2, 1, 2)),
+      streamed(sm90_config(128, 256, 4, 2)),
+      streamed(sm90_config(128, 128, 5, 2, 1, 2)),
+      streamed(sm90_config(64, 128, 6, 1, 1, 2)),
+      unspecialized(sm90_config(128, 256, 4, 2)),
+      unspecialized(sm90_config(128, 256, 4, 2, 1, 2)),
+      unspecialized(sm90_config(128, 144, 4, 2, 1, 2)),
+      unspecialized(sm90_config(64, 128, 6, 1)),
       unspecialized(sm90_config(128, 128, 4, 1)),
       unspecialized(deep_stages(sm90_config(64, 64, 6, 1, 1, 1), 128))};
   return all;
@@ -147,12 +168,12 @@ inline const std::vector<GemmConfig>& shipped_sm90_configs() {
 // (sm_90a, sm_80); the gpu tier checks each on ragged shapes.
 inline const std::vector<GemmConfig>& shipped_small_m_configs() {
   static const std::vector<GemmConfig> all = {
-      small_m_config(8, 16, 256, 16, 8),   small_m_config(8, 32, 128, 32, 8),
-      small_m_config(8, 64, 64, 64, 4),    small_m_config(16, 32, 128, 32, 8),
-      small_m_config(16, 64, 64, 64, 4),   small_m_config(16, 128, 32, 64, 4),
-      small_m_config(32, 32, 64, 32, 8),   small_m_config(32, 64, 32, 64, 4),
-      small_m_config(64, 32, 64, 32, 4),   small_m_config(64, 32, 32, 32, 8),
-      small_m_config(8, 64, 64, 64, 4, 2), small_m_config(16, 64, 64, 64, 4, 2),
+      small_m_config(8, 16, 256, 16, 8),    small_m_config(8, 32, 128, 32, 8),
+      small_m_config(8, 64, 64, 64, 4),     small_m_config(16, 32, 128, 32, 8),
+      small_m_config(16, 64, 64, 64, 4),    small_m_config(16, 128, 32, 64, 4),
+      small_m_config(32, 32, 64, 32, 8),    small_m_config(32, 64, 32, 64, 4),
+      small_m_config(64, 32, 64, 32, 4),    small_m_config(64, 32, 32, 32, 8),
+      small_m_config(8, 64, 64, 64, 4, 2),  small_m_config(16, 64, 64, 64, 4, 2),
       small_m_config(64, 32, 32, 32, 4, 4), small_m_config(16, 16, 128, 16, 8),
       small_m_config(64, 16, 64, 16, 8)};
   return all;

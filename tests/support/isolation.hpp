@@ -122,7 +122,7 @@ inline void expect_consistent(const std::string& db_path, const std::vector<std:
                               std::size_t rows_per_run) {
   cache::Database db = cache::Database::open(db_path);
   std::map<std::string, std::multiset<std::string>> first_pass;  // run id -> config keys
-  std::set<std::pair<std::string, std::string>> finalists;      // (run id, config key)
+  std::set<std::pair<std::string, std::string>> finalists;       // (run id, config key)
   for (const cache::Measurement& m : db.all_measurements()) {
     if (m.detail.rfind(tune::kFinalistDetail, 0) != 0)
       first_pass[m.run_id].insert(m.config_key);
@@ -140,13 +140,15 @@ inline void expect_consistent(const std::string& db_path, const std::vector<std:
   }
   std::set<std::string> winners;
   for (const cache::Winner& w : db.all_winners()) {
-    EXPECT_TRUE(winners.insert(w.key.problem_key).second) << "two winners for " << w.key.problem_key;
+    EXPECT_TRUE(winners.insert(w.key.problem_key).second)
+        << "two winners for " << w.key.problem_key;
     const auto run = db.find_run(w.run_id);
     ASSERT_TRUE(run.has_value()) << "winner of an unknown run " << w.run_id;
     EXPECT_TRUE(run->done);
   }
   for (const std::string& p : problems) EXPECT_TRUE(winners.count(p)) << "no winner for " << p;
-  cache::sql::Connection raw = cache::sql::Connection::open(db_path, cache::sql::OpenMode::kReadOnly);
+  cache::sql::Connection raw =
+      cache::sql::Connection::open(db_path, cache::sql::OpenMode::kReadOnly);
   cache::sql::Statement running(raw, "SELECT count(*) FROM tuning_runs WHERE state <> 'done'");
   ASSERT_TRUE(running.step());
   EXPECT_EQ(running.column_int64(0), 0) << "runs left unfinished";
