@@ -1,10 +1,23 @@
 # Script mode: writes OUT, a C++ file defining kt::gen::embedded_templates() over every
-# template file under ROOT, each as a raw string literal keyed by its path relative to ROOT.
+# template file under ROOT, each as a raw string literal keyed by its path relative to ROOT, and
+# every file of an op's kernels folder, OPS_ROOT/<op>/kernels/<file>, keyed as <op>/<file>.
 file(GLOB_RECURSE files RELATIVE ${ROOT} ${ROOT}/*.cuh ${ROOT}/*.h)
-list(SORT files)
-set(body "")
+set(sources "")
 foreach(f IN LISTS files)
-  file(READ ${ROOT}/${f} text)
+  list(APPEND sources "${f}|${ROOT}/${f}")
+endforeach()
+file(GLOB op_files RELATIVE ${OPS_ROOT} ${OPS_ROOT}/*/kernels/*.cuh ${OPS_ROOT}/*/kernels/*.h)
+foreach(f IN LISTS op_files)
+  string(REPLACE "/kernels/" "/" name "${f}")
+  list(APPEND sources "${name}|${OPS_ROOT}/${f}")
+endforeach()
+list(SORT sources)
+set(body "")
+foreach(source IN LISTS sources)
+  string(REPLACE "|" ";" parts "${source}")
+  list(GET parts 0 f)
+  list(GET parts 1 path)
+  file(READ ${path} text)
   string(FIND "${text}" ")KT_EMBED\"" clash)
   if(NOT clash EQUAL -1)
     message(FATAL_ERROR "${f} contains the raw-string delimiter )KT_EMBED\"")

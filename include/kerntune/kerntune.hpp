@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/attention_problem.hpp"
 #include "core/error.hpp"
@@ -28,6 +29,7 @@ struct DispatchInfo {
   std::string grade;              // "exact", "nearest-shape" or "model-default"
   std::string tuned_problem_key;  // the tuned shape the config came from, if any
   bool compiled_now = false;      // NVRTC ran (the DB had no cubin)
+  bool predicted = true;          // the config was picked by the model, not measured
 };
 
 // Device pointers and element strides of one attention call. Each tensor is addressed as
@@ -78,6 +80,14 @@ class Runtime {
   void attention_forward(const AttentionProblem& problem, const AttentionTensors& tensors,
                          Stream stream = nullptr);
   DispatchInfo prepare_attention(const AttentionProblem& problem, bool write_lse = false);
+
+  // Any registered op by its problem key ("gemm:...", "attn:..."): `call` points
+  // to the op's call struct (GemmCall, AttentionTensors), checked against the
+  // problem before anything else; `variant` names an instantiation the op offers (attention's
+  // "lse"), empty for the default. The per-op entries above are these with the op's types.
+  void launch(const std::string& problem_key, std::string_view variant, const void* call,
+              Stream stream = nullptr);
+  DispatchInfo prepare(const std::string& problem_key, std::string_view variant = {});
 
   // "NVIDIA H200/cc90/132sm": the device part of every tuning key.
   std::string device_fingerprint() const;

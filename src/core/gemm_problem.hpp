@@ -30,6 +30,13 @@ struct GemmProblem {
   bool operator==(const GemmProblem&) const = default;
 };
 
+// Device pointers of one GEMM call (dense, row-major; see GemmProblem).
+struct GemmCall {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+};
+
 // Throws kt::Error (invalid argument) naming the field when a dimension is < 1, too large for
 // 32-bit indexing of one operand, or the input dtype is fp32.
 void validate(const GemmProblem& problem);

@@ -30,6 +30,24 @@ std::string_view device_type(DType dtype) {
 
 }  // namespace
 
+GeneratedSource generate(const KernelSource& kernels, const std::string& arch) {
+  GeneratedSource s;
+  s.name = kernels.name;
+  s.code = fmt::format("// kerntune generated: {}\n", kernels.name);
+  for (const std::string& header : kernels.headers)
+    s.code += fmt::format("#include \"{}\"\n", header);
+  s.name_expressions = kernels.name_expressions;
+  s.arch = arch;
+  s.options = nvrtc_options(arch);
+  return s;
+}
+
+GeneratedSource generate(const OpSpec& op, std::string_view problem_key,
+                         std::string_view config_key, std::string_view variant,
+                         const std::string& arch) {
+  return generate(op.kernel_source(problem_key, config_key, variant), arch);
+}
+
 GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& config,
                               const std::string& arch) {
   GeneratedSource s;

@@ -8,6 +8,7 @@
 #include "core/attention_config.hpp"
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
+#include "core/op_spec.hpp"
 
 namespace kt::gen {
 
@@ -22,6 +23,15 @@ struct GeneratedSource {
   std::string arch;                           // "sm_90a", "sm_80", ...
   std::vector<std::string> options;           // complete NVRTC option list
 };
+
+// The stub that instantiates `kernels` for `arch`: one #include per header, the name
+// expressions, the NVRTC options. Every op's kernels are generated through this.
+GeneratedSource generate(const KernelSource& kernels, const std::string& arch);
+
+// The kernels of (problem, config) of the op `problem_key` belongs to (OpSpec::kernel_source).
+GeneratedSource generate(const OpSpec& op, std::string_view problem_key,
+                         std::string_view config_key, std::string_view variant,
+                         const std::string& arch);
 
 // The GEMM kernel of the config's family (and, with split-K, the reduce kernel) for `arch`; an
 // sm90 config needs arch sm_90a.

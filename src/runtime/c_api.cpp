@@ -5,9 +5,11 @@
 
 #include <exception>
 #include <string>
+#include <string_view>
 
+#include "core/op_registry.hpp"
 #include "kerntune/kerntune.hpp"
-#include "runtime/call_checks.hpp"
+#include "runtime/op_launcher.hpp"
 
 struct kt_runtime {
   std::unique_ptr<kt::Runtime> runtime;
@@ -50,6 +52,16 @@ kt_status guarded(Fn&& fn) {
     g_last_error = e.what();
     return KT_ERROR_INTERNAL;
   }
+}
+
+// The one path of every op's entry: the op's checks of the call (before the handle, so a bad
+// call reads the same with or without a GPU), then Runtime::launch.
+void launch_checked(kt_runtime* runtime, const char* entry, const std::string& problem_key,
+                    std::string_view variant, const void* call, void* stream) {
+  kt::OpRegistry::instance().by_key(problem_key).launcher->check_call(problem_key, call);
+  if (runtime == nullptr)
+    kt::throw_invalid(std::string(entry) + ": runtime is NULL (call kt_runtime_open)");
+  runtime->runtime->launch(problem_key, variant, call, stream);
 }
 
 kt::DType to_dtype(kt_dtype d) {
@@ -96,9 +108,9 @@ kt_status kt_gemm(kt_runtime* runtime, int64_t m, int64_t n, int64_t k, kt_dtype
     p.in_dtype = to_dtype(in_dtype);
     p.out_dtype = to_dtype(out_dtype);
     p.layout = layout == KT_LAYOUT_NN ? kt::Layout::kNN : kt::Layout::kNT;
-    kt::rt::check_gemm_call(p, a, b, c);
-    if (runtime == nullptr) kt::throw_invalid("kt_gemm: runtime is NULL (call kt_runtime_open)");
-    runtime->runtime->gemm(p, a, b, c, stream);
+    kt::validate(p);
+    const kt::GemmCall call{a, b, c};
+    launch_checked(runtime, "kt_gemm", kt::to_key(p), "", &call, stream);
   });
 }
 
@@ -127,10 +139,9 @@ kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* arg
       t.o_strides[i] = args->o_strides[i];
     }
     t.softmax_scale = args->softmax_scale;
-    kt::rt::check_attention_call(p, t);
-    if (runtime == nullptr)
-      kt::throw_invalid("kt_attention_forward: runtime is NULL (call kt_runtime_open)");
-    runtime->runtime->attention_forward(p, t, stream);
+    kt::validate(p);
+    launch_checked(runtime, "kt_attention_forward", kt::to_key(p), t.lse != nullptr ? "lse" : "",
+                   &t, stream);
   });
 }
 

@@ -1,4 +1,6 @@
-// kt::Runtime: the embeddable dispatcher. A hit is a shared-lock hash lookup and a launch.
+// kt::Runtime: the embeddable dispatcher, one path for every op. A hit is a shared-lock hash
+// lookup and a launch; a miss resolves the config (op_dispatch.hpp), finds or compiles its
+// cubin, loads it through the op's launcher and keeps it.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -7,59 +9,26 @@
 #include <unordered_map>
 
 #include "core/log.hpp"
+#include "core/op_registry.hpp"
 #include "kerntune/kerntune.hpp"
-#include "runtime/attention_dispatch.hpp"
-#include "runtime/attention_kernel.hpp"
-#include "runtime/call_checks.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/device_query.hpp"
-#include "runtime/gemm_dispatch.hpp"
 #include "runtime/gemm_kernel.hpp"
+#include "runtime/op_dispatch.hpp"
+#include "runtime/op_launcher.hpp"
 
 namespace kt {
 
 namespace {
 
-struct GemmProblemHash {
-  std::size_t operator()(const GemmProblem& p) const {
-    std::size_t h = std::hash<std::int64_t>()(p.m);
-    auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-    mix(std::hash<std::int64_t>()(p.n));
-    mix(std::hash<std::int64_t>()(p.k));
-    mix(std::size_t(p.in_dtype) | (std::size_t(p.out_dtype) << 8) | (std::size_t(p.layout) << 16));
-    return h;
-  }
-};
-
+// The model's picks tried when its first choice spills registers (the model cannot see spills).
 constexpr std::size_t kModelDefaultTries = 4;
 
-struct GemmEntry {
-  rt::GemmKernel kernel;
-  DispatchInfo info;
-};
-
-struct AttentionKey {
-  AttentionProblem problem;
-  bool write_lse = false;
-  bool operator==(const AttentionKey&) const = default;
-};
-
-struct AttentionKeyHash {
-  std::size_t operator()(const AttentionKey& k) const {
-    const AttentionProblem& p = k.problem;
-    std::size_t h = std::hash<std::int64_t>()(p.seqlen_q);
-    auto mix = [&h](std::size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
-    for (std::int64_t v : {p.batch, p.heads_q, p.heads_kv, p.seqlen_k, p.head_dim})
-      mix(std::size_t(v));
-    mix(std::size_t(p.dtype) | (std::size_t(p.causal) << 8) | (std::size_t(k.write_lse) << 9));
-    return h;
-  }
-};
-
-struct AttentionEntry {
-  rt::AttentionKernel kernel;
+struct Entry {
+  const OpEntry* op = nullptr;
+  std::unique_ptr<rt::OpKernel> kernel;
   DispatchInfo info;
 };
 
@@ -73,8 +42,7 @@ struct Runtime::Impl {
   rt::ModuleCache modules;
   CUdeviceptr workspace = 0;
   std::shared_mutex mutex;
-  std::unordered_map<GemmProblem, GemmEntry, GemmProblemHash> gemms;
-  std::unordered_map<AttentionKey, AttentionEntry, AttentionKeyHash> attentions;
+  std::unordered_map<std::string, Entry> entries;  // by problem key + '#' + variant
 
   explicit Impl(const RuntimeOptions& o) : options(o), context(o.device_ordinal) {
     device = rt::query_device(context.device());
@@ -99,57 +67,30 @@ struct Runtime::Impl {
     if (workspace != 0) rt::driver().mem_free(workspace);
   }
 
-  const GemmEntry& resolve(const GemmProblem& p) {
-    validate(p);
-    std::unique_lock lock(mutex);
-    if (auto it = gemms.find(p); it != gemms.end()) return it->second;
-    rt::ScopedCurrent current(context.context());
-    cache::Database* database = db ? &*db : nullptr;
-    const rt::GemmChoice choice =
-        rt::choose_gemm_config(database, p, device, std::int64_t(options.workspace_bytes));
-    GemmConfig config = choice.config;
-    rt::CubinResult cubin = compile(database, p, config);
-    if (choice.grade == rt::DispatchGrade::kModelDefault && cubin.record.spill_bytes > 0) {
-      // The model cannot see register spills: take the next of its picks that compiles clean.
-      for (const GemmConfig& next : rt::model_ranked_configs(
-               p, device, std::int64_t(options.workspace_bytes), kModelDefaultTries)) {
-        rt::CubinResult other = compile(database, p, next);
-        if (other.record.spill_bytes == 0) {
-          config = next;
-          cubin = std::move(other);
-          break;
-        }
-      }
-    }
-    const rt::LoadedModule& module =
-        rt::load_or_rebuild(modules, cubin, database, gen::generate_gemm(p, config, device.arch()),
-                            options.compile_on_miss, !options.read_only);
-    GemmEntry entry{rt::GemmKernel(p, config, module),
-                    DispatchInfo{to_key(config), rt::to_string(choice.grade),
-                                 choice.tuned_problem_key, cubin.compiled_now}};
-    logger().debug("dispatch {} -> {} grade={} compiled={}", to_key(p), entry.info.config_key,
-                   entry.info.grade, entry.info.compiled_now);
-    return gemms.emplace(p, std::move(entry)).first->second;
+  rt::CubinResult compile(const OpSpec& op, const std::string& problem_key,
+                          const std::string& config_key, std::string_view variant) {
+    return rt::get_or_compile(db ? &*db : nullptr,
+                              gen::generate(op, problem_key, config_key, variant, device.arch()),
+                              options.compile_on_miss, !options.read_only);
   }
 
-  const AttentionEntry& resolve_attention(const AttentionKey& key) {
-    validate(key.problem);
+  const Entry& resolve(const OpEntry& op_entry, const std::string& problem_key,
+                       std::string_view variant, const std::string& cache_key) {
+    const OpSpec& op = *op_entry.spec;
+    op.summarize(problem_key);  // validates
     std::unique_lock lock(mutex);
-    if (auto it = attentions.find(key); it != attentions.end()) return it->second;
+    if (auto it = entries.find(cache_key); it != entries.end()) return it->second;
     rt::ScopedCurrent current(context.context());
     cache::Database* database = db ? &*db : nullptr;
-    const rt::AttentionChoice choice = rt::choose_attention_config(database, key.problem, device);
-    AttentionConfig config = choice.config;
-    auto compile_attention = [&](const AttentionConfig& c) {
-      return rt::get_or_compile(
-          database, gen::generate_attention(key.problem, c, key.write_lse, device.arch()),
-          options.compile_on_miss, !options.read_only);
-    };
-    rt::CubinResult cubin = compile_attention(config);
+    const std::int64_t max_workspace = std::int64_t(options.workspace_bytes);
+    const rt::DispatchChoice choice =
+        rt::choose_config(database, op, problem_key, device, max_workspace);
+    std::string config = choice.config_key;
+    rt::CubinResult cubin = compile(op, problem_key, config, variant);
     if (choice.grade == rt::DispatchGrade::kModelDefault && cubin.record.spill_bytes > 0) {
-      for (const AttentionConfig& next :
-           rt::model_ranked_attention_configs(key.problem, device, kModelDefaultTries)) {
-        rt::CubinResult other = compile_attention(next);
+      for (const std::string& next :
+           rt::model_ranked_configs(op, problem_key, device, max_workspace, kModelDefaultTries)) {
+        rt::CubinResult other = compile(op, problem_key, next, variant);
         if (other.record.spill_bytes == 0) {
           config = next;
           cubin = std::move(other);
@@ -158,34 +99,35 @@ struct Runtime::Impl {
       }
     }
     const rt::LoadedModule& module = rt::load_or_rebuild(
-        modules, cubin, database,
-        gen::generate_attention(key.problem, config, key.write_lse, device.arch()),
+        modules, cubin, database, gen::generate(op, problem_key, config, variant, device.arch()),
         options.compile_on_miss, !options.read_only);
-    AttentionEntry entry{rt::AttentionKernel(key.problem, config, module),
-                         DispatchInfo{to_key(config), rt::to_string(choice.grade),
-                                      choice.tuned_problem_key, cubin.compiled_now}};
-    return attentions.emplace(key, std::move(entry)).first->second;
+    Entry entry{&op_entry, op_entry.launcher->load(problem_key, config, module),
+                DispatchInfo{config, rt::to_string(choice.grade), choice.tuned_problem_key,
+                             cubin.compiled_now, choice.predicted}};
+    logger().debug("dispatch {} -> {} grade={} compiled={}", problem_key, config, entry.info.grade,
+                   entry.info.compiled_now);
+    return entries.emplace(cache_key, std::move(entry)).first->second;
   }
 
-  const AttentionEntry& lookup_attention(const AttentionKey& key) {
+  const Entry& lookup(const std::string& problem_key, std::string_view variant) {
+    std::string cache_key = problem_key;
+    if (!variant.empty()) cache_key.append("#").append(variant);
     {
       std::shared_lock lock(mutex);
-      if (auto it = attentions.find(key); it != attentions.end()) return it->second;
+      if (auto it = entries.find(cache_key); it != entries.end()) return it->second;
     }
-    return resolve_attention(key);
+    return resolve(OpRegistry::instance().by_key(problem_key), problem_key, variant, cache_key);
   }
 
-  rt::CubinResult compile(cache::Database* database, const GemmProblem& p, const GemmConfig& c) {
-    return rt::get_or_compile(database, gen::generate_gemm(p, c, device.arch()),
-                              options.compile_on_miss, !options.read_only);
-  }
-
-  const GemmEntry& lookup(const GemmProblem& p) {
-    {
-      std::shared_lock lock(mutex);
-      if (auto it = gemms.find(p); it != gemms.end()) return it->second;
-    }
-    return resolve(p);
+  void launch(const std::string& problem_key, std::string_view variant, const void* call,
+              Stream stream) {
+    const OpEntry& op = OpRegistry::instance().by_key(problem_key);
+    op.launcher->check_call(problem_key, call);
+    const Entry& entry = lookup(problem_key, variant);
+    rt::ScopedCurrent current(context.context());
+    const CUresult result = entry.kernel->launch(call, workspace, static_cast<CUstream>(stream));
+    if (result != CUDA_SUCCESS)
+      rt::check(result, fmt::format("cuLaunchKernel({})", op.spec->name()).c_str());
   }
 };
 
@@ -196,31 +138,36 @@ std::unique_ptr<Runtime> Runtime::open(const RuntimeOptions& options) {
   return std::unique_ptr<Runtime>(new Runtime(std::make_unique<Impl>(options)));
 }
 
+void Runtime::launch(const std::string& problem_key, std::string_view variant, const void* call,
+                     Stream stream) {
+  impl_->launch(problem_key, variant, call, stream);
+}
+
+DispatchInfo Runtime::prepare(const std::string& problem_key, std::string_view variant) {
+  return impl_->lookup(problem_key, variant).info;
+}
+
 void Runtime::gemm(const GemmProblem& problem, const void* a, const void* b, void* c,
                    Stream stream) {
-  rt::check_gemm_call(problem, a, b, c);
-  const GemmEntry& entry = impl_->lookup(problem);
-  rt::ScopedCurrent current(impl_->context.context());
-  rt::check(entry.kernel.launch(a, b, c, reinterpret_cast<void*>(impl_->workspace),
-                                static_cast<CUstream>(stream)),
-            "cuLaunchKernel(gemm)");
+  validate(problem);
+  const GemmCall call{a, b, c};
+  launch(to_key(problem), "", &call, stream);
 }
 
 DispatchInfo Runtime::prepare_gemm(const GemmProblem& problem) {
-  return impl_->lookup(problem).info;
+  validate(problem);
+  return prepare(to_key(problem));
 }
 
 void Runtime::attention_forward(const AttentionProblem& problem, const AttentionTensors& tensors,
                                 Stream stream) {
-  rt::check_attention_call(problem, tensors);
-  const AttentionEntry& entry = impl_->lookup_attention({problem, tensors.lse != nullptr});
-  rt::ScopedCurrent current(impl_->context.context());
-  rt::check(entry.kernel.launch(tensors, static_cast<CUstream>(stream)),
-            "cuLaunchKernel(attention_forward)");
+  validate(problem);
+  launch(to_key(problem), tensors.lse != nullptr ? "lse" : "", &tensors, stream);
 }
 
 DispatchInfo Runtime::prepare_attention(const AttentionProblem& problem, bool write_lse) {
-  return impl_->lookup_attention({problem, write_lse}).info;
+  validate(problem);
+  return prepare(to_key(problem), write_lse ? "lse" : "");
 }
 
 std::string Runtime::device_fingerprint() const { return impl_->device.fingerprint(); }

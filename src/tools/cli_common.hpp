@@ -8,11 +8,9 @@
 #include <vector>
 
 #include "cache/database.hpp"
-#include "core/attention_problem.hpp"
 #include "core/device_desc.hpp"
-#include "core/gemm_config.hpp"
-#include "core/gemm_problem.hpp"
-#include "tuner/gemm_tuner.hpp"
+#include "core/op_spec.hpp"
+#include "tuner/progress.hpp"
 
 namespace kt::cli {
 
@@ -21,16 +19,16 @@ struct ProblemOptions {
   std::vector<std::string> shapes;
   std::string suite;
   std::string dtype = "bf16";
-  std::string out_dtype;  // empty: same as dtype
-  std::string layout = "nt";
-  bool causal = false;
+  std::string out_dtype;           // empty: same as dtype
+  std::string layout;              // empty: the op's default
+  std::vector<std::string> flags;  // the op flags given (every registered op's flags are options)
   bool shape_required = true;
 
-  bool is_attention() const;  // throws on an unknown --op
-  // The problems these options name (every --shape, then the suite's). Throws kt::Error
-  // naming the bad value.
-  std::vector<GemmProblem> gemm_problems() const;
-  std::vector<AttentionProblem> attention_problems() const;
+  // The op named by --op; throws kt::Error listing the registered ops.
+  const OpSpec& spec() const;
+  // The problem keys these options name (every --shape, then the suite's). Throws kt::Error
+  // naming the bad value (an unknown op, a malformed shape field, a flag foreign to the op).
+  std::vector<std::string> problem_keys() const;
 };
 
 void add_problem_options(CLI::App& cmd, ProblemOptions& options);
@@ -45,8 +43,7 @@ cache::Database open_database(const std::string& option);
 // (throttled) otherwise.
 tune::ProgressFn progress_printer();
 
-// The named shape suites (`--suite foundation`).
+// The named shape suites of every op (`--suite foundation`): "op/name" spelled by name alone.
 std::vector<std::string> suite_names();
-std::vector<std::string> suite_shapes(const std::string& name);
 
 }  // namespace kt::cli

@@ -35,7 +35,8 @@ void run_attention(Runtime& runtime, const BenchCliOptions& o) {
       "python3 python/bench_attention.py)\n");
   fmt::print("{:<46} {:<22} {:<13} {:>10} {:>9}  {}\n", "problem", "config", "grade", "us",
              "TFLOP/s", "check");
-  for (const AttentionProblem& p : o.problem.attention_problems()) {
+  for (const std::string& key : o.problem.problem_keys()) {
+    const AttentionProblem p = parse_attention_key(key);
     const tune::AttentionBenchRow r = tune::bench_attention(runtime, p, o.reps);
     fmt::print("{:<46} {:<22} {:<13} {:>10.1f} {:>9.1f}  {}\n", to_key(p), r.dispatch.config_key,
                r.dispatch.grade, r.timing.median_us, r.tflops(),
@@ -44,7 +45,13 @@ void run_attention(Runtime& runtime, const BenchCliOptions& o) {
 }
 
 void run(const BenchCliOptions& o) {
-  const bool attention = o.problem.is_attention();
+  const std::string op = o.problem.spec().name();
+  if (op != "gemm" && op != "attention")
+    throw Error(ErrorKind::kUnsupported,
+                fmt::format("bench times gemm beside cuBLASLt and attention alone; {} is timed "
+                            "beside its baselines by bench/{}_vs_torch.py",
+                            op, op));
+  const bool attention = op == "attention";
   std::string reason;
   if (!rt::gpu_available(&reason))
     throw Error(ErrorKind::kUnsupported,
@@ -55,7 +62,8 @@ void run(const BenchCliOptions& o) {
   ro.database_path = resolve_database_path(o.db);
   auto runtime = Runtime::open(ro);
   if (attention) return run_attention(*runtime, o);
-  const std::vector<GemmProblem> problems = o.problem.gemm_problems();
+  std::vector<GemmProblem> problems;
+  for (const std::string& key : o.problem.problem_keys()) problems.push_back(parse_gemm_key(key));
   if (o.dispatch_overhead) {
     fmt::print("{:<34} {:<44} {:>12} {:>12} {:>12}\n", "problem", "config", "gemm() us",
                "raw launch us", "overhead us");

@@ -56,16 +56,15 @@ void blocklist(const CacheOptions& o) {
 
 void show(const CacheOptions& o) {
   cache::Database db = open_database(o.db);
-  const auto problems = o.problem.gemm_problems();
-  for (const auto& p : problems) {
+  for (const std::string& p : o.problem.problem_keys()) {
     std::vector<cache::Measurement> rows;
     for (auto& m : db.all_measurements())
-      if (m.key.problem_key == to_key(p)) rows.push_back(std::move(m));
+      if (m.key.problem_key == p) rows.push_back(std::move(m));
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
       return std::tie(a.key.device_fingerprint, a.median_us) <
              std::tie(b.key.device_fingerprint, b.median_us);
     });
-    fmt::print("{}: {} measurements\n", to_key(p), rows.size());
+    fmt::print("{}: {} measurements\n", p, rows.size());
     for (const auto& m : rows)
       fmt::print("  {:<26} {:<44} {:<13} {:>10.1f} us {:>7.1f} TF/s  model {:>8.1f} us  {}\n",
                  m.key.device_fingerprint, m.config_key, cache::to_string(m.status), m.median_us,

@@ -4,9 +4,7 @@
 
 #include <future>
 
-#include "core/attention_config.hpp"
 #include "core/error.hpp"
-#include "core/gemm_model.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
@@ -25,15 +23,14 @@ struct CompileOptions {
 };
 
 // One row of the resource table, or the compile error.
-std::string compile_row(const std::string& config_key, const gen::GeneratedSource& s, int smem,
-                        bool ptx) {
+std::string compile_row(const std::string& config_key, const gen::GeneratedSource& s, bool ptx) {
   try {
     if (ptx) return gen::compile_to_ptx(s);
     const gen::CompiledKernel k = gen::compile(s);
     const auto r = k.resources(0);
     const std::string notes = fmt::format("{}", fmt::join(k.report.performance_warnings, "; "));
     return fmt::format("{:<44} {:>5} {:>7} {:>9} {:>8.0f}  {}", config_key, r.registers,
-                       k.report.total_spill_bytes(), smem, k.compile_ms, notes);
+                       k.report.total_spill_bytes(), r.smem_static_bytes, k.compile_ms, notes);
   } catch (const CompileError& e) {
     return fmt::format("{:<44} COMPILE ERROR\n{}", config_key, e.log());
   }
@@ -51,56 +48,26 @@ int print_rows(std::vector<std::future<std::string>>& rows) {
   return failures;
 }
 
-int compile_attention(const CompileOptions& o, const DeviceDesc& device, const std::string& arch) {
-  int failures = 0;
-  for (const AttentionProblem& p : o.problem.attention_problems()) {
-    std::vector<AttentionConfig> configs;
-    for (const auto& key : o.configs) configs.push_back(parse_attention_config_key(key));
-    if (configs.empty())
-      for (const auto& r : rank_by_model(p, enumerate_attention_configs(p, device), device))
-        if (int(configs.size()) < o.top) configs.push_back(r.config);
-    fmt::print("{} for {} ({} configs)\n", to_key(p), arch, configs.size());
-    fmt::print("{:<44} {:>5} {:>7} {:>9} {:>8}  {}\n", "config", "regs", "spills", "smem_B", "ms",
-               "notes");
-    std::vector<std::future<std::string>> rows;
-    for (const auto& c : configs)
-      rows.push_back(std::async(std::launch::async, [&, c] {
-        if (auto why = validate(p, c, device))
-          return fmt::format("{:<44} invalid: {}", to_key(c), *why);
-        return compile_row(to_key(c), gen::generate_attention(p, c, false, arch), smem_bytes(p, c),
-                           o.ptx);
-      }));
-    failures += print_rows(rows);
-  }
-  return failures;
-}
-
 void run(const CompileOptions& o) {
   const DeviceDesc& device = device_profile(o.profile);
   const std::string arch = o.arch.empty() ? device.arch() : o.arch;
+  const OpSpec& op = o.problem.spec();
   int failures = 0;
-  if (o.problem.is_attention()) failures = compile_attention(o, device, arch);
-  for (const GemmProblem& p :
-       o.problem.is_attention() ? std::vector<GemmProblem>{} : o.problem.gemm_problems()) {
-    std::vector<GemmConfig> configs;
-    for (const auto& key : o.configs) configs.push_back(parse_gemm_config_key(key));
-    if (configs.empty()) {
-      for (const auto& r : rank_by_model(p, enumerate_gemm_configs(p, device), device)) {
-        configs.push_back(r.config);
-        if (int(configs.size()) >= o.top) break;
-      }
-    }
-    fmt::print("{} for {} ({} configs)\n", to_key(p), arch, configs.size());
-    fmt::print("{:<44} {:>5} {:>7} {:>9} {:>8}  {}\n", "config", "regs", "spills", "smem_B", "ms",
+  for (const std::string& p : o.problem.problem_keys()) {
+    std::vector<std::string> configs = o.configs;
+    if (configs.empty())
+      for (const RankedConfigKey& r : op.ranked_configs(p, device))
+        if (int(configs.size()) < o.top) configs.push_back(r.config_key);
+    fmt::print("{} for {} ({} configs)\n", p, arch, configs.size());
+    fmt::print("{:<44} {:>5} {:>7} {:>9} {:>8}  {}\n", "config", "regs", "spills", "static_B", "ms",
                "notes");
     std::vector<std::future<std::string>> rows;
-    for (const auto& c : configs) {
+    for (const std::string& c : configs)
       rows.push_back(std::async(std::launch::async, [&, c] {
-        if (auto why = validate(p, c, device))
-          return fmt::format("{:<44} invalid: {}", to_key(c), *why);
-        return compile_row(to_key(c), gen::generate_gemm(p, c, arch), smem_bytes(p, c), o.ptx);
+        if (auto why = op.validate_config(p, c, device))
+          return fmt::format("{:<44} invalid: {}", c, *why);
+        return compile_row(c, gen::generate(op, p, c, "", arch), o.ptx);
       }));
-    }
     failures += print_rows(rows);
   }
   if (failures > 0)

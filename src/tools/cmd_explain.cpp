@@ -1,6 +1,6 @@
-// `kerntune explain`: the model's figures for a config (CTAs, occupancy, waves, wave and tile
-// efficiency, predicted time); without --config, the model's pick and its runner-up, and the
-// measured winner and runner-up from the database when there are any.
+// `kerntune explain`: the model's figures for a config of any op (OpSpec::explain: CTAs,
+// occupancy, waves, efficiencies, predicted time); without --config, the measured winner and
+// runner-up from the database when there are any, else the model's pick and its runner-up.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,10 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/arith.hpp"
-#include "core/attention_config.hpp"
 #include "core/error.hpp"
-#include "core/gemm_model.hpp"
 #include "core/versions.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
@@ -28,146 +25,65 @@ struct ExplainOptions {
   std::string db;
 };
 
-void print_estimate(const std::string& title, const GemmProblem& p, const GemmConfig& c,
-                    const DeviceDesc& d, const std::string& measured) {
-  const GemmEstimate e = estimate(p, c, d);
-  fmt::print("{}: {}\n", title, to_key(c));
-  fmt::print("  tiles        {} x {} = {} tiles of {}x{}{}\n", e.tiles_m, e.tiles_n,
-             e.tiles_m * e.tiles_n, c.tile_m, c.tile_n,
-             c.split_k > 1 ? fmt::format(", x{} K splits = {} CTAs", c.split_k, e.num_ctas) : "");
-  fmt::print("  tile eff.    {:.1f}% of the covered MxN is useful ({:.1f}% wasted)\n",
-             100 * e.tile_efficiency, 100 * (1 - e.tile_efficiency));
-  if (c.family == GemmFamily::kSm90)
-    fmt::print(
-        "  warps        {}\n",
-        c.warp_specialized
-            ? fmt::format("a producer warpgroup (one thread issues the TMA loads) + {} "
-                          "consumer warpgroup(s){}",
-                          c.consumers, c.consumers == 2 ? ", registers split by setmaxnreg" : "")
-            : fmt::format("{} consumer warpgroup(s), no producer warpgroup: consumer 0's "
-                          "thread issues the TMA loads",
-                          c.consumers));
-  fmt::print("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
-             e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
-             e.occupancy.limiter);
-  fmt::print("  waves        {} on {} SMs (last wave {} of {} slots), wave efficiency {:.1f}%\n",
-             e.waves.waves, d.num_sms, e.waves.last_wave_ctas, e.waves.slots,
-             100 * e.waves.efficiency);
-  if (const StreamKRegion sk = stream_k_region(p, c, d.num_sms); sk.units > 0)
-    fmt::print(
-        "  stream-K     the last {} tiles shared out by K: {} k-tiles of {} on each of {} "
-        "CTAs, after {} whole tiles each\n",
-        sk.units, sk.iters, sk.units * k_tiles(p, c), d.num_sms,
-        (work_units(p, c) - sk.units) / d.num_sms);
-  fmt::print(
-      "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}{}) + overlap {:.1f}{} + "
-      "launch {:.1f} -> {:.0f} TFLOP/s{}\n",
-      e.predicted_us, e.compute_us, e.memory_us,
-      e.ramp_us > 0 ? fmt::format(" incl. {:.1f} first DRAM round trip", e.ramp_us) : "",
-      e.overlap_us,
-      e.reduce_us > 0 ? fmt::format(" + {} {:.1f}",
-                                    c.stream_k        ? "stream-K fix-up"
-                                    : c.cluster_k > 1 ? "cluster exchange"
-                                                      : "split-K reduce",
-                                    e.reduce_us)
-                      : "",
-      e.launch_us, e.predicted_tflops, measured);
+void print_config(const OpSpec& op, const std::string& title, const std::string& problem_key,
+                  const std::string& config_key, const DeviceDesc& device,
+                  const std::string& measured) {
+  fmt::print("{}: {}{}\n{}", title, config_key, measured,
+             op.explain(problem_key, config_key, device));
 }
 
-void print_attention_estimate(const std::string& title, const AttentionProblem& p,
-                              const AttentionConfig& c, const DeviceDesc& d) {
-  const AttentionEstimate e = estimate(p, c, d);
-  fmt::print("{}: {}\n", title, to_key(c));
-  if (c.family == AttentionFamily::kSm90)
-    fmt::print(
-        "  family       fa3: wgmma + TMA, 1 producer + {} consumer warpgroup(s) of 64 query "
-        "rows; {}\n",
-        c.block_m / 64,
-        c.block_m == 128 ? "registers split by setmaxnreg (40 / 232 / 232), 1 CTA/SM"
-                         : "registers as compiled (no setmaxnreg)");
-  else
-    fmt::print("  family       fa2: mma.sync + cp.async, {} warps of {} query rows\n", c.warps,
-               c.block_m / c.warps);
-  fmt::print("  CTAs         B x Hq x ceil(Nq / Br) = {} x {} x {} = {}\n", p.batch, p.heads_q,
-             ceil_div(p.seqlen_q, c.block_m), e.num_ctas);
-  fmt::print("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
-             e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
-             e.occupancy.limiter);
-  fmt::print("  waves        {} on {} SMs (last wave {} of {} slots), wave efficiency {:.1f}%\n",
-             e.waves.waves, d.num_sms, e.waves.last_wave_ctas, e.waves.slots,
-             100 * e.waves.efficiency);
-  fmt::print("  blocks       {:.1f}% of the visited (q, k) block area is visible{}\n",
-             100 * e.block_efficiency, p.causal ? " (causal: diagonal blocks are masked)" : "");
-  fmt::print(
-      "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}) + launch -> {:.0f} TFLOP/s\n",
-      e.predicted_us, e.compute_us, e.memory_us, e.predicted_tflops);
-}
-
-void run_attention(const ExplainOptions& o, const DeviceDesc& device) {
-  for (const AttentionProblem& p : o.problem.attention_problems()) {
-    fmt::print("{} on {} ({:.3g} GFLOP, {:.1f} MB minimum traffic)\n", to_key(p), o.profile,
-               p.flops() / 1e9, p.min_bytes() / 1e6);
-    if (!o.config.empty()) {
-      const AttentionConfig c = parse_attention_config_key(o.config);
-      if (auto why = validate(p, c, device)) throw_invalid(fmt::format("{}: {}", to_key(c), *why));
-      print_attention_estimate("config", p, c, device);
-      continue;
+// The measured winner and runner-up for the profile's device in the database, one row per
+// config: the interleaved re-measurement where there is one (the pick was made by it), else the
+// latest row.
+std::vector<cache::Measurement> measured_best(const OpSpec& op, const std::string& problem_key,
+                                              const DeviceDesc& device, const std::string& db) {
+  std::map<std::string, cache::Measurement> latest;
+  try {
+    cache::Database database = open_database(db);
+    for (auto& m : database.measurements({problem_key, device.fingerprint(),
+                                          kBenchmarkProtocolVersion, op.template_version()})) {
+      if (m.status != cache::Status::kOk) continue;
+      auto [kept, inserted] = latest.try_emplace(m.config_key, m);
+      if (!inserted &&
+          (m.detail == tune::kFinalistDetail || kept->second.detail != tune::kFinalistDetail))
+        kept->second = std::move(m);
     }
-    const auto ranked = rank_by_model(p, enumerate_attention_configs(p, device), device);
-    const char* titles[] = {"model's pick", "runner-up"};
-    for (std::size_t i = 0; i < std::min<std::size_t>(2, ranked.size()); ++i)
-      print_attention_estimate(titles[i], p, ranked[i].config, device);
+  } catch (const Error&) {
   }
+  std::vector<cache::Measurement> measured;
+  for (auto& [config, m] : latest) measured.push_back(std::move(m));
+  std::sort(measured.begin(), measured.end(),
+            [](const auto& a, const auto& b) { return a.median_us < b.median_us; });
+  if (measured.size() > 2) measured.resize(2);
+  return measured;
 }
 
 void run(const ExplainOptions& o) {
   const DeviceDesc& device = device_profile(o.profile);
-  if (o.problem.is_attention()) return run_attention(o, device);
-  for (const GemmProblem& p : o.problem.gemm_problems()) {
-    fmt::print("{} on {} ({:.3g} GFLOP, {:.1f} MB minimum traffic, intensity {:.0f} FLOP/B)\n",
-               to_key(p), o.profile, p.flops() / 1e9, p.min_bytes() / 1e6,
-               p.flops() / p.min_bytes());
+  const OpSpec& op = o.problem.spec();
+  for (const std::string& p : o.problem.problem_keys()) {
+    const ProblemSummary s = op.summarize(p);
+    fmt::print("{} on {} ({:.3g} GFLOP, {:.1f} MB minimum traffic, intensity {:.1f} FLOP/B)\n", p,
+               o.profile, s.flops / 1e9, s.min_bytes / 1e6, s.flops / s.min_bytes);
     if (!o.config.empty()) {
-      const GemmConfig c = parse_gemm_config_key(o.config);
-      if (auto why = validate(p, c, device)) throw_invalid(fmt::format("{}: {}", to_key(c), *why));
-      print_estimate("config", p, c, device, "");
+      if (auto why = op.validate_config(p, o.config, device))
+        throw_invalid(fmt::format("{}: {}", o.config, *why));
+      print_config(op, "config", p, o.config, device, "");
       continue;
     }
-    // Measured winner and runner-up, when this database has them for the profile's device. A
-    // finalist has two rows, its first pass and the interleaved re-measurement the winner was
-    // picked by; one row per config, the re-measurement where there is one, the latest else.
-    std::map<std::string, cache::Measurement> latest;
-    try {
-      cache::Database db = open_database(o.db);
-      for (auto& m : db.measurements({to_key(p), device.fingerprint(), kBenchmarkProtocolVersion,
-                                      kGemmTemplateVersion})) {
-        if (m.status != cache::Status::kOk) continue;
-        auto [kept, inserted] = latest.try_emplace(m.config_key, m);
-        if (!inserted &&
-            (m.detail == tune::kFinalistDetail || kept->second.detail != tune::kFinalistDetail))
-          kept->second = std::move(m);
-      }
-    } catch (const Error&) {
+    const std::vector<cache::Measurement> measured = measured_best(op, p, device, o.db);
+    const char* measured_titles[] = {"measured winner", "measured runner-up"};
+    for (std::size_t i = 0; i < measured.size(); ++i) {
+      const auto& m = measured[i];
+      print_config(op, measured_titles[i], p, m.config_key, device,
+                   fmt::format(" (measured {:.1f} us, model error {:+.0f}%)", m.median_us,
+                               100 * (m.predicted_us - m.median_us) / m.median_us));
     }
-    std::vector<cache::Measurement> measured;
-    for (auto& [config, m] : latest) measured.push_back(std::move(m));
-    if (!measured.empty()) {
-      std::sort(measured.begin(), measured.end(),
-                [](const auto& a, const auto& b) { return a.median_us < b.median_us; });
-      const char* titles[] = {"measured winner", "measured runner-up"};
-      for (std::size_t i = 0; i < std::min<std::size_t>(2, measured.size()); ++i) {
-        const auto& m = measured[i];
-        print_estimate(
-            titles[i], p, parse_gemm_config_key(m.config_key), device,
-            fmt::format("; measured {:.1f} us = {:.0f} TFLOP/s (model error {:+.0f}%)", m.median_us,
-                        m.tflops, 100 * (m.predicted_us - m.median_us) / m.median_us));
-      }
-      continue;
-    }
-    const auto ranked = rank_by_model(p, enumerate_gemm_configs(p, device), device);
+    if (!measured.empty()) continue;
+    const std::vector<RankedConfigKey> ranked = op.ranked_configs(p, device);
     const char* titles[] = {"model's pick", "runner-up"};
     for (std::size_t i = 0; i < std::min<std::size_t>(2, ranked.size()); ++i)
-      print_estimate(titles[i], p, ranked[i].config, device, "");
+      print_config(op, titles[i], p, ranked[i].config_key, device, "");
   }
 }
 

@@ -3,10 +3,9 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "core/gemm_model.hpp"
 #include "generator/embedded_templates.hpp"
 #include "generator/generated_source.hpp"
-#include "runtime/gemm_dispatch.hpp"
+#include "runtime/op_dispatch.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
 
@@ -37,25 +36,13 @@ void print_source(const gen::GeneratedSource& s, const std::string& problem_key,
 void run(const GenOptions& o) {
   const DeviceDesc& device = device_profile(o.profile);
   const std::string arch = o.arch.empty() ? device.arch() : o.arch;
-  if (o.problem.is_attention()) {
-    for (const AttentionProblem& p : o.problem.attention_problems()) {
-      const AttentionConfig c =
-          o.config.empty()
-              ? rank_by_model(p, enumerate_attention_configs(p, device), device).at(0).config
-              : parse_attention_config_key(o.config);
-      if (auto why = validate(p, c, device)) throw_invalid(fmt::format("{}: {}", to_key(c), *why));
-      print_source(gen::generate_attention(p, c, false, arch), to_key(p), to_key(c),
-                   o.config.empty(), o, arch);
-    }
-    return;
-  }
-  for (const GemmProblem& p : o.problem.gemm_problems()) {
-    const GemmConfig c = o.config.empty() ? rt::model_default_config(p, device, 64 << 20)
-                                          : parse_gemm_config_key(o.config);
-    if (auto why = validate(p, c, device))
-      throw_invalid(fmt::format("config {} cannot run {} on {}: {}", to_key(c), to_key(p),
-                                device.name, *why));
-    print_source(gen::generate_gemm(p, c, arch), to_key(p), to_key(c), o.config.empty(), o, arch);
+  const OpSpec& op = o.problem.spec();
+  for (const std::string& p : o.problem.problem_keys()) {
+    const std::string c =
+        o.config.empty() ? rt::model_ranked_configs(op, p, device, 64 << 20, 1).front() : o.config;
+    if (auto why = op.validate_config(p, c, device))
+      throw_invalid(fmt::format("config {} cannot run {} on {}: {}", c, p, device.name, *why));
+    print_source(gen::generate(op, p, c, "", arch), p, c, o.config.empty(), o, arch);
   }
 }
 

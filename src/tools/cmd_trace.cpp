@@ -42,9 +42,9 @@ void print_per_cta(const tune::GemmTrace& t) {
 }
 
 void run(const TraceOptions& o) {
-  if (o.problem.is_attention())
-    throw Error(ErrorKind::kInvalidArgument,
-                "trace covers GEMM (sm90 configs); attention kernels carry no phase marks");
+  if (const std::string op = o.problem.spec().name(); op != "gemm")
+    throw_invalid(
+        fmt::format("trace covers GEMM (sm90 configs); {} kernels carry no phase marks", op));
   std::string reason;
   if (!rt::gpu_available(&reason))
     throw Error(ErrorKind::kUnsupported,
@@ -52,8 +52,9 @@ void run(const TraceOptions& o) {
   // The traced kernel is compiled here and never stored: no database, only a context.
   const rt::BoundContext context(0);
   const rt::ScopedCurrent current(context.context());
-  for (const GemmProblem& p : o.problem.gemm_problems())
+  for (const std::string& problem_key : o.problem.problem_keys())
     for (const std::string& key : o.configs) {
+      const GemmProblem p = parse_gemm_key(problem_key);
       const tune::GemmTrace t = tune::trace_gemm(p, parse_gemm_config_key(key), o.reps);
       fmt::print(
           "{} {}: {} CTAs, launch {:.2f} us median ({:.2f} min, flush before each), "

@@ -10,8 +10,7 @@
 #include "runtime/cuda_driver.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
-#include "tuner/attention_tuner.hpp"
-#include "tuner/gemm_tuner.hpp"
+#include "tuner/problem_tuner.hpp"
 
 namespace kt::cli {
 
@@ -30,9 +29,8 @@ struct TuneCliOptions {
   tune::IsolationOptions isolation;
 };
 
-// The summary of one tuning run: failures, winner and runner-up (GEMM or attention report).
-template <typename Report>
-void print_report(const Report& r) {
+// The summary of one tuning run: failures, winner and runner-up.
+void print_report(const tune::TuneReport& r) {
   int failed = 0;
   std::map<std::string, int> by_status;
   for (const auto& c : r.candidates) {
@@ -42,7 +40,7 @@ void print_report(const Report& r) {
   fmt::print(
       "{}: {} candidates ({} compiled, {} from cache, {} failed or rejected); compile "
       "{:.1f}s, measure {:.1f}s\n",
-      to_key(r.problem), r.candidates.size(), r.num_compiled, r.num_cache_hits, failed,
+      r.problem_key, r.candidates.size(), r.num_compiled, r.num_cache_hits, failed,
       r.compile_wall_s, r.measure_wall_s);
   std::string counts;
   for (const auto& [status, n] : by_status) counts += fmt::format(" {}={}", status, n);
@@ -50,50 +48,36 @@ void print_report(const Report& r) {
              r.resumed ? " (resumed)" : "", r.num_worker_restarts, counts);
   for (const auto& c : r.candidates)
     if (c.status != cache::Status::kOk)
-      fmt::print("  {} {}: {}\n", to_key(c.config), cache::to_string(c.status),
+      fmt::print("  {} {}: {}\n", c.config_key, cache::to_string(c.status),
                  c.detail.substr(0, c.detail.find('\n')));
+  // Memory-bound ops report bandwidth over their minimum bytes; the rest TFLOP/s.
+  auto rate = [&](double us) {
+    return r.summary.memory_bound ? fmt::format("{:.0f} GB/s", r.summary.min_bytes / us / 1e3)
+                                  : fmt::format("{:.0f} TFLOP/s", r.summary.flops / us / 1e6);
+  };
   auto line = [&](const char* title, std::size_t i) {
     const auto& c = r.candidates[i];
     if (r.predicted)
-      fmt::print("  {:<10} {}  predicted {:.1f} us ({:.0f} TFLOP/s), {} regs\n", title,
-                 to_key(c.config), c.estimate.predicted_us, c.estimate.predicted_tflops,
-                 c.registers);
+      fmt::print("  {:<10} {}  predicted {:.1f} us ({}), {} regs\n", title, c.config_key,
+                 c.predicted_us, rate(c.predicted_us), c.registers);
     else
-      fmt::print("  {:<10} {}  {:.1f} us +-{:.1f}% ({:.0f} TFLOP/s; model said {:.1f} us)\n", title,
-                 to_key(c.config), c.timing.median_us, c.timing.spread_pct(),
-                 r.problem.flops() / c.timing.median_us / 1e6, c.estimate.predicted_us);
+      fmt::print("  {:<10} {}  {:.1f} us +-{:.1f}% ({}; model said {:.1f} us)\n", title,
+                 c.config_key, c.timing.median_us, c.timing.spread_pct(), rate(c.timing.median_us),
+                 c.predicted_us);
   };
   if (r.winner) line("winner", *r.winner);
   if (r.runner_up) line("runner-up", *r.runner_up);
   if (!r.winner) fmt::print("  no candidate succeeded: nothing stored as the winner\n");
-  if constexpr (requires { r.winner_model_rank; }) {
-    if (r.winner_model_rank >= 0)
-      fmt::print("  the model ranked the winner #{} of the measured candidates\n",
-                 r.winner_model_rank + 1);
-  }
-}
-
-void run_attention(const TuneCliOptions& o, bool predict) {
-  const std::vector<AttentionProblem> problems = o.problem.attention_problems();
-  tune::AttentionTuneOptions options;
-  options.finalists = o.finalists;
-  options.device_ordinal = o.device;
-  options.seed = o.seed;
-  options.progress = progress_printer();
-  options.predict_only = predict;
-  options.device = device_profile(o.profile);
-  options.isolation = o.isolation;
-  for (const auto& key : o.configs) options.configs.push_back(parse_attention_config_key(key));
-  cache::Database db = open_database(o.db);
-  fmt::print("database: {}\n", db.path());
-  for (const AttentionProblem& p : problems) print_report(tune::tune_attention(p, db, options));
+  if (r.winner_model_rank >= 0)
+    fmt::print("  the model ranked the winner #{} of the measured candidates\n",
+               r.winner_model_rank + 1);
 }
 
 void run(TuneCliOptions o) {
   if (auto faults = env::test_faults()) o.isolation.test_faults = tune::parse_test_faults(*faults);
-  const bool attention = o.problem.is_attention();
-  std::string reason;
+  const std::vector<std::string> problems = o.problem.problem_keys();
   bool predict = o.predict;
+  std::string reason;
   if (o.predict) {
     fmt::print(
         "Predicting (--predict): candidates are compiled and ranked by the model for "
@@ -106,21 +90,23 @@ void run(TuneCliOptions o) {
         "compiled and ranked by the model, results stored as predicted, not measured.\n",
         reason, o.profile);
   }
-  if (attention) return run_attention(o, predict);
-  const std::vector<GemmProblem> problems = o.problem.gemm_problems();
   tune::TuneOptions options;
   options.max_candidates = o.candidates;
   options.finalists = o.finalists;
   options.device_ordinal = o.device;
   options.seed = o.seed;
   options.progress = progress_printer();
-  for (const auto& key : o.configs) options.configs.push_back(parse_gemm_config_key(key));
+  options.configs = o.configs;
   options.predict_only = predict;
   options.device = device_profile(o.profile);
   options.isolation = o.isolation;
   cache::Database db = open_database(o.db);
   fmt::print("database: {}\n", db.path());
-  for (const GemmProblem& p : problems) print_report(tune::tune_gemm(p, db, options));
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    if (problems.size() > 1)
+      fmt::print("problem {} of {}: {}\n", i + 1, problems.size(), problems[i]);
+    print_report(tune::tune_problem(problems[i], db, options));
+  }
 }
 
 }  // namespace

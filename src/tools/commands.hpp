@@ -14,5 +14,6 @@ void register_bench(CLI::App& app);
 void register_cache(CLI::App& app);
 void register_doctor(CLI::App& app);
 void register_trace(CLI::App& app);
+void register_ops(CLI::App& app);
 
 }  // namespace kt::cli

@@ -22,6 +22,7 @@ void configure_logging(bool verbose) {
 }
 
 constexpr const char* kFooter = R"(Examples:
+  kerntune ops                                      the ops --op takes, with their shape syntax
   kerntune info                                     what GPU, toolkit and database are here
   kerntune tune --op gemm --shape 4096x4096x4096    tune one shape (predicts without a GPU)
   kerntune tune --suite foundation                  tune a list of shapes
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Debug logging (or set KERNTUNE_LOG_LEVEL)");
   app.parse_complete_callback([&verbose] { configure_logging(verbose); });
+  kt::cli::register_ops(app);
   kt::cli::register_info(app);
   kt::cli::register_gen(app);
   kt::cli::register_compile(app);

@@ -12,7 +12,7 @@
 #include "cache/database.hpp"
 #include "core/device_desc.hpp"
 #include "runtime/module_cache.hpp"
-#include "tuner/gemm_workload.hpp"
+#include "tuner/output_check.hpp"
 
 namespace kt::tune {
 
@@ -29,9 +29,9 @@ class BenchTarget {
   virtual OutputCheck check_output() = 0;  // synchronizes
 };
 
-// The target for `problem_key` ("gemm:..." or "attn:..."), its inputs drawn from `seed`; check
-// kernels come from `db` (may be null) or NVRTC. Throws kt::Error (kInvalidArgument) for an
-// unknown op.
+// The target of the op `problem_key` belongs to (its OpTuning facet), its inputs drawn from
+// `seed`; check kernels come from `db` (may be null) or NVRTC. Throws kt::Error
+// (kInvalidArgument) for a key of no registered op.
 std::unique_ptr<BenchTarget> make_bench_target(const std::string& problem_key,
                                                const DeviceDesc& device, cache::Database* db,
                                                rt::ModuleCache& modules, CUstream stream,

@@ -80,12 +80,12 @@ class CandidatePipeline {
 };
 
 // ---- the steps over a tuner's candidate type --------------------------------------------------
-// C has: config (with to_key), estimate.predicted_us, status, detail, timing, compile_ms,
+// C has: config_key, predicted_us, status, detail, timing, compile_ms,
 // compiled_from_cache, registers, spill_bytes.
 
 template <class C>
 CandidateRow row_of(const C& c) {
-  return {to_key(c.config), c.status, c.estimate.predicted_us, &c.timing, c.detail};
+  return {c.config_key, c.status, c.predicted_us, &c.timing, c.detail};
 }
 
 // Takes a candidate's outcome from its row of the run being resumed.
@@ -104,7 +104,7 @@ inline bool needs_cubin(cache::Status status) {
 }
 
 // Compiles cands[begin, end) on `threads` threads. make_source(c) → gen::GeneratedSource;
-// re_estimate(c) updates c.estimate from c.registers. Records every row that compiling makes
+// re_estimate(c) updates c.predicted_us from c.registers. Records every row that compiling makes
 // final: failures, and every candidate when predicting. compiled[i] holds the cubins.
 template <class C, class MakeSource, class ReEstimate>
 void compile_candidates(CandidatePipeline& pipe, std::vector<C>& cands, std::size_t begin,
@@ -115,7 +115,7 @@ void compile_candidates(CandidatePipeline& pipe, std::vector<C>& cands, std::siz
   ProgressTracker tracker(progress, "compile", int(cands.size() - begin));
   parallel_for(begin, cands.size(), pipe.settings().compile_threads, [&](std::size_t i) {
     C& c = cands[i];
-    const std::string key = to_key(c.config);
+    const std::string key = c.config_key;
     const std::optional<cache::Measurement> prior = pipe.ledger().prior(key);
     if (c.status != cache::Status::kOk) {
       pipe.ledger().record(row_of(c));
@@ -164,7 +164,7 @@ void measure_candidates(CandidatePipeline& pipe, std::vector<C>& cands, std::siz
   ProgressTracker tracker(progress, "measure", int(cands.size() - begin));
   for (std::size_t i = begin; i < cands.size(); ++i) {
     C& c = cands[i];
-    const std::string key = to_key(c.config);
+    const std::string key = c.config_key;
     if (c.status != cache::Status::kOk || !compiled[i]) {
       tracker.step(fmt::format("{} skipped ({})", key, cache::to_string(c.status)));
       continue;
@@ -173,7 +173,7 @@ void measure_candidates(CandidatePipeline& pipe, std::vector<C>& cands, std::siz
       tracker.step(fmt::format("{} {:.1f} us (resumed)", key, c.timing.median_us));
       continue;
     }
-    const TrialOutcome t = pipe.measure(key, *compiled[i], c.estimate.predicted_us);
+    const TrialOutcome t = pipe.measure(key, *compiled[i], c.predicted_us);
     c.status = t.status;
     c.detail = t.detail;
     c.timing = t.timing;
@@ -182,7 +182,7 @@ void measure_candidates(CandidatePipeline& pipe, std::vector<C>& cands, std::siz
     if (c.status == cache::Status::kOk)
       tracker.step(fmt::format("{} {:.1f} us ({:.0f} TFLOP/s, model {:.1f} us)", key,
                                c.timing.median_us, flops / c.timing.median_us / 1e6,
-                               c.estimate.predicted_us));
+                               c.predicted_us));
     else
       tracker.step(fmt::format("{} {}: {}{}", key, cache::to_string(c.status),
                                c.detail.substr(0, c.detail.find('\n')), restarted));
@@ -210,9 +210,9 @@ std::vector<std::size_t> remeasure_finalists(
   std::vector<double> predicted;
   std::vector<Timing*> timings;
   for (std::size_t i : ok) {
-    keys.push_back(to_key(cands[i].config));
+    keys.push_back(cands[i].config_key);
     cubins.push_back(&*compiled[i]->record);
-    predicted.push_back(cands[i].estimate.predicted_us);
+    predicted.push_back(cands[i].predicted_us);
     timings.push_back(&cands[i].timing);
   }
   if (!pipe.remeasure(keys, cubins, predicted, timings, rounds)) return {};

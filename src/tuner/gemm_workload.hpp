@@ -15,16 +15,9 @@
 #include "core/gemm_problem.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/module_cache.hpp"
+#include "tuner/output_check.hpp"
 
 namespace kt::tune {
-
-struct OutputCheck {
-  bool passed = false;
-  double relative_error = 0;  // ||out - ref|| / ||ref|| over the samples
-  double tolerance = 0;
-  std::uint64_t nonfinite = 0;  // NaN/Inf anywhere in C (poison left = element not written)
-  std::string detail;           // why it failed, for the database
-};
 
 // ||out - ref|| / ||ref|| bound for an output dtype (inputs are exact in bf16/fp16; the error
 // is the output rounding plus FP32 accumulation order).

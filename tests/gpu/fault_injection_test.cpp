@@ -18,8 +18,7 @@
 #include "gpu/gpu_fixture.hpp"
 #include "support/gemm_builders.hpp"
 #include "support/isolation.hpp"
-#include "tuner/attention_tuner.hpp"
-#include "tuner/gemm_tuner.hpp"
+#include "tuner/problem_tuner.hpp"
 
 namespace kt::tune {
 namespace {
@@ -49,15 +48,13 @@ std::vector<GemmConfig> chosen_configs(const GemmProblem& p, const DeviceDesc& d
           validate(p, sm90, device) ? config(256, 128, 32, 64, 64, 3) : sm90};
 }
 
-template <class Report>
-std::map<std::string, cache::Status> statuses(const Report& r) {
+std::map<std::string, cache::Status> statuses(const TuneReport& r) {
   std::map<std::string, cache::Status> out;
-  for (const auto& c : r.candidates) out[to_key(c.config)] = c.status;
+  for (const auto& c : r.candidates) out[c.config_key] = c.status;
   return out;
 }
 
-template <class Report>
-void print_counts(const char* what, const Report& r) {
+void print_counts(const char* what, const TuneReport& r) {
   std::map<std::string, int> counts;
   for (const auto& c : r.candidates) ++counts[cache::to_string(c.status)];
   std::string line;
@@ -74,7 +71,7 @@ TEST_F(FaultInjection, BrokenGemmCandidatesAreRecordedWithTheirReasonAndAGoodOne
   for (const GemmConfig& config : c) ASSERT_FALSE(validate(p, config, device_)) << to_key(config);
   TuneOptions o;
   o.device_ordinal = 0;
-  o.configs = c;
+  for (const GemmConfig& config : c) o.configs.push_back(to_key(config));
   o.seed = 1234;
   o.isolation.candidate_timeout_s = 5;
   o.isolation.test_faults = {{to_key(c[1]), TestFault::kOutOfBounds},
@@ -82,7 +79,7 @@ TEST_F(FaultInjection, BrokenGemmCandidatesAreRecordedWithTheirReasonAndAGoodOne
                              {to_key(c[3]), TestFault::kHang},
                              {to_key(c[4]), TestFault::kCompileCrash},
                              {to_key(c[5]), TestFault::kWrongResult}};
-  const TuneReport r = tune_gemm(p, db, o);
+  const TuneReport r = tune_problem(to_key(p), db, o);
   print_counts("gemm with faults", r);
   auto s = statuses(r);
   EXPECT_EQ(s[to_key(c[0])], cache::Status::kOk);
@@ -93,7 +90,7 @@ TEST_F(FaultInjection, BrokenGemmCandidatesAreRecordedWithTheirReasonAndAGoodOne
   EXPECT_EQ(s[to_key(c[5])], cache::Status::kWrongResult);
   EXPECT_EQ(s[to_key(c[6])], cache::Status::kOk);
   ASSERT_TRUE(r.winner.has_value());
-  const std::string winner = to_key(r.candidates[*r.winner].config);
+  const std::string winner = r.candidates[*r.winner].config_key;
   EXPECT_TRUE(winner == to_key(c[0]) || winner == to_key(c[6])) << winner;
   EXPECT_GT(r.candidates[*r.winner].timing.median_us, 0);
   EXPECT_GE(r.num_worker_restarts, 4);   // one compile worker, three benchmark workers
@@ -106,7 +103,7 @@ TEST_F(FaultInjection, BrokenGemmCandidatesAreRecordedWithTheirReasonAndAGoodOne
   EXPECT_FALSE(stored->predicted);
 
   // The next run skips the four blocklisted kernels without starting a worker for them.
-  const TuneReport again = tune_gemm(p, db, o);
+  const TuneReport again = tune_problem(to_key(p), db, o);
   print_counts("gemm again, blocklist applied", again);
   s = statuses(again);
   for (int i : {1, 2, 3, 4}) EXPECT_EQ(s[to_key(c[i])], cache::Status::kRejected) << i;
@@ -130,19 +127,19 @@ TEST_F(FaultInjection, AttentionUsesTheSameWorkersAndSurvivesAnIllegalAddress) {
   const AttentionConfig other = parse_attention_config_key("fa2.bm64.bn128.w4.s2");
   for (const AttentionConfig& c : {good, broken, other})
     ASSERT_FALSE(validate(p, c, device_)) << to_key(c);
-  AttentionTuneOptions o;
-  o.configs = {good, broken, other};
+  TuneOptions o;
+  o.configs = {to_key(good), to_key(broken), to_key(other)};
   o.seed = 99;
   o.isolation.candidate_timeout_s = 5;
   o.isolation.test_faults = {{to_key(broken), TestFault::kOutOfBounds}};
-  const AttentionTuneReport r = tune_attention(p, db, o);
+  const TuneReport r = tune_problem(to_key(p), db, o);
   print_counts("attention with an oob fault", r);
   auto s = statuses(r);
   EXPECT_EQ(s[to_key(broken)], cache::Status::kIllegalAddress);
   EXPECT_EQ(s[to_key(good)], cache::Status::kOk);
   EXPECT_EQ(s[to_key(other)], cache::Status::kOk);
   ASSERT_TRUE(r.winner.has_value());
-  EXPECT_NE(to_key(r.candidates[*r.winner].config), to_key(broken));
+  EXPECT_NE(r.candidates[*r.winner].config_key, to_key(broken));
   EXPECT_EQ(r.num_worker_restarts, 1);
   EXPECT_EQ(db.blocklist().size(), 1u);
   kt::testing::expect_consistent(file.path(), {to_key(p)}, 3);

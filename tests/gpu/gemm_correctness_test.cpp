@@ -10,11 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/op_registry.hpp"
 #include "generator/generated_source.hpp"
 #include "gpu/gpu_fixture.hpp"
 #include "runtime/cubin_provider.hpp"
-#include "runtime/gemm_dispatch.hpp"
 #include "runtime/gemm_kernel.hpp"
+#include "runtime/op_dispatch.hpp"
 #include "support/gemm_builders.hpp"
 #include "support/precompile.hpp"
 #include "tuner/gemm_workload.hpp"
@@ -136,7 +137,10 @@ TEST_F(GemmCorrectness, RaggedShapesEveryDtypeBothLayoutsModelDefault) {
     for (const auto& pair : pairs)
       for (Layout layout : {Layout::kNT, Layout::kNN}) {
         const GemmProblem p = testing::shaped_problem(shape, layout, pair[0], pair[1]);
-        cases.push_back({p, rt::model_default_config(p, device_, 64 << 20)});
+        cases.push_back(
+            {p, parse_gemm_config_key(
+                    rt::model_ranked_configs(op_spec("gemm"), to_key(p), device_, 64 << 20, 1)
+                        .front())});
       }
   check_all(cases);
 }
@@ -148,7 +152,8 @@ TEST_F(GemmCorrectness, RaggedShapesEveryDtypeBothLayoutsModelDefault) {
 TEST_F(GemmCorrectness, EveryOperandSetTheProtocolRotatesOverHoldsTheCheckedInputs) {
   const GemmProblem p =
       testing::shaped_problem("33x200x1000", Layout::kNT, DType::kBF16, DType::kBF16);
-  const GemmConfig config = rt::model_default_config(p, device_, 64 << 20);
+  const GemmConfig config = parse_gemm_config_key(
+      rt::model_ranked_configs(op_spec("gemm"), to_key(p), device_, 64 << 20, 1).front());
   const rt::CudaDriver& d = rt::driver();
   rt::ModuleCache modules;
   CUstream stream = nullptr;

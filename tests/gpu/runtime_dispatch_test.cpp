@@ -13,8 +13,8 @@
 #include "gpu/gpu_fixture.hpp"
 #include "kerntune/kerntune.h"
 #include "kerntune/kerntune.hpp"
-#include "tuner/gemm_tuner.hpp"
 #include "tuner/gemm_workload.hpp"
+#include "tuner/problem_tuner.hpp"
 #include "tuner/run_ledger.hpp"
 
 namespace kt {
@@ -37,11 +37,11 @@ TEST_F(RuntimeDispatch, TwoCandidateTuneRoundTripsThroughDatabaseAndRuntime) {
   {
     cache::Database db = cache::Database::open(path);
     tune::TuneOptions o;
-    o.configs = {parse_gemm_config_key("sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1"),
-                 parse_gemm_config_key("sm80.bm64.bn64.bk64.wm32.wn32.s3.g1.sk1")};
-    const tune::TuneReport report = tune::tune_gemm(p, db, o);
+    o.configs = {"sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1",
+                 "sm80.bm64.bn64.bk64.wm32.wn32.s3.g1.sk1"};
+    const tune::TuneReport report = tune::tune_problem(to_key(p), db, o);
     ASSERT_TRUE(report.winner.has_value());
-    winner = to_key(report.candidates[*report.winner].config);
+    winner = report.candidates[*report.winner].config_key;
     // Each candidate has its first-pass row and, as both are finalists, a row of the
     // interleaved re-measurement (told apart by its detail); the winner is the faster finalist.
     const cache::TuningKey key{to_key(p), device_.fingerprint(), kBenchmarkProtocolVersion,
@@ -58,7 +58,7 @@ TEST_F(RuntimeDispatch, TwoCandidateTuneRoundTripsThroughDatabaseAndRuntime) {
         first_pass.insert(m.config_key);
       }
     }
-    const std::multiset<std::string> both = {to_key(o.configs[0]), to_key(o.configs[1])};
+    const std::multiset<std::string> both = {o.configs[0], o.configs[1]};
     EXPECT_EQ(first_pass, both);
     EXPECT_EQ(finalists, both);
     const auto stored = db.find_winner(key);

@@ -18,8 +18,10 @@
 #include "cache/sql.hpp"
 #include "core/device_desc.hpp"
 #include "core/error.hpp"
+#include "core/gemm_problem.hpp"
+#include "core/op_registry.hpp"
 #include "core/versions.hpp"
-#include "runtime/gemm_dispatch.hpp"
+#include "runtime/op_dispatch.hpp"
 
 namespace {
 
@@ -66,13 +68,15 @@ int read(const std::string& path, const std::string& stop_file) {
       kt::cache::Winner w;
       w.key = {kt::to_key(p), device.fingerprint(), kt::kBenchmarkProtocolVersion,
                kt::kGemmTemplateVersion};
-      w.config_key = kt::to_key(kt::rt::model_default_config(p, device, 0));
+      w.config_key =
+          kt::rt::model_ranked_configs(kt::op_spec("gemm"), kt::to_key(p), device, 0, 1).front();
       w.median_us = 5;
       w.run_id = "reader";
       db.set_winner(w);
       ++winners;
     }
-    const kt::rt::GemmChoice choice = kt::rt::choose_gemm_config(&db, p, device, 0);
+    const kt::rt::DispatchChoice choice =
+        kt::rt::choose_config(&db, kt::op_spec("gemm"), kt::to_key(p), device, 0);
     if (choice.grade == kt::rt::DispatchGrade::kExact) ++exact;
     ++lookups;
   }

@@ -15,10 +15,11 @@
 #include "core/gemm_config.hpp"
 #include "core/gemm_model.hpp"
 #include "core/gemm_problem.hpp"
+#include "core/op_registry.hpp"
 #include "generator/generated_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "generator/ptxas_report.hpp"
-#include "runtime/gemm_dispatch.hpp"
+#include "runtime/op_dispatch.hpp"
 #include "support/gemm_builders.hpp"
 #include "support/parallel_for.hpp"
 
@@ -204,9 +205,9 @@ TEST(TemplatesCompile, ModelTopConfigsCompileAndTheServedOneIsSpillFree) {
   constexpr std::size_t kModelDefaultTries = 4;
   for (const kt::GemmProblem& p : shapes) {
     std::vector<gen::GeneratedSource> sources;
-    for (const kt::GemmConfig& c :
-         kt::rt::model_ranked_configs(p, h200, 64 << 20, kModelDefaultTries))
-      sources.push_back(gen::generate_gemm(p, c, "sm_90a"));
+    for (const std::string& c : kt::rt::model_ranked_configs(kt::op_spec("gemm"), kt::to_key(p),
+                                                             h200, 64 << 20, kModelDefaultTries))
+      sources.push_back(gen::generate_gemm(p, kt::parse_gemm_config_key(c), "sm_90a"));
     const std::vector<Outcome> outcomes = compile_all(sources);
     bool spill_free = false;
     for (std::size_t i = 0; i < outcomes.size(); ++i) {

@@ -15,7 +15,7 @@
 #include "support/gemm_builders.hpp"
 #include "support/isolation.hpp"
 #include "tuner/candidate_compiler.hpp"
-#include "tuner/gemm_tuner.hpp"
+#include "tuner/problem_tuner.hpp"
 
 namespace kt::tune {
 namespace {
@@ -89,19 +89,19 @@ TEST_F(WorkerIsolation, PredictRunSurvivesACompileCrashAndLaterRunsSkipTheBlockl
   TuneOptions o;
   o.predict_only = true;
   o.device = device_profile("h200");
-  o.configs = {kGood, kOther, kBroken};
+  o.configs = {to_key(kGood), to_key(kOther), to_key(kBroken)};
   o.isolation.test_faults = {{to_key(kBroken), TestFault::kCompileCrash}};
   auto status_of = [](const TuneReport& r, const GemmConfig& c) {
     for (const auto& cand : r.candidates)
-      if (cand.config == c) return cand;
-    return CandidateResult{};
+      if (cand.config_key == to_key(c)) return cand;
+    return Candidate{};
   };
 
-  const TuneReport first = tune_gemm(p, db, o);
+  const TuneReport first = tune_problem(to_key(p), db, o);
   EXPECT_EQ(status_of(first, kBroken).status, cache::Status::kCompileCrash);
   EXPECT_EQ(status_of(first, kGood).status, cache::Status::kOk);
   ASSERT_TRUE(first.winner.has_value());
-  EXPECT_NE(first.candidates[*first.winner].config, kBroken);
+  EXPECT_NE(first.candidates[*first.winner].config_key, to_key(kBroken));
   EXPECT_EQ(first.num_worker_restarts, 1);
   const auto blocked = db.blocklist();
   ASSERT_EQ(blocked.size(), 1u);
@@ -110,14 +110,14 @@ TEST_F(WorkerIsolation, PredictRunSurvivesACompileCrashAndLaterRunsSkipTheBlockl
   EXPECT_EQ(blocked[0].device_fingerprint, o.device.fingerprint());
   kt::testing::expect_consistent(file.path(), {to_key(p)}, 3);
 
-  const TuneReport second = tune_gemm(p, db, o);
-  const CandidateResult skipped = status_of(second, kBroken);
+  const TuneReport second = tune_problem(to_key(p), db, o);
+  const Candidate skipped = status_of(second, kBroken);
   EXPECT_EQ(skipped.status, cache::Status::kRejected);
   EXPECT_EQ(skipped.detail.rfind("blocklisted: compile_crash", 0), 0u) << skipped.detail;
   EXPECT_EQ(second.num_worker_restarts, 0);
 
   o.isolation.retry_blocklisted = true;
-  const TuneReport third = tune_gemm(p, db, o);
+  const TuneReport third = tune_problem(to_key(p), db, o);
   EXPECT_EQ(status_of(third, kBroken).status, cache::Status::kCompileCrash);
   EXPECT_EQ(third.num_worker_restarts, 1);
   kt::testing::expect_consistent(file.path(), {to_key(p)}, 3);

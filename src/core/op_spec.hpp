@@ -1,0 +1,110 @@
+// One op (GEMM, attention, RMSNorm, ...) described once for every layer: its problem and config
+// codecs, validation, config space and model, and the kernels a config instantiates. Problems
+// and configs cross this interface as their canonical keys; each op parses its own. Runtime and
+// tuner facets of an op live in those layers (rt::OpLauncher, tune::OpTuning) and are found
+// through the same registry entry (core/op_registry.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/device_desc.hpp"
+#include "core/types.hpp"
+
+namespace kt {
+
+// The CLI's problem options besides the shape itself.
+struct ShapeOptions {
+  DType dtype = DType::kBF16;
+  std::optional<DType> out_dtype;  // unset: dtype
+  std::string layout;              // empty: the op's default
+  std::vector<std::string> flags;  // the op's flags given (OpFlag::name), e.g. "causal"
+};
+
+// An op-specific CLI flag (`--causal`, `--residual`).
+struct OpFlag {
+  std::string name;
+  std::string help;
+};
+
+// What reports need of a problem.
+struct ProblemSummary {
+  double flops = 0;           // useful floating-point operations
+  double min_bytes = 0;       // bytes any kernel must move at least (read once, written once)
+  bool memory_bound = false;  // report TB/s and the ratio to a copy of min_bytes
+};
+
+// A config and the model's time for it.
+struct RankedConfigKey {
+  std::string config_key;
+  double predicted_us = 0;
+};
+
+// The kernels a (problem, config) instantiates: the generator writes a stub that includes
+// `headers` (embedded template paths) and asks NVRTC for `name_expressions`, main kernel first.
+struct KernelSource {
+  std::string name;
+  std::vector<std::string> headers;
+  std::vector<std::string> name_expressions;
+};
+
+class OpSpec {
+ public:
+  virtual ~OpSpec() = default;
+
+  virtual std::string name() const = 0;          // the --op value, e.g. "rmsnorm"
+  virtual std::string key_prefix() const = 0;    // every problem key starts with it: "rmsnorm:"
+  virtual std::string shape_syntax() const = 0;  // the --shape syntax, e.g. "rows=R,hidden=H"
+  virtual std::string description() const = 0;   // one line for `kerntune ops`
+  virtual std::vector<std::string> families() const = 0;
+  virtual std::vector<OpFlag> flags() const { return {}; }
+  // Bumped when a template changes performance or config semantics: part of every tuning key.
+  virtual int template_version() const = 0;
+  // Suites of --shape strings this op names (`--suite NAME`).
+  virtual std::vector<std::pair<std::string, std::vector<std::string>>> suites() const {
+    return {};
+  }
+
+  // A CLI shape and options -> the canonical problem key. Throws kt::Error (invalid argument)
+  // naming the bad field, or a flag or layout the op does not take.
+  virtual std::string problem_key(std::string_view shape, const ShapeOptions& options) const = 0;
+  // Parses and validates a problem key; throws kt::Error naming the problem.
+  virtual ProblemSummary summarize(std::string_view problem_key) const = 0;
+  // Distance between two problems in a space that reflects cost (>= 0); nullopt when a
+  // config of one says nothing about the other (other dtype, head_dim, mask, ...).
+  virtual std::optional<double> distance(std::string_view a, std::string_view b) const = 0;
+  // The key prefix tuned neighbours of `problem_key` share (narrows the database's scan).
+  virtual std::string neighbour_prefix(std::string_view /*problem_key*/) const {
+    return key_prefix();
+  }
+
+  // The valid configs of the space for `problem_key` on `device`, best predicted first.
+  virtual std::vector<RankedConfigKey> ranked_configs(std::string_view problem_key,
+                                                      const DeviceDesc& device) const = 0;
+  // Why `config_key` cannot serve `problem_key` on `device` (a malformed key included), or
+  // nullopt when it can.
+  virtual std::optional<std::string> validate_config(std::string_view problem_key,
+                                                     std::string_view config_key,
+                                                     const DeviceDesc& device) const = 0;
+  // The model's time; `registers` (0: estimated) is the compiled kernel's count.
+  virtual double predicted_us(std::string_view problem_key, std::string_view config_key,
+                              const DeviceDesc& device, int registers = 0) const = 0;
+  // Scratch memory the kernel needs on `device` (the runtime skips configs needing more than
+  // it holds).
+  virtual std::int64_t workspace_bytes(std::string_view /*problem_key*/,
+                                       std::string_view /*config_key*/,
+                                       const DeviceDesc& /*device*/) const {
+    return 0;
+  }
+  // The model's reasoning for `kerntune explain`, several lines.
+  virtual std::string explain(std::string_view problem_key, std::string_view config_key,
+                              const DeviceDesc& device) const = 0;
+  // The kernels to compile; `variant` names an instantiation the call chooses (attention's
+  // "lse"); empty for the default.
+  virtual KernelSource kernel_source(std::string_view problem_key, std::string_view config_key,
+                                     std::string_view variant) const = 0;
+};
+
+}  // namespace kt

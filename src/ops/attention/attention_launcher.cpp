@@ -1,0 +1,45 @@
+// Attention forward's runtime facet: a loaded AttentionKernel behind OpKernel, and the call's
+// checks.
+#include "core/attention_config.hpp"
+#include "ops/attention/attention_op.hpp"
+#include "runtime/attention_kernel.hpp"
+#include "runtime/call_checks.hpp"
+#include "runtime/op_launcher.hpp"
+
+namespace kt {
+
+namespace {
+
+class AttentionOpKernel final : public rt::OpKernel {
+ public:
+  AttentionOpKernel(const AttentionProblem& p, const AttentionConfig& c,
+                    const rt::LoadedModule& module)
+      : kernel_(p, c, module) {}
+  CUresult launch(const void* call, CUdeviceptr, CUstream stream) const override {
+    return kernel_.launch(*static_cast<const AttentionTensors*>(call), stream);
+  }
+
+ private:
+  rt::AttentionKernel kernel_;
+};
+
+class AttentionLauncher final : public rt::OpLauncher {
+ public:
+  std::unique_ptr<rt::OpKernel> load(std::string_view problem_key, std::string_view config_key,
+                                     const rt::LoadedModule& module) const override {
+    return std::make_unique<AttentionOpKernel>(parse_attention_key(problem_key),
+                                               parse_attention_config_key(config_key), module);
+  }
+  void check_call(std::string_view problem_key, const void* call) const override {
+    rt::check_attention_call(parse_attention_key(problem_key),
+                             *static_cast<const AttentionTensors*>(call));
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const rt::OpLauncher> make_attention_launcher() {
+  return std::make_shared<AttentionLauncher>();
+}
+
+}  // namespace kt

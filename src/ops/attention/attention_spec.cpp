@@ -1,0 +1,158 @@
+// Attention forward's OpSpec: problem and config keys, the fa2/fa3 space and model, explain.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/arith.hpp"
+#include "core/attention_config.hpp"
+#include "core/error.hpp"
+#include "core/versions.hpp"
+#include "ops/attention/attention_op.hpp"
+
+namespace kt {
+
+namespace {
+
+std::string explain_config(const AttentionProblem& p, const AttentionConfig& c,
+                           const DeviceDesc& d) {
+  const AttentionEstimate e = estimate(p, c, d);
+  std::string out;
+  if (c.family == AttentionFamily::kSm90)
+    out += fmt::format(
+        "  family       fa3: wgmma + TMA, 1 producer + {} consumer warpgroup(s) of 64 query "
+        "rows; {}\n",
+        c.block_m / 64,
+        c.block_m == 128 ? "registers split by setmaxnreg (40 / 232 / 232), 1 CTA/SM"
+                         : "registers as compiled (no setmaxnreg)");
+  else
+    out += fmt::format("  family       fa2: mma.sync + cp.async, {} warps of {} query rows\n",
+                       c.warps, c.block_m / c.warps);
+  out += fmt::format("  CTAs         B x Hq x ceil(Nq / Br) = {} x {} x {} = {}\n", p.batch,
+                     p.heads_q, ceil_div(p.seqlen_q, c.block_m), e.num_ctas);
+  out += fmt::format("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
+                     e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
+                     e.occupancy.limiter);
+  out += fmt::format(
+      "  waves        {} on {} SMs (last wave {} of {} slots), wave efficiency {:.1f}%\n",
+      e.waves.waves, d.num_sms, e.waves.last_wave_ctas, e.waves.slots, 100 * e.waves.efficiency);
+  out += fmt::format("  blocks       {:.1f}% of the visited (q, k) block area is visible{}\n",
+                     100 * e.block_efficiency,
+                     p.causal ? " (causal: diagonal blocks are masked)" : "");
+  out += fmt::format(
+      "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}) + launch -> {:.0f} "
+      "TFLOP/s\n",
+      e.predicted_us, e.compute_us, e.memory_us, e.predicted_tflops);
+  return out;
+}
+
+class AttentionSpec final : public OpSpec {
+ public:
+  std::string name() const override { return "attention"; }
+  std::string key_prefix() const override { return "attn:"; }
+  std::string shape_syntax() const override { return "b=B,hq=HQ,hkv=HKV,sq=SQ,sk=SK,d=D"; }
+  std::string description() const override {
+    return "attention forward, O = softmax(scale Q K^T [causal]) V, GQA/MQA, bf16/fp16, "
+           "head_dim 64/96/128/256 (h= sets hq and hkv, s= sets sq and sk)";
+  }
+  std::vector<std::string> families() const override { return {"fa2", "fa3"}; }
+  std::vector<OpFlag> flags() const override {
+    return {{"causal", "Attention: causal mask (bottom-right aligned)"}};
+  }
+  int template_version() const override { return kAttentionTemplateVersion; }
+  std::vector<std::pair<std::string, std::vector<std::string>>> suites() const override {
+    // FlashAttention's benchmark: batch x seqlen = 16k tokens, hidden 2048 (heads = 2048 / d).
+    return {{"attention-d128",
+             {"b=32,h=16,s=512,d=128", "b=16,h=16,s=1024,d=128", "b=8,h=16,s=2048,d=128",
+              "b=4,h=16,s=4096,d=128", "b=2,h=16,s=8192,d=128", "b=1,h=16,s=16384,d=128"}},
+            {"attention-d64",
+             {"b=32,h=32,s=512,d=64", "b=16,h=32,s=1024,d=64", "b=8,h=32,s=2048,d=64",
+              "b=4,h=32,s=4096,d=64", "b=2,h=32,s=8192,d=64", "b=1,h=32,s=16384,d=64"}},
+            {"attention-extra", {"b=1,hq=32,hkv=8,s=8192,d=128", "b=2,h=8,s=4096,d=256"}}};
+  }
+
+  std::string problem_key(std::string_view shape, const ShapeOptions& o) const override {
+    if (o.out_dtype && *o.out_dtype != o.dtype)
+      throw_invalid("attention writes O in its input dtype: drop --out-dtype");
+    if (!o.layout.empty())
+      throw_invalid("attention has no --layout (tensors are addressed through strides)");
+    AttentionProblem p;
+    p.dtype = o.dtype;
+    for (const std::string& flag : o.flags) {
+      if (flag == "causal")
+        p.causal = true;
+      else
+        throw_invalid(fmt::format("attention takes no --{}", flag));
+    }
+    parse_attention_shape(shape, p);
+    return to_key(p);
+  }
+
+  ProblemSummary summarize(std::string_view key) const override {
+    const AttentionProblem p = parse_attention_key(key);
+    return {p.flops(), p.min_bytes(), false};
+  }
+
+  // Configs carry over between problems of one dtype, head_dim and mask.
+  std::optional<double> distance(std::string_view a, std::string_view b) const override {
+    const AttentionProblem x = parse_attention_key(a), y = parse_attention_key(b);
+    if (x.dtype != y.dtype || x.head_dim != y.head_dim || x.causal != y.causal) return std::nullopt;
+    auto d = [](std::int64_t u, std::int64_t v) { return std::log2(double(u) / double(v)); };
+    return std::hypot(d(x.batch * x.heads_q, y.batch * y.heads_q), d(x.seqlen_q, y.seqlen_q),
+                      d(x.seqlen_k, y.seqlen_k));
+  }
+
+  std::string neighbour_prefix(std::string_view key) const override {
+    return fmt::format("attn:{}:", to_string(parse_attention_key(key).dtype));
+  }
+
+  std::vector<RankedConfigKey> ranked_configs(std::string_view key,
+                                              const DeviceDesc& device) const override {
+    const AttentionProblem p = parse_attention_key(key);
+    std::vector<RankedConfigKey> out;
+    for (const auto& r : rank_by_model(p, enumerate_attention_configs(p, device), device))
+      out.push_back({to_key(r.config), r.estimate.predicted_us});
+    return out;
+  }
+
+  std::optional<std::string> validate_config(std::string_view key, std::string_view config,
+                                             const DeviceDesc& device) const override {
+    try {
+      return validate(parse_attention_key(key), parse_attention_config_key(config), device);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  }
+
+  double predicted_us(std::string_view key, std::string_view config, const DeviceDesc& device,
+                      int registers) const override {
+    return estimate(parse_attention_key(key), parse_attention_config_key(config), device, registers)
+        .predicted_us;
+  }
+
+  std::string explain(std::string_view key, std::string_view config,
+                      const DeviceDesc& device) const override {
+    return explain_config(parse_attention_key(key), parse_attention_config_key(config), device);
+  }
+
+  // Variant "lse": the instantiation that also stores the row logsumexp.
+  KernelSource kernel_source(std::string_view key, std::string_view config,
+                             std::string_view variant) const override {
+    if (!variant.empty() && variant != "lse")
+      throw_invalid(fmt::format("attention has no kernel variant '{}' (only lse)", variant));
+    const bool write_lse = variant == "lse";
+    const AttentionProblem p = parse_attention_key(key);
+    const AttentionConfig c = parse_attention_config_key(config);
+    return {fmt::format("{}.d{}.{}.{}{}", to_key(c), p.head_dim, to_string(p.dtype),
+                        p.causal ? "causal" : "full", write_lse ? ".lse" : ""),
+            {c.family == AttentionFamily::kSm90 ? "kerntune/attention/attention_fwd_sm90.cuh"
+                                                : "kerntune/attention/attention_fwd_sm80.cuh"},
+            {attention_kernel_expression(p, c, write_lse)}};
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const OpSpec> make_attention_spec() { return std::make_shared<AttentionSpec>(); }
+
+}  // namespace kt

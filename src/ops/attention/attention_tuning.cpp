@@ -1,0 +1,67 @@
+// Attention forward's tuner facet: the workload behind BenchTarget, and a search that measures
+// every valid config of the (small) space, both families on sm_90a, so fa3 is measured whatever
+// the model prefers.
+#include <map>
+
+#include "core/attention_config.hpp"
+#include "ops/attention/attention_op.hpp"
+#include "runtime/attention_kernel.hpp"
+#include "tuner/attention_workload.hpp"
+#include "tuner/op_tuning.hpp"
+
+namespace kt {
+
+namespace {
+
+class AttentionTarget final : public tune::BenchTarget {
+ public:
+  explicit AttentionTarget(const tune::BenchTargetArgs& a)
+      : problem_(parse_attention_key(a.problem_key)),
+        modules_(*a.modules),
+        work_(problem_, a.device, a.db, *a.modules, a.stream, a.seed),
+        tensors_(work_.tensors(false)) {}
+
+  void load(const std::string& config_key, const cache::CubinRecord& cubin) override {
+    if (kernels_.count(config_key)) return;
+    kernels_[config_key] =
+        rt::AttentionKernel(problem_, parse_attention_config_key(config_key), modules_.load(cubin));
+  }
+  // One operand set: attention's operands are not rotated (their placement moves a
+  // compute-bound kernel's time by little).
+  CUresult launch(const std::string& config_key, CUstream s, int) override {
+    return kernels_.at(config_key).launch(tensors_, s);
+  }
+  int num_operand_sets() const override { return 1; }
+  void poison_output() override { work_.poison_output(); }
+  tune::OutputCheck check_output() override { return work_.check_output(false); }
+
+ private:
+  AttentionProblem problem_;
+  rt::ModuleCache& modules_;
+  tune::AttentionWorkload work_;
+  AttentionTensors tensors_;
+  std::map<std::string, rt::AttentionKernel> kernels_;
+};
+
+class AttentionTuning final : public tune::OpTuning {
+ public:
+  std::unique_ptr<tune::BenchTarget> make_bench_target(
+      const tune::BenchTargetArgs& args) const override {
+    return std::make_unique<AttentionTarget>(args);
+  }
+  std::unique_ptr<tune::OpSearch> start_search(std::string_view problem_key,
+                                               const std::vector<RankedConfigKey>& ranked,
+                                               const tune::SearchOptions& options) const override {
+    tune::SearchOptions all = options;
+    all.max_candidates = int(ranked.size());
+    return OpTuning::start_search(problem_key, ranked, all);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const tune::OpTuning> make_attention_tuning() {
+  return std::make_shared<AttentionTuning>();
+}
+
+}  // namespace kt

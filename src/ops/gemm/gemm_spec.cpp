@@ -1,0 +1,173 @@
+// GEMM's OpSpec: problem and config keys, the three families' space and model, explain.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/gemm_config.hpp"
+#include "core/gemm_model.hpp"
+#include "core/versions.hpp"
+#include "ops/gemm/gemm_op.hpp"
+
+namespace kt {
+
+namespace {
+
+std::string explain_config(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d) {
+  const GemmEstimate e = estimate(p, c, d);
+  std::string out;
+  out += fmt::format(
+      "  tiles        {} x {} = {} tiles of {}x{}{}\n", e.tiles_m, e.tiles_n, e.tiles_m * e.tiles_n,
+      c.tile_m, c.tile_n,
+      c.split_k > 1 ? fmt::format(", x{} K splits = {} CTAs", c.split_k, e.num_ctas) : "");
+  out += fmt::format("  tile eff.    {:.1f}% of the covered MxN is useful ({:.1f}% wasted)\n",
+                     100 * e.tile_efficiency, 100 * (1 - e.tile_efficiency));
+  if (c.family == GemmFamily::kSm90)
+    out += fmt::format(
+        "  warps        {}\n",
+        c.warp_specialized
+            ? fmt::format("a producer warpgroup (one thread issues the TMA loads) + {} "
+                          "consumer warpgroup(s){}",
+                          c.consumers, c.consumers == 2 ? ", registers split by setmaxnreg" : "")
+            : fmt::format("{} consumer warpgroup(s), no producer warpgroup: consumer 0's "
+                          "thread issues the TMA loads",
+                          c.consumers));
+  out += fmt::format("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
+                     e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
+                     e.occupancy.limiter);
+  out += fmt::format(
+      "  waves        {} on {} SMs (last wave {} of {} slots), wave efficiency {:.1f}%\n",
+      e.waves.waves, d.num_sms, e.waves.last_wave_ctas, e.waves.slots, 100 * e.waves.efficiency);
+  if (const StreamKRegion sk = stream_k_region(p, c, d.num_sms); sk.units > 0)
+    out += fmt::format(
+        "  stream-K     the last {} tiles shared out by K: {} k-tiles of {} on each of {} "
+        "CTAs, after {} whole tiles each\n",
+        sk.units, sk.iters, sk.units * k_tiles(p, c), d.num_sms,
+        (work_units(p, c) - sk.units) / d.num_sms);
+  out += fmt::format(
+      "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}{}) + overlap {:.1f}{} + "
+      "launch {:.1f} -> {:.0f} TFLOP/s\n",
+      e.predicted_us, e.compute_us, e.memory_us,
+      e.ramp_us > 0 ? fmt::format(" incl. {:.1f} first DRAM round trip", e.ramp_us) : "",
+      e.overlap_us,
+      e.reduce_us > 0 ? fmt::format(" + {} {:.1f}",
+                                    c.stream_k        ? "stream-K fix-up"
+                                    : c.cluster_k > 1 ? "cluster exchange"
+                                                      : "split-K reduce",
+                                    e.reduce_us)
+                      : "",
+      e.launch_us, e.predicted_tflops);
+  return out;
+}
+
+class GemmSpec final : public OpSpec {
+ public:
+  std::string name() const override { return "gemm"; }
+  std::string key_prefix() const override { return "gemm:"; }
+  std::string shape_syntax() const override { return "MxNxK"; }
+  std::string description() const override {
+    return "C[M,N] = A[M,K] B (B NxK for --layout nt, KxN for nn), bf16/fp16 in, "
+           "bf16/fp16/fp32 out, FP32 accumulation";
+  }
+  std::vector<std::string> families() const override { return {"sm80", "sm90", "smallm"}; }
+  int template_version() const override { return kGemmTemplateVersion; }
+  std::vector<std::pair<std::string, std::vector<std::string>>> suites() const override {
+    return {
+        {"foundation",
+         {"4096x4096x4096", "8192x8192x8192", "2048x2048x2048", "8192x6144x4096", "8192x28672x4096",
+          "8192x4096x14336", "4100x4096x4096", "1536x1536x8192", "512x512x32768", "64x14336x4096",
+          "16x4096x4096"}},
+        {"square", {"2048x2048x2048", "4096x4096x4096", "8192x8192x8192"}},
+        {"ragged", {"127x129x65", "1x4096x4096", "4100x4096x4096"}},
+        // Decoding: memory-bound, B streamed once; served by the small-M family.
+        {"decode", {"1x4096x4096", "16x4096x4096", "64x4096x4096", "64x14336x4096"}},
+    };
+  }
+
+  std::string problem_key(std::string_view shape, const ShapeOptions& o) const override {
+    if (!o.flags.empty()) throw_invalid(fmt::format("GEMM takes no --{}", o.flags.front()));
+    GemmProblem p;
+    p.in_dtype = o.dtype;
+    p.out_dtype = o.out_dtype.value_or(o.dtype);
+    p.layout = parse_layout(o.layout.empty() ? "nt" : o.layout);
+    parse_gemm_shape(shape, p);
+    return to_key(p);
+  }
+
+  ProblemSummary summarize(std::string_view key) const override {
+    const GemmProblem p = parse_gemm_key(key);
+    return {p.flops(), p.min_bytes(), p.m <= 64};
+  }
+
+  std::optional<double> distance(std::string_view a, std::string_view b) const override {
+    if (neighbour_prefix(a) != neighbour_prefix(b)) return std::nullopt;
+    const GemmProblem x = parse_gemm_key(a), y = parse_gemm_key(b);
+    auto d = [](std::int64_t u, std::int64_t v) { return std::log2(double(u) / double(v)); };
+    return std::hypot(d(x.m, y.m), d(x.n, y.n), d(x.k, y.k));
+  }
+
+  std::string neighbour_prefix(std::string_view key) const override {
+    const GemmProblem p = parse_gemm_key(key);
+    return fmt::format("gemm:{}:{}:{}:", to_string(p.in_dtype), to_string(p.out_dtype),
+                       to_string(p.layout));
+  }
+
+  std::vector<RankedConfigKey> ranked_configs(std::string_view key,
+                                              const DeviceDesc& device) const override {
+    const GemmProblem p = parse_gemm_key(key);
+    std::vector<RankedConfigKey> out;
+    for (const RankedConfig& r : rank_by_model(p, enumerate_gemm_configs(p, device), device))
+      out.push_back({to_key(r.config), r.estimate.predicted_us});
+    return out;
+  }
+
+  std::optional<std::string> validate_config(std::string_view key, std::string_view config,
+                                             const DeviceDesc& device) const override {
+    try {
+      return validate(parse_gemm_key(key), parse_gemm_config_key(config), device);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  }
+
+  double predicted_us(std::string_view key, std::string_view config, const DeviceDesc& device,
+                      int registers) const override {
+    return estimate(parse_gemm_key(key), parse_gemm_config_key(config), device, registers)
+        .predicted_us;
+  }
+
+  std::int64_t workspace_bytes(std::string_view key, std::string_view config,
+                               const DeviceDesc& device) const override {
+    return kt::workspace_bytes(parse_gemm_key(key), parse_gemm_config_key(config), device.num_sms);
+  }
+
+  std::string explain(std::string_view key, std::string_view config,
+                      const DeviceDesc& device) const override {
+    return explain_config(parse_gemm_key(key), parse_gemm_config_key(config), device);
+  }
+
+  KernelSource kernel_source(std::string_view key, std::string_view config,
+                             std::string_view variant) const override {
+    if (!variant.empty()) throw_invalid(fmt::format("GEMM has no kernel variant '{}'", variant));
+    const GemmProblem p = parse_gemm_key(key);
+    const GemmConfig c = parse_gemm_config_key(config);
+    KernelSource s;
+    s.name = fmt::format("{}.{}.{}", to_key(c), to_string(p.in_dtype), to_string(p.out_dtype));
+    // NOTE: the code names only what the template arguments fix, so configs that differ in
+    // runtime parameters (raster_group) share one compile key and one cubin.
+    s.headers = {c.family == GemmFamily::kSm90     ? "kerntune/gemm/gemm_sm90.cuh"
+                 : c.family == GemmFamily::kSmallM ? "kerntune/gemm/gemm_small_m.cuh"
+                                                   : "kerntune/gemm/gemm_sm80.cuh"};
+    s.name_expressions.push_back(gemm_kernel_expression(p, c));
+    // sm90 split-K reduces inside the main kernel; the other families add the reduce kernel.
+    if (c.split_k > 1 && c.family != GemmFamily::kSm90)
+      s.name_expressions.push_back(gemm_reduce_expression(p));
+    return s;
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const OpSpec> make_gemm_spec() { return std::make_shared<GemmSpec>(); }
+
+}  // namespace kt

@@ -1,0 +1,13 @@
+// Every op kerntune serves: one line each. Adding an op is its folder under src/ops/ and a line
+// here (docs/ARCHITECTURE.md, "Adding an op").
+#include "ops/attention/attention_op.hpp"
+#include "ops/gemm/gemm_op.hpp"
+
+namespace kt {
+namespace {
+
+const OpRegistrar kGemm(make_gemm_op);
+const OpRegistrar kAttention(make_attention_op);
+
+}  // namespace
+}  // namespace kt

@@ -1,0 +1,38 @@
+// Which config serves a problem of any op on a device: the tuned winner for that exact problem,
+// else the winners of the nearest tuned problems (the op's distance) re-scored by the model for
+// this problem, else the model's own pick. Configs invalid here, or needing more workspace than
+// the caller has, are skipped at every grade.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cache/database.hpp"
+#include "core/device_desc.hpp"
+#include "core/op_spec.hpp"
+
+namespace kt::rt {
+
+enum class DispatchGrade { kExact, kNearestShape, kModelDefault };
+const char* to_string(DispatchGrade grade);
+
+struct DispatchChoice {
+  std::string config_key;
+  DispatchGrade grade = DispatchGrade::kModelDefault;
+  std::string tuned_problem_key;  // the problem the config was tuned on (empty for the model)
+  bool predicted = false;         // the winner came from a prediction, not a measurement
+};
+
+// db may be null. Throws kt::Error (unsupported) when no config of the space fits.
+DispatchChoice choose_config(const cache::Database* db, const OpSpec& op,
+                             const std::string& problem_key, const DeviceDesc& device,
+                             std::int64_t max_workspace_bytes);
+
+// The model's first `count` configs for the problem that fit the workspace (the candidates of
+// the last grade); throws kt::Error (unsupported) when there are none.
+std::vector<std::string> model_ranked_configs(const OpSpec& op, const std::string& problem_key,
+                                              const DeviceDesc& device,
+                                              std::int64_t max_workspace_bytes, std::size_t count);
+
+}  // namespace kt::rt

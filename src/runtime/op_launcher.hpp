@@ -1,0 +1,37 @@
+// The runtime's facet of an op: turning a loaded module into a kernel that launches the op's
+// calls. Registered with the op (core/op_registry.hpp); the runtime reaches it by problem key.
+#pragma once
+
+#include <cuda.h>
+
+#include <memory>
+#include <string_view>
+
+#include "runtime/module_cache.hpp"
+
+namespace kt::rt {
+
+// One (problem, config)'s kernels, loaded and planned. launch() allocates nothing.
+class OpKernel {
+ public:
+  virtual ~OpKernel() = default;
+  // Enqueues the op on `stream`. `call` is the op's own argument block (its C++ API's struct:
+  // GemmCall, AttentionTensors, RmsnormTensors), already checked against the problem;
+  // `workspace` is the runtime's scratch (null when it has none). Returns the first failing
+  // driver result.
+  virtual CUresult launch(const void* call, CUdeviceptr workspace, CUstream stream) const = 0;
+};
+
+class OpLauncher {
+ public:
+  virtual ~OpLauncher() = default;
+  // The kernel of (problem, config) from `module` (compiled from the op's kernel_source);
+  // throws kt::Error when the keys do not parse.
+  virtual std::unique_ptr<OpKernel> load(std::string_view problem_key, std::string_view config_key,
+                                         const LoadedModule& module) const = 0;
+  // Checks the call's arguments against the problem before any launch (pointers, alignment,
+  // strides); throws kt::Error (invalid argument) naming the tensor.
+  virtual void check_call(std::string_view problem_key, const void* call) const = 0;
+};
+
+}  // namespace kt::rt

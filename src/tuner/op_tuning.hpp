@@ -1,0 +1,70 @@
+// The tuner's facet of an op: its workload on the GPU (inputs on fresh random data, outputs
+// poisoned, the reference check) behind BenchTarget, and its search over the model's ranking.
+// Registered with the op (core/op_registry.hpp); the tune loop (op_tuner.hpp) and the benchmark
+// worker reach it by problem key.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cache/database.hpp"
+#include "core/device_desc.hpp"
+#include "core/op_spec.hpp"
+#include "runtime/module_cache.hpp"
+#include "tuner/bench_target.hpp"
+
+namespace kt::tune {
+
+struct BenchTargetArgs {
+  std::string problem_key;
+  DeviceDesc device;
+  cache::Database* db = nullptr;  // check kernels come from it, else NVRTC; may be null
+  rt::ModuleCache* modules = nullptr;
+  CUstream stream = nullptr;
+  std::uint64_t seed = 0;
+  std::size_t workspace_bytes = 0;
+};
+
+// A candidate the search has seen: its config, and its measured (or, predicting, the model's)
+// time; nullopt when it failed or was rejected.
+struct SearchedConfig {
+  std::string config_key;
+  std::optional<double> us;
+};
+
+struct SearchOptions {
+  int max_candidates = 24;   // the first round's size
+  int refine_per_shape = 8;  // an op's later rounds: variants tried around each base
+  bool predicted = false;    // times are the model's, not measurements
+};
+
+// One search over the model's ranking of a problem's valid configs, round by round.
+class OpSearch {
+ public:
+  virtual ~OpSearch() = default;
+  // The next round: indices into the ranking, none tried before; empty ends the search.
+  // `searched` holds every candidate of the rounds before, in the order they were given.
+  virtual std::vector<std::size_t> next_round(const std::vector<SearchedConfig>& searched) = 0;
+};
+
+class OpTuning {
+ public:
+  virtual ~OpTuning() = default;
+
+  // The problem instantiated on the GPU; throws kt::Error (CUDA, memory).
+  virtual std::unique_ptr<BenchTarget> make_bench_target(const BenchTargetArgs& args) const = 0;
+
+  // The search for `problem_key` over `ranked` (its valid configs, best predicted first).
+  // Default: one round of the model's first max_candidates.
+  virtual std::unique_ptr<OpSearch> start_search(std::string_view problem_key,
+                                                 const std::vector<RankedConfigKey>& ranked,
+                                                 const SearchOptions& options) const;
+};
+
+}  // namespace kt::tune

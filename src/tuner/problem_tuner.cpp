@@ -1,0 +1,171 @@
+// The tune loop every op goes through (problem_tuner.hpp).
+#include "tuner/problem_tuner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.hpp"
+#include "core/op_registry.hpp"
+#include "core/versions.hpp"
+#include "generator/generated_source.hpp"
+#include "tuner/op_tuning.hpp"
+#include "tuner/tuning_record.hpp"
+
+namespace kt::tune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The settings of a run; the search options join the options hash, so only a run with the same
+// options is resumed.
+PipelineSettings pipeline_settings(const OpSpec& op, const std::string& problem_key,
+                                   const ProblemSummary& summary, const TuneOptions& o,
+                                   const cache::TuningKey& key, const std::string& run_id,
+                                   std::uint64_t seed, const std::string& db_path) {
+  PipelineSettings s;
+  s.op = op.name();
+  s.key = key;
+  s.fresh_run_id = run_id;
+  s.predict_only = o.predict_only;
+  s.flops = summary.flops;
+  s.compile_threads = o.compile_threads;
+  s.bench = {problem_key, o.device_ordinal, seed, o.max_workspace_bytes, db_path, o.bench};
+  s.isolation = o.isolation;
+  set_options_sha256(s,
+                     {fmt::format("{} {} {} {} {}", o.max_candidates, o.refine_per_shape,
+                                  o.finalists, o.finalist_rounds, o.max_workspace_bytes)},
+                     o.configs);
+  return s;
+}
+
+// The explicit configs as one round: each validated, a bad one a rejected row.
+std::vector<Candidate> explicit_candidates(const OpSpec& op, const std::string& problem_key,
+                                           const std::vector<std::string>& configs,
+                                           const DeviceDesc& device) {
+  std::vector<Candidate> out;
+  for (const std::string& key : configs) {
+    Candidate c;
+    c.config_key = key;
+    if (auto why = op.validate_config(problem_key, key, device)) {
+      c.status = cache::Status::kRejected;
+      c.detail = *why;
+    } else {
+      c.predicted_us = op.predicted_us(problem_key, key, device);
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+}  // namespace
+
+TuneReport tune_problem(const std::string& problem_key, cache::Database& db, const TuneOptions& o) {
+  const OpEntry& entry = OpRegistry::instance().by_key(problem_key);
+  const OpSpec& op = *entry.spec;
+  TuneReport report;
+  report.op = op.name();
+  report.problem_key = problem_key;
+  report.summary = op.summarize(problem_key);
+  const TuningSession session(o.predict_only, o.device, o.device_ordinal, o.run_id, o.seed);
+  const DeviceDesc& device = session.device();
+  report.run_id = session.run_id();
+  report.predicted = o.predict_only;
+  report.device_fingerprint = device.fingerprint();
+
+  std::vector<RankedConfigKey> ranked;
+  for (RankedConfigKey& r : op.ranked_configs(problem_key, device))
+    if (op.workspace_bytes(problem_key, r.config_key, device) <=
+        std::int64_t(o.max_workspace_bytes))
+      ranked.push_back(std::move(r));
+  std::unique_ptr<OpSearch> search;
+  if (o.configs.empty()) {
+    search = entry.tuning->start_search(problem_key, ranked,
+                                        {o.max_candidates, o.refine_per_shape, o.predict_only});
+    for (std::size_t i : search->next_round({}))
+      report.candidates.push_back({ranked.at(i).config_key, ranked[i].predicted_us});
+  } else {
+    report.candidates = explicit_candidates(op, problem_key, o.configs, device);
+  }
+  if (report.candidates.empty())
+    throw Error(ErrorKind::kUnsupported, fmt::format("no valid {} config for {} on {}", op.name(),
+                                                     problem_key, device.name));
+
+  const cache::TuningKey key{problem_key, report.device_fingerprint, kBenchmarkProtocolVersion,
+                             op.template_version()};
+  CandidatePipeline pipe(db, pipeline_settings(op, problem_key, report.summary, o, key,
+                                               report.run_id, session.seed(), db.path()));
+  report.run_id = pipe.ledger().run_id();
+  report.resumed = pipe.ledger().resumed();
+  std::vector<std::optional<CompileOutcome>> compiled;
+  auto run_round = [&](std::size_t begin) {
+    const auto compile_start = Clock::now();
+    compile_candidates(
+        pipe, report.candidates, begin, compiled, o.progress,
+        [&](const Candidate& c) {
+          return gen::generate(op, problem_key, c.config_key, "", device.arch());
+        },
+        [&](Candidate& c) {
+          c.predicted_us = op.predicted_us(problem_key, c.config_key, device, c.registers);
+        });
+    report.compile_wall_s += seconds_since(compile_start);
+    if (o.predict_only) return;
+    const auto measure_start = Clock::now();
+    measure_candidates(pipe, report.candidates, begin, compiled, o.progress, report.summary.flops);
+    report.measure_wall_s += seconds_since(measure_start);
+  };
+  // The pick's score: the measured median, or (predicting) the model's time with the compiled
+  // registers (spilling kernels are already rejected).
+  auto score = [&](const Candidate& c) -> std::optional<double> {
+    if (c.status != cache::Status::kOk) return std::nullopt;
+    if (o.predict_only) return c.predicted_us;
+    if (c.timing.num_reps == 0) return std::nullopt;
+    return c.timing.median_us;
+  };
+  run_round(0);
+  while (search) {
+    std::vector<SearchedConfig> searched;
+    for (const Candidate& c : report.candidates) searched.push_back({c.config_key, score(c)});
+    const std::size_t begin = report.candidates.size();
+    for (std::size_t i : search->next_round(searched))
+      report.candidates.push_back({ranked.at(i).config_key, ranked[i].predicted_us});
+    if (report.candidates.size() == begin) break;
+    run_round(begin);
+  }
+  std::vector<std::size_t> finalists;
+  if (!o.predict_only) {
+    const auto finals_start = Clock::now();
+    finalists =
+        remeasure_finalists(pipe, report.candidates, compiled, o.finalists, o.finalist_rounds);
+    report.measure_wall_s += seconds_since(finals_start);
+  }
+  for (const Candidate& c : report.candidates) {
+    if (c.status == cache::Status::kOk && c.compiled_from_cache)
+      ++report.num_cache_hits;
+    else if (c.status == cache::Status::kOk)
+      ++report.num_compiled;
+  }
+
+  const std::vector<std::size_t> order = pick_order(report.candidates, finalists, score);
+  if (!order.empty()) report.winner = order[0];
+  if (order.size() > 1) report.runner_up = order[1];
+  if (report.winner && !o.predict_only) {
+    std::vector<std::size_t> by_model;
+    for (std::size_t i = 0; i < report.candidates.size(); ++i)
+      if (score(report.candidates[i])) by_model.push_back(i);
+    std::stable_sort(by_model.begin(), by_model.end(), [&](std::size_t a, std::size_t b) {
+      return report.candidates[a].predicted_us < report.candidates[b].predicted_us;
+    });
+    report.winner_model_rank =
+        int(std::find(by_model.begin(), by_model.end(), *report.winner) - by_model.begin());
+  }
+
+  // Every candidate's row is in; the finalists' rows, the winner and the run's end go together.
+  finish_run(pipe, report.candidates, finalists, report.winner);
+  report.num_worker_restarts = pipe.num_worker_restarts();
+  return report;
+}
+
+}  // namespace kt::tune

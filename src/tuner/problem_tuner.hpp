@@ -1,0 +1,77 @@
+// Tunes one problem of any registered op on one device: the op's search over the model's ranking
+// of its valid configs, round by round; each round's candidates compiled in parallel, verified
+// against the op's reference and timed on the GPU (or, without one, ranked by the model); the
+// finalists re-measured interleaved; everything stored. Candidates are compiled and run in
+// worker processes (candidate_pipeline.hpp); a killed run resumes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cache/database.hpp"
+#include "core/device_desc.hpp"
+#include "core/op_spec.hpp"
+#include "tuner/benchmark.hpp"
+#include "tuner/candidate_pipeline.hpp"
+#include "tuner/progress.hpp"
+
+namespace kt::tune {
+
+struct TuneOptions {
+  int max_candidates = 24;  // the first round (an op's search may add rounds after it)
+  int refine_per_shape = 8;
+  int finalists = 3;  // re-measured interleaved before the pick
+  int finalist_rounds = 4;
+  int compile_threads = 0;           // 0: hardware concurrency
+  bool predict_only = false;         // rank compiled candidates by the model, never touch a GPU
+  DeviceDesc device;                 // the profile to predict for (predict_only)
+  int device_ordinal = 0;            // the GPU to measure on (otherwise)
+  std::vector<std::string> configs;  // explicit candidate config keys; empty: the op's search
+  std::uint64_t seed = 0;            // 0: fresh from the clock
+  std::string run_id;                // empty: generated
+  std::size_t max_workspace_bytes = 64u << 20;
+  BenchmarkOptions bench;
+  ProgressFn progress;
+  IsolationOptions isolation;  // worker time limits, the blocklist override, test faults
+};
+
+struct Candidate {
+  std::string config_key;
+  double predicted_us = 0;  // with the compiled register count when known
+  cache::Status status = cache::Status::kOk;
+  std::string detail;
+  Timing timing;  // measured candidates only
+  double compile_ms = 0;
+  bool compiled_from_cache = false;
+  int registers = 0;
+  int spill_bytes = 0;
+};
+
+struct TuneReport {
+  std::string op;
+  std::string problem_key;
+  ProblemSummary summary;
+  std::string device_fingerprint;
+  std::string run_id;
+  bool predicted = false;
+  std::vector<Candidate> candidates;  // round by round, each round in model order
+  std::optional<std::size_t> winner;  // index into candidates
+  std::optional<std::size_t> runner_up;
+  double compile_wall_s = 0;  // wall time of the parallel compile phases
+  double measure_wall_s = 0;  // wall time of verification and measurement
+  int num_compiled = 0;       // NVRTC actually ran
+  int num_cache_hits = 0;
+  // Where the measured winner sat in the model's order of the measured candidates (0 = first).
+  int winner_model_rank = -1;
+  int num_worker_restarts = 0;  // compile or benchmark workers lost to candidates
+  bool resumed = false;         // continued a killed run of the same options
+};
+
+// Throws kt::Error only for problems with the problem key itself, the database or the device;
+// candidates that fail become rows with their status.
+TuneReport tune_problem(const std::string& problem_key, cache::Database& db,
+                        const TuneOptions& options);
+
+}  // namespace kt::tune
