@@ -60,6 +60,36 @@ typedef struct kt_attention_args {
 /* O = softmax(scale * Q K^T [causal]) V on stream; GQA/MQA when heads_kv < heads_q. */
 kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* args, void* stream);
 
+/* One fused RMSNorm call: y = x * rsqrt(mean(x^2) + eps) * weight per row of hidden elements;
+ * with residual (and residual_out) set, x = x + residual first and the sum is written to
+ * residual_out (which may be residual itself). Dense rows, 16-byte aligned pointers. */
+typedef struct kt_rmsnorm_args {
+  int64_t rows, hidden;
+  kt_dtype dtype;
+  const void* x;
+  const void* weight;
+  void* y;
+  const void* residual;
+  void* residual_out;
+  float eps;
+} kt_rmsnorm_args;
+
+kt_status kt_rmsnorm(kt_runtime* runtime, const kt_rmsnorm_args* args, void* stream);
+
+/* Where a problem's kernel comes from, resolved (and loaded) without launching. */
+typedef struct kt_dispatch_info {
+  char config_key[160];
+  char grade[32]; /* "exact", "nearest-shape" or "model-default" */
+  char tuned_problem_key[160];
+  int compiled_now; /* NVRTC ran: the database had no cubin */
+  int predicted;    /* the config was picked by the model, not measured */
+} kt_dispatch_info;
+
+/* Any op by its problem key ("gemm:...", "attn:...", "rmsnorm:...", as `kerntune ops` lists);
+ * variant NULL or "" for the default instantiation (attention: "lse" too). */
+kt_status kt_prepare(kt_runtime* runtime, const char* problem_key, const char* variant,
+                     kt_dispatch_info* out);
+
 /* The last error message of the calling thread ("" when none); valid until the next call. */
 const char* kt_last_error(void);
 const char* kt_version(void);

@@ -11,6 +11,7 @@
 #include "core/attention_problem.hpp"
 #include "core/error.hpp"
 #include "core/gemm_problem.hpp"
+#include "ops/rmsnorm/rmsnorm_problem.hpp"
 
 namespace kt {
 
@@ -81,8 +82,14 @@ class Runtime {
                          Stream stream = nullptr);
   DispatchInfo prepare_attention(const AttentionProblem& problem, bool write_lse = false);
 
-  // Any registered op by its problem key ("gemm:...", "attn:..."): `call` points
-  // to the op's call struct (GemmCall, AttentionTensors), checked against the
+  // y = x · rsqrt(mean(x²) + eps) · w per row (after x = x + residual, the sum written to
+  // tensors.residual_out, when problem.residual). Dispatch and threading as gemm().
+  void rmsnorm(const RmsnormProblem& problem, const RmsnormTensors& tensors,
+               Stream stream = nullptr);
+  DispatchInfo prepare_rmsnorm(const RmsnormProblem& problem);
+
+  // Any registered op by its problem key ("gemm:...", "attn:...", "rmsnorm:..."): `call` points
+  // to the op's call struct (GemmCall, AttentionTensors, RmsnormTensors), checked against the
   // problem before anything else; `variant` names an instantiation the op offers (attention's
   // "lse"), empty for the default. The per-op entries above are these with the op's types.
   void launch(const std::string& problem_key, std::string_view variant, const void* call,

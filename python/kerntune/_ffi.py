@@ -28,6 +28,22 @@ class AttentionArgs(ctypes.Structure):
     ]
 
 
+class RmsnormArgs(ctypes.Structure):
+    _fields_ = [
+        ("rows", ctypes.c_int64), ("hidden", ctypes.c_int64), ("dtype", ctypes.c_int),
+        ("x", ctypes.c_void_p), ("weight", ctypes.c_void_p), ("y", ctypes.c_void_p),
+        ("residual", ctypes.c_void_p), ("residual_out", ctypes.c_void_p), ("eps", ctypes.c_float),
+    ]
+
+
+class DispatchInfo(ctypes.Structure):
+    _fields_ = [
+        ("config_key", ctypes.c_char * 160), ("grade", ctypes.c_char * 32),
+        ("tuned_problem_key", ctypes.c_char * 160), ("compiled_now", ctypes.c_int),
+        ("predicted", ctypes.c_int),
+    ]
+
+
 def _candidates():
     if os.environ.get("KERNTUNE_LIB"):
         yield Path(os.environ["KERNTUNE_LIB"])
@@ -66,6 +82,11 @@ def library():
     lib.kt_gemm.restype = ctypes.c_int
     lib.kt_attention_forward.argtypes = [ctypes.c_void_p, ctypes.POINTER(AttentionArgs), ctypes.c_void_p]
     lib.kt_attention_forward.restype = ctypes.c_int
+    lib.kt_rmsnorm.argtypes = [ctypes.c_void_p, ctypes.POINTER(RmsnormArgs), ctypes.c_void_p]
+    lib.kt_rmsnorm.restype = ctypes.c_int
+    lib.kt_prepare.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                               ctypes.POINTER(DispatchInfo)]
+    lib.kt_prepare.restype = ctypes.c_int
     lib.kt_last_error.restype = ctypes.c_char_p
     lib.kt_version.restype = ctypes.c_char_p
     _lib = lib

@@ -2,7 +2,7 @@
 import ctypes
 import math
 
-from ._ffi import AttentionArgs, KT_DTYPES, KT_LAYOUT_NN, KT_LAYOUT_NT, check, library
+from ._ffi import AttentionArgs, DispatchInfo, RmsnormArgs, KT_DTYPES, KT_LAYOUT_NN, KT_LAYOUT_NT, check, library
 
 
 def _dtype_code(tensor):
@@ -37,6 +37,14 @@ class Runtime:
 
     def __del__(self):
         self.close()
+
+    def prepare(self, problem_key, variant=""):
+        """Resolves and loads the kernel of a problem key ("gemm:...", "attn:...", "rmsnorm:...")
+        without launching; returns (config_key, grade, predicted)."""
+        info = DispatchInfo()
+        check(self._lib.kt_prepare(self._handle, problem_key.encode(), variant.encode(),
+                                   ctypes.byref(info)))
+        return info.config_key.decode(), info.grade.decode(), bool(info.predicted)
 
     def gemm(self, a, b, layout="nt", out=None, out_dtype=None):
         """C = a @ b.T (layout "nt": b is (N, K), a linear layer's weight) or a @ b ("nn")."""
@@ -87,3 +95,37 @@ class Runtime:
         args.softmax_scale = float(scale) if scale is not None else 1.0 / math.sqrt(d)
         check(self._lib.kt_attention_forward(self._handle, ctypes.byref(args), _stream()))
         return (out, lse) if return_lse else out
+
+    def rmsnorm(self, x, weight, eps=1e-6, residual=None, out=None):
+        """y = x * rsqrt(mean(x**2, -1) + eps) * weight over the last dimension (FP32 inside).
+        With residual: x = x + residual first, written back into residual (in place, as fused
+        add-RMSNorm layers do); returns (y, residual) then, else y. Tensors are contiguous, on
+        one CUDA device, of one dtype (bfloat16 or float16)."""
+        import torch
+        hidden = x.shape[-1]
+        rows = x.numel() // hidden if hidden else 0
+        named = [("x", x), ("weight", weight)] + ([("residual", residual)] if residual is not None else [])
+        if out is not None:
+            named.append(("out", out))
+        for name, t in named:
+            if not t.is_cuda or t.device != x.device:
+                raise ValueError(f"rmsnorm: {name} is on {t.device}, x on {x.device}: all on one CUDA device")
+            if t.dtype != x.dtype:
+                raise ValueError(f"rmsnorm: {name} is {t.dtype}, x is {x.dtype}: one dtype for all")
+            if not t.is_contiguous():
+                raise ValueError(f"rmsnorm: {name} is not contiguous (rows must be dense)")
+        if weight.shape != (hidden,):
+            raise ValueError(f"rmsnorm: weight has shape {tuple(weight.shape)}, expected ({hidden},)")
+        for name, t in named[2:]:
+            if t.shape != x.shape:
+                raise ValueError(f"rmsnorm: {name} has shape {tuple(t.shape)}, x {tuple(x.shape)}")
+        if out is None:
+            out = torch.empty_like(x)
+        args = RmsnormArgs()
+        args.rows, args.hidden, args.dtype = rows, hidden, _dtype_code(x)
+        args.x, args.weight, args.y = x.data_ptr(), weight.data_ptr(), out.data_ptr()
+        if residual is not None:
+            args.residual = args.residual_out = residual.data_ptr()
+        args.eps = float(eps)
+        check(self._lib.kt_rmsnorm(self._handle, ctypes.byref(args), _stream()))
+        return (out, residual) if residual is not None else out

@@ -2,12 +2,14 @@
 // here (docs/ARCHITECTURE.md, "Adding an op").
 #include "ops/attention/attention_op.hpp"
 #include "ops/gemm/gemm_op.hpp"
+#include "ops/rmsnorm/rmsnorm_op.hpp"
 
 namespace kt {
 namespace {
 
 const OpRegistrar kGemm(make_gemm_op);
 const OpRegistrar kAttention(make_attention_op);
+const OpRegistrar kRmsnorm(make_rmsnorm_op);
 
 }  // namespace
 }  // namespace kt

@@ -3,6 +3,8 @@
 // call is reported the same way with or without a GPU.
 #include "kerntune/kerntune.h"
 
+#include <algorithm>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <string_view>
@@ -142,6 +144,42 @@ kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* arg
     kt::validate(p);
     launch_checked(runtime, "kt_attention_forward", kt::to_key(p), t.lse != nullptr ? "lse" : "",
                    &t, stream);
+  });
+}
+
+kt_status kt_rmsnorm(kt_runtime* runtime, const kt_rmsnorm_args* args, void* stream) {
+  return guarded([&] {
+    if (args == nullptr) kt::throw_invalid("kt_rmsnorm: args is NULL");
+    kt::RmsnormProblem p;
+    p.rows = args->rows;
+    p.hidden = args->hidden;
+    p.dtype = to_dtype(args->dtype);
+    p.residual = args->residual != nullptr || args->residual_out != nullptr;
+    kt::validate(p);
+    const kt::RmsnormTensors t{args->x,        args->weight,       args->y,
+                               args->residual, args->residual_out, args->eps};
+    launch_checked(runtime, "kt_rmsnorm", kt::to_key(p), "", &t, stream);
+  });
+}
+
+kt_status kt_prepare(kt_runtime* runtime, const char* problem_key, const char* variant,
+                     kt_dispatch_info* out) {
+  return guarded([&] {
+    if (problem_key == nullptr) kt::throw_invalid("kt_prepare: problem_key is NULL");
+    if (out == nullptr) kt::throw_invalid("kt_prepare: out is NULL");
+    if (runtime == nullptr) kt::throw_invalid("kt_prepare: runtime is NULL (call kt_runtime_open)");
+    const kt::DispatchInfo info =
+        runtime->runtime->prepare(problem_key, variant != nullptr ? variant : "");
+    auto copy = [](char* dst, std::size_t cap, const std::string& src) {
+      const std::size_t n = std::min(cap - 1, src.size());
+      std::memcpy(dst, src.data(), n);
+      dst[n] = '\0';
+    };
+    copy(out->config_key, sizeof out->config_key, info.config_key);
+    copy(out->grade, sizeof out->grade, info.grade);
+    copy(out->tuned_problem_key, sizeof out->tuned_problem_key, info.tuned_problem_key);
+    out->compiled_now = info.compiled_now ? 1 : 0;
+    out->predicted = info.predicted ? 1 : 0;
   });
 }
 

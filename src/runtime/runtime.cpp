@@ -170,6 +170,16 @@ DispatchInfo Runtime::prepare_attention(const AttentionProblem& problem, bool wr
   return prepare(to_key(problem), write_lse ? "lse" : "");
 }
 
+void Runtime::rmsnorm(const RmsnormProblem& problem, const RmsnormTensors& tensors, Stream stream) {
+  validate(problem);
+  launch(to_key(problem), "", &tensors, stream);
+}
+
+DispatchInfo Runtime::prepare_rmsnorm(const RmsnormProblem& problem) {
+  validate(problem);
+  return prepare(to_key(problem));
+}
+
 std::string Runtime::device_fingerprint() const { return impl_->device.fingerprint(); }
 
 }  // namespace kt

@@ -26,6 +26,7 @@ constexpr const char* kFooter = R"(Examples:
   kerntune info                                     what GPU, toolkit and database are here
   kerntune tune --op gemm --shape 4096x4096x4096    tune one shape (predicts without a GPU)
   kerntune tune --suite foundation                  tune a list of shapes
+  kerntune tune --op rmsnorm --shape rows=8192,hidden=4096 --residual
   kerntune bench --shape 4096x4096x4096             tuned kernel vs cuBLASLt, same process
   kerntune explain --shape 4100x4096x4096           waves, tile efficiency, predicted time
   kerntune compile --shape 4096x4096x4096 --arch sm_80   NVRTC only: registers and spills

@@ -1,0 +1,152 @@
+// kt::rmsnorm: y = x · rsqrt(mean(x²) + eps) · w per row, optionally after x = x + r (the sum
+// rounded to T, written to residual_out and normalized as rounded, as an add then a norm would).
+// FP32 accumulation. kThreadsPerRow threads share a row, each loading kVec elements at a time
+// (vector loads of 2·kVec bytes); a CTA holds kRowsPerCta rows. kMode 0 keeps each thread's slice
+// of the row in registers between the sum of squares and the scaling, 1 stages it in dynamic
+// shared memory, 2 reads it again from global memory (L2) for the scaling.
+#pragma once
+
+#include "kerntune/common/dtypes.cuh"
+#include "kerntune/common/test_fault.cuh"
+#include "kerntune/rmsnorm/rmsnorm_params.h"
+
+namespace kt {
+
+// A vector of N 2-byte elements, aligned so that it moves as one load or store.
+template <int N>
+struct alignas(2 * N) RmsnormVec {
+  unsigned short h[N];
+};
+
+template <typename T, int N>
+__device__ __forceinline__ float rmsnorm_element(const RmsnormVec<N>& v, int e) {
+  return DTypeTraits<T>::to_float(T{v.h[e]});
+}
+template <typename T, int N>
+__device__ __forceinline__ RmsnormVec<N> rmsnorm_vec(const float (&f)[N]) {
+  RmsnormVec<N> v;
+#pragma unroll
+  for (int e = 0; e < N; ++e) v.h[e] = DTypeTraits<T>::from_float(f[e]).bits;
+  return v;
+}
+
+// Sum of `v` over the kThreadsPerRow threads of a row (every thread of the CTA calls it; rows
+// of one CTA are contiguous thread ranges). `scratch` holds a float per warp.
+template <int kThreadsPerRow, int kRowsPerCta>
+__device__ __forceinline__ float rmsnorm_row_sum(float v, float* scratch) {
+  constexpr int kWarpWidth = kThreadsPerRow < 32 ? kThreadsPerRow : 32;
+#pragma unroll
+  for (int offset = kWarpWidth / 2; offset > 0; offset /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  if constexpr (kThreadsPerRow > 32) {
+    constexpr int kWarpsPerRow = kThreadsPerRow / 32;
+    const int warp = threadIdx.x / 32;
+    if (threadIdx.x % 32 == 0) scratch[warp] = v;
+    __syncthreads();
+    const float* row_partials = scratch + (warp / kWarpsPerRow) * kWarpsPerRow;
+    v = 0;
+#pragma unroll
+    for (int w = 0; w < kWarpsPerRow; ++w) v += row_partials[w];
+  }
+  return v;
+}
+
+template <typename T, int kHidden, int kThreadsPerRow, int kRowsPerCta, int kVec, int kMode,
+          bool kResidual>
+__global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const RmsnormParams params) {
+  if (test_fault(params.y)) return;
+  using W = RmsnormVec<kVec>;
+  constexpr int kVecsPerRow = kHidden / kVec;
+  constexpr int kItems = (kVecsPerRow + kThreadsPerRow - 1) / kThreadsPerRow;
+  static_assert(kHidden % kVec == 0, "the vector width divides the row");
+  __shared__ float scratch[kThreadsPerRow * kRowsPerCta / 32 + 1];
+  extern __shared__ __align__(16) unsigned char staged[];
+
+  const int lane = threadIdx.x % kThreadsPerRow;
+  const int row_in_cta = threadIdx.x / kThreadsPerRow;
+  const long long row = (long long)blockIdx.x * kRowsPerCta + row_in_cta;
+  const bool active = row < params.rows;
+  const long long offset = (active ? row : 0) * (long long)kVecsPerRow;
+  const W* x = static_cast<const W*>(params.x) + offset;
+  const W* r = static_cast<const W*>(params.residual) + offset;
+  W* sum_out = static_cast<W*>(params.residual_out) + offset;
+  W* y = static_cast<W*>(params.y) + offset;
+  const W* w = static_cast<const W*>(params.weight);
+  W* stage = reinterpret_cast<W*>(staged) + row_in_cta * kVecsPerRow;
+
+  // x (+ r) of vector i of this thread: the rounded sum, written out, when kResidual.
+  auto load_input = [=](int idx) {
+    W v = x[idx];
+    if constexpr (kResidual) {
+      const W rv = r[idx];
+      float f[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        f[e] = rmsnorm_element<T, kVec>(v, e) + rmsnorm_element<T, kVec>(rv, e);
+      v = rmsnorm_vec<T, kVec>(f);
+      sum_out[idx] = v;
+    }
+    return v;
+  };
+  auto sum_squares = [](const W& v) {
+    float s = 0;
+#pragma unroll
+    for (int e = 0; e < kVec; ++e) {
+      const float f = rmsnorm_element<T, kVec>(v, e);
+      s += f * f;
+    }
+    return s;
+  };
+  auto store_output = [=](int idx, const W& v, float scale) {
+    const W wv = w[idx];
+    float f[kVec];
+#pragma unroll
+    for (int e = 0; e < kVec; ++e)
+      f[e] = rmsnorm_element<T, kVec>(v, e) * scale * rmsnorm_element<T, kVec>(wv, e);
+    y[idx] = rmsnorm_vec<T, kVec>(f);
+  };
+
+  float ss = 0;
+  if constexpr (kMode == 0) {
+    W v[kItems];
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      const int idx = i * kThreadsPerRow + lane;
+      if (active && idx < kVecsPerRow) v[i] = load_input(idx);
+    }
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      const int idx = i * kThreadsPerRow + lane;
+      if (active && idx < kVecsPerRow) ss += sum_squares(v[i]);
+    }
+    const float scale =
+        rsqrtf(rmsnorm_row_sum<kThreadsPerRow, kRowsPerCta>(ss, scratch) / kHidden + params.eps);
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      const int idx = i * kThreadsPerRow + lane;
+      if (active && idx < kVecsPerRow) store_output(idx, v[i], scale);
+    }
+  } else {
+#pragma unroll 4
+    for (int i = 0; i < kItems; ++i) {
+      const int idx = i * kThreadsPerRow + lane;
+      if (active && idx < kVecsPerRow) {
+        const W v = load_input(idx);
+        if constexpr (kMode == 1) stage[idx] = v;
+        ss += sum_squares(v);
+      }
+    }
+    const float scale =
+        rsqrtf(rmsnorm_row_sum<kThreadsPerRow, kRowsPerCta>(ss, scratch) / kHidden + params.eps);
+    // Each thread reads back only what it wrote (the same idx), so no barrier is needed for
+    // the staged row; the sum out, likewise, was written by this thread.
+    const W* again = kMode == 1 ? stage : (kResidual ? sum_out : x);
+#pragma unroll 4
+    for (int i = 0; i < kItems; ++i) {
+      const int idx = i * kThreadsPerRow + lane;
+      if (active && idx < kVecsPerRow) store_output(idx, again[idx], scale);
+    }
+  }
+}
+
+}  // namespace kt

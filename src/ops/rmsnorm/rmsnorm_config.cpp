@@ -1,0 +1,201 @@
+// RMSNorm configs: keys, validity, launch, the space and the model.
+#include "ops/rmsnorm/rmsnorm_config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/arith.hpp"
+#include "core/error.hpp"
+#include "core/occupancy.hpp"
+#include "core/text.hpp"
+
+namespace kt {
+
+namespace {
+
+constexpr int kMaxRegisterItems = 16;  // 16 vectors of 8: 64 registers of row per thread
+constexpr std::int64_t kMaxGridX = 2147483647;
+// The model's memory constants: a load's round trip under load, the part of a CTA's life spent
+// reducing and storing instead of loading, the launch, and L2's rate over DRAM's.
+constexpr double kDramLatencyUs = 0.9;
+constexpr double kReduceUs = 0.25;
+constexpr double kLaunchUs = 2.5;
+constexpr double kL2OverDram = 2.5;
+
+bool is_pow2_in(int v, int lo, int hi) { return v >= lo && v <= hi && (v & (v - 1)) == 0; }
+
+std::string_view mode_name(RmsnormMode mode) {
+  switch (mode) {
+    case RmsnormMode::kRegisters:
+      return "reg";
+    case RmsnormMode::kShared:
+      return "smem";
+    case RmsnormMode::kTwoPass:
+      return "2pass";
+  }
+  return "?";
+}
+
+std::string_view device_type(DType dtype) {
+  return dtype == DType::kFP16 ? "kt::fp16" : "kt::bf16";
+}
+
+}  // namespace
+
+std::string to_key(const RmsnormConfig& c) {
+  return fmt::format("rms.t{}.r{}.v{}.{}", c.threads_per_row, c.rows_per_cta, c.vec,
+                     mode_name(c.mode));
+}
+
+RmsnormConfig parse_rmsnorm_config_key(std::string_view key) {
+  const auto bad = [&](std::string_view why) {
+    throw_invalid(
+        fmt::format("RMSNorm config key '{}' {}; expected e.g. rms.t128.r1.v8.reg", key, why));
+  };
+  const std::vector<std::string_view> f = split(key, '.');
+  if (f.size() != 5 || f[0] != "rms") bad("is not rms.tT.rR.vV.MODE");
+  RmsnormConfig c;
+  const auto field = [&](std::string_view text, char name, const char* what) {
+    if (text.empty() || text[0] != name) bad(fmt::format("has no {} field", what));
+    const std::int64_t v = parse_int(text.substr(1), fmt::format("RMSNorm config {}", what));
+    if (v < 1 || v > 1024) bad(fmt::format("has {} {} out of range", what, v));
+    return int(v);
+  };
+  c.threads_per_row = field(f[1], 't', "threads per row");
+  c.rows_per_cta = field(f[2], 'r', "rows per CTA");
+  c.vec = field(f[3], 'v', "vector width");
+  if (f[4] == "reg")
+    c.mode = RmsnormMode::kRegisters;
+  else if (f[4] == "smem")
+    c.mode = RmsnormMode::kShared;
+  else if (f[4] == "2pass")
+    c.mode = RmsnormMode::kTwoPass;
+  else
+    bad("has a mode other than reg, smem or 2pass");
+  return c;
+}
+
+int rmsnorm_items(const RmsnormProblem& p, const RmsnormConfig& c) {
+  return int(ceil_div(p.hidden, std::int64_t(c.threads_per_row) * c.vec));
+}
+
+int rmsnorm_smem_bytes(const RmsnormProblem& p, const RmsnormConfig& c) {
+  if (c.mode != RmsnormMode::kShared) return 0;
+  return int(std::int64_t(c.rows_per_cta) * p.hidden * size_bytes(p.dtype));
+}
+
+int rmsnorm_estimated_registers(const RmsnormProblem& p, const RmsnormConfig& c) {
+  const int row_words = c.mode == RmsnormMode::kRegisters ? rmsnorm_items(p, c) * c.vec / 2 : 8;
+  return std::min(255, 32 + row_words + (c.vec > 1 ? c.vec / 2 : 1));
+}
+
+std::optional<std::string> validate(const RmsnormProblem& p, const RmsnormConfig& c,
+                                    const DeviceDesc& device) {
+  if (!is_pow2_in(c.threads_per_row, 8, 1024))
+    return fmt::format("threads per row {} is not a power of two in 8..1024", c.threads_per_row);
+  if (!is_pow2_in(c.rows_per_cta, 1, 32))
+    return fmt::format("rows per CTA {} is not a power of two in 1..32", c.rows_per_cta);
+  const int threads = c.threads_per_row * c.rows_per_cta;
+  if (threads < 32 || threads > 1024)
+    return fmt::format("{} threads per CTA is outside 32..1024", threads);
+  if (!is_pow2_in(c.vec, 1, 8)) return fmt::format("vector width {} is not 1, 2, 4 or 8", c.vec);
+  if (p.hidden % c.vec != 0)
+    return fmt::format("hidden {} is not a multiple of the vector width {}", p.hidden, c.vec);
+  if (c.threads_per_row > 8 && std::int64_t(c.threads_per_row / 2) * c.vec >= p.hidden)
+    return fmt::format(
+        "{} threads of {} elements leave over half the row's threads idle at "
+        "hidden {}",
+        c.threads_per_row, c.vec, p.hidden);
+  const int items = rmsnorm_items(p, c);
+  if (c.mode == RmsnormMode::kRegisters && items > kMaxRegisterItems)
+    return fmt::format("{} vectors per thread do not fit in registers (at most {})", items,
+                       kMaxRegisterItems);
+  if (c.mode != RmsnormMode::kRegisters && items == 1)
+    return "one vector per thread: the row is in registers already";
+  if (rmsnorm_smem_bytes(p, c) > device.max_smem_per_block_optin_bytes)
+    return fmt::format("{} B of staged rows exceed the {} B of shared memory a CTA can have",
+                       rmsnorm_smem_bytes(p, c), device.max_smem_per_block_optin_bytes);
+  if (ceil_div(p.rows, std::int64_t(c.rows_per_cta)) > kMaxGridX)
+    return fmt::format("{} rows at {} a CTA need more than 2^31 - 1 CTAs", p.rows, c.rows_per_cta);
+  return std::nullopt;
+}
+
+LaunchPlan plan_launch(const RmsnormProblem& p, const RmsnormConfig& c) {
+  LaunchPlan plan;
+  plan.grid = {std::uint32_t(ceil_div(p.rows, std::int64_t(c.rows_per_cta))), 1, 1};
+  plan.block = {std::uint32_t(c.threads_per_row * c.rows_per_cta), 1, 1};
+  plan.smem_bytes = std::uint32_t(rmsnorm_smem_bytes(p, c));
+  return plan;
+}
+
+std::string rmsnorm_kernel_expression(const RmsnormProblem& p, const RmsnormConfig& c) {
+  return fmt::format("kt::rmsnorm<{}, {}, {}, {}, {}, {}, {}>", device_type(p.dtype), p.hidden,
+                     c.threads_per_row, c.rows_per_cta, c.vec, int(c.mode),
+                     p.residual ? "true" : "false");
+}
+
+std::vector<RmsnormConfig> enumerate_rmsnorm_configs(const RmsnormProblem& p,
+                                                     const DeviceDesc& device) {
+  std::vector<RmsnormConfig> out;
+  for (int vec : {8, 4, 2, 1}) {
+    if (p.hidden % vec != 0) continue;
+    for (int tpr = 8; tpr <= 1024; tpr *= 2)
+      for (int rpc = 1; rpc <= 32; rpc *= 2)
+        for (RmsnormMode mode :
+             {RmsnormMode::kRegisters, RmsnormMode::kShared, RmsnormMode::kTwoPass}) {
+          const RmsnormConfig c{tpr, rpc, vec, mode};
+          if (!validate(p, c, device)) out.push_back(c);
+        }
+  }
+  return out;
+}
+
+RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const DeviceDesc& device,
+                         int registers) {
+  RmsnormEstimate e;
+  const int threads = c.threads_per_row * c.rows_per_cta;
+  const int regs = registers > 0 ? registers : rmsnorm_estimated_registers(p, c);
+  const Occupancy occ = occupancy(threads, regs, rmsnorm_smem_bytes(p, c), device);
+  e.ctas_per_sm = std::max(1, occ.ctas_per_sm);
+  const std::int64_t num_ctas = ceil_div(p.rows, std::int64_t(c.rows_per_cta));
+  const WaveStats waves = wave_stats(num_ctas, device.num_sms, e.ctas_per_sm);
+  e.waves = double(num_ctas) / double(std::max<std::int64_t>(1, waves.slots));
+
+  // Bytes a thread has in flight before it must wait: the whole row slice in registers mode;
+  // one vector at a time (unrolled by four) when the row streams through shared memory or L2.
+  const int items = rmsnorm_items(p, c);
+  const int streams = p.residual ? 2 : 1;
+  const int in_flight_items = c.mode == RmsnormMode::kRegisters ? items : std::min(items, 4);
+  const double row_bytes_used = double(p.hidden) * size_bytes(p.dtype) * streams;
+  const double thread_bytes =
+      std::min(double(in_flight_items) * c.vec * size_bytes(p.dtype) * streams,
+               row_bytes_used / c.threads_per_row);
+  const double resident_ctas =
+      std::min<double>(double(e.ctas_per_sm) * device.num_sms, double(num_ctas));
+  const double in_flight = resident_ctas * threads * thread_bytes;
+  const double bytes_per_us = device.dram_gbps * 1e3;
+  // Reads are about half the traffic: the loads in flight sustain in_flight / latency of reads.
+  const double read_share = 0.5;
+  const double sustained = std::min(1.0, in_flight / (kDramLatencyUs * bytes_per_us * read_share));
+  // A CTA loads, then reduces and stores: the load pipe idles for that part of its life unless
+  // another resident CTA is loading.
+  const double phase = e.ctas_per_sm >= 2 ? 1.0 : 0.85;
+  e.efficiency = sustained * phase;
+  double bytes = p.min_bytes();
+  e.memory_us = bytes / (bytes_per_us * e.efficiency);
+  if (c.mode == RmsnormMode::kTwoPass)
+    e.memory_us += double(p.rows) * p.hidden * size_bytes(p.dtype) / (bytes_per_us * kL2OverDram);
+  // Each wave's rows cost a load round trip and a reduction at least.
+  const double row_latency_us =
+      kDramLatencyUs + kReduceUs + (c.mode == RmsnormMode::kRegisters ? 0.0 : 0.05 * items);
+  const double full_waves = std::floor(e.waves);
+  const double tail = e.waves - full_waves;
+  const double per_wave_us = e.memory_us / std::max(e.waves, 1e-9);
+  e.latency_us = kLaunchUs + (tail > 0 ? std::max(0.0, row_latency_us - per_wave_us * tail) : 0);
+  e.predicted_us = std::max(e.memory_us, row_latency_us * std::ceil(e.waves)) + e.latency_us;
+  return e;
+}
+
+}  // namespace kt

@@ -1,0 +1,70 @@
+// One point of the RMSNorm kernel's space, its validity, launch and the model's time. A row is
+// spread over `threads_per_row` threads (one warp or more, or part of one for short rows), each
+// loading `vec` elements at a time; a CTA normalizes `rows_per_cta` rows side by side. The row
+// stays in registers between the sum of squares and the scaling (kRegisters), is staged in
+// shared memory (kShared), or is read twice from global memory, the second time mostly from L2
+// (kTwoPass).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/device_desc.hpp"
+#include "core/launch_plan.hpp"
+#include "ops/rmsnorm/rmsnorm_problem.hpp"
+
+namespace kt {
+
+enum class RmsnormMode { kRegisters, kShared, kTwoPass };
+
+struct RmsnormConfig {
+  int threads_per_row = 128;
+  int rows_per_cta = 1;
+  int vec = 8;  // elements per load and store (16 bytes at 8 for 2-byte dtypes)
+  RmsnormMode mode = RmsnormMode::kRegisters;
+
+  bool operator==(const RmsnormConfig&) const = default;
+};
+
+// "rms.t128.r1.v8.reg" (modes reg, smem, 2pass).
+std::string to_key(const RmsnormConfig& config);
+RmsnormConfig parse_rmsnorm_config_key(std::string_view key);  // throws naming the field
+
+// Vector loads each thread issues per row: ceil(hidden / (threads_per_row · vec)).
+int rmsnorm_items(const RmsnormProblem& problem, const RmsnormConfig& config);
+int rmsnorm_smem_bytes(const RmsnormProblem& problem, const RmsnormConfig& config);
+int rmsnorm_estimated_registers(const RmsnormProblem& problem, const RmsnormConfig& config);
+
+// Why `config` cannot serve `problem` on `device`, or nullopt.
+std::optional<std::string> validate(const RmsnormProblem& problem, const RmsnormConfig& config,
+                                    const DeviceDesc& device);
+
+// Grid ⌈rows / rows_per_cta⌉ (x, then y past 2^31 - 1), threads_per_row · rows_per_cta threads.
+LaunchPlan plan_launch(const RmsnormProblem& problem, const RmsnormConfig& config);
+
+// "kt::rmsnorm<kt::bf16, 4096, 128, 1, 8, 0, false>".
+std::string rmsnorm_kernel_expression(const RmsnormProblem& problem, const RmsnormConfig& config);
+
+// Every valid config for `problem` on `device`.
+std::vector<RmsnormConfig> enumerate_rmsnorm_configs(const RmsnormProblem& problem,
+                                                     const DeviceDesc& device);
+
+struct RmsnormEstimate {
+  double predicted_us = 0;
+  double memory_us = 0;   // the bytes at the bandwidth the bytes in flight sustain
+  double latency_us = 0;  // a wave's row latency left exposed, and the launch
+  double efficiency = 0;  // fraction of the device's bandwidth the config reaches
+  int ctas_per_sm = 0;
+  double waves = 0;
+};
+
+// The model: a memory-bound stream. Bandwidth follows the bytes each SM keeps in flight (Little's
+// law against the DRAM latency), the wave tail of the grid, and a two-pass config's second read
+// from L2; each row costs a load-reduce-store latency that only other resident rows hide.
+RmsnormEstimate estimate(const RmsnormProblem& problem, const RmsnormConfig& config,
+                         const DeviceDesc& device, int registers = 0);
+
+}  // namespace kt

@@ -1,0 +1,143 @@
+// RMSNorm through the op registry without a GPU: keys, the shape syntax and its errors, configs,
+// the space on awkward hiddens, the model's ordering, and the registry's lookups.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/device_desc.hpp"
+#include "core/error.hpp"
+#include "core/op_registry.hpp"
+#include "ops/rmsnorm/rmsnorm_config.hpp"
+
+namespace kt {
+namespace {
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RmsnormKeys, RoundTripEveryField) {
+  for (const RmsnormProblem& p :
+       {RmsnormProblem{8192, 4096, DType::kBF16, false}, RmsnormProblem{1, 13, DType::kFP16, true},
+        RmsnormProblem{32768, 16384, DType::kBF16, true}}) {
+    EXPECT_EQ(parse_rmsnorm_key(to_key(p)), p) << to_key(p);
+  }
+  EXPECT_EQ(to_key(RmsnormProblem{8192, 4096, DType::kBF16, true}), "rmsnorm:bf16:r8192.h4096.res");
+  const RmsnormConfig c{64, 4, 2, RmsnormMode::kTwoPass};
+  EXPECT_EQ(parse_rmsnorm_config_key(to_key(c)), c);
+  EXPECT_EQ(to_key(c), "rms.t64.r4.v2.2pass");
+}
+
+TEST(RmsnormKeys, RefuseMalformedKeysNamingTheProblem) {
+  EXPECT_NE(error_of([] { parse_rmsnorm_key("rmsnorm:bf16:r8192"); }).find("rROWS.hHIDDEN"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_rmsnorm_key("rmsnorm:bf16:r08.h16"); }).find("not canonical"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_rmsnorm_key("rmsnorm:fp32:r8.h16"); }).find("bf16 or fp16"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_rmsnorm_config_key("rms.t64.r4.v2.fast"); }).find("mode"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_rmsnorm_config_key("rms.t64.r4"); }).find("rms.tT.rR.vV.MODE"),
+            std::string::npos);
+}
+
+TEST(RmsnormShape, NamesTheBadField) {
+  const OpSpec& op = op_spec("rmsnorm");
+  const ShapeOptions o;
+  EXPECT_EQ(op.problem_key("rows=8192,hidden=4096", o), "rmsnorm:bf16:r8192.h4096");
+  EXPECT_NE(error_of([&] { op.problem_key("rows=8192", o); }).find("no hidden="),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { op.problem_key("hidden=64", o); }).find("no rows="), std::string::npos);
+  EXPECT_NE(error_of([&] { op.problem_key("rows=1,hidden=0", o); }).find("hidden must be >= 1"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { op.problem_key("rows=1,cols=4", o); }).find("'cols'"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { op.problem_key("rows=1,rows=2,hidden=4", o); }).find("twice"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { op.problem_key("rows=x,hidden=4", o); }).find("rows"),
+            std::string::npos);
+  ShapeOptions causal;
+  causal.flags = {"causal"};
+  EXPECT_NE(error_of([&] { op.problem_key("rows=1,hidden=4", causal); }).find("--causal"),
+            std::string::npos);
+  ShapeOptions residual;
+  residual.flags = {"residual"};
+  EXPECT_EQ(op.problem_key("rows=2,hidden=13", residual), "rmsnorm:bf16:r2.h13.res");
+}
+
+TEST(RmsnormSpace, CoversAwkwardHiddensWithValidConfigsOnly) {
+  const DeviceDesc& h200 = device_profile("h200");
+  for (std::int64_t hidden : {1, 13, 1000, 2048, 5120, 16384, 65536}) {
+    const RmsnormProblem p{4096, hidden, DType::kBF16, hidden % 2 == 0};
+    const auto configs = enumerate_rmsnorm_configs(p, h200);
+    EXPECT_FALSE(configs.empty()) << hidden;
+    for (const RmsnormConfig& c : configs) {
+      EXPECT_FALSE(validate(p, c, h200)) << to_key(c);
+      EXPECT_EQ(p.hidden % c.vec, 0) << to_key(c);
+    }
+  }
+  const RmsnormProblem odd{8, 13, DType::kBF16, false};
+  EXPECT_TRUE(validate(odd, {32, 1, 8, RmsnormMode::kRegisters}, h200));
+  const RmsnormProblem wide{8, 65536, DType::kBF16, false};
+  EXPECT_TRUE(validate(wide, {32, 1, 8, RmsnormMode::kRegisters}, h200));  // 256 vectors a thread
+}
+
+TEST(RmsnormModel, PrefersWideVectorsAndPredictsNearTheCopyRate) {
+  const DeviceDesc& h200 = device_profile("h200");
+  const OpSpec& op = op_spec("rmsnorm");
+  const std::string key = "rmsnorm:bf16:r16384.h8192";
+  const auto ranked = op.ranked_configs(key, h200);
+  ASSERT_FALSE(ranked.empty());
+  const RmsnormConfig best = parse_rmsnorm_config_key(ranked[0].config_key);
+  EXPECT_EQ(best.vec, 8);
+  // 16384 x 8192 bf16 read and written: 537 MB at ~4.3 TB/s is ~126 us; the model's pick within
+  // the launch and the row latency of it, never faster than the bytes allow.
+  const double copy_us = parse_rmsnorm_key(key).min_bytes() / (h200.dram_gbps * 1e3);
+  EXPECT_GE(ranked[0].predicted_us, copy_us);
+  EXPECT_LE(ranked[0].predicted_us, copy_us * 1.15);
+  for (std::size_t i = 1; i < ranked.size(); ++i)
+    EXPECT_LE(ranked[i - 1].predicted_us, ranked[i].predicted_us);
+}
+
+TEST(OpRegistry, FindsOpsByNameAndKeyAndListsThemWhenNot) {
+  EXPECT_EQ(op_spec("rmsnorm").name(), "rmsnorm");
+  EXPECT_EQ(op_spec_for_key("rmsnorm:bf16:r1.h1").name(), "rmsnorm");
+  EXPECT_EQ(op_spec_for_key("gemm:bf16:bf16:nt:1x1x1").name(), "gemm");
+  EXPECT_EQ(op_spec_for_key("attn:bf16:b1.hq1.hkv1.sq1.sk1.d64.full").name(), "attention");
+  const std::string unknown = error_of([] { op_spec("conv2d"); });
+  for (const char* name : {"'conv2d'", "gemm", "attention", "rmsnorm", "kerntune ops"})
+    EXPECT_NE(unknown.find(name), std::string::npos) << unknown;
+  EXPECT_NE(error_of([] { op_spec_for_key("conv:1x1"); }).find("rmsnorm:"), std::string::npos);
+}
+
+TEST(OpRegistry, RefusesAnOpWhosePrefixCollides) {
+  OpEntry copy = OpRegistry::instance().by_name("rmsnorm");
+  EXPECT_NE(error_of([&] { OpRegistry::instance().add(copy); }).find("collides"),
+            std::string::npos);
+}
+
+TEST(OpRegistry, EveryOpExplainsAndGeneratesItsModelPick) {
+  const DeviceDesc& h200 = device_profile("h200");
+  for (const auto& [op, key] : std::vector<std::pair<std::string, std::string>>{
+           {"gemm", "gemm:bf16:bf16:nt:4096x4096x4096"},
+           {"attention", "attn:bf16:b2.hq16.hkv16.sq4096.sk4096.d128.full"},
+           {"rmsnorm", "rmsnorm:fp16:r4096.h5120.res"}}) {
+    const OpSpec& spec = op_spec(op);
+    const auto ranked = spec.ranked_configs(key, h200);
+    ASSERT_FALSE(ranked.empty()) << key;
+    EXPECT_FALSE(spec.validate_config(key, ranked[0].config_key, h200)) << ranked[0].config_key;
+    EXPECT_NE(spec.explain(key, ranked[0].config_key, h200).find("predicted"), std::string::npos);
+    const KernelSource source = spec.kernel_source(key, ranked[0].config_key, "");
+    EXPECT_FALSE(source.headers.empty());
+    EXPECT_FALSE(source.name_expressions.empty());
+    EXPECT_TRUE(spec.validate_config(key, "garbage", h200)) << key;
+  }
+}
+
+}  // namespace
+}  // namespace kt

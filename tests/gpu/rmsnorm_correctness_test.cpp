@@ -1,0 +1,155 @@
+// RMSNorm on the GPU: fresh random x, w (and r), y and the sum poisoned first, against a float64
+// reference on sampled rows (the op's own workload, tuner/op_tuning.hpp), for every mode, vector
+// width and awkward hidden; and end to end through Runtime::rmsnorm, in place residual included.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/op_registry.hpp"
+#include "generator/generated_source.hpp"
+#include "gpu/gpu_fixture.hpp"
+#include "kerntune/kerntune.hpp"
+#include "ops/rmsnorm/rmsnorm_config.hpp"
+#include "runtime/cubin_provider.hpp"
+#include "runtime/device_buffer.hpp"
+#include "tuner/op_tuning.hpp"
+
+namespace kt {
+namespace {
+
+class RmsnormCorrectness : public testing::GpuTest {
+ protected:
+  static std::string db_path() {
+    return (std::filesystem::temp_directory_path() /
+            ("kt_gpu_rmsnorm_" + std::to_string(::getpid()) + ".db"))
+        .string();
+  }
+  static cache::Database& cubin_cache() {
+    static cache::Database db = cache::Database::open(db_path());
+    return db;
+  }
+
+  // The op's workload checks `config` on fresh random data; an invalid config is skipped.
+  void check(const std::string& problem_key, const std::string& config) {
+    const OpEntry& op = OpRegistry::instance().by_key(problem_key);
+    if (auto why = op.spec->validate_config(problem_key, config, device_))
+      GTEST_SKIP() << problem_key << " " << config << ": " << *why;
+    rt::ModuleCache modules;
+    CUstream stream = nullptr;
+    ASSERT_EQ(rt::driver().stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    {
+      auto target = op.tuning->make_bench_target(
+          {problem_key, device_, &cubin_cache(), &modules, stream,
+           std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()), 0});
+      const auto cubin = rt::get_or_compile(
+          &cubin_cache(), gen::generate(*op.spec, problem_key, config, "", device_.arch()), true,
+          true);
+      target->load(config, cubin.record);
+      target->poison_output();
+      ASSERT_EQ(target->launch(config, stream, 0), CUDA_SUCCESS);
+      const tune::OutputCheck c = target->check_output();
+      EXPECT_TRUE(c.passed) << problem_key << " " << config << ": " << c.detail;
+      EXPECT_EQ(c.nonfinite, 0u) << problem_key << " " << config;
+    }
+    rt::driver().stream_destroy(stream);
+  }
+};
+
+TEST_F(RmsnormCorrectness, EveryModeAndVectorWidth) {
+  for (const char* key : {"rmsnorm:bf16:r1027.h4096", "rmsnorm:fp16:r515.h4096.res"})
+    for (const char* config :
+         {"rms.t512.r1.v8.reg", "rms.t32.r4.v8.reg", "rms.t128.r2.v4.smem", "rms.t64.r1.v2.2pass",
+          "rms.t256.r1.v1.2pass", "rms.t1024.r1.v4.reg", "rms.t16.r8.v8.smem"})
+      check(key, config);
+}
+
+TEST_F(RmsnormCorrectness, AwkwardHiddensWithTheModelsTopConfigs) {
+  for (const char* key :
+       {"rmsnorm:bf16:r4099.h13", "rmsnorm:bf16:r333.h1000.res", "rmsnorm:fp16:r1.h5120",
+        "rmsnorm:bf16:r64.h65536.res", "rmsnorm:bf16:r7.h1", "rmsnorm:bf16:r2049.h5120.res"}) {
+    const auto ranked = op_spec("rmsnorm").ranked_configs(key, device_);
+    ASSERT_FALSE(ranked.empty()) << key;
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, ranked.size()); ++i)
+      check(key, ranked[i].config_key);
+  }
+}
+
+TEST_F(RmsnormCorrectness, RuntimeServesInPlaceResidualAndRefusesBadCalls) {
+  RuntimeOptions o;
+  o.database_path = db_path();
+  auto runtime = Runtime::open(o);
+  const RmsnormProblem p{300, 2048, DType::kBF16, true};
+  const std::size_t bytes = std::size_t(p.rows * p.hidden) * 2;
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  auto random_bf16 = [&](std::size_t n) {
+    std::vector<std::uint16_t> v(n);
+    for (auto& e : v) {
+      const float f = uniform(rng);
+      std::uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      e = std::uint16_t(bits >> 16);
+    }
+    return v;
+  };
+  auto to_float = [](std::uint16_t h) {
+    const std::uint32_t bits = std::uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  };
+  const auto x = random_bf16(p.rows * p.hidden), r = random_bf16(p.rows * p.hidden),
+             w = random_bf16(p.hidden);
+  rt::DeviceBuffer dx(bytes), dr(bytes), dw(std::size_t(p.hidden) * 2), dy(bytes);
+  const rt::CudaDriver& d = rt::driver();
+  ASSERT_EQ(d.memcpy_htod(dx.get(), x.data(), bytes), CUDA_SUCCESS);
+  ASSERT_EQ(d.memcpy_htod(dr.get(), r.data(), bytes), CUDA_SUCCESS);
+  ASSERT_EQ(d.memcpy_htod(dw.get(), w.data(), w.size() * 2), CUDA_SUCCESS);
+  ASSERT_EQ(d.memset_d8_async(dy.get(), 0xFF, bytes, nullptr), CUDA_SUCCESS);  // NaN poison
+  RmsnormTensors t{dx.data(), dw.data(), dy.data(), dr.data(), dr.data(), 1e-5f};
+  runtime->rmsnorm(p, t);
+  ASSERT_EQ(d.ctx_synchronize(), CUDA_SUCCESS);
+  std::vector<std::uint16_t> y(p.rows * p.hidden), sum(p.rows * p.hidden);
+  ASSERT_EQ(d.memcpy_dtoh(y.data(), dy.get(), bytes), CUDA_SUCCESS);
+  ASSERT_EQ(d.memcpy_dtoh(sum.data(), dr.get(), bytes), CUDA_SUCCESS);
+  double err = 0, norm = 0, sum_err = 0;
+  for (std::int64_t i = 0; i < p.rows; ++i) {
+    double squares = 0;
+    for (std::int64_t j = 0; j < p.hidden; ++j) {
+      const double s = double(to_float(x[i * p.hidden + j])) + to_float(r[i * p.hidden + j]);
+      squares += s * s;
+      sum_err =
+          std::max(sum_err, std::abs(to_float(sum[i * p.hidden + j]) - s) / (std::abs(s) + 1e-3));
+    }
+    const double scale = 1 / std::sqrt(squares / double(p.hidden) + 1e-5);
+    for (std::int64_t j = 0; j < p.hidden; ++j) {
+      const double s = double(to_float(x[i * p.hidden + j])) + to_float(r[i * p.hidden + j]);
+      const double ref = s * scale * to_float(w[j]);
+      const double got = to_float(y[i * p.hidden + j]);
+      ASSERT_TRUE(std::isfinite(got)) << i << "," << j;
+      err += (got - ref) * (got - ref);
+      norm += ref * ref;
+    }
+  }
+  EXPECT_LT(std::sqrt(err / norm), 1e-2);
+  EXPECT_LT(sum_err, 1e-2);  // the sum, rounded to bf16, written in place over r
+
+  RmsnormTensors misaligned = t;
+  misaligned.x = static_cast<const char*>(t.x) + 2;
+  EXPECT_THROW(runtime->rmsnorm(p, misaligned), Error);
+  RmsnormTensors no_residual = t;
+  no_residual.residual = nullptr;
+  EXPECT_THROW(runtime->rmsnorm(p, no_residual), Error);
+  EXPECT_EQ(runtime->prepare_rmsnorm(p).grade, "model-default");
+}
+
+}  // namespace
+}  // namespace kt
