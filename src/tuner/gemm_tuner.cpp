@@ -67,18 +67,16 @@ std::vector<CandidateResult> first_round(const GemmProblem& p, const TuneOptions
 
 // A local round (local_round), for each of the best shapes so far: up to this many neighbouring
 // shapes (neighbour_moves), each by its config closest to the best one. Round 1 measures the
-// model's favourite shapes; this measures the ones next to what the GPU preferred (at 64 x 4096 x
-// 4096 round 1 found 128-column tiles split 2-4 ways at 19.4 us; 64-column tiles unsplit with six
-// stages ran 17.5, with three or four 22.6-23.8: the pipeline depth the best one had matters).
-// Besides, up to kRetriedShapes neighbouring shapes that were timed with a variant farther
-// from the best one than their closest config.
+// model's favourite shapes; this measures the ones next to what the GPU preferred, in the best
+// one's variant (a neighbour timed with another pipeline depth can lose by 30%). Besides, up to
+// kRetriedShapes neighbouring shapes that were timed with a variant farther from the best one
+// than their closest config.
 constexpr int kNeighbourShapes = 6;
 constexpr int kRetriedShapes = 2;
 
 // The rounds of local search after the first, at most: each searches around the bases
 // (search_bases) that no earlier round searched, so a shape found in round 2 gets its own
-// neighbours in round 3 (16 x 4096 x 4096: the 8-row small-M tile, found in round 2, is the one
-// whose neighbour, the 16-row tile, round 1 timed with a poor variant).
+// neighbours in round 3 (a shape's best neighbour may have been timed only with a poor variant).
 constexpr int kLocalRounds = 3;
 
 // A round of local search: for the two best tile shapes so far and the best of each other
@@ -99,8 +97,7 @@ std::vector<CandidateResult> local_round(const std::vector<CandidateResult>& don
   };
   std::sort(best.begin(), best.end(), [&](auto* a, auto* b) { return time(a) < time(b); });
   // The two best, and the best of every other family: a family's best shape can be a step from
-  // a faster one of its own (at 16 x 4096 x 4096 the small-M 16-row tile, next to the 8-row one
-  // that two sm90 shapes had pushed out of the top two).
+  // a faster one of its own while other families hold the top two.
   std::vector<GemmConfig> by_time;
   for (const CandidateResult* c : best) by_time.push_back(c->config);
   std::vector<const CandidateResult*> bases;
