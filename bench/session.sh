@@ -14,8 +14,8 @@ fi
   date -u +"date: %Y-%m-%dT%H:%M:%SZ"
   echo "commit: $(cat dist/COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu \
-    --format=csv
-  kerntune info
+    --format=csv || true
+  kerntune info || true
 } >"$out/session.txt" 2>&1
 # The database holds cubins (tens of MB): drop it when the script ends; the CSVs keep the results.
 trap 'rm -f "$out"/kerntune.db "$out"/kerntune.db-wal "$out"/kerntune.db-shm' EXIT

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# GEMM tuning time per shape of a suite (default foundation): cold (an empty database) and warm (the same database again, cubins cached).
+# GEMM tuning time per shape of a suite (default foundation), in suite order into one database: cold (empty at the start) and warm (the same again, cubins cached).
 # Run on the GPU machine from the repository root with dist/ installed: bash bench/tuning_time.sh RESULTS_DIR [SUITE]
-# Writes session.txt, tune.log and tuning_time.csv (wall seconds; the tuner's compile/measure split) into RESULTS_DIR; prints it.
+# Writes session.txt, tune.log and tuning_time.csv (wall seconds and the tuner's compile/measure split per shape and pass) into RESULTS_DIR; prints it.
 set -euo pipefail
 out=${1:?usage: bash bench/tuning_time.sh RESULTS_DIR [SUITE]}
 suite=${2:-foundation}
@@ -11,9 +11,8 @@ echo "problem,pass,wall_s,candidates,compiled,from_cache,compile_s,measure_s" >"
 : >"$out/tune.log"
 # The suite's shapes, from explain's header lines ("gemm:bf16:bf16:nt:MxNxK on h200 (...)").
 shapes=$(kerntune explain --suite "$suite" | sed -nE 's/^gemm:[^ ]*:([0-9]+x[0-9]+x[0-9]+) on .*/\1/p')
-for shape in $shapes; do
-  rm -f "$KERNTUNE_DB" "$KERNTUNE_DB-wal" "$KERNTUNE_DB-shm"
-  for pass in cold warm; do
+for pass in cold warm; do
+  for shape in $shapes; do
     start=$(date +%s%N)
     kerntune tune --shape "$shape" >"$out/one.log" 2>>"$out/tune_progress.log"
     wall=$(awk -v ns=$(($(date +%s%N) - start)) 'BEGIN { printf "%.1f", ns / 1e9 }')
@@ -23,4 +22,4 @@ for shape in $shapes; do
   done
 done
 rm -f "$out/one.log"
-column -s, -t "$csv"
+column -s, -t "$csv" 2>/dev/null || cat "$csv"
