@@ -1,6 +1,5 @@
-// The attention-forward op declaration and its model. Model constants are leads: FA2-style
-// mma.sync kernels reach ~300-370 TFLOP/s on Hopper (../shared/notes/hopper-kernels.md); the fa3
-// constants are set so that the h200 profile predicts ~450 TFLOP/s for d128 at long sequences.
+// The attention-forward op declaration and its model, one estimate per family (fa2 on mma.sync,
+// fa3 on wgmma); constants fitted to tuning exports (bench/NOTES.md, "Attention").
 #include "core/attention_config.hpp"
 
 #include <fmt/format.h>
@@ -20,8 +19,7 @@ namespace {
 
 // Fraction of the mma rate an FA2-style kernel sustains: softmax, rescaling and the exp unit
 // take the rest; and the fixed cost of a CTA (Q load, pipeline fill, O store), paid once per
-// wave of CTAs. Fit to the H200's 465 fa2 measurements of 2026-11-30 (the first lead, 0.58
-// with no fixed cost, predicted 1.35-1.5x too fast: bench/NOTES.md).
+// wave of CTAs. Fitted to tuning exports (bench/NOTES.md, "Attention").
 constexpr double kAttentionMmaEfficiency = 0.45;
 constexpr double kFa2CtaFixedUs = 3.1;
 constexpr double kLaunchUs = 3.0;
@@ -34,8 +32,7 @@ constexpr double kLaunchUs = 3.0;
 // (the producer cannot fetch K of block j + 1 until P·V of block j − 1 frees its stage, so every
 // S waits for a load); and the per-block overhead (barriers, row reductions) that 64-key blocks
 // pay twice as often; and the fixed cost of a CTA (Q load, pipeline fill, O store), paid once
-// per wave of CTAs. Fit to the H200's 360 fa3 measurements of 2026-11-30 (bench/NOTES.md):
-// measured / predicted has a geometric mean of 1.01 and an rms log error of 0.07.
+// per wave of CTAs. Fitted to tuning exports (bench/NOTES.md, "Attention").
 constexpr double kFa3WgmmaEfficiency = 0.85;
 constexpr double kFa3CtaFixedUs = 2.4;
 constexpr double kFa3ExpShareTimesHeadDim = 64;

@@ -1,5 +1,5 @@
-// Device identity and the built-in profiles. Rates are leads from datasheets and from the
-// anchors measured on our H200 (../shared/GPU.md); the tuner's measurements supersede them.
+// Device identity and the built-in profiles. Rates are leads from datasheets and from anchors
+// measured on an H200 (bench/NOTES.md); the tuner's measurements supersede them.
 #include "core/device_desc.hpp"
 
 #include <fmt/format.h>
@@ -59,7 +59,7 @@ DeviceDesc make_hopper(const char* name, double dram_gbps, std::int64_t memory_b
   d.memory_bytes = memory_bytes;
   d.sm_clock_mhz = 1980;
   // NOTE: mma.sync on Hopper issues at about 2/3 of the wgmma rate; FA2-style kernels
-  // plateau near 350-400 TFLOP/s there (../shared/notes/hopper-kernels.md).
+  // plateau near 350-400 TFLOP/s there (SDPA's FlashAttention-2 backend on an H200).
   d.dram_gbps = dram_gbps;
   d.mma_sync_tflops = 660;
   d.wgmma_tflops = 989;
@@ -76,7 +76,7 @@ const std::vector<NamedProfile>& profiles() {
   static const std::vector<NamedProfile> all = {
       {"a100", make_a100()},
       {"h100-sxm", make_hopper("NVIDIA H100 80GB HBM3", 3000, 80LL << 30)},
-      // 4.27 TB/s is the device-to-device copy measured on our H200 (GPU.md).
+      // 4.27 TB/s: the device-to-device copy measured on an H200.
       {"h200", make_hopper("NVIDIA H200", 4270, 141LL << 30)},
   };
   return all;

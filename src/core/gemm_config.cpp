@@ -550,8 +550,8 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
               for (int e : epilogues)
                 for (int cl : d.sm90_cluster) {
                   // A cluster of 2 over a single row of tiles leaves half of its CTAs idle; 16-
-                  // and 32-column tiles (decode steps) ran slower in pairs on the H200 than
-                  // alone (their cluster prologue: first load 0.5 us later).
+                  // and 32-column tiles (decode steps) lose more to the cluster's prologue than
+                  // multicast saves them.
                   if (cl > 1 && (ceil_div(q.m, bm) < 2 || bn < 64)) continue;
                   for (int g : d.raster_group)
                     for (int sk : d.split_k) {

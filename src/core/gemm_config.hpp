@@ -81,24 +81,23 @@ struct GemmDomains {
   std::vector<int> split_k{1, 2, 3, 4, 6, 8, 12, 16};
   std::vector<int> sm90_tile_m{64, 128, 256};
   std::vector<int> sm90_tile_n{32, 64, 128, 144, 192, 256};
-  // 9: the deepest ring of 24 KB stages (64 x 32 bk128, 64 x 128 bk64) in 227 KB; a decode
-  // step's 64 x 32 tiles streamed 0.5% more of the copy's rate with it than with 8 on the H200.
+  // 9: the deepest ring of 24 KB stages (64 x 32 bk128, 64 x 128 bk64) in 227 KB, which decode
+  // steps' streams can use.
   std::vector<int> sm90_stages{3, 4, 5, 6, 8, 9, 12};
   std::vector<int> sm90_consumers{1, 2};
   std::vector<int> sm90_epilogue{0, 2, 4};
   std::vector<int> sm90_cluster{1, 2};
   // The split counts whose split-K configs are also tried with the splits in one cluster
-  // (cluster_k = split_k, at most 8). Only pairs: on the H200 15 clusters of 8 and 30 of 4 fit
-  // at once (cuOccupancyMaxActiveClusters), not 16 and 32, so 512^2 x 32768's 16 tiles x 8
-  // splits and 32 x 4 ran as two waves, at 0.38-0.47x cuBLAS (bench/NOTES.md).
+  // (cluster_k = split_k, at most 8). Only pairs: larger clusters do not all fit at once on a
+  // GPU whose GPCs do not split into whole clusters (cuOccupancyMaxActiveClusters), so a launch
+  // that needs every SM runs a second wave.
   std::vector<int> sm90_cluster_splits{2};
   // Swap-AB (nt, M <= kSm90SwapMaxM): the kernel's tile_n tiles the tokens (M), its tile_m the
   // weights (N); direct stores only.
   std::vector<int> sm90_swap_tile_n{16, 32, 64};
   // Stages two or four swizzle atoms deep (tile_k 128, 256; nt) are also tried for tiles of at
   // most sm90_deep_stage_max_rows rows plus columns (a 64-deep stage of at most 16 KB): their
-  // ring is limited by one producer/consumer round trip a stage (~180 ns on the H200), not by
-  // its bytes in flight.
+  // ring is limited by one producer/consumer round trip a stage, not by its bytes in flight.
   std::vector<int> sm90_deep_tile_k{128, 256};
   int sm90_deep_stage_max_rows = 128;
   // small-M (only for M <= 64): rows of C per CTA, N columns per warp, warps along N and K, K

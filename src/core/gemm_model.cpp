@@ -1,5 +1,6 @@
-// The analytic GEMM model. Every constant here is a lead to be checked against measurements
-// (bench/NOTES.md keeps predictions beside the measured figures).
+// The analytic GEMM model: ranks configs for the tuner and picks them where nothing is measured.
+// Constants are fitted to measurements; the figures behind them are in bench/NOTES.md ("The GEMM
+// model and its calibration").
 #include "core/gemm_model.hpp"
 
 #include <algorithm>
@@ -16,25 +17,15 @@ constexpr double kL2OverDram = 3.0;         // L2 bandwidth relative to DRAM
 constexpr double kLaunchUs = 2.5;           // launch and ramp of one kernel
 constexpr double kPipelineFillTiles = 1.0;  // k-tiles of latency before the first mma
 // The share of the smaller of the compute and memory terms that does not hide under the larger:
-// loads, barrier round trips and (padded) MMA issue share the SM. Fitted on the H200's
-// measurements (bench/results/2026-11-30-h200-splitk-bulk): 0.1 separates the configs that tied
-// at a decode step's memory floor, so the model's favourite measures 12.9 instead of 23.7 us at
-// 1 x 4096^2 (best 12.5), 13.2 instead of 22.7 at 16 x 4096^2 (12.7), 34.0 instead of 41.1 at
-// 64 x 14336 x 4096 (33.4); Spearman rho rises over the foundation shapes (0.76-0.91 ->
-// 0.81-0.94) and the decode steps (64 x 14336 0.63 -> 0.80, 1 and 64 x 4096^2 0.44 -> 0.48, 0.43
-// -> 0.47; 16 x 4096^2 0.46 -> 0.42), and alike over the previous session's measurements. Every
-// family's estimate ends with it (finish_estimate).
+// loads, barrier round trips and (padded) MMA issue share the SM. Without it every streaming
+// config ties at a decode step's memory floor. Every family's estimate ends with it
+// (finish_estimate).
 constexpr double kOverlapLoss = 0.1;
 // DRAM's rate under a given number of bytes of DRAM loads outstanding (Little's law): the rate
 // is those bytes over the loaded latency, which grows with the rate itself (queueing): latency =
 // kDramIdleLatencyUs + kDramQueueLatencyUs x rate / peak. Only the share of a CTA's loads that
-// DRAM serves counts (the rest hits L2: a decode step's A). Fitted on the H200's traces: 16 x
-// 4096 x 4096 with 6.3 MB of DRAM loads in flight streamed at 3.4 TB/s (swap-AB 64 x 16, 12
-// stages, 64 CTAs; model 3.4) and with 8.4 MB at 4.4 (128 x 16, 8 stages; model 4.3, the peak);
-// 512^2 x 32768 sk8 s5 (5 MB, most loads L2 hits) ran its main loop in 23.3 us (memory term
-// 23.1); 64 x 14336 x 4096's 64 x 128 tiles ran 42.5 us with 3 stages and 33.5 with 5 (model
-// 40.1 and 30.6). A single constant (the bytes per SM that saturate DRAM) fitted either the
-// decode or the split-K shapes, not both.
+// DRAM serves counts (the rest hits L2: a decode step's A). Fitted on traced decode and split-K
+// main loops; a single constant (bytes in flight that saturate DRAM) fitted one kind, not both.
 constexpr double kDramIdleLatencyUs = 1.2;
 constexpr double kDramQueueLatencyUs = 0.75;
 
@@ -45,41 +36,27 @@ double dram_rate(double inflight, double peak) {
   const double rate = (-b + std::sqrt(b * b + 4.0 * a * inflight)) / (2.0 * a);
   return std::min(peak, rate);
 }
-// sm90: the fraction of the wgmma rate a warp-specialized CTA sustains in its main loop. Two
-// consumer warpgroups hide each other's issue gaps (fast.cu's ladder on our H200: 772 of 989
-// TFLOP/s at 8192^3 with this structure); one consumer leaves them exposed (the ladder's
-// single-consumer step ran at about 0.8 of the two-consumer one).
+// sm90: the fraction of the wgmma rate a warp-specialized CTA sustains in its main loop, at
+// 8192^3's clock. Two consumer warpgroups hide each other's issue gaps; one leaves them exposed.
 constexpr double kWgmmaEfficiencyTwoConsumers = 0.78;
 constexpr double kWgmmaEfficiencyOneConsumer = 0.62;
-// sm90: the SMs' clock under a sustained wgmma load is set by the power limit, not the nominal
-// clock, and how long the load lasts sets how far it falls (`kerntune trace`'s %clock64 against
-// %globaltimer on the H200; bench/NOTES.md, "The SMs' clock under load, and serpentine K"):
-// 1594-1662 MHz over the main loops of 512^2 x 32768, 1536^2 x 8192 and 4096^3 (30-180 us),
-// 1408-1458 at 8192^3 (1.4 ms). The efficiencies above were fitted at 8192^3, so a shorter
-// kernel's tensor cores run faster by the ratio of the two clocks, falling log-linearly in the
-// duration between the two. Over the recorded exports this takes the model's predictions for
-// the picks at 2048^3, 4096^3, 4100 x 4096^2, 512^2 x 32768 and the 8k-token shapes from 6-16%
-// high to within 3% (1536^2 x 8192 from 19% to 7-12%; bench/NOTES.md, "The model's absolute
-// times").
-// Measured on the H200 only; every sm90 device (the h100-sxm profile, a queried GPU) shares them
-// until another is measured.
+// sm90: under a sustained wgmma load the power limit, not the nominal clock, sets the SMs' clock,
+// and the longer the load the lower it falls. The efficiencies above were fitted at 8192^3 (1.4
+// ms), so shorter kernels gain the ratio of the two measured clocks, falling log-linearly with
+// the duration between kSm90ShortRunUs and kSm90LongRunUs (bench/NOTES.md, "Limits found on the
+// H200"). Measured on one GPU model; every sm90 device shares them until another is measured.
 constexpr double kSm90ShortRunUs = 200;
 constexpr double kSm90LongRunUs = 1400;
 constexpr double kSm90ShortRunClockGain = 1640.0 / 1430.0;
-// sm90: from a CTA's entry to its first TMA load issued, before any k-tile: the barriers'
-// init, the first unit's set-up and the first execution of that code, 0.93-0.99 us at every
-// shape traced on the H200 (bench/NOTES.md, "Staggered splits and split rings": the prologue).
-// It overlaps nothing; the load's own round trip is the pipeline fill or DRAM's latency.
+// sm90: from a CTA's entry to its first TMA load issued (barrier init, the first unit's set-up,
+// first execution of that code; bench/NOTES.md, "Limits found on the H200"). It overlaps nothing;
+// the load's own round trip is the pipeline fill or DRAM's latency.
 constexpr double kSm90PrologueUs = 1.0;
 
 // sm90: each wgmma m64nNk16 reads 64 x 16 of A and N x 16 of B from shared memory for
 // 64 x N x 16 FMAs, so narrow instructions need more operand bytes a clock. N = 256 is the
-// reference; 192 and 128 keep the earlier leads (at 128, one CTA alone runs at the peak, but the
-// whole GPU's L2-fed main loops were a few percent slower than 256's). N = 64 measured on the
-// H200: 0.69 of N = 128's rate per FMA, one CTA alone (128 x 64: 369 cycles a 64-deep k-tile for
-// half the FMAs of 128 x 128's 515) and at 512^2 x 32768 (386 against 541-550; bench/NOTES.md,
-// "The narrow tile's wgmma"). Narrower tiles (16 and 32, decode steps, whose weights stream from
-// DRAM) are untimed here and take N = 64's factor.
+// reference; N = 64 is measured (0.69 of N = 128's rate per FMA); 16 and 32 (decode steps, which
+// stream from DRAM) are untimed and take 64's factor.
 double sm90_tile_factor(const GemmConfig& c) {
   constexpr double kN128Factor = 0.95;
   if (c.tile_n >= 256) return 1.0;
@@ -99,10 +76,9 @@ double operand_bytes(const GemmProblem& p) {
 }
 
 // Plain row order (raster group 1) over tiles in several rows and several columns, with operands
-// that outgrow half of L2: the case where grouped order keeps more of them in L2 (1536^2 x 8192 on
-// the H200: g8 ran ~1% faster than g1 in every export). A single row or column of tiles (every
-// unswapped decode step) reads each tile of its large operand once in any order; a swapped step's
-// order matters the other way (swapped_sharers_apart).
+// that outgrow half of L2: the case where grouped order keeps more of them in L2. A single row or
+// column of tiles (every unswapped decode step) reads each tile of its large operand once in any
+// order; a swapped step's order matters the other way (swapped_sharers_apart).
 bool ungrouped_order_matters(const GemmProblem& p, const GemmConfig& c, const GemmEstimate& e,
                              const DeviceDesc& d) {
   return c.raster_group == 1 && !c.swap_ab && e.tiles_m > 1 && e.tiles_n > 1 &&
@@ -111,8 +87,7 @@ bool ungrouped_order_matters(const GemmProblem& p, const GemmConfig& c, const Ge
 
 // Whether that order re-reads operands from DRAM: it walks each row of tiles across N, so every
 // row of tiles reads all of the kernel's B, which a later row finds evicted only when B outgrows
-// half of L2. The re-read is still charged as half of A and B (the fit of the first H200 runs),
-// not as B once per row.
+// half of L2. The re-read is charged as half of A and B (as first fitted), not as B once per row.
 bool ungrouped_rereads(const GemmProblem& p, const GemmConfig& c, const GemmEstimate& e,
                        const DeviceDesc& d) {
   const GemmProblem q = oriented_problem(p, c);
@@ -123,9 +98,8 @@ bool ungrouped_rereads(const GemmProblem& p, const GemmConfig& c, const GemmEsti
 // sm90 swapped decode steps stream the weights as the kernel's A; a tile row of it is shared by
 // one CTA per token tile (tiles_n > 1 from 64 tokens on a 32-column tile). Row order makes the
 // sharers consecutive in launch order, side by side; grouped order puts them `group` launch
-// slots apart, and the H200 streamed 64 x 4096^2's swapped 64 x 32 bk128 tiles 9-14% slower in
-// the bench and 21% slower in the tuner with g8 than with g1, at either ring depth
-// (bench/NOTES.md, "The model's absolute times": call 5).
+// slots apart, which streams measurably slower (bench/NOTES.md, "The GEMM model and its
+// calibration").
 constexpr double kSm90SwappedGroupedStreamFactor = 1.15;
 
 bool swapped_sharers_apart(const GemmConfig& c, const GemmEstimate& e) {
@@ -133,41 +107,29 @@ bool swapped_sharers_apart(const GemmConfig& c, const GemmEstimate& e) {
 }
 
 // sm90 clusters of 2 (B multicast to both CTAs, or A with cn2) get no credit for the halved
-// reads and pay for where the cluster launch puts them: it packs consecutive clusters into one
-// GPC, so CTAs reading the same operand blocks share a GPC, which slowed L2-fed main loops on the
-// H200 whether or not B was multicast (512^2 x 32768 split 8: +20-25%, the same with the
-// unpaired kernel given that layout; bench/NOTES.md, "Where cluster pairs lose" and "Cluster
-// pairs and the barrier at exit"). Since template version 11 the pairs elsewhere run within
-// 1-2% of unpaired tiles (1536^2, 2048^2, 4096^3), so a fifth more L2 time overstates them
-// there, but the model's ranking of that session's measurements is the same with 1.0, 1.1 or
-// 1.2 (Spearman rho within 0.01 on every foundation shape). Not for cluster split-K (clkS),
-// whose CTAs share no operand: its decode pairs stream at the DRAM floor (16 x 4096^2, 4.4 TB/s).
+// reads and pay for where the cluster launch puts them: consecutive clusters packed into one GPC,
+// whose CTAs then read the same operand blocks from different TPCs (slower at L2-fed shapes:
+// bench/NOTES.md, "Limits found on the H200"). Not for cluster split-K (clkS), whose CTAs share
+// no operand.
 constexpr double kSm90ClusterL2Factor = 1.2;
 // sm90 TMA-store epilogue: the consumers write the tile to shared memory (stmatrix, 128 B/clock)
 // plus two named barriers per 128-byte slab; the global writes drain during the next tile.
 constexpr double kSm90SlabBarrierUs = 0.02;
 
 // sm90 split-K: what one SM moves between L2 and its registers when few SMs do so at once (the
-// serial reducers of the last wave, each loading split_k - 1 partial tiles): 64 bytes per clock,
-// a lead (Hopper's L1 <-> L2 path), not a measurement. When many SMs move partial sums at once,
-// the GPU's rate for them (kSplitKL2Gbps) is the limit instead.
+// serial reducers of the last wave): a lead, not a measurement. When many SMs move partial sums
+// at once, the GPU's rate for them (kSplitKL2Gbps) is the limit instead.
 constexpr double kL2BytesPerClockPerSm = 64;
 // sm90 split-K's serial mode (more units than the grid's CTAs): a wave's writers store their
 // partial tiles at once, and the last wave's reducers each load split_k - 1 of them, at the rate
-// 128 CTAs moving 7 MB of partial sums measured on the H200 (~3 TB/s across the GPU: `kerntune
-// trace` at 512^2 x 32768, bench/results/2026-11-30-h200-splitk-bulk), and a tile waits ~2 us for
-// its slowest split.
+// traced for 128 CTAs moving partial sums at once, after waiting for a tile's slowest split.
 constexpr double kSplitKL2Gbps = 3000;
 constexpr double kSplitKSkewUs = 2.0;
-// sm90 split-K reduced distributed, per SM: the bytes one SM moves out and in, and the hand-offs
-// around them, measured on the H200 (bench/results/2026-12-01-h200-staggered-splits-split-rings):
-// with every SM moving 56 KB at once, a bulk store runs at 37 GB/s an SM and a bulk load of
-// another SM's fresh partial sums at 48 (each thread's 16-byte stores 24, loads 35); a split
-// publishes in the same time whether 32 or 128 CTAs publish, so the rate is the SM's, not the
-// GPU's (kSplitKL2Gbps is the same figure read across 128 units). Around the
-// bytes: staging the tile in the ring once both consumers are done (0.55 us), the flag's
-// GPU-scope release (0.65), the tile's slowest split and the polls and fence that see its flag
-// (1.5), and the stripe's sum and stores (0.55 from shared memory; ~1.3 by each thread's loads).
+// sm90 split-K reduced distributed, per SM: the rates at which one SM moves its partial sums out
+// and its peers' in (bulk copies or each thread's 16-byte accesses), and the hand-offs around
+// them: staging, the flag's GPU-scope release, the slowest split and the polls, the stripe's sum.
+// The rates are the SM's, not the GPU's: a split publishes in the same time whether 32 or 128
+// CTAs publish (traced; bench/NOTES.md, "Limits found on the H200": 512^2 x 32768).
 constexpr double kSplitKBulkStoreGbpsPerSm = 37;
 constexpr double kSplitKBulkLoadGbpsPerSm = 48;
 constexpr double kSplitKThreadStoreGbpsPerSm = 24;
@@ -178,36 +140,26 @@ constexpr double kSplitKHandoffUs = 1.5;
 constexpr double kSplitKBulkSumUs = 0.55;
 constexpr double kSplitKThreadSumUs = 1.3;
 // sm90 cluster split-K: what one SM reads from its cluster peers' shared memory per clock, and
-// the cost of one cluster barrier (two per unit). Leads, not measurements: bench/NOTES.md.
+// the cost of one cluster barrier (two per unit). Leads, not measurements.
 constexpr double kDsmemBytesPerClockPerSm = 32;
 constexpr double kClusterBarrierUs = 0.3;
 
-// sm90 stream-K, measured by `kerntune trace` on the H200 (128 x 256 tiles at 4096^3 and 4096 x
-// 3840 x 4096, bench/results/2026-12-01-h200-stream-k): a CTA's pieces run ~10% slower per k-tile
-// than whole units (traced with the pieces walking K upward, each CTA from its own offset;
-// walking downward, in step, left 4096^3 as it was), and an owner's main loop done -> C stored
-// takes ~2.5 us more than a whole unit's epilogue (waiting for its peers' flags and bulk-loading
-// their partial tiles, 128 KB each), which scales here with the partial tile's bytes.
+// sm90 stream-K (traced): a CTA's pieces run slower per k-tile than whole units (CTAs sharing an
+// operand block reach it at different times), and a tile's owner adds a fix-up to its epilogue
+// (its peers' flags, their partial tiles bulk-loaded), scaled here by the partial tile's bytes.
 constexpr double kStreamKPieceFactor = 1.1;
 constexpr double kStreamKFixupUsPer128KB = 2.5;
 
 // sm90: the shortest time a CTA's ring takes per stage, whatever its bytes: one producer/consumer
-// round trip (empty barrier, expect_tx, TMA issue, full barrier, wgmma, release). Measured by
-// `kerntune trace` on the H200 at 16 x 4096 x 4096 on 64 CTAs: 176-193 ns a stage for 64 x 16
-// tiles with 12 and 16 stages, one consumer or two taking alternate stages, and for 64 x 64
-// (16 KB stages); stages two atoms deep (20 KB) lifted the main loop from 2.9 to 4.0 TB/s, four
-// (40 KB) to 4.4, DRAM's rate.
+// round trip (empty barrier, expect_tx, TMA issue, full barrier, wgmma, release). Traced at
+// decode steps, where it is why stages several atoms deep stream faster.
 constexpr double kSm90StagePeriodUs = 0.18;
 // sm90 without warp specialization: consumer 0's first thread issues each stage's loads right
-// after its warpgroup's release, so the stage's round trip also holds those TMA issues, on that
-// consumer's path, and with two consumers the wait there for the other's release; where the
-// round trip stays hidden the main loop keeps 0.985 of the warp-specialized rate. Fitted on the
-// H200 (bench/NOTES.md, "Warp specialization off"), as the model uses the period (divided by the
-// power limit's clock gain with the rest of the compute term): 0.45-0.46 us a k-tile at 1536^2 x
-// 8192's 128 x 144 (two boxes a stage, two consumers; 0.37 warp-specialized) and at 64 x 4096^2's
-// 64 x 32 bk128 (four boxes, one consumer; 0.26); hidden under 64 x 14336 x 4096's 0.40 us DRAM
-// period (64 x 128, two boxes, one consumer) and the 0.65 us of 128 x 256 k-tiles, whose main
-// loops ran 0.8-1.6% longer than warp-specialized.
+// after its warpgroup's release, so the stage's round trip also holds those TMA issues (per box)
+// and, with two consumers, the wait for the other's release; where the round trip stays hidden
+// the main loop keeps kSm90InlineLoadsFactor of the warp-specialized rate. In the model's frame
+// (divided by the clock gain with the rest of the compute term); bench/NOTES.md, "sm90 GEMM
+// schedules".
 constexpr double kSm90InlineLoadsFactor = 0.985;
 constexpr double kSm90InlineIssueUsPerBox = 0.09;
 constexpr double kSm90InlineWaitUs = 0.16;
@@ -275,9 +227,7 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 // tile in shared memory, reads (S - 1) / S of one from its peers over distributed shared memory
 // and stores its stripe of C, between two cluster barriers; no L2 traffic but the stripe.
 // Those tails, like split-K's, are e.reduce_us, after the larger of compute and memory: no
-// operand streams while they run, which at a decode step's memory floor decides the ranking
-// (64 x 14336 x 4096 on the H200: streamed or clk2 64 x 128 tiles 38-42 us, swapped 128 x 64
-// tiles 34).
+// operand streams while they run, which at a decode step's memory floor decides the ranking.
 double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d,
                        GemmEstimate& e) {
   // Clusters of 2 take two SMs per cluster unit (a pair of tiles), so a wave is num_sms / 2 of
@@ -395,13 +345,10 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   GemmEstimate e = estimate_tiles_and_occupancy(p, c, d, regs);
   if (c.family == GemmFamily::kSm90) {
     e.num_ctas = plan_launch(p, c, d.num_sms).main.num_ctas();
-    // The power limit's clock (sm90_clock_gain) divides the whole compute term: the wgmma time,
-    // and with it the stage-period floor, the epilogues and split-K's publish, though those were
-    // measured as times and rates in short kernels. Scaling the wgmma rate alone leaves 64 x
-    // 4096^2's bk128 tiles on their stage floor above their wgmma time, and the model's pick
-    // there moves to a bk256 s4 tile that measures 6% slower: the model cannot tell four deep
-    // stages from eight shallow ones (they hold the same bytes), so that tie is broken as the
-    // measurements break it (bench/NOTES.md, "The model's absolute times").
+    // The power limit's clock (sm90_clock_gain) divides the whole compute term, the stage-period
+    // floor, epilogues and split-K's publish included: scaling the wgmma rate alone mis-ranks
+    // deep-and-few against shallow-and-many rings of the same bytes, which the model cannot
+    // otherwise tell apart.
     e.compute_us = sm90_compute_us(p, c, d, e);
     e.compute_us /= sm90_clock_gain(e.compute_us);
   } else {

@@ -15,8 +15,7 @@
 namespace kt {
 
 // A decode step's stream starts one loaded DRAM round trip after its first load, and nothing
-// hides that wait. ~1 us on the H200: 64 x 4096^2's first stage lands 0.9-1.0 us after its first
-// TMA load (`kerntune trace`).
+// hides that wait (traced: the first stage lands ~1 us after the first TMA load).
 inline constexpr double kDramRampUs = 1.0;
 
 struct GemmEstimate {
@@ -62,8 +61,8 @@ GemmEstimate estimate_tiles_and_occupancy(const GemmProblem& p, const GemmConfig
 double dram_ramp_us(const GemmProblem& p, const DeviceDesc& device);
 
 // sm90: how much faster the SMs' clock runs over `busy_us` of wgmma work than over the long runs
-// the model's wgmma efficiencies were fitted on (8192^3 on the H200): the power limit lets short
-// kernels run faster, 1640 against 1430 MHz up to 200 us, falling log-linearly to 1 at 1.4 ms.
+// the model's wgmma efficiencies were fitted on (8192^3): the power limit lets short kernels run
+// faster. At least 1; constant up to kSm90ShortRunUs, 1 from kSm90LongRunUs (gemm_model.cpp).
 double sm90_clock_gain(double busy_us);
 
 struct RankedConfig {

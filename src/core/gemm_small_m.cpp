@@ -16,18 +16,15 @@ constexpr int kMaxWarps = 16;
 constexpr int kMaxAccumulators = 64;  // per thread
 constexpr int kMinLoads = 2, kMaxLoads = 16;
 
-// Model constants (leads to check against measurements, bench/NOTES.md):
-// - the fraction of DRAM bandwidth a streaming kernel reaches at best: 0.85, the rate of the
-//   family's fastest configs at 1 x 4096^2 on the H200 (13.0 us in the tuning exports of
-//   bench/results/2026-12-01-h200-model-clock-prologue; 0.9 had them at 12.5, level with the
-//   swapped sm90 tiles that measure 12.4-12.8 once those pay the first DRAM round trip too);
-// - the bytes in flight per SM it takes to get there (Little's law: ~4.3 TB/s x ~1.2 us of
-//   loaded latency over 132 SMs);
+// Model constants (fitted to tuning exports; bench/NOTES.md, "The GEMM model and its
+// calibration"):
+// - the fraction of DRAM bandwidth a streaming kernel reaches at best (its fastest configs at
+//   M = 1);
+// - the bytes in flight per SM it takes to get there (Little's law: DRAM rate x loaded latency
+//   over the SMs);
 // - the fraction of the mma.sync rate the fragment mapping sustains (byte permutes for nn,
-//   fragment copies, the loads' issue slots): fitted on the H200's tuning exports, where the
-//   family's kernels ran 16, 64 x 4096^2 and 64 x 14336 x 4096 in 1.6-2.2x the times 0.5 had
-//   predicted (bench/NOTES.md, "The model's absolute times"); fitted at M = 16-64 and nt, taken
-//   for M < 16 (memory-bound there either way) and nn unmeasured;
+//   fragment copies, the loads' issue slots): fitted at M = 16-64 and nt, taken for M < 16
+//   (memory-bound there either way) and for nn, unmeasured;
 // - L2 bandwidth relative to DRAM (as the sm80/sm90 model), and the launch.
 constexpr double kStreamEfficiency = 0.85;
 constexpr double kInflightBytesPerSm = 40.0 * 1024;

@@ -76,7 +76,7 @@ __device__ __forceinline__ void release_stage(unsigned int bar, int thread) {
 // side (16 to 64 columns); element (i, j) of that product is stored at c[j * ldc + i].
 // kTileK: the K depth of a stage, 64 (one swizzle atom) or, for nt, 128 or 256: two or four
 // boxes of each operand a stage, so a small tile's ring turns over fewer stages (each costs a
-// producer/consumer round trip, ~180 ns on the H200) for the same bytes in flight. Launch:
+// producer/consumer round trip, whatever the stage's bytes) for the same bytes in flight. Launch:
 // 128 * (kConsumers + kWarpSpecialized) threads, cluster (kCluster * kClusterN * kClusterK, 1, 1),
 // any grid that is a multiple of the cluster (clusters loop over ceil(tiles_m / kCluster) *
 // ceil(tiles_n / kClusterN) * num_splits / kClusterK units; with split-K through L2 every CTA of
@@ -274,8 +274,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
     sm90::trace_mark(params.gemm.flags, kTraceEntry);
     sm90::trace_cycles(params.gemm.flags, kTraceEntryCycles);
     sm90::trace_sm_id(params.gemm.flags);
-    // The descriptors' fetch overlaps the barriers' set-up rather than the first loads (no
-    // measurable change on the H200, where the first load issues ~0.9 us after entry anyway).
+    // The descriptors' fetch overlaps the barriers' set-up rather than the first loads (cheap;
+    // no measurable gain).
     prefetch_tensor_map(&params.a_map);
     prefetch_tensor_map(&params.b_map);
     if constexpr (kEpilogueSlots > 0) prefetch_tensor_map(&params.c_map);
@@ -850,9 +850,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
     }
   }
   // Pairs need no barrier at exit (the producer tail above). Any barrier here, a cluster's, the
-  // CTA's or even a warp's reconvergence, cost the pairs ~2 us of main loop at 1536^2 on the
-  // H200 (bench/NOTES.md, "Cluster pairs and the barrier at exit"). Split-K pairs keep the warp's:
-  // without it ptxas spills (36 bytes in the 256 x 128 pair).
+  // CTA's or even a warp's reconvergence, slows the pairs' main loop (bench/NOTES.md, "sm90 GEMM
+  // schedules"). Split-K pairs keep the warp's: without it ptxas spills.
   if constexpr (kPair > 1 && kSplitK) __syncwarp();
 }
 

@@ -290,7 +290,7 @@ __device__ __forceinline__ void reduce_slice(Load load, int split, int splits, i
 // as every other mode), and stores them as C. Every operand is a slot at a run-time offset, so
 // the quads and the splits are run-time loops with no selection between registers and loads:
 // about a third of reduce_slice's instructions, which on two warps a scheduler set the time of
-// this phase (bench/NOTES.md). Per quad, kBatch loads go out before the first add.
+// this phase. Per quad, kBatch loads go out before the first add.
 template <bool kSwapAB, int kMI, int kBatch, typename T>
 __device__ __forceinline__ void sum_stripe(unsigned int base, int splits, int q_begin, int q_end,
                                            const StripeOut<T>& out) {
