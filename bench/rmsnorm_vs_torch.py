@@ -1,7 +1,8 @@
 """RMSNorm: kerntune's dispatched kernel beside a copy of the same bytes, F.rms_norm and a
 torch.compile'd RMSNorm (Inductor's kernel), in one process on the same tensors.
-Usage: python3 bench/rmsnorm_vs_torch.py OUT.csv [--heldout N] [--seed S] (KERNTUNE_LIB, KERNTUNE_DB
-set; bench/rmsnorm_vs_torch.sh tunes the suites first). Each rep follows an L2 flush; medians."""
+Usage: python3 bench/rmsnorm_vs_torch.py OUT.csv [--residual] [--heldout N] [--seed S] [--shapes ...]
+(KERNTUNE_LIB and KERNTUNE_DB set; bench/rmsnorm_vs_torch.sh tunes the suites, never the held-out
+shapes, and runs it). Each rep follows an L2 flush; medians of --reps."""
 import argparse
 import csv
 import random
@@ -52,14 +53,19 @@ def main():
     ap.add_argument("--seed", type=int, default=20261202)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--residual", action="store_true", help="fused residual add (x = x + r)")
-    ap.add_argument("--shapes", default="suite,ragged,heldout")
+    ap.add_argument("--shapes", default="suite,ragged,heldout",
+                    help="comma-separated: suite, ragged, heldout, or ROWSxHIDDEN")
     a = ap.parse_args()
     torch._dynamo.config.cache_size_limit = 256
     rt = kerntune.Runtime()
     flush = torch.empty(512 << 20, dtype=torch.uint8, device="cuda")
     shapes = []
     for part in a.shapes.split(","):
-        shapes += {"suite": SUITE, "ragged": RAGGED, "heldout": heldout(a.heldout, a.seed)}[part]
+        if "x" in part:
+            rows, hidden = part.split("x")
+            shapes.append((int(rows), int(hidden)))
+        else:
+            shapes += {"suite": SUITE, "ragged": RAGGED, "heldout": heldout(a.heldout, a.seed)}[part]
     eps = 1e-6
 
     def plain(x, w):

@@ -15,12 +15,14 @@ namespace kt {
 
 namespace {
 
-constexpr int kMaxRegisterItems = 16;  // 16 vectors of 8: 64 registers of row per thread
+constexpr int kMaxRegisters = 255;
+constexpr int kStreamBatch = 4;  // vectors in flight a thread in the shared and two-pass modes
 constexpr std::int64_t kMaxGridX = 2147483647;
 // The model's memory constants: a load's round trip under load, the part of a CTA's life spent
 // reducing and storing instead of loading, the launch, and L2's rate over DRAM's.
 constexpr double kDramLatencyUs = 0.9;
 constexpr double kReduceUs = 0.25;
+constexpr double kL2LatencyUs = 0.5;
 constexpr double kLaunchUs = 2.5;
 constexpr double kL2OverDram = 2.5;
 
@@ -86,9 +88,15 @@ int rmsnorm_smem_bytes(const RmsnormProblem& p, const RmsnormConfig& c) {
   return int(std::int64_t(c.rows_per_cta) * p.hidden * size_bytes(p.dtype));
 }
 
+int rmsnorm_batch(const RmsnormProblem& p, const RmsnormConfig& c) {
+  const int items = rmsnorm_items(p, c);
+  return c.mode == RmsnormMode::kRegisters ? items : std::min(items, kStreamBatch);
+}
+
 int rmsnorm_estimated_registers(const RmsnormProblem& p, const RmsnormConfig& c) {
-  const int row_words = c.mode == RmsnormMode::kRegisters ? rmsnorm_items(p, c) * c.vec / 2 : 8;
-  return std::min(255, 32 + row_words + (c.vec > 1 ? c.vec / 2 : 1));
+  // A batch's vectors, its weights and (residual) its r, each vec / 2 words a vector.
+  const int words = rmsnorm_batch(p, c) * std::max(1, c.vec / 2) * (p.residual ? 3 : 2);
+  return 32 + words;
 }
 
 std::optional<std::string> validate(const RmsnormProblem& p, const RmsnormConfig& c,
@@ -109,9 +117,9 @@ std::optional<std::string> validate(const RmsnormProblem& p, const RmsnormConfig
         "hidden {}",
         c.threads_per_row, c.vec, p.hidden);
   const int items = rmsnorm_items(p, c);
-  if (c.mode == RmsnormMode::kRegisters && items > kMaxRegisterItems)
-    return fmt::format("{} vectors per thread do not fit in registers (at most {})", items,
-                       kMaxRegisterItems);
+  if (rmsnorm_estimated_registers(p, c) > kMaxRegisters)
+    return fmt::format("{} vectors per thread (and their weights) need ~{} registers, over {}",
+                       rmsnorm_batch(p, c), rmsnorm_estimated_registers(p, c), kMaxRegisters);
   if (c.mode != RmsnormMode::kRegisters && items == 1)
     return "one vector per thread: the row is in registers already";
   if (rmsnorm_smem_bytes(p, c) > device.max_smem_per_block_optin_bytes)
@@ -163,38 +171,45 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
   const WaveStats waves = wave_stats(num_ctas, device.num_sms, e.ctas_per_sm);
   e.waves = double(num_ctas) / double(std::max<std::int64_t>(1, waves.slots));
 
-  // Bytes a thread has in flight before it must wait: the whole row slice in registers mode;
-  // one vector at a time (unrolled by four) when the row streams through shared memory or L2.
+  // Bytes a thread has in flight before it must wait: one batch (its whole slice in registers
+  // mode, kStreamBatch vectors otherwise).
   const int items = rmsnorm_items(p, c);
+  const int batch = rmsnorm_batch(p, c);
   const int streams = p.residual ? 2 : 1;
-  const int in_flight_items = c.mode == RmsnormMode::kRegisters ? items : std::min(items, 4);
-  const double row_bytes_used = double(p.hidden) * size_bytes(p.dtype) * streams;
+  const double element = size_bytes(p.dtype);
   const double thread_bytes =
-      std::min(double(in_flight_items) * c.vec * size_bytes(p.dtype) * streams,
-               row_bytes_used / c.threads_per_row);
+      std::min(double(batch) * c.vec * element * streams,
+               double(p.hidden) * element * streams / c.threads_per_row);
   const double resident_ctas =
       std::min<double>(double(e.ctas_per_sm) * device.num_sms, double(num_ctas));
   const double in_flight = resident_ctas * threads * thread_bytes;
   const double bytes_per_us = device.dram_gbps * 1e3;
   // Reads are about half the traffic: the loads in flight sustain in_flight / latency of reads.
   const double read_share = 0.5;
-  const double sustained = std::min(1.0, in_flight / (kDramLatencyUs * bytes_per_us * read_share));
+  const double sustained =
+      std::min(1.0, in_flight / (kDramLatencyUs * bytes_per_us * read_share));
   // A CTA loads, then reduces and stores: the load pipe idles for that part of its life unless
   // another resident CTA is loading.
   const double phase = e.ctas_per_sm >= 2 ? 1.0 : 0.85;
   e.efficiency = sustained * phase;
-  double bytes = p.min_bytes();
-  e.memory_us = bytes / (bytes_per_us * e.efficiency);
+  e.memory_us = p.min_bytes() / (bytes_per_us * e.efficiency);
   if (c.mode == RmsnormMode::kTwoPass)
-    e.memory_us += double(p.rows) * p.hidden * size_bytes(p.dtype) / (bytes_per_us * kL2OverDram);
-  // Each wave's rows cost a load round trip and a reduction at least.
-  const double row_latency_us =
-      kDramLatencyUs + kReduceUs + (c.mode == RmsnormMode::kRegisters ? 0.0 : 0.05 * items);
-  const double full_waves = std::floor(e.waves);
-  const double tail = e.waves - full_waves;
-  const double per_wave_us = e.memory_us / std::max(e.waves, 1e-9);
-  e.latency_us = kLaunchUs + (tail > 0 ? std::max(0.0, row_latency_us - per_wave_us * tail) : 0);
-  e.predicted_us = std::max(e.memory_us, row_latency_us * std::ceil(e.waves)) + e.latency_us;
+    e.memory_us += double(p.rows) * p.hidden * element / (bytes_per_us * kL2OverDram);
+  // A CTA slot is busy for its rows' round trips: a DRAM one per batch of the first pass, an
+  // L2 one (the weights; the two-pass mode's second read) per batch of the second, and the
+  // reduction. The slots turn over e.waves times.
+  const int rounds = (items + batch - 1) / batch;
+  const double row_us = rounds * (kDramLatencyUs + kL2LatencyUs) + kReduceUs;
+  e.latency_us = kLaunchUs;
+  e.predicted_us = std::max(e.memory_us, row_us * std::max(1.0, e.waves)) + e.latency_us;
+  // Where the terms above tie (most configs stream at the bandwidth), what the H200 measured
+  // fastest breaks the tie, 1% a step: about four vectors a thread, held in registers, a warp
+  // or more a row, one row a CTA for rows of a thousand elements and more.
+  const double steps = std::abs(std::log2(double(items) / 4)) +
+                       (c.mode != RmsnormMode::kRegisters ? 0.5 : 0.0) +
+                       (c.threads_per_row < 32 ? 1.0 : 0.0) +
+                       (c.rows_per_cta > 1 && p.hidden >= 1024 ? 0.5 : 0.0);
+  e.predicted_us *= 1 + 0.01 * steps;
   return e;
 }
 

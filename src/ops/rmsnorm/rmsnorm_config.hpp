@@ -35,6 +35,8 @@ RmsnormConfig parse_rmsnorm_config_key(std::string_view key);  // throws naming 
 
 // Vector loads each thread issues per row: ceil(hidden / (threads_per_row · vec)).
 int rmsnorm_items(const RmsnormProblem& problem, const RmsnormConfig& config);
+// Vectors a thread loads before it uses them: its whole slice (registers), else up to four.
+int rmsnorm_batch(const RmsnormProblem& problem, const RmsnormConfig& config);
 int rmsnorm_smem_bytes(const RmsnormProblem& problem, const RmsnormConfig& config);
 int rmsnorm_estimated_registers(const RmsnormProblem& problem, const RmsnormConfig& config);
 

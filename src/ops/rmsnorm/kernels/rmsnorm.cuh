@@ -58,6 +58,8 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
   using W = RmsnormVec<kVec>;
   constexpr int kVecsPerRow = kHidden / kVec;
   constexpr int kItems = (kVecsPerRow + kThreadsPerRow - 1) / kThreadsPerRow;
+  // Vectors a thread has in flight at once: its whole slice in registers mode, else four.
+  constexpr int kBatch = kMode == 0 ? kItems : (kItems < 4 ? kItems : 4);
   static_assert(kHidden % kVec == 0, "the vector width divides the row");
   __shared__ float scratch[kThreadsPerRow * kRowsPerCta / 32 + 1];
   extern __shared__ __align__(16) unsigned char staged[];
@@ -74,20 +76,11 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
   const W* w = static_cast<const W*>(params.weight);
   W* stage = reinterpret_cast<W*>(staged) + row_in_cta * kVecsPerRow;
 
-  // x (+ r) of vector i of this thread: the rounded sum, written out, when kResidual.
-  auto load_input = [=](int idx) {
-    W v = x[idx];
-    if constexpr (kResidual) {
-      const W rv = r[idx];
-      float f[kVec];
-#pragma unroll
-      for (int e = 0; e < kVec; ++e)
-        f[e] = rmsnorm_element<T, kVec>(v, e) + rmsnorm_element<T, kVec>(rv, e);
-      v = rmsnorm_vec<T, kVec>(f);
-      sum_out[idx] = v;
-    }
-    return v;
-  };
+  // NOTE: every batch issues all of its loads before its first store: the stores (y, the sum)
+  // may alias the loads as far as the compiler knows (in place residual), so a load after a
+  // store waits for it and a thread would have one load in flight.
+  auto valid = [=](int i) { return active && i * kThreadsPerRow + lane < kVecsPerRow; };
+  auto index = [=](int i) { return i * kThreadsPerRow + lane; };
   auto sum_squares = [](const W& v) {
     float s = 0;
 #pragma unroll
@@ -97,54 +90,71 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
     }
     return s;
   };
-  auto store_output = [=](int idx, const W& v, float scale) {
-    const W wv = w[idx];
-    float f[kVec];
+  // Pass 1 over vectors [first, first + kBatch): x (+ r, the rounded sum written out) into
+  // `v`, squares into ss.
+  float ss = 0;
+  auto pass1 = [&](int first, W(&v)[kBatch]) {
+    W rv[kResidual ? kBatch : 1];
 #pragma unroll
-    for (int e = 0; e < kVec; ++e)
-      f[e] = rmsnorm_element<T, kVec>(v, e) * scale * rmsnorm_element<T, kVec>(wv, e);
-    y[idx] = rmsnorm_vec<T, kVec>(f);
+    for (int b = 0; b < kBatch; ++b) {
+      if (!valid(first + b)) continue;
+      v[b] = x[index(first + b)];
+      if constexpr (kResidual) rv[b] = r[index(first + b)];
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      if (!valid(first + b)) continue;
+      if constexpr (kResidual) {
+        float f[kVec];
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          f[e] = rmsnorm_element<T, kVec>(v[b], e) + rmsnorm_element<T, kVec>(rv[b], e);
+        v[b] = rmsnorm_vec<T, kVec>(f);
+        sum_out[index(first + b)] = v[b];
+      }
+      if constexpr (kMode == 1) stage[index(first + b)] = v[b];
+      ss += sum_squares(v[b]);
+    }
+  };
+  // Pass 2 over the same vectors: y = v · scale · w, the weights loaded before any store.
+  auto pass2 = [&](int first, const W(&v)[kBatch], float scale) {
+    W wv[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+      if (valid(first + b)) wv[b] = w[index(first + b)];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      if (!valid(first + b)) continue;
+      float f[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        f[e] = rmsnorm_element<T, kVec>(v[b], e) * scale * rmsnorm_element<T, kVec>(wv[b], e);
+      y[index(first + b)] = rmsnorm_vec<T, kVec>(f);
+    }
+  };
+  auto row_scale = [&] {
+    return rsqrtf(rmsnorm_row_sum<kThreadsPerRow, kRowsPerCta>(ss, scratch) / kHidden + params.eps);
   };
 
-  float ss = 0;
   if constexpr (kMode == 0) {
-    W v[kItems];
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-      const int idx = i * kThreadsPerRow + lane;
-      if (active && idx < kVecsPerRow) v[i] = load_input(idx);
-    }
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-      const int idx = i * kThreadsPerRow + lane;
-      if (active && idx < kVecsPerRow) ss += sum_squares(v[i]);
-    }
-    const float scale =
-        rsqrtf(rmsnorm_row_sum<kThreadsPerRow, kRowsPerCta>(ss, scratch) / kHidden + params.eps);
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-      const int idx = i * kThreadsPerRow + lane;
-      if (active && idx < kVecsPerRow) store_output(idx, v[i], scale);
-    }
+    W v[kBatch];  // kBatch == kItems: the thread's whole slice of the row
+    pass1(0, v);
+    pass2(0, v, row_scale());
   } else {
-#pragma unroll 4
-    for (int i = 0; i < kItems; ++i) {
-      const int idx = i * kThreadsPerRow + lane;
-      if (active && idx < kVecsPerRow) {
-        const W v = load_input(idx);
-        if constexpr (kMode == 1) stage[idx] = v;
-        ss += sum_squares(v);
-      }
+    for (int first = 0; first < kItems; first += kBatch) {
+      W v[kBatch];
+      pass1(first, v);
     }
-    const float scale =
-        rsqrtf(rmsnorm_row_sum<kThreadsPerRow, kRowsPerCta>(ss, scratch) / kHidden + params.eps);
-    // Each thread reads back only what it wrote (the same idx), so no barrier is needed for
-    // the staged row; the sum out, likewise, was written by this thread.
+    const float scale = row_scale();
+    // Each thread reads back only what it wrote (the same indices), so the staged row and the
+    // written sum need no barrier.
     const W* again = kMode == 1 ? stage : (kResidual ? sum_out : x);
-#pragma unroll 4
-    for (int i = 0; i < kItems; ++i) {
-      const int idx = i * kThreadsPerRow + lane;
-      if (active && idx < kVecsPerRow) store_output(idx, again[idx], scale);
+    for (int first = 0; first < kItems; first += kBatch) {
+      W v[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b)
+        if (valid(first + b)) v[b] = again[index(first + b)];
+      pass2(first, v, scale);
     }
   }
 }
