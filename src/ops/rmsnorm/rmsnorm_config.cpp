@@ -80,7 +80,8 @@ RmsnormConfig parse_rmsnorm_config_key(std::string_view key) {
 }
 
 int rmsnorm_items(const RmsnormProblem& p, const RmsnormConfig& c) {
-  return int(ceil_div(p.hidden, std::int64_t(c.threads_per_row) * c.vec));
+  return int(
+      std::max<std::int64_t>(1, ceil_div(p.hidden / c.vec, std::int64_t(c.threads_per_row))));
 }
 
 int rmsnorm_smem_bytes(const RmsnormProblem& p, const RmsnormConfig& c) {
@@ -109,8 +110,13 @@ std::optional<std::string> validate(const RmsnormProblem& p, const RmsnormConfig
   if (threads < 32 || threads > 1024)
     return fmt::format("{} threads per CTA is outside 32..1024", threads);
   if (!is_pow2_in(c.vec, 1, 8)) return fmt::format("vector width {} is not 1, 2, 4 or 8", c.vec);
-  if (p.hidden % c.vec != 0)
-    return fmt::format("hidden {} is not a multiple of the vector width {}", p.hidden, c.vec);
+  if (p.hidden < c.vec)
+    return fmt::format("rows of {} elements hold no {}-element vector", p.hidden, c.vec);
+  if (p.hidden % c.vec != 0 && c.threads_per_row < 2 * (c.vec - 1))
+    return fmt::format(
+        "rows of {} peeled to {}-element vectors need {} threads a row for their "
+        "ends, not {}",
+        p.hidden, c.vec, 2 * (c.vec - 1), c.threads_per_row);
   if (c.threads_per_row > 8 && std::int64_t(c.threads_per_row / 2) * c.vec >= p.hidden)
     return fmt::format(
         "{} threads of {} elements leave over half the row's threads idle at "
@@ -148,7 +154,6 @@ std::vector<RmsnormConfig> enumerate_rmsnorm_configs(const RmsnormProblem& p,
                                                      const DeviceDesc& device) {
   std::vector<RmsnormConfig> out;
   for (int vec : {8, 4, 2, 1}) {
-    if (p.hidden % vec != 0) continue;
     for (int tpr = 8; tpr <= 1024; tpr *= 2)
       for (int rpc = 1; rpc <= 32; rpc *= 2)
         for (RmsnormMode mode :
@@ -177,17 +182,15 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
   const int batch = rmsnorm_batch(p, c);
   const int streams = p.residual ? 2 : 1;
   const double element = size_bytes(p.dtype);
-  const double thread_bytes =
-      std::min(double(batch) * c.vec * element * streams,
-               double(p.hidden) * element * streams / c.threads_per_row);
+  const double thread_bytes = std::min(double(batch) * c.vec * element * streams,
+                                       double(p.hidden) * element * streams / c.threads_per_row);
   const double resident_ctas =
       std::min<double>(double(e.ctas_per_sm) * device.num_sms, double(num_ctas));
   const double in_flight = resident_ctas * threads * thread_bytes;
   const double bytes_per_us = device.dram_gbps * 1e3;
   // Reads are about half the traffic: the loads in flight sustain in_flight / latency of reads.
   const double read_share = 0.5;
-  const double sustained =
-      std::min(1.0, in_flight / (kDramLatencyUs * bytes_per_us * read_share));
+  const double sustained = std::min(1.0, in_flight / (kDramLatencyUs * bytes_per_us * read_share));
   // A CTA loads, then reduces and stores: the load pipe idles for that part of its life unless
   // another resident CTA is loading.
   const double phase = e.ctas_per_sm >= 2 ? 1.0 : 0.85;
@@ -205,10 +208,10 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
   // Where the terms above tie (most configs stream at the bandwidth), what the H200 measured
   // fastest breaks the tie, 1% a step: about four vectors a thread, held in registers, a warp
   // or more a row, one row a CTA for rows of a thousand elements and more.
-  const double steps = std::abs(std::log2(double(items) / 4)) +
-                       (c.mode != RmsnormMode::kRegisters ? 0.5 : 0.0) +
-                       (c.threads_per_row < 32 ? 1.0 : 0.0) +
-                       (c.rows_per_cta > 1 && p.hidden >= 1024 ? 0.5 : 0.0);
+  const double steps =
+      std::abs(std::log2(double(items) / 4)) + (c.mode != RmsnormMode::kRegisters ? 0.5 : 0.0) +
+      (c.threads_per_row < 32 ? 1.0 : 0.0) + (c.rows_per_cta > 1 && p.hidden >= 1024 ? 0.5 : 0.0) +
+      (p.hidden % c.vec != 0 ? 0.5 : 0.0);
   e.predicted_us *= 1 + 0.01 * steps;
   return e;
 }

@@ -1,9 +1,9 @@
 // One point of the RMSNorm kernel's space, its validity, launch and the model's time. A row is
 // spread over `threads_per_row` threads (one warp or more, or part of one for short rows), each
-// loading `vec` elements at a time; a CTA normalizes `rows_per_cta` rows side by side. The row
-// stays in registers between the sum of squares and the scaling (kRegisters), is staged in
-// shared memory (kShared), or is read twice from global memory, the second time mostly from L2
-// (kTwoPass).
+// loading `vec` elements at a time (a row not starting on a vector boundary has its ends peeled); a
+// CTA normalizes `rows_per_cta` rows side by side. The row stays in registers between the sum of
+// squares and the scaling (kRegisters), is staged in shared memory (kShared), or is read twice from
+// global memory, the second time mostly from L2 (kTwoPass).
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,7 @@ enum class RmsnormMode { kRegisters, kShared, kTwoPass };
 struct RmsnormConfig {
   int threads_per_row = 128;
   int rows_per_cta = 1;
-  int vec = 8;  // elements per load and store (16 bytes at 8 for 2-byte dtypes)
+  int vec = 8;  // elements per load and store (16 bytes at 8 for 2-byte dtypes); any hidden
   RmsnormMode mode = RmsnormMode::kRegisters;
 
   bool operator==(const RmsnormConfig&) const = default;
@@ -33,7 +33,7 @@ struct RmsnormConfig {
 std::string to_key(const RmsnormConfig& config);
 RmsnormConfig parse_rmsnorm_config_key(std::string_view key);  // throws naming the field
 
-// Vector loads each thread issues per row: ceil(hidden / (threads_per_row · vec)).
+// Vector loads each thread issues per row: ceil(⌊hidden / vec⌋ / threads_per_row), at least 1.
 int rmsnorm_items(const RmsnormProblem& problem, const RmsnormConfig& config);
 // Vectors a thread loads before it uses them: its whole slice (registers), else up to four.
 int rmsnorm_batch(const RmsnormProblem& problem, const RmsnormConfig& config);

@@ -3,7 +3,9 @@
 // FP32 accumulation. kThreadsPerRow threads share a row, each loading kVec elements at a time
 // (vector loads of 2·kVec bytes); a CTA holds kRowsPerCta rows. kMode 0 keeps each thread's slice
 // of the row in registers between the sum of squares and the scaling, 1 stages it in dynamic
-// shared memory, 2 reads it again from global memory (L2) for the scaling.
+// shared memory, 2 reads it again from global memory (L2) for the scaling. Any kHidden: rows that
+// do not start on a vector boundary are peeled (their ends one element a lane), so every row
+// moves aligned vectors.
 #pragma once
 
 #include "kerntune/common/dtypes.cuh"
@@ -100,11 +102,16 @@ template <typename T, int kHidden, int kThreadsPerRow, int kRowsPerCta, int kVec
 __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const RmsnormParams params) {
   if (test_fault(params.y)) return;
   using W = RmsnormVec<kVec>;
+  using E = unsigned short;  // one element's bits
+  // A row whose start is not a multiple of kVec elements (kHidden not one) is peeled: its
+  // first `head` elements and last `tail` ones are single elements, one a lane, and the vectors
+  // between them start aligned.
+  constexpr bool kPeel = kHidden % kVec != 0;
   constexpr int kVecsPerRow = kHidden / kVec;
   constexpr int kItems = (kVecsPerRow + kThreadsPerRow - 1) / kThreadsPerRow;
   // Vectors a thread has in flight at once: its whole slice in registers mode, else four.
   constexpr int kBatch = kMode == 0 ? kItems : (kItems < 4 ? kItems : 4);
-  static_assert(kHidden % kVec == 0, "the vector width divides the row");
+  static_assert(!kPeel || kThreadsPerRow >= 2 * (kVec - 1), "a lane for every peeled element");
   __shared__ float scratch[kThreadsPerRow * kRowsPerCta / 32 + 1];
   extern __shared__ __align__(16) unsigned char staged[];
 
@@ -112,18 +119,35 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
   const int row_in_cta = threadIdx.x / kThreadsPerRow;
   const long long row = (long long)blockIdx.x * kRowsPerCta + row_in_cta;
   const bool active = row < params.rows;
-  const long long offset = (active ? row : 0) * (long long)kVecsPerRow;
-  const W* x = static_cast<const W*>(params.x) + offset;
-  const W* r = static_cast<const W*>(params.residual) + offset;
-  W* sum_out = static_cast<W*>(params.residual_out) + offset;
-  W* y = static_cast<W*>(params.y) + offset;
-  const W* w = static_cast<const W*>(params.weight);
+  const long long row_start = (active ? row : 0) * (long long)kHidden;
+  int head = 0, body = kVecsPerRow;
+  if constexpr (kPeel) {
+    head = int((kVec - row_start % kVec) % kVec);
+    if (head > kHidden) head = kHidden;
+    body = (kHidden - head) / kVec;
+  }
+  const E* xe = static_cast<const E*>(params.x) + row_start;
+  const E* re = static_cast<const E*>(params.residual) + row_start;
+  E* sum_e = static_cast<E*>(params.residual_out) + row_start;
+  E* ye = static_cast<E*>(params.y) + row_start;
+  const E* we = static_cast<const E*>(params.weight);
+  const W* x = reinterpret_cast<const W*>(xe + head);
+  const W* r = reinterpret_cast<const W*>(re + head);
+  W* sum_out = reinterpret_cast<W*>(sum_e + head);
+  W* y = reinterpret_cast<W*>(ye + head);
+  const W* w = reinterpret_cast<const W*>(we);  // aligned rows only (head == 0)
   W* stage = reinterpret_cast<W*>(staged) + row_in_cta * kVecsPerRow;
+
+  // The peeled element this lane holds (kPeel): one of the head, else one of the tail.
+  const int tail = kHidden - head - body * kVec;
+  const int peeled = lane < head ? lane : head + body * kVec + (lane - head);
+  const bool has_peeled = kPeel && active && lane < head + tail;
+  float peeled_value = 0;
 
   // NOTE: every batch issues all of its loads before its first store: the stores (y, the sum)
   // may alias the loads as far as the compiler knows (in place residual), so a load after a
   // store waits for it and a thread would have one load in flight.
-  auto valid = [=](int i) { return active && i * kThreadsPerRow + lane < kVecsPerRow; };
+  auto valid = [=](int i) { return active && i * kThreadsPerRow + lane < body; };
   auto index = [=](int i) { return i * kThreadsPerRow + lane; };
   auto sum_squares = [](const W& v) {
     float s = 0;
@@ -165,7 +189,14 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
     W wv[kBatch];
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)
-      if (valid(first + b)) wv[b] = rmsnorm_load<false>(w + index(first + b));
+      if (valid(first + b)) {
+        if (!kPeel || head == 0) {
+          wv[b] = rmsnorm_load<false>(w + index(first + b));
+        } else {
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) wv[b].h[e] = we[head + index(first + b) * kVec + e];
+        }
+      }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       if (!valid(first + b)) continue;
@@ -176,6 +207,24 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
       y[index(first + b)] = rmsnorm_vec<T, kVec>(f);
     }
   };
+  // The peeled element through both passes, beside the vectors.
+  auto peel1 = [&] {
+    if (!has_peeled) return;
+    float f = DTypeTraits<T>::to_float(T{xe[peeled]});
+    if constexpr (kResidual) {
+      const T sum = DTypeTraits<T>::from_float(f + DTypeTraits<T>::to_float(T{re[peeled]}));
+      sum_e[peeled] = sum.bits;
+      f = DTypeTraits<T>::to_float(sum);
+    }
+    peeled_value = f;
+    ss += f * f;
+  };
+  auto peel2 = [&](float scale) {
+    if (!has_peeled) return;
+    ye[peeled] =
+        DTypeTraits<T>::from_float(peeled_value * scale * DTypeTraits<T>::to_float(T{we[peeled]}))
+            .bits;
+  };
   auto row_scale = [&] {
     return rsqrtf(rmsnorm_row_sum<kThreadsPerRow, kRowsPerCta>(ss, scratch) / kHidden + params.eps);
   };
@@ -183,13 +232,18 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
   if constexpr (kMode == 0) {
     W v[kBatch];  // kBatch == kItems: the thread's whole slice of the row
     pass1(0, v);
-    pass2(0, v, row_scale());
+    if constexpr (kPeel) peel1();
+    const float scale = row_scale();
+    pass2(0, v, scale);
+    if constexpr (kPeel) peel2(scale);
   } else {
     for (int first = 0; first < kItems; first += kBatch) {
       W v[kBatch];
       pass1(first, v);
     }
+    if constexpr (kPeel) peel1();
     const float scale = row_scale();
+    if constexpr (kPeel) peel2(scale);
     // Each thread reads back only what it wrote (the same indices), so the staged row and the
     // written sum need no barrier.
     const W* again = kMode == 1 ? stage : (kResidual ? sum_out : x);
