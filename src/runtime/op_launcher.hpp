@@ -4,6 +4,7 @@
 
 #include <cuda.h>
 
+#include <cstddef>
 #include <memory>
 #include <string_view>
 
@@ -32,6 +33,9 @@ class OpLauncher {
   // Checks the call's arguments against the problem before any launch (pointers, alignment,
   // strides); throws kt::Error (invalid argument) naming the tensor.
   virtual void check_call(std::string_view problem_key, const void* call) const = 0;
+  // Readies a freshly allocated runtime workspace of `bytes` for this op's kernels (blocking),
+  // once per allocation before any launch: GEMM zeroes its split-K flag region. Default: nothing.
+  virtual void prepare_workspace(CUdeviceptr /*workspace*/, std::size_t /*bytes*/) const {}
 };
 
 }  // namespace kt::rt

@@ -15,7 +15,6 @@
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/device_query.hpp"
-#include "runtime/gemm_kernel.hpp"
 #include "runtime/op_dispatch.hpp"
 #include "runtime/op_launcher.hpp"
 
@@ -59,7 +58,8 @@ struct Runtime::Impl {
     if (options.workspace_bytes > 0) {
       rt::check(rt::driver().mem_alloc(&workspace, options.workspace_bytes),
                 "cuMemAlloc(workspace)");
-      rt::clear_gemm_workspace_flags(workspace, options.workspace_bytes);
+      for (const OpEntry& op : OpRegistry::instance().all())
+        op.launcher->prepare_workspace(workspace, options.workspace_bytes);
     }
   }
 

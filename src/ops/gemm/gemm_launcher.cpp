@@ -33,6 +33,9 @@ class GemmLauncher final : public rt::OpLauncher {
     const auto& g = *static_cast<const GemmCall*>(call);
     rt::check_gemm_call(parse_gemm_key(problem_key), g.a, g.b, g.c);
   }
+  void prepare_workspace(CUdeviceptr workspace, std::size_t bytes) const override {
+    rt::clear_gemm_workspace_flags(workspace, bytes);
+  }
 };
 
 }  // namespace
