@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "ops/attention/attention_bench.hpp"
+#include "ops/gemm/cublaslt_gemm.hpp"
+#include "ops/gemm/gemm_bench.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
-#include "tuner/attention_bench.hpp"
-#include "tuner/cublaslt_gemm.hpp"
-#include "tuner/gemm_bench.hpp"
 
 namespace kt::cli {
 

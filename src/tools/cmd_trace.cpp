@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "ops/gemm/gemm_trace.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
-#include "tuner/gemm_trace.hpp"
 
 namespace kt::cli {
 

@@ -85,7 +85,7 @@ TEST(RmsnormSpace, CoversAwkwardHiddensWithValidConfigsOnly) {
   }
   const RmsnormProblem odd{8, 13, DType::kBF16, false};
   EXPECT_TRUE(validate(odd, {32, 1, 8, RmsnormMode::kRegisters}, h200));
-  EXPECT_TRUE(validate(odd, {8, 4, 8, RmsnormMode::kRegisters}, h200));  // 14 peeled elements
+  EXPECT_TRUE(validate(odd, {8, 4, 8, RmsnormMode::kRegisters}, h200));   // 14 peeled elements
   EXPECT_FALSE(validate(odd, {8, 4, 4, RmsnormMode::kRegisters}, h200));  // 6 peeled
   const RmsnormProblem wide{8, 65536, DType::kBF16, false};
   EXPECT_TRUE(validate(wide, {32, 1, 8, RmsnormMode::kRegisters}, h200));  // 256 vectors a thread

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "core/gemm_problem.hpp"
+#include "ops/gemm/gemm_workload.hpp"
 #include "tuner/benchmark.hpp"
-#include "tuner/gemm_workload.hpp"
 
 namespace kt::tune {
 namespace {

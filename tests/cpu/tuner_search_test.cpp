@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/gemm_config.hpp"
-#include "tuner/gemm_search.hpp"
+#include "ops/gemm/gemm_search.hpp"
 
 namespace kt::tune {
 namespace {

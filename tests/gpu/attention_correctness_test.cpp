@@ -12,11 +12,11 @@
 
 #include "generator/generated_source.hpp"
 #include "gpu/gpu_fixture.hpp"
-#include "runtime/attention_kernel.hpp"
+#include "ops/attention/attention_kernel.hpp"
+#include "ops/attention/attention_workload.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "support/attention_builders.hpp"
 #include "support/precompile.hpp"
-#include "tuner/attention_workload.hpp"
 
 namespace kt {
 namespace {

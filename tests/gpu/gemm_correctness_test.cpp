@@ -13,12 +13,12 @@
 #include "core/op_registry.hpp"
 #include "generator/generated_source.hpp"
 #include "gpu/gpu_fixture.hpp"
+#include "ops/gemm/gemm_kernel.hpp"
+#include "ops/gemm/gemm_workload.hpp"
 #include "runtime/cubin_provider.hpp"
-#include "runtime/gemm_kernel.hpp"
 #include "runtime/op_dispatch.hpp"
 #include "support/gemm_builders.hpp"
 #include "support/precompile.hpp"
-#include "tuner/gemm_workload.hpp"
 
 namespace kt {
 namespace {

@@ -11,8 +11,8 @@
 #include "core/error.hpp"
 #include "core/gemm_config.hpp"
 #include "gpu/gpu_fixture.hpp"
+#include "ops/gemm/gemm_trace.hpp"
 #include "support/gemm_builders.hpp"
-#include "tuner/gemm_trace.hpp"
 
 namespace kt {
 namespace {

@@ -13,7 +13,7 @@
 #include "gpu/gpu_fixture.hpp"
 #include "kerntune/kerntune.h"
 #include "kerntune/kerntune.hpp"
-#include "tuner/gemm_workload.hpp"
+#include "ops/gemm/gemm_workload.hpp"
 #include "tuner/problem_tuner.hpp"
 #include "tuner/run_ledger.hpp"
 

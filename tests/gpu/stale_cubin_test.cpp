@@ -13,8 +13,8 @@
 #include "generator/nvrtc_compiler.hpp"
 #include "gpu/gpu_fixture.hpp"
 #include "kerntune/kerntune.hpp"
+#include "ops/gemm/gemm_workload.hpp"
 #include "runtime/module_cache.hpp"
-#include "tuner/gemm_workload.hpp"
 
 namespace kt {
 namespace {

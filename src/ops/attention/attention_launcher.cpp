@@ -1,8 +1,8 @@
 // Attention forward's runtime facet: a loaded AttentionKernel behind OpKernel, and the call's
 // checks.
 #include "core/attention_config.hpp"
+#include "ops/attention/attention_kernel.hpp"
 #include "ops/attention/attention_op.hpp"
-#include "runtime/attention_kernel.hpp"
 #include "runtime/call_checks.hpp"
 #include "runtime/op_launcher.hpp"
 

@@ -4,9 +4,9 @@
 #include <map>
 
 #include "core/attention_config.hpp"
+#include "ops/attention/attention_kernel.hpp"
 #include "ops/attention/attention_op.hpp"
-#include "runtime/attention_kernel.hpp"
-#include "tuner/attention_workload.hpp"
+#include "ops/attention/attention_workload.hpp"
 #include "tuner/op_tuning.hpp"
 
 namespace kt {

@@ -1,8 +1,8 @@
 // GEMM's runtime facet: a loaded GemmKernel behind OpKernel, and the call's checks.
 #include "core/gemm_config.hpp"
+#include "ops/gemm/gemm_kernel.hpp"
 #include "ops/gemm/gemm_op.hpp"
 #include "runtime/call_checks.hpp"
-#include "runtime/gemm_kernel.hpp"
 #include "runtime/op_launcher.hpp"
 
 namespace kt {

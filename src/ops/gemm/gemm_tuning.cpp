@@ -7,10 +7,10 @@
 #include <map>
 
 #include "core/gemm_config.hpp"
+#include "ops/gemm/gemm_kernel.hpp"
 #include "ops/gemm/gemm_op.hpp"
-#include "runtime/gemm_kernel.hpp"
-#include "tuner/gemm_search.hpp"
-#include "tuner/gemm_workload.hpp"
+#include "ops/gemm/gemm_search.hpp"
+#include "ops/gemm/gemm_workload.hpp"
 #include "tuner/op_tuning.hpp"
 
 namespace kt {

@@ -14,9 +14,9 @@
 #include "core/attention_problem.hpp"
 #include "core/device_desc.hpp"
 #include "kerntune/kerntune.hpp"
+#include "ops/gemm/gemm_workload.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/module_cache.hpp"
-#include "tuner/gemm_workload.hpp"
 
 namespace kt::tune {
 

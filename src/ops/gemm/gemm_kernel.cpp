@@ -1,5 +1,5 @@
 // Launching a GEMM kernel through the driver.
-#include "runtime/gemm_kernel.hpp"
+#include "ops/gemm/gemm_kernel.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // Attention tuning workload: random inputs, poison, sampled FP32 reference rows.
-#include "tuner/attention_workload.hpp"
+#include "ops/attention/attention_workload.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "attention/attention_params.h"
 #include "core/arith.hpp"
 #include "generator/generated_source.hpp"
-#include "runtime/attention_kernel.hpp"
+#include "ops/attention/attention_kernel.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
 

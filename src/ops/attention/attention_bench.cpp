@@ -1,5 +1,5 @@
 // Attention benchmark through the runtime.
-#include "tuner/attention_bench.hpp"
+#include "ops/attention/attention_bench.hpp"
 
 #include <chrono>
 

@@ -1,5 +1,5 @@
 // GEMM tuning workload: random inputs, poison, sampled float64 reference.
-#include "tuner/gemm_workload.hpp"
+#include "ops/gemm/gemm_workload.hpp"
 
 #include <fmt/format.h>
 
@@ -9,9 +9,9 @@
 
 #include "core/arith.hpp"
 #include "generator/generated_source.hpp"
+#include "ops/gemm/gemm_kernel.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
-#include "runtime/gemm_kernel.hpp"
 
 namespace kt::tune {
 

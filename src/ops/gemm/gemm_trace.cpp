@@ -1,5 +1,5 @@
 // The phase trace of one sm90 GEMM launch (see gemm_trace.hpp).
-#include "tuner/gemm_trace.hpp"
+#include "ops/gemm/gemm_trace.hpp"
 
 #include <fmt/format.h>
 
@@ -10,14 +10,14 @@
 
 #include "core/error.hpp"
 #include "generator/generated_source.hpp"
+#include "ops/gemm/gemm_kernel.hpp"
+#include "ops/gemm/gemm_workload.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/device_query.hpp"
-#include "runtime/gemm_kernel.hpp"
 #include "runtime/module_cache.hpp"
 #include "tuner/benchmark.hpp"
-#include "tuner/gemm_workload.hpp"
 
 namespace kt::tune {
 

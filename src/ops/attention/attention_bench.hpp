@@ -4,7 +4,7 @@
 #pragma once
 
 #include "kerntune/kerntune.hpp"
-#include "tuner/attention_workload.hpp"
+#include "ops/attention/attention_workload.hpp"
 #include "tuner/benchmark.hpp"
 
 namespace kt::tune {

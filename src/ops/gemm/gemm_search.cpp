@@ -1,5 +1,5 @@
 // Tile shapes for the GEMM search (see gemm_search.hpp).
-#include "tuner/gemm_search.hpp"
+#include "ops/gemm/gemm_search.hpp"
 
 #include <algorithm>
 

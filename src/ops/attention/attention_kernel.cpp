@@ -1,5 +1,5 @@
 // Launching an attention-forward kernel through the driver.
-#include "runtime/attention_kernel.hpp"
+#include "ops/attention/attention_kernel.hpp"
 
 #include <fmt/format.h>
 

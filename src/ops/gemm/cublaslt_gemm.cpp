@@ -1,5 +1,5 @@
 // cuBLASLt baseline through dlopen.
-#include "tuner/cublaslt_gemm.hpp"
+#include "ops/gemm/cublaslt_gemm.hpp"
 
 #include <cublasLt.h>
 #include <dlfcn.h>

@@ -1,5 +1,5 @@
 // Side-by-side GEMM benchmark and dispatch-overhead measurement.
-#include "tuner/gemm_bench.hpp"
+#include "ops/gemm/gemm_bench.hpp"
 
 #include <fmt/format.h>
 
@@ -9,11 +9,11 @@
 #include "core/error.hpp"
 #include "core/versions.hpp"
 #include "generator/generated_source.hpp"
+#include "ops/gemm/cublaslt_gemm.hpp"
+#include "ops/gemm/gemm_kernel.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/device_query.hpp"
-#include "runtime/gemm_kernel.hpp"
-#include "tuner/cublaslt_gemm.hpp"
 
 namespace kt::tune {
 
