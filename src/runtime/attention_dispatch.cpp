@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include "cache/row_checks.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "core/versions.hpp"
 
 namespace kt::rt {
@@ -45,20 +48,47 @@ std::vector<AttentionConfig> model_ranked_attention_configs(const AttentionProbl
   return out;
 }
 
+namespace {
+
+// A stored winner's config and problem, or nothing (logged) for a row whose key does not parse:
+// one bad row never fails dispatch.
+std::optional<AttentionConfig> parsed_config(const cache::Winner& w) {
+  try {
+    return parse_attention_config_key(w.config_key);
+  } catch (const Error& error) {
+    logger().warn("stored winner skipped problem={} error=\"{}\"",
+                  cache::printable(w.key.problem_key), cache::printable(error.what()));
+    return std::nullopt;
+  }
+}
+
+std::optional<AttentionProblem> parsed_problem(const cache::Winner& w) {
+  try {
+    return parse_attention_key(w.key.problem_key);
+  } catch (const Error& error) {
+    logger().warn("stored winner skipped error=\"{}\"", cache::printable(error.what()));
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 AttentionChoice choose_attention_config(const cache::Database* db, const AttentionProblem& p,
                                         const DeviceDesc& device) {
   if (db != nullptr) {
     const cache::TuningKey key{to_key(p), device.fingerprint(), kBenchmarkProtocolVersion,
                                kAttentionTemplateVersion};
     if (auto winner = db->find_winner(key)) {
-      const AttentionConfig c = parse_attention_config_key(winner->config_key);
-      if (!validate(p, c, device))
-        return {c, DispatchGrade::kExact, key.problem_key, winner->predicted};
+      const std::optional<AttentionConfig> c = parsed_config(*winner);
+      if (c && !validate(p, *c, device))
+        return {*c, DispatchGrade::kExact, key.problem_key, winner->predicted};
     }
     std::vector<std::pair<double, cache::Winner>> near;
     for (auto& w : db->winners_with_prefix(device.fingerprint(), key_prefix(p),
                                            kBenchmarkProtocolVersion, kAttentionTemplateVersion)) {
-      const AttentionProblem tuned = parse_attention_key(w.key.problem_key);
+      const std::optional<AttentionProblem> parsed = parsed_problem(w);
+      if (!parsed) continue;
+      const AttentionProblem& tuned = *parsed;
       if (tuned.head_dim != p.head_dim || tuned.causal != p.causal) continue;
       near.emplace_back(log_distance(p, tuned), std::move(w));
     }
@@ -68,11 +98,11 @@ AttentionChoice choose_attention_config(const cache::Database* db, const Attenti
     std::optional<AttentionChoice> best;
     double best_us = 0;
     for (const auto& [distance, w] : near) {
-      const AttentionConfig c = parse_attention_config_key(w.config_key);
-      if (validate(p, c, device)) continue;
-      const double us = estimate(p, c, device).predicted_us;
+      const std::optional<AttentionConfig> c = parsed_config(w);
+      if (!c || validate(p, *c, device)) continue;
+      const double us = estimate(p, *c, device).predicted_us;
       if (!best || us < best_us) {
-        best = AttentionChoice{c, DispatchGrade::kNearestShape, w.key.problem_key, w.predicted};
+        best = AttentionChoice{*c, DispatchGrade::kNearestShape, w.key.problem_key, w.predicted};
         best_us = us;
       }
     }

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "cache/cubin_image.hpp"
 #include "core/error.hpp"
 #include "runtime/cuda_driver.hpp"
 
@@ -26,8 +27,17 @@ const LoadedModule& ModuleCache::load(const cache::CubinRecord& record) {
                                 record.compile_key.substr(0, 12), record.arch),
                     r, name);
   };
-  // NOTE: an empty blob is no image; the driver is not asked to read from a null pointer.
-  if (record.cubin.empty()) fail("cuModuleLoadData", CUDA_ERROR_INVALID_IMAGE);
+  // NOTE: cuModuleLoadData takes no length: it reads as far as the image's headers say. Bytes
+  // that are not a well-formed cubin holding every kernel looked up below never reach it.
+  if (const std::string problem = cache::cubin_image_problem(record.cubin, record.lowered_names);
+      !problem.empty()) {
+    const char* name = "?";
+    d.get_error_name(CUDA_ERROR_INVALID_IMAGE, &name);
+    throw CudaError(
+        fmt::format("cubin check before cuModuleLoadData for {} ({}, arch {}): {}",
+                    record.source_name, record.compile_key.substr(0, 12), record.arch, problem),
+        CUDA_ERROR_INVALID_IMAGE, name);
+  }
   if (const CUresult r = d.module_load_data(&loaded->module, record.cubin.data());
       r != CUDA_SUCCESS)
     fail("cuModuleLoadData", r);

@@ -170,6 +170,29 @@ Section check_database(const std::string& path, const MachineFacts& machine) {
   lines.push_back(ok(fmt::format("{} cubins ({:.1f} MiB), {} measurements, {} winners",
                                  h.summary.num_cubins, double(h.summary.cubin_bytes) / (1 << 20),
                                  h.summary.num_measurements, h.summary.num_winners)));
+  const cache::InvalidRows& bad = h.invalid;
+  if (bad.num_cubins > 0) {
+    lines.push_back(
+        fail(fmt::format("{} cubins fail their check (SHA-256 of the bytes, ELF structure, kernel "
+                         "names): damaged or tampered; the runtime never loads them ({})",
+                         bad.num_cubins, fmt::join(bad.examples, "; ")),
+             fmt::format("nothing to do where NVRTC is installed (they are compiled again on first "
+                         "use); else replace the file with a good copy, or export the results "
+                         "(`kerntune cache export FILE.csv --db {}`) into a new database",
+                         quoted(path))));
+  }
+  if (bad.num_measurements + bad.num_winners > 0) {
+    lines.push_back(warn(
+        fmt::format("{} measurements and {} winners are invalid (keys or configs that do not "
+                    "parse, times not finite and positive, unknown statuses); dispatch and "
+                    "export skip them ({})",
+                    bad.num_measurements, bad.num_winners, fmt::join(bad.examples, "; ")),
+        fmt::format("export the valid rows (`kerntune cache export FILE.csv --db {}`) and import "
+                    "them into a new database",
+                    quoted(path))));
+  }
+  if (bad.num_cubins + bad.num_measurements + bad.num_winners == 0)
+    lines.push_back(ok("every cubin, measurement and winner passes its check"));
   add_stale_lines(h, path, machine, lines);
   return section;
 }
