@@ -3,8 +3,10 @@
 // planted trigger never fires, and a cubin whose bytes do not match their hash is never used.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -344,6 +346,72 @@ TEST(CacheTrust, ConnectionsAreDefensiveAndDistrustTheSchema) {
   // Views are refused outright.
   raw.exec("CREATE VIEW v AS SELECT 1");
   EXPECT_THROW(raw.exec("SELECT * FROM v"), Error);
+}
+
+// ---- 5. read-only means read-only --------------------------------------------------------------
+
+struct ShellResult {
+  int status = -1;
+  std::string output;
+};
+
+ShellResult run_shell(const std::string& command) {
+  ShellResult r;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Runs `commands` (sh) with `dir` bind-mounted read-only over itself, in a user and mount
+// namespace of their own: a real read-only filesystem (EROFS), which even root cannot write.
+ShellResult run_on_read_only_mount(const std::string& dir, const std::string& commands) {
+  const std::string script =
+      fmt::format("mount --bind -o ro {0} {0} && {1}", kt::testing::shell_quote(dir), commands);
+  return run_shell("unshare -rm sh -c " + kt::testing::shell_quote(script));
+}
+
+TEST(CacheReadOnly, WalDatabaseOnAReadOnlyFilesystemServesLsExportAndDoctor) {
+  ScratchDir dir;
+  const std::string shipped = dir.file("fleet");
+  std::filesystem::create_directories(shipped);
+  const std::string path = shipped + "/fleet.db";
+  {
+    Database db = Database::open(path);  // WAL mode, recorded in the file's header
+    db.set_winner(winner(gemm_key("256x256x256"), kConfig, 10));
+    db.put_cubin(kt::testing::tiny_cubin_record(kt::testing::hex_key("k")));
+  }
+  ASSERT_FALSE(std::filesystem::exists(path + "-wal"));  // checkpointed on close
+  const ShellResult probe = run_on_read_only_mount(shipped, "touch " + shipped + "/x");
+  if (!contains(probe.output, "Read-only file system"))
+    GTEST_SKIP() << "cannot make a read-only mount here (unshare -rm): " << probe.output;
+
+  const std::string kerntune = kt::testing::shell_quote(KT_BINARY_DIR "/src/tools/kerntune");
+  const std::string env =
+      "KERNTUNE_CUDA_DRIVER=/nonexistent/libcuda.so.1 KERNTUNE_LOG_LEVEL=info " + kerntune;
+  const std::string db = kt::testing::shell_quote(path);
+  const ShellResult ls = run_on_read_only_mount(shipped, env + " cache ls --db " + db);
+  EXPECT_EQ(ls.status, 0) << ls.output;
+  EXPECT_TRUE(contains(ls.output, "1 winners")) << ls.output;
+  EXPECT_TRUE(contains(ls.output, kConfig)) << ls.output;
+
+  const std::string csv = kt::testing::shell_quote(dir.file("out.csv"));
+  const ShellResult exported =
+      run_on_read_only_mount(shipped, env + " cache export --db " + db + " " + csv);
+  EXPECT_EQ(exported.status, 0) << exported.output;
+  EXPECT_TRUE(contains(read_bytes(dir.file("out.csv")), kConfig));
+
+  const ShellResult doctor = run_on_read_only_mount(shipped, env + " doctor --db " + db);
+  EXPECT_TRUE(contains(doctor.output, "[OK]   PRAGMA integrity_check: ok")) << doctor.output;
+  EXPECT_TRUE(contains(doctor.output, "every cubin, measurement and winner passes its check"))
+      << doctor.output;
+  EXPECT_TRUE(contains(doctor.output, "no blocklisted kernels")) << doctor.output;
+  EXPECT_FALSE(contains(doctor.output, "readonly")) << doctor.output;
+  EXPECT_FALSE(std::filesystem::exists(path + "-shm"));
 }
 
 // ---- 2. cubin rows carry the SHA-256 of their bytes -------------------------------------------
