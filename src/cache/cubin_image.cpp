@@ -2,11 +2,14 @@
 // strings, each bounds-checked against the blob before it is read.
 #include "cache/cubin_image.hpp"
 
+#include <cxxabi.h>
 #include <fmt/format.h>
 
 #include <bit>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <set>
 #include <string_view>
 
@@ -128,6 +131,23 @@ std::string cubin_image_problem(const std::vector<char>& blob,
   for (const std::string& kernel : kernels) {
     if (!functions.contains(kernel))
       return fmt::format("it holds no kernel named '{}'", printable(kernel));
+  }
+  return "";
+}
+
+std::string demangled_expression(const std::string& lowered) {
+  int status = 0;
+  const std::unique_ptr<char, decltype(&std::free)> demangled(
+      abi::__cxa_demangle(lowered.c_str(), nullptr, nullptr, &status), &std::free);
+  if (status != 0 || demangled == nullptr) return "";
+  std::string_view name(demangled.get());
+  // A function template's demangled name starts with its return type; kernels return void.
+  if (name.substr(0, 5) == "void ") name.remove_prefix(5);
+  int depth = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '<') ++depth;
+    if (name[i] == '>') --depth;
+    if (name[i] == '(' && depth == 0) return std::string(name.substr(0, i));
   }
   return "";
 }

@@ -90,6 +90,11 @@ std::string cubin_problem(const CubinRecord& r) {
     for (const std::string& name : *names)
       if (name.empty() || name.find('\n') != std::string::npos)
         return fmt::format("name '{}' is empty or holds a newline", printable(name));
+  for (std::size_t i = 0; i < r.lowered_names.size(); ++i) {
+    if (demangled_expression(r.lowered_names[i]) != r.name_expressions[i])
+      return fmt::format("lowered name '{}' is not the kernel '{}'", printable(r.lowered_names[i]),
+                         printable(r.name_expressions[i]));
+  }
   if (r.cubin_sha256 != cubin_sha256(r.cubin))
     return fmt::format("the SHA-256 of its {} bytes is not the one stored with them ({})",
                        r.cubin.size(), printable(r.cubin_sha256));

@@ -456,7 +456,17 @@ TEST(CacheTrust, CubinChecksCatchEveryDamageTheIssueMet) {
 
   CubinRecord other_kernel = good;  // the name looked up is not in the image
   other_kernel.lowered_names = {"_Z5otherv"};
+  other_kernel.name_expressions = {"other"};
   EXPECT_TRUE(contains(cubin_problem(other_kernel), "no kernel named '_Z5otherv'"));
+
+  // Another config's kernel, its expression relabelled as this one's.
+  const CubinRecord other_config =
+      kt::testing::tiny_cubin_record(kt::testing::hex_key("k"), {"_ZN2kt4kernILi64EEEvPf"});
+  EXPECT_EQ(other_config.name_expressions.at(0), "kt::kern<64>");
+  CubinRecord relabelled = other_config;
+  relabelled.name_expressions = {"kt::kern<128>"};
+  EXPECT_TRUE(contains(cubin_problem(relabelled), "is not the kernel 'kt::kern<128>'"))
+      << cubin_problem(relabelled);
 
   CubinRecord truncated = good;  // headers point past the end
   truncated.cubin.resize(truncated.cubin.size() - 100);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/cubin_image.hpp"
 #include "cache/database.hpp"
 #include "core/sha256.hpp"
 
@@ -70,8 +71,8 @@ inline std::vector<char> tiny_cubin(const std::vector<std::string>& kernels,
 // A compile key of 64 hex digits derived from `name`.
 inline std::string hex_key(const std::string& name) { return sha256_hex(name); }
 
-// A cubin record that passes cache::cubin_problem: `kernels` as both name expressions and
-// lowered names, a tiny_cubin of them, and the hash of its bytes.
+// A cubin record that passes cache::cubin_problem: `kernels` (mangled names) as lowered names,
+// what they demangle to as name expressions, a tiny_cubin of them, and the hash of its bytes.
 inline cache::CubinRecord tiny_cubin_record(const std::string& compile_key,
                                             const std::vector<std::string>& kernels = {"_Z1kv"},
                                             std::size_t padding = 0) {
@@ -79,7 +80,8 @@ inline cache::CubinRecord tiny_cubin_record(const std::string& compile_key,
   r.compile_key = compile_key;
   r.arch = "sm_90a";
   r.source_name = "tiny";
-  r.name_expressions = kernels;
+  for (const std::string& kernel : kernels)
+    r.name_expressions.push_back(cache::demangled_expression(kernel));
   r.lowered_names = kernels;
   r.cubin = tiny_cubin(kernels, padding);
   r.cubin_sha256 = sha256_hex(std::string_view(r.cubin.data(), r.cubin.size()));
