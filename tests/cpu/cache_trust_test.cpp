@@ -27,6 +27,7 @@
 #include "core/versions.hpp"
 #include "runtime/attention_dispatch.hpp"
 #include "runtime/gemm_dispatch.hpp"
+#include "runtime/module_cache.hpp"
 #include "support/cli_runner.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/tiny_cubin.hpp"
@@ -136,6 +137,18 @@ TEST(CacheTrust, ExportReplacesAnExistingFileOnlyWithForce) {
       path);
   EXPECT_EQ(forced.status, 0) << forced.output;
   EXPECT_TRUE(contains(read_bytes(csv), "winner,gemm:bf16:bf16:nt:256x256x256")) << read_bytes(csv);
+}
+
+TEST(CacheTrust, EmptyDbOptionIsAnErrorNotTheDefaultDatabase) {
+  ScratchDir dir;
+  const std::string fallback = dir.file("default.db");
+  for (const char* command :
+       {"cache ls --db ''", "cache export --db '' out.csv", "doctor --db ''"}) {
+    const auto r = kt::testing::run_cli(command, fallback);
+    EXPECT_NE(r.status, 0) << command << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, "--db '' names no file")) << command << "\n" << r.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(fallback));
 }
 
 // ---- 3. import and merge store only valid rows; a bad stored row breaks nothing ---------------
@@ -476,6 +489,24 @@ TEST(CacheTrust, CubinChecksCatchEveryDamageTheIssueMet) {
   CubinRecord bad_key = good;
   bad_key.compile_key = "k";
   EXPECT_TRUE(contains(cubin_problem(bad_key), "compile key"));
+}
+
+TEST(CacheTrust, ModuleCacheNeverHandsABadImageToTheDriver) {
+  // No driver in this tier: reaching the driver would be a kt::Error (kNotFound), not this.
+  CubinRecord four_bytes = kt::testing::tiny_cubin_record(kt::testing::hex_key("k"));
+  four_bytes.cubin = {'\x7f', 'E', 'L', 'F'};
+  CubinRecord other_kernel = kt::testing::tiny_cubin_record(kt::testing::hex_key("k"));
+  other_kernel.lowered_names = {"_Z5otherv"};
+  for (const CubinRecord& record : {four_bytes, other_kernel}) {
+    rt::ModuleCache modules;
+    try {
+      modules.load(record);
+      ADD_FAILURE() << "loaded";
+    } catch (const CudaError& error) {
+      EXPECT_EQ(error.code(), CUDA_ERROR_INVALID_IMAGE);
+      EXPECT_TRUE(contains(error.what(), "cubin check before cuModuleLoadData")) << error.what();
+    }
+  }
 }
 
 TEST(CacheTrust, CubinImageCheckNeverReadsOutsideTheBlob) {
