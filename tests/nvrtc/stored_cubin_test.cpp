@@ -12,6 +12,7 @@
 #include "core/attention_problem.hpp"
 #include "core/device_desc.hpp"
 #include "core/error.hpp"
+#include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
 #include "generator/generated_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
@@ -63,7 +64,21 @@ TEST(StoredCubin, EveryKindOfCompiledKernelPassesTheCubinCheck) {
                               rt::model_ranked_attention_configs(attention, h200, 1).front(),
                               /*write_lse=*/true, "sm_90a"),
       gen::generate_l2_flush("sm_80"),
+      gen::generate_attention_check(attention, "sm_90a"),
   };
+  // Every GEMM family, float output, split-K (a second kernel, the reduce) and the sm90 flags.
+  const struct {
+    const char* problem;
+    const char* config;
+  } gemms[] = {
+      {"gemm:bf16:bf16:nt:4096x4096x4096", "sm90.bm128.bn256.bk64.s4.c2.e2.cl2.g8.sk1"},
+      {"gemm:fp16:fp32:nt:16x4096x4096", "smallm.bm16.bn128.bk64.wn64.wk4.sk1"},
+      {"gemm:bf16:fp32:nn:256x256x8192", "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk4"},
+  };
+  for (const auto& g : gemms) {
+    sources.push_back(
+        gen::generate_gemm(parse_gemm_key(g.problem), parse_gemm_config_key(g.config), "sm_90a"));
+  }
   for (const gen::GeneratedSource& source : sources) {
     SCOPED_TRACE(source.name);
     const cache::CubinRecord record = rt::to_record(gen::compile(source));
