@@ -107,10 +107,11 @@ Connection Connection::open(const std::string& path, OpenMode mode) {
   flags |= mode == OpenMode::kReadOnly ? SQLITE_OPEN_READONLY
                                        : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   const bool read_only = mode == OpenMode::kReadOnly;
-  // NOTE: a reader of a WAL database creates and writes the -shm file beside it. Where the
-  // directory cannot be written (a shipped database on a read-only filesystem or in another
-  // user's directory) nothing can change the file either, and immutable=1 tells SQLite to read it
-  // without the -shm and -wal files and without locks.
+  // NOTE: a reader of a WAL database creates and writes the -shm file beside it. Where this
+  // process cannot write the directory (a shipped database on a read-only filesystem or in another
+  // user's directory), immutable=1 tells SQLite to read the file without the -shm and -wal files
+  // and without locks. That assumes nobody writes it meanwhile, and it does not see transactions
+  // left in a -wal file: ship a database closed cleanly (checkpointed), as kerntune leaves it.
   const bool immutable = read_only && path != ":memory:" && !directory_is_writable(path);
   const std::string uri = uri_for_path(path, read_only, immutable);
   sqlite3* db = nullptr;
@@ -136,7 +137,18 @@ Connection Connection::open(const std::string& path, OpenMode mode) {
       defensive != SQLITE_OK)
     connection.fail(defensive, "sqlite3_db_config(SQLITE_DBCONFIG_DEFENSIVE, 1)");
   connection.exec("PRAGMA trusted_schema = OFF");
-  if (immutable) logger().debug("database opened immutable path={}", path);
+  if (immutable) {
+    std::error_code error;
+    const auto wal_bytes = std::filesystem::file_size(path + "-wal", error);
+    if (!error && wal_bytes > 0) {
+      logger().warn(
+          "database opened immutable in a directory that cannot be written, but its -wal file "
+          "holds {} bytes of transactions that are not read path={}; checkpoint it where it "
+          "was written (open it read-write once) before shipping it",
+          wal_bytes, path);
+    }
+    logger().debug("database opened immutable path={}", path);
+  }
   return connection;
 }
 
