@@ -8,7 +8,8 @@ torch.nn.functional.scaled_dot_product_attention or torch.matmul in one process.
     o, lse = rt.attention(q, k, v, return_lse=True, layout="bnhd")   # FlashAttention layout
     c = rt.gemm(a, w)                            # a: (M, K), w: (N, K) -> (M, N) = a @ w.T
 """
+from . import checks  # noqa: F401
 from ._ffi import KerntuneError, library, version  # noqa: F401
 from .runtime import Runtime  # noqa: F401
 
-__all__ = ["Runtime", "KerntuneError", "library", "version"]
+__all__ = ["Runtime", "KerntuneError", "checks", "library", "version"]

@@ -45,8 +45,6 @@ class DispatchInfo(ctypes.Structure):
 
 
 def _candidates():
-    if os.environ.get("KERNTUNE_LIB"):
-        yield Path(os.environ["KERNTUNE_LIB"])
     here = Path(__file__).resolve().parent
     for up in (here.parent.parent, here.parent):  # repository root, or <prefix>/lib/python
         yield up / "dist" / "lib" / "libkerntune.so"
@@ -56,23 +54,44 @@ def _candidates():
 
 
 _lib = None
+_SYMBOLS = ("kt_runtime_open", "kt_runtime_close", "kt_gemm", "kt_attention_forward",
+            "kt_last_error", "kt_version")
+
+
+def _load(path):
+    """ctypes.CDLL(path) when it is kerntune's library (it has every symbol of kerntune.h);
+    raises OSError otherwise."""
+    lib = ctypes.CDLL(str(path))
+    missing = [name for name in _SYMBOLS if not hasattr(lib, name)]
+    if missing:
+        raise OSError(f"not libkerntune.so: it lacks {', '.join(missing)}")
+    return lib
 
 
 def library():
-    """The loaded libkerntune.so ($KERNTUNE_LIB, else dist/lib or build/ of this checkout)."""
+    """The loaded libkerntune.so: $KERNTUNE_LIB when set (and then only it), else dist/lib or
+    build/ of this checkout, else the loader's path. Raises KerntuneError naming what was tried."""
     global _lib
     if _lib is not None:
         return _lib
-    tried = []
-    for path in _candidates():
+    explicit = os.environ.get("KERNTUNE_LIB")
+    if explicit:
         try:
-            lib = ctypes.CDLL(str(path))
-            break
+            lib = _load(explicit)
         except OSError as e:
-            tried.append(f"{path}: {e}")
+            raise KerntuneError(6, f"KERNTUNE_LIB={explicit} cannot be loaded as kerntune's "
+                                   f"library ({e}); point it at libkerntune.so or unset it") from None
     else:
-        raise KerntuneError(6, "cannot load libkerntune.so; build it (cmake --build build) or set "
-                               "KERNTUNE_LIB. Tried:\n  " + "\n  ".join(tried))
+        tried = []
+        for path in _candidates():
+            try:
+                lib = _load(path)
+                break
+            except OSError as e:
+                tried.append(f"{path}: {e}")
+        else:
+            raise KerntuneError(6, "cannot load libkerntune.so; build it (cmake --build build) or "
+                                   "set KERNTUNE_LIB. Tried:\n  " + "\n  ".join(tried))
     lib.kt_runtime_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]
     lib.kt_runtime_open.restype = ctypes.c_int
     lib.kt_runtime_close.argtypes = [ctypes.c_void_p]

@@ -1,20 +1,25 @@
-"""kerntune.Runtime: a tuning database opened for dispatch, with PyTorch tensor entry points."""
+"""kerntune.Runtime: a tuning database opened for dispatch, with PyTorch tensor entry points. Every
+tensor is checked (checks.py) before a launch."""
 import ctypes
 import math
 
-from ._ffi import AttentionArgs, DispatchInfo, RmsnormArgs, KT_DTYPES, KT_LAYOUT_NN, KT_LAYOUT_NT, check, library
+from . import checks
+from ._ffi import (AttentionArgs, DispatchInfo, RmsnormArgs, KT_DTYPES, KT_LAYOUT_NN, KT_LAYOUT_NT,
+                   KerntuneError, check, library)
 
 
-def _dtype_code(tensor):
-    name = str(tensor.dtype).replace("torch.", "")
-    if name not in KT_DTYPES:
-        raise TypeError(f"kerntune supports bfloat16 and float16 tensors, got {tensor.dtype}")
-    return KT_DTYPES[name]
+def _torch():
+    """PyTorch, or a KerntuneError saying how to get it (kerntune does not depend on it)."""
+    try:
+        import torch
+    except ImportError as e:
+        raise KerntuneError(6, "kerntune.Runtime takes PyTorch tensors, but PyTorch cannot be "
+                               f"imported ({e}); install it (pip install torch)") from None
+    return torch
 
 
 def _stream():
-    import torch
-    return ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    return ctypes.c_void_p(_torch().cuda.current_stream().cuda_stream)
 
 
 class Runtime:
@@ -23,15 +28,15 @@ class Runtime:
     the model; nothing is tuned on the fly."""
 
     def __init__(self, database=None, read_only=False):
-        import torch
-        torch.cuda.init()  # make the primary context current, shared with PyTorch
+        torch = _torch()
         self._lib = library()
         self._handle = ctypes.c_void_p()
+        torch.cuda.init()  # make the primary context current, shared with PyTorch
         path = database.encode() if database else None
         check(self._lib.kt_runtime_open(path, int(read_only), ctypes.byref(self._handle)))
 
     def close(self):
-        if self._handle:
+        if getattr(self, "_handle", None):
             self._lib.kt_runtime_close(self._handle)
             self._handle = ctypes.c_void_p()
 
@@ -47,18 +52,20 @@ class Runtime:
         return info.config_key.decode(), info.grade.decode(), bool(info.predicted)
 
     def gemm(self, a, b, layout="nt", out=None, out_dtype=None):
-        """C = a @ b.T (layout "nt": b is (N, K), a linear layer's weight) or a @ b ("nn")."""
-        import torch
-        if a.dim() != 2 or b.dim() != 2:
-            raise ValueError("gemm takes 2-D tensors")
-        m, k = a.shape
-        n = b.shape[0] if layout == "nt" else b.shape[1]
-        if (b.shape[1] if layout == "nt" else b.shape[0]) != k:
-            raise ValueError(f"inner dimensions differ: a is {tuple(a.shape)}, b is {tuple(b.shape)} ({layout})")
+        """C = a @ b.T (layout "nt": b is (N, K), a linear layer's weight) or a @ b ("nn"). a and
+        b are copied when not contiguous; out, when given, must be (M, N) and contiguous. Raises
+        KerntuneError naming the tensor before any launch when they do not fit (checks.py)."""
+        torch = _torch()
+        checks.check_gemm_layout(layout)
         a, b = a.contiguous(), b.contiguous()
         if out is None:
+            m = a.shape[0] if a.dim() == 2 else 0
+            n = (b.shape[0] if layout == "nt" else b.shape[1]) if b.dim() == 2 else 0
             out = torch.empty(m, n, device=a.device, dtype=out_dtype or a.dtype)
-        check(self._lib.kt_gemm(self._handle, m, n, k, _dtype_code(a), KT_DTYPES[str(out.dtype).replace("torch.", "")],
+        m, n, k = checks.check_gemm(checks.describe("a", a), checks.describe("b", b),
+                                    checks.describe("out", out), layout)
+        check(self._lib.kt_gemm(self._handle, m, n, k, KT_DTYPES[checks.describe("a", a).dtype],
+                                KT_DTYPES[checks.describe("out", out).dtype],
                                 KT_LAYOUT_NT if layout == "nt" else KT_LAYOUT_NN,
                                 ctypes.c_void_p(a.data_ptr()), ctypes.c_void_p(b.data_ptr()),
                                 ctypes.c_void_p(out.data_ptr()), _stream()))
@@ -67,31 +74,27 @@ class Runtime:
     def attention(self, q, k, v, causal=False, scale=None, layout="bhnd", return_lse=False, out=None):
         """Attention forward. layout "bhnd": tensors are (B, H, N, d) like SDPA; "bnhd": (B, N, H, d)
         like FlashAttention. Any strides with a contiguous head_dim work without copies.
-        Returns O (and the (B, Hq, Nq) FP32 logsumexp when return_lse)."""
-        import torch
-        if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
-            raise ValueError("attention takes 4-D tensors")
-        if layout == "bhnd":
-            (b, hq, sq, d), (_, hkv, sk, _) = q.shape, k.shape
-            dims = (0, 2, 1)  # batch, row, head strides
-        elif layout == "bnhd":
-            (b, sq, hq, d), (_, sk, hkv, _) = q.shape, k.shape
-            dims = (0, 1, 2)
-        else:
-            raise ValueError(f"layout must be 'bhnd' or 'bnhd', got {layout!r}")
+        Returns O (and the (B, Hq, Nq) FP32 logsumexp when return_lse). Raises KerntuneError
+        naming the tensor before any launch when they do not fit (checks.py)."""
+        torch = _torch()
         if out is None:
             out = torch.empty_like(q)
-        lse = torch.empty(b, hq, sq, device=q.device, dtype=torch.float32) if return_lse else None
+        lse = None
+        if return_lse and q.dim() == 4 and layout in checks.ATTENTION_LAYOUTS:
+            b, hq, sq = (q.shape[0], q.shape[1], q.shape[2]) if layout == "bhnd" else \
+                (q.shape[0], q.shape[2], q.shape[1])
+            lse = torch.empty(b, hq, sq, device=q.device, dtype=torch.float32)
+        (b, hq, hkv, sq, sk, d), strides = checks.check_attention(
+            checks.describe("q", q), checks.describe("k", k), checks.describe("v", v),
+            checks.describe("out", out), checks.optional_info("lse", lse), layout, scale)
         args = AttentionArgs()
         args.batch, args.heads_q, args.heads_kv = b, hq, hkv
         args.seqlen_q, args.seqlen_k, args.head_dim = sq, sk, d
-        args.dtype, args.causal = _dtype_code(q), int(causal)
+        args.dtype, args.causal = KT_DTYPES[checks.describe("q", q).dtype], int(causal)
         args.q, args.k, args.v, args.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
         args.lse = lse.data_ptr() if lse is not None else None
-        for name, t in (("q", q), ("k", k), ("v", v), ("o", out)):
-            if t.stride(3) != 1:
-                raise ValueError(f"{name} must have a contiguous head_dim (stride 1)")
-            getattr(args, f"{name}_strides")[:] = [t.stride(i) for i in dims]
+        for name, short in (("q", "q"), ("k", "k"), ("v", "v"), ("out", "o")):
+            getattr(args, f"{short}_strides")[:] = list(strides[name])
         args.softmax_scale = float(scale) if scale is not None else 1.0 / math.sqrt(d)
         check(self._lib.kt_attention_forward(self._handle, ctypes.byref(args), _stream()))
         return (out, lse) if return_lse else out
@@ -99,30 +102,16 @@ class Runtime:
     def rmsnorm(self, x, weight, eps=1e-6, residual=None, out=None):
         """y = x * rsqrt(mean(x**2, -1) + eps) * weight over the last dimension (FP32 inside).
         With residual: x = x + residual first, written back into residual (in place, as fused
-        add-RMSNorm layers do); returns (y, residual) then, else y. Tensors are contiguous, on
-        one CUDA device, of one dtype (bfloat16 or float16)."""
-        import torch
-        hidden = x.shape[-1]
-        rows = x.numel() // hidden if hidden else 0
-        named = [("x", x), ("weight", weight)] + ([("residual", residual)] if residual is not None else [])
-        if out is not None:
-            named.append(("out", out))
-        for name, t in named:
-            if not t.is_cuda or t.device != x.device:
-                raise ValueError(f"rmsnorm: {name} is on {t.device}, x on {x.device}: all on one CUDA device")
-            if t.dtype != x.dtype:
-                raise ValueError(f"rmsnorm: {name} is {t.dtype}, x is {x.dtype}: one dtype for all")
-            if not t.is_contiguous():
-                raise ValueError(f"rmsnorm: {name} is not contiguous (rows must be dense)")
-        if weight.shape != (hidden,):
-            raise ValueError(f"rmsnorm: weight has shape {tuple(weight.shape)}, expected ({hidden},)")
-        for name, t in named[2:]:
-            if t.shape != x.shape:
-                raise ValueError(f"rmsnorm: {name} has shape {tuple(t.shape)}, x {tuple(x.shape)}")
+        add-RMSNorm layers do); returns (y, residual) then, else y. Raises KerntuneError naming
+        the tensor before any launch when they do not fit (checks.py)."""
+        torch = _torch()
+        rows, hidden = checks.check_rmsnorm(
+            checks.describe("x", x), checks.describe("weight", weight),
+            checks.optional_info("residual", residual), checks.optional_info("out", out), eps)
         if out is None:
             out = torch.empty_like(x)
         args = RmsnormArgs()
-        args.rows, args.hidden, args.dtype = rows, hidden, _dtype_code(x)
+        args.rows, args.hidden, args.dtype = rows, hidden, KT_DTYPES[str(x.dtype).replace("torch.", "")]
         args.x, args.weight, args.y = x.data_ptr(), weight.data_ptr(), out.data_ptr()
         if residual is not None:
             args.residual = args.residual_out = residual.data_ptr()

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <unistd.h>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include "cache/csv.hpp"
 #include "cache/database_impl.hpp"
 #include "cache/export_format.hpp"
+#include "cache/row_checks.hpp"
 #include "cache/schema.hpp"
 #include "cache/sql.hpp"
 #include "core/env.hpp"
@@ -31,7 +33,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kBusyTimeoutMs = 10000;
-constexpr const char* kMergeSchema = "kt_merge_source";
 
 struct StatusName {
   Status status;
@@ -120,7 +121,7 @@ std::optional<std::string> prefix_upper_bound(std::string prefix) {
 
 constexpr const char* kCubinColumns =
     "compile_key, arch, source_name, name_expressions, lowered_names, cubin, registers, "
-    "spill_bytes, smem_static_bytes, log, nvrtc_version, compile_ms, created_unix";
+    "spill_bytes, smem_static_bytes, log, nvrtc_version, compile_ms, created_unix, cubin_sha256";
 
 constexpr const char* kMeasurementColumns =
     "problem_key, device_fingerprint, protocol_version, template_version, config_key, status, "
@@ -165,6 +166,22 @@ std::string insert_measurement_sql() {
       kMeasurementColumns);
 }
 
+std::string insert_cubin_sql(const char* verb) {
+  return fmt::format("{} INTO cubins ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", verb,
+                     kCubinColumns);
+}
+
+// Binds `record` to the parameters of insert_cubin_sql, with the hash of its bytes (whatever
+// record.cubin_sha256 says) and `created_unix`.
+sql::Statement& bind_cubin(sql::Statement& insert, const CubinRecord& record,
+                           std::int64_t created_unix) {
+  return insert.bind_all(record.compile_key, record.arch, record.source_name,
+                         join_lines(record.name_expressions), join_lines(record.lowered_names),
+                         record.cubin, record.registers, record.spill_bytes,
+                         record.smem_static_bytes, record.log, record.nvrtc_version,
+                         record.compile_ms, created_unix, cubin_sha256(record.cubin));
+}
+
 CubinRecord read_cubin(const sql::Statement& row) {
   CubinRecord r;
   r.compile_key = row.column_text(0);
@@ -179,6 +196,7 @@ CubinRecord read_cubin(const sql::Statement& row) {
   r.log = row.column_text(9);
   r.nvrtc_version = row.column_text(10);
   r.compile_ms = row.column_double(11);
+  r.cubin_sha256 = row.column_text(13);
   return r;
 }
 
@@ -222,6 +240,22 @@ Winner read_winner(const sql::Statement& row) {
   w.run_id = row.column_text(7);
   w.created_unix = row.column_int64(8);
   return w;
+}
+
+// Reads every measurement `query` yields; a row that cannot be read (an unknown status) is left
+// out, with its reason appended to `skipped` (when given) and logged.
+std::vector<Measurement> read_measurements(sql::Statement& query, const std::string& path,
+                                           std::vector<std::string>* skipped = nullptr) {
+  std::vector<Measurement> rows;
+  while (query.step()) {
+    try {
+      rows.push_back(read_measurement(query, path));
+    } catch (const Error& error) {
+      logger().warn("database row skipped error=\"{}\"", printable(error.what()));
+      if (skipped != nullptr) skipped->push_back(printable(error.what()));
+    }
+  }
+  return rows;
 }
 
 // Inserts `m` (created_unix already set) unless an identical measurement exists; returns 1
@@ -319,27 +353,6 @@ sql::Connection open_existing_readonly(const std::string& path) {
   }
   return db;
 }
-
-// Detaches the merge source when the merge is over, whatever happened.
-class Attachment {
- public:
-  Attachment(sql::Connection& db, const std::string& path) : db_(db) {
-    sql::Statement attach(db, fmt::format("ATTACH DATABASE ? AS {}", kMergeSchema));
-    attach.bind(1, sql::uri_for_path(path, /*read_only=*/true)).run();
-  }
-  Attachment(const Attachment&) = delete;
-  Attachment& operator=(const Attachment&) = delete;
-  ~Attachment() {
-    try {
-      db_.exec(fmt::format("DETACH DATABASE {}", kMergeSchema));
-    } catch (const Error& error) {
-      logger().warn("database detach failed error=\"{}\"", error.what());
-    }
-  }
-
- private:
-  sql::Connection& db_;
-};
 
 bool same_file(const std::string& a, const std::string& b) {
   if (a == ":memory:" || b == ":memory:") return false;
@@ -440,16 +453,8 @@ void Database::put_cubin(const CubinRecord& record) {
   const std::lock_guard<std::mutex> lock(impl.mutex);
   sql::Connection& db = impl.db;
   sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
-  sql::Statement insert(
-      db, fmt::format("INSERT OR REPLACE INTO cubins ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                      "?, ?, ?)",
-                      kCubinColumns));
-  insert
-      .bind_all(record.compile_key, record.arch, record.source_name,
-                join_lines(record.name_expressions), join_lines(record.lowered_names), record.cubin,
-                record.registers, record.spill_bytes, record.smem_static_bytes, record.log,
-                record.nvrtc_version, record.compile_ms, now_unix())
-      .run();
+  sql::Statement insert(db, insert_cubin_sql("INSERT OR REPLACE"));
+  bind_cubin(insert, record, now_unix()).run();
   transaction.commit();
 }
 
@@ -503,9 +508,7 @@ std::vector<Measurement> Database::measurements(const TuningKey& key) const {
                       kMeasurementColumns));
   query.bind_all(key.problem_key, key.device_fingerprint, key.protocol_version,
                  key.template_version);
-  std::vector<Measurement> rows;
-  while (query.step()) rows.push_back(read_measurement(query, impl.path));
-  return rows;
+  return read_measurements(query, impl.path);
 }
 
 std::vector<Measurement> Database::all_measurements() const {
@@ -514,9 +517,7 @@ std::vector<Measurement> Database::all_measurements() const {
   sql::Connection& db = impl.db;
   sql::Statement query(db,
                        fmt::format("SELECT {} FROM measurements ORDER BY id", kMeasurementColumns));
-  std::vector<Measurement> rows;
-  while (query.step()) rows.push_back(read_measurement(query, impl.path));
-  return rows;
+  return read_measurements(query, impl.path);
 }
 
 void Database::set_winner(const Winner& winner) {
@@ -580,53 +581,100 @@ std::vector<Winner> Database::all_winners() const {
   return rows;
 }
 
-std::int64_t Database::merge_from(const std::string& other_path) {
+std::int64_t Database::merge_from(const std::string& other_path,
+                                  std::vector<std::string>* skipped) {
   Impl& impl = checked(impl_);
   const std::lock_guard<std::mutex> lock(impl.mutex);
   sql::Connection& db = impl.db;
-  // Validate the source on a connection of its own, so that a bad file is reported as
-  // clearly as by open() and nothing is attached or written.
-  open_existing_readonly(other_path);
+  // The source is read on a connection of its own, so that a bad file is reported as clearly as
+  // by open(), and every row passes through the checks before it is written here.
+  sql::Connection source = open_existing_readonly(other_path);
   if (same_file(impl.path, other_path)) return 0;
+  const auto skip = [&](const std::string& row, const std::string& reason) {
+    const std::string line = fmt::format("{}: {}: {}", other_path, row, reason);
+    logger().warn("merge row skipped reason=\"{}\"", line);
+    if (skipped != nullptr) skipped->push_back(line);
+  };
 
-  const Attachment attachment(db, other_path);
+  sql::Transaction snapshot(source, sql::Transaction::Kind::kRead);
   sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
   std::int64_t added = 0;
-  sql::Statement cubins(db, fmt::format("INSERT INTO main.cubins ({0}) SELECT {0} FROM {1}.cubins "
-                                        "WHERE true ON CONFLICT (compile_key) DO NOTHING",
-                                        kCubinColumns, kMergeSchema));
-  cubins.run();
-  added += db.changes();
+  sql::Statement cubins(source,
+                        fmt::format("SELECT {} FROM cubins ORDER BY compile_key", kCubinColumns));
+  sql::Statement insert_cubin(db,
+                              insert_cubin_sql("INSERT") + " ON CONFLICT (compile_key) DO NOTHING");
+  while (cubins.step()) {
+    const CubinRecord record = read_cubin(cubins);
+    if (const std::string problem = cubin_problem(record); !problem.empty()) {
+      skip(fmt::format("cubin {}", printable(record.compile_key)), problem);
+      continue;
+    }
+    insert_cubin.reset();
+    bind_cubin(insert_cubin, record, cubins.column_int64(12)).run();
+    added += db.changes();
+  }
   sql::Statement measurements(
-      db, fmt::format("INSERT INTO main.measurements ({0}, row_sha256) SELECT {0}, row_sha256 "
-                      "FROM {1}.measurements WHERE true ORDER BY id "
-                      "ON CONFLICT (row_sha256) DO NOTHING",
-                      kMeasurementColumns, kMergeSchema));
-  measurements.run();
-  added += db.changes();
-  sql::Statement winners(
-      db, fmt::format("INSERT INTO main.winners ({0}) SELECT {0} FROM {1}.winners WHERE true "
-                      "ON CONFLICT ({2}) DO UPDATE SET {3} WHERE {4}",
-                      kWinnerColumns, kMergeSchema, kWinnerKey, kWinnerUpdate, kMergeWinnerRule));
-  winners.run();
-  added += db.changes();
+      source, fmt::format("SELECT {}, id FROM measurements ORDER BY id", kMeasurementColumns));
+  sql::Statement insert(db, insert_measurement_sql());
+  while (measurements.step()) {
+    const std::string row = fmt::format("measurement id {}", measurements.column_int64(15));
+    Measurement m;
+    try {
+      m = read_measurement(measurements, other_path);
+    } catch (const Error& error) {
+      skip(row, printable(error.what()));
+      continue;
+    }
+    if (const std::string problem = measurement_problem(m); !problem.empty()) {
+      skip(row, problem);
+      continue;
+    }
+    added += insert_measurement(db, insert, m);
+  }
+  sql::Statement winners(source, fmt::format("SELECT {} FROM winners", kWinnerColumns));
+  sql::Statement upsert(db, upsert_winner_sql(kMergeWinnerRule));
+  while (winners.step()) {
+    const Winner w = read_winner(winners);
+    if (const std::string problem = winner_problem(w); !problem.empty()) {
+      skip(fmt::format("winner of {} on {}", printable(w.key.problem_key),
+                       printable(w.key.device_fingerprint)),
+           problem);
+      continue;
+    }
+    added += upsert_winner(db, upsert, w);
+  }
   transaction.commit();
+  snapshot.commit();
   logger().info("database merged path={} from={} rows_added={}", impl.path, other_path, added);
   return added;
 }
 
-void Database::export_csv(const std::string& out_path) const {
+void Database::export_csv(const std::string& out_path, ExistingFile existing,
+                          std::vector<std::string>* skipped) const {
+  Impl& impl = checked(impl_);
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    if (same_file(impl.path + suffix, out_path)) {
+      throw_invalid(
+          fmt::format("'{}' is the database being exported{}: write the CSV to "
+                      "another file",
+                      out_path, *suffix != '\0' ? " (its journal)" : ""));
+    }
+  }
+  std::error_code error;
+  if (existing == ExistingFile::kRefuse && fs::exists(fs::symlink_status(out_path, error))) {
+    throw_invalid(
+        fmt::format("'{}' exists: pass --force to replace it, or name a new file", out_path));
+  }
   std::string text;
   csv::append_record(text, export_columns());
   {
-    Impl& impl = checked(impl_);
     const std::lock_guard<std::mutex> lock(impl.mutex);
     sql::Connection& db = impl.db;
     sql::Transaction transaction(db, sql::Transaction::Kind::kRead);
     sql::Statement measurements(
         db, fmt::format("SELECT {} FROM measurements ORDER BY id", kMeasurementColumns));
-    while (measurements.step())
-      csv::append_record(text, export_fields(read_measurement(measurements, impl.path)));
+    for (const Measurement& m : read_measurements(measurements, impl.path, skipped))
+      csv::append_record(text, export_fields(m));
     sql::Statement winners(db, fmt::format("SELECT {} FROM winners ORDER BY problem_key, "
                                            "device_fingerprint, protocol_version, "
                                            "template_version",
@@ -634,27 +682,58 @@ void Database::export_csv(const std::string& out_path) const {
     while (winners.step()) csv::append_record(text, export_fields(read_winner(winners)));
     transaction.commit();
   }
-  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (out) out.flush();
-  if (!out) {
+  // The text goes to a file of its own first, so that a failed write leaves `out_path` as it was.
+  const std::string temporary = fmt::format("{}.tmp{}", out_path, getpid());
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (out) out.flush();
+    if (!out) {
+      const std::string reason = std::strerror(errno);
+      fs::remove(temporary, error);
+      throw Error(ErrorKind::kInvalidArgument,
+                  fmt::format("cannot write '{}': {}", out_path, reason));
+    }
+  }
+  fs::rename(temporary, out_path, error);
+  if (error) {
+    fs::remove(temporary, error);
     throw Error(ErrorKind::kInvalidArgument,
-                fmt::format("cannot write '{}': {}", out_path, std::strerror(errno)));
+                fmt::format("cannot write '{}': {}", out_path, error.message()));
   }
 }
 
-std::int64_t Database::import_csv(const std::string& in_path) {
+std::int64_t Database::import_csv(const std::string& in_path, std::vector<std::string>* skipped) {
   // Parse everything first: a malformed file adds nothing.
   const ExportContents contents = read_export(in_path);
   Impl& impl = checked(impl_);
   const std::lock_guard<std::mutex> lock(impl.mutex);
   sql::Connection& db = impl.db;
+  const auto skip = [&](std::int64_t line, const std::string& reason) {
+    const std::string text = fmt::format("{}:{}: {}", in_path, line, reason);
+    logger().warn("import row skipped reason=\"{}\"", text);
+    if (skipped != nullptr) skipped->push_back(text);
+  };
   sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
   std::int64_t added = 0;
   sql::Statement insert(db, insert_measurement_sql());
-  for (const Measurement& m : contents.measurements) added += insert_measurement(db, insert, m);
+  for (std::size_t i = 0; i < contents.measurements.size(); ++i) {
+    const Measurement& m = contents.measurements[i];
+    if (const std::string problem = measurement_problem(m); !problem.empty()) {
+      skip(contents.measurement_lines[i], problem);
+      continue;
+    }
+    added += insert_measurement(db, insert, m);
+  }
   sql::Statement upsert(db, upsert_winner_sql(kMergeWinnerRule));
-  for (const Winner& w : contents.winners) added += upsert_winner(db, upsert, w);
+  for (std::size_t i = 0; i < contents.winners.size(); ++i) {
+    const Winner& w = contents.winners[i];
+    if (const std::string problem = winner_problem(w); !problem.empty()) {
+      skip(contents.winner_lines[i], problem);
+      continue;
+    }
+    added += upsert_winner(db, upsert, w);
+  }
   transaction.commit();
   logger().info("database imported path={} from={} rows_added={}", impl.path, in_path, added);
   return added;
@@ -679,6 +758,49 @@ Summary Database::summary() const {
   if (version.step()) summary.schema_version = static_cast<int>(version.column_int64(0));
   transaction.commit();
   return summary;
+}
+
+InvalidRows Database::invalid_rows() const {
+  constexpr std::size_t kMaxExamples = 5;
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  sql::Transaction transaction(db, sql::Transaction::Kind::kRead);
+  InvalidRows invalid;
+  const auto note = [&](std::int64_t& count, const std::string& row, const std::string& reason) {
+    ++count;
+    if (invalid.examples.size() < kMaxExamples) invalid.examples.push_back(row + ": " + reason);
+  };
+  sql::Statement cubins(db, fmt::format("SELECT {} FROM cubins", kCubinColumns));
+  while (cubins.step()) {
+    const CubinRecord record = read_cubin(cubins);
+    if (const std::string problem = cubin_problem(record); !problem.empty())
+      note(invalid.num_cubins, "cubin " + printable(record.compile_key), problem);
+  }
+  sql::Statement measurements(
+      db, fmt::format("SELECT {}, id FROM measurements ORDER BY id", kMeasurementColumns));
+  while (measurements.step()) {
+    const std::string row = fmt::format("measurement id {}", measurements.column_int64(15));
+    try {
+      const Measurement m = read_measurement(measurements, impl.path);
+      if (const std::string problem = measurement_problem(m); !problem.empty())
+        note(invalid.num_measurements, row, problem);
+    } catch (const Error& error) {
+      note(invalid.num_measurements, row, printable(error.what()));
+    }
+  }
+  sql::Statement winners(db, fmt::format("SELECT {} FROM winners", kWinnerColumns));
+  while (winners.step()) {
+    const Winner w = read_winner(winners);
+    if (const std::string problem = winner_problem(w); !problem.empty())
+      note(invalid.num_winners, "winner of " + printable(w.key.problem_key), problem);
+  }
+  transaction.commit();
+  return invalid;
+}
+
+bool may_write(const std::string& path) {
+  return access(path.c_str(), W_OK) == 0 && sql::directory_is_writable(path);
 }
 
 std::string default_database_path() {

@@ -12,7 +12,7 @@
 
 namespace kt::cache {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // One compiled translation unit: a cubin with one or more kernels.
 struct CubinRecord {
@@ -22,8 +22,9 @@ struct CubinRecord {
   std::vector<std::string> name_expressions;  // e.g. "kt::gemm_sm80<...>"
   std::vector<std::string> lowered_names;     // same order: mangled names for cuModuleGetFunction
   std::vector<char> cubin;
-  int registers = 0;    // of the first (main) kernel
-  int spill_bytes = 0;  // spill stores + spill loads, all kernels
+  std::string cubin_sha256;  // hex SHA-256 of `cubin`: put_cubin sets it, the runtime checks it
+  int registers = 0;         // of the first (main) kernel
+  int spill_bytes = 0;       // spill stores + spill loads, all kernels
   int smem_static_bytes = 0;
   std::string log;            // NVRTC/ptxas log
   std::string nvrtc_version;  // "13.0"
@@ -124,6 +125,14 @@ struct Summary {
   int schema_version = 0;
 };
 
+// Stored rows that fail the checks of row_checks.hpp, for `kerntune doctor`.
+struct InvalidRows {
+  std::int64_t num_measurements = 0;  // unknown status, or measurement_problem
+  std::int64_t num_winners = 0;       // winner_problem
+  std::int64_t num_cubins = 0;        // cubin_problem: hash, ELF structure, kernel names
+  std::vector<std::string> examples;  // "<row>: <reason>", the first few, printable
+};
+
 class Database {
  public:
   // Opens (creating if absent, with parent directories) the file at `path`, or ":memory:".
@@ -194,30 +203,48 @@ class Database {
                                           int template_version) const;
   std::vector<Winner> all_winners() const;
 
-  // Copies every cubin, measurement and winner of `other_path` into this database. Idempotent:
-  // merging the same file twice adds nothing. Winners: the faster measured one wins; a
-  // measured winner always replaces a predicted one. Returns rows added (cubins and
-  // measurements inserted, winners inserted or replaced). `other_path` is opened read-only and
-  // checked as open() checks a file: a missing one is kt::Error (kNotFound), a corrupt,
-  // foreign or newer one kt::Error (kDatabase); either way this database is left unchanged.
-  std::int64_t merge_from(const std::string& other_path);
+  // Copies every valid cubin, measurement and winner of `other_path` into this database.
+  // Idempotent: merging the same file twice adds nothing. Winners: the faster measured one wins;
+  // a measured winner always replaces a predicted one. Each row is checked first (row_checks.hpp:
+  // measurement_problem, winner_problem, cubin_problem; a measurement's status must be known); a
+  // row that fails is not stored, and "<path>: <row>: <reason>" is appended to `skipped` (when
+  // given) and logged. Returns rows added (cubins and measurements inserted, winners inserted or
+  // replaced). `other_path` is opened read-only and checked as open() checks a file: a missing
+  // one is kt::Error (kNotFound), a corrupt, foreign or newer one kt::Error (kDatabase); either
+  // way this database is left unchanged.
+  std::int64_t merge_from(const std::string& other_path,
+                          std::vector<std::string>* skipped = nullptr);
 
   // CSV of measurements and winners (one row each, a `kind` column first), and back. Cubins
   // are not exported: they are rebuilt from source on demand. RFC 4180 (fields holding a comma,
   // quote or newline are quoted, quotes doubled), a header line, times in shortest round-trip
-  // form. Import is the inverse and idempotent: it takes winners by merge_from's rule and
-  // returns rows added; a malformed file is kt::Error (kInvalidArgument) "<path>:<line>: ...",
-  // and then nothing is added.
-  void export_csv(const std::string& out_path) const;
-  std::int64_t import_csv(const std::string& in_path);
+  // form. Export writes a temporary file beside `out_path` and renames it over `out_path`; it
+  // throws kt::Error (kInvalidArgument) when `out_path` is this database or one of its journal
+  // files (always), or exists and `existing` is kRefuse. A stored row that cannot be read (an
+  // unknown status) is left out and reported in `skipped`. Import is the inverse and
+  // idempotent: it takes winners by merge_from's rule and returns rows added; a malformed file
+  // is kt::Error (kInvalidArgument) "<path>:<line>: ...", and then nothing is added; a
+  // well-formed row that fails merge_from's checks is skipped and reported as "<path>:<line>:
+  // <reason>" in `skipped`.
+  enum class ExistingFile { kRefuse, kReplace };
+  void export_csv(const std::string& out_path, ExistingFile existing = ExistingFile::kRefuse,
+                  std::vector<std::string>* skipped = nullptr) const;
+  std::int64_t import_csv(const std::string& in_path, std::vector<std::string>* skipped = nullptr);
 
   Summary summary() const;
+  // Reads every row (and every cubin's bytes) and counts those that import or merge would refuse.
+  InvalidRows invalid_rows() const;
 
  private:
   struct Impl;
   explicit Database(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// Whether this process may write the file at `path` and create files beside it (a database's
+// -wal, -shm and journal). False for a shipped database on a read-only filesystem or in a
+// directory of another user: open it with Database::open_readonly.
+bool may_write(const std::string& path);
 
 // Default location: $KERNTUNE_DB, else $XDG_CACHE_HOME/kerntune/kerntune.db (when absolute, as
 // the XDG spec requires), else ~/.cache/kerntune/kerntune.db. Throws kt::Error (kNotFound),

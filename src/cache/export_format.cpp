@@ -214,6 +214,7 @@ ExportContents read_export(const std::string& path) {
         m.created_unix = row.int64("created_unix");
         row.check_unused(kind);
         contents.measurements.push_back(std::move(m));
+        contents.measurement_lines.push_back(record.line);
       } else if (kind == kWinnerKind) {
         Winner w;
         w.key = read_key(row);
@@ -227,6 +228,7 @@ ExportContents read_export(const std::string& path) {
         w.created_unix = row.int64("created_unix");
         row.check_unused(kind);
         contents.winners.push_back(std::move(w));
+        contents.winner_lines.push_back(record.line);
       } else {
         throw_invalid(
             fmt::format("kind = '{}': expected {} or {}", kind, kMeasurementKind, kWinnerKind));

@@ -3,6 +3,7 @@
 // Also the canonical text of a time, shared with the measurement identity (row_sha256).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ std::vector<std::string> export_fields(const Winner& winner);
 struct ExportContents {
   std::vector<Measurement> measurements;
   std::vector<Winner> winners;
+  std::vector<std::int64_t> measurement_lines;  // the line each measurement starts on
+  std::vector<std::int64_t> winner_lines;       // the line each winner starts on
 };
 
 // Reads and parses an export. Columns may come in any order but must be exactly those of

@@ -131,6 +131,8 @@ DatabaseHealth check_database_health(const std::string& path, const HealthExpect
     health.summary = summarize(db, state.schema_version);
     health.stale = stale_rows(db, expected);
     snapshot.commit();
+    if (state.schema_version == kSchemaVersion)
+      health.invalid = Database::open_readonly(path).invalid_rows();
   } catch (const Error& failure) {
     health.problem = failure.what();
   }

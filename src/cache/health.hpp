@@ -41,6 +41,7 @@ struct DatabaseHealth {
   int schema_version = 0;  // of a readable file
   Summary summary;         // of a readable file
   StaleRows stale;         // of a readable file
+  InvalidRows invalid;     // of a readable file of the current schema
 };
 
 // Opens `path` read-only (never creating or migrating it) and reports on it. Never throws for a

@@ -1,4 +1,4 @@
-// The tuning database's schema (version 2), its migration steps, and the checks that keep
+// The tuning database's schema (version 3), its migration steps, and the checks that keep
 // kerntune from writing into a file that is not its own.
 #include "cache/schema.hpp"
 
@@ -12,6 +12,7 @@
 
 #include "cache/database.hpp"
 #include "core/log.hpp"
+#include "core/sha256.hpp"
 #include "core/text.hpp"
 
 namespace kt::cache::schema {
@@ -123,17 +124,39 @@ CREATE INDEX tuning_runs_by_key
   ON tuning_runs (problem_key, device_fingerprint, protocol_version, template_version, state);
 )sql";
 
-// One step of the schema's history: SQL that turns version `from_version` into
-// `from_version + 1`. Step 0 creates the schema in an empty file.
+// Version 3 adds the SHA-256 of every cubin's bytes, which the runtime checks before it hands
+// them to the driver (cuModuleLoadData takes no length and trusts the image's headers). The
+// column is filled for the rows already there by fill_cubin_sha256.
+constexpr const char* kCreateVersion3 = R"sql(
+ALTER TABLE cubins ADD COLUMN cubin_sha256 TEXT NOT NULL DEFAULT '';
+)sql";
+
+// Sets cubins.cubin_sha256 of every row to the hash of its bytes as they are.
+void fill_cubin_sha256(sql::Connection& db) {
+  sql::Statement rows(db, "SELECT compile_key, cubin FROM cubins");
+  sql::Statement update(db, "UPDATE cubins SET cubin_sha256 = ? WHERE compile_key = ?");
+  while (rows.step()) {
+    const std::vector<char> bytes = rows.column_blob(1);
+    update.reset();
+    update.bind_all(sha256_hex(std::string_view(bytes.data(), bytes.size())), rows.column_text(0))
+        .run();
+  }
+}
+
+// One step of the schema's history: SQL, then `fill` (when set) over the rows already there,
+// that turn version `from_version` into `from_version + 1`. Step 0 creates the schema in an
+// empty file.
 struct Migration {
   int from_version;
   const char* description;
   const char* sql;
+  void (*fill)(sql::Connection& db);
 };
 
 constexpr Migration kMigrations[] = {
-    {0, "create the version 1 schema", kCreateVersion1},
-    {1, "add the blocklist and tuning_runs tables", kCreateVersion2},
+    {0, "create the version 1 schema", kCreateVersion1, nullptr},
+    {1, "add the blocklist and tuning_runs tables", kCreateVersion2, nullptr},
+    {2, "add cubins.cubin_sha256", kCreateVersion3, fill_cubin_sha256},
 };
 
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
@@ -289,6 +312,7 @@ int migrate(sql::Connection& db, const std::string& path) {
     logger().info("database migration path={} from={} to={} step=\"{}\"", path, version,
                   version + 1, step.description);
     db.exec(step.sql);
+    if (step.fill != nullptr) step.fill(db);
     ++version;
     set_meta(db, "schema_version", std::to_string(version));
   }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <unistd.h>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -71,7 +72,14 @@ bool SqliteError::is_not_a_database() const {
 
 bool SqliteError::is_cant_open() const { return primary_code() == SQLITE_CANTOPEN; }
 
-std::string uri_for_path(const std::string& path, bool read_only) {
+bool directory_is_writable(const std::string& path) {
+  std::error_code error;
+  std::filesystem::path directory = std::filesystem::absolute(path, error).parent_path();
+  if (error || directory.empty()) directory = ".";
+  return access(directory.c_str(), W_OK) == 0;
+}
+
+std::string uri_for_path(const std::string& path, bool read_only, bool immutable) {
   if (path == ":memory:") return path;
   std::error_code error;
   std::filesystem::path absolute = std::filesystem::absolute(path, error);
@@ -88,6 +96,7 @@ std::string uri_for_path(const std::string& path, bool read_only) {
     }
   }
   if (read_only) uri += "?mode=ro";
+  if (read_only && immutable) uri += "&immutable=1";
   return uri;
 }
 
@@ -97,7 +106,14 @@ Connection Connection::open(const std::string& path, OpenMode mode) {
   int flags = SQLITE_OPEN_URI | SQLITE_OPEN_FULLMUTEX;
   flags |= mode == OpenMode::kReadOnly ? SQLITE_OPEN_READONLY
                                        : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  const std::string uri = uri_for_path(path, mode == OpenMode::kReadOnly);
+  const bool read_only = mode == OpenMode::kReadOnly;
+  // NOTE: a reader of a WAL database creates and writes the -shm file beside it. Where this
+  // process cannot write the directory (a shipped database on a read-only filesystem or in another
+  // user's directory), immutable=1 tells SQLite to read the file without the -shm and -wal files
+  // and without locks. That assumes nobody writes it meanwhile, and it does not see transactions
+  // left in a -wal file: ship a database closed cleanly (checkpointed), as kerntune leaves it.
+  const bool immutable = read_only && path != ":memory:" && !directory_is_writable(path);
+  const std::string uri = uri_for_path(path, read_only, immutable);
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(uri.c_str(), &db, flags, nullptr);
   if (rc != SQLITE_OK) {
@@ -106,7 +122,34 @@ Connection Connection::open(const std::string& path, OpenMode mode) {
     throw SqliteError(rc, fmt::format("cannot open database '{}': {}", path, message));
   }
   sqlite3_extended_result_codes(db, 1);
-  return Connection(db, path);
+  Connection connection(db, path);
+  // A database file may come from anywhere: whatever its schema holds (triggers, views, functions
+  // in defaults or indexes), nothing but our own statements runs, and no statement may damage
+  // the file's structure (defensive mode).
+  constexpr int kRefused[] = {SQLITE_DBCONFIG_ENABLE_TRIGGER, SQLITE_DBCONFIG_ENABLE_VIEW,
+                              SQLITE_DBCONFIG_TRUSTED_SCHEMA,
+                              SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION};
+  for (const int option : kRefused) {
+    if (const int refused = sqlite3_db_config(db, option, 0, nullptr); refused != SQLITE_OK)
+      connection.fail(refused, fmt::format("sqlite3_db_config({}, 0)", option));
+  }
+  if (const int defensive = sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
+      defensive != SQLITE_OK)
+    connection.fail(defensive, "sqlite3_db_config(SQLITE_DBCONFIG_DEFENSIVE, 1)");
+  connection.exec("PRAGMA trusted_schema = OFF");
+  if (immutable) {
+    std::error_code error;
+    const auto wal_bytes = std::filesystem::file_size(path + "-wal", error);
+    if (!error && wal_bytes > 0) {
+      logger().warn(
+          "database opened immutable in a directory that cannot be written, but its -wal file "
+          "holds {} bytes of transactions that are not read path={}; checkpoint it where it "
+          "was written (open it read-write once) before shipping it",
+          wal_bytes, path);
+    }
+    logger().debug("database opened immutable path={}", path);
+  }
+  return connection;
 }
 
 Connection::Connection(Connection&& other) noexcept

@@ -38,15 +38,21 @@ enum class OpenMode { kReadWriteCreate, kReadOnly };
 std::int64_t busy_retries();
 
 // The URI SQLite is given for `path` (":memory:" stays as it is): file:// + the absolute path,
-// percent-encoded, with ?mode=ro when `read_only`. Used for the main file and for ATTACH.
-std::string uri_for_path(const std::string& path, bool read_only);
+// percent-encoded, with ?mode=ro when `read_only`, and &immutable=1 as well when `immutable`.
+std::string uri_for_path(const std::string& path, bool read_only, bool immutable = false);
+
+// Whether this process may create files in the directory of `path`.
+bool directory_is_writable(const std::string& path);
 
 // One sqlite3 connection. Move-only; closes on destruction. Not synchronized: the owner
 // serializes access (Database holds a mutex around every use).
 class Connection {
  public:
-  // Opens `path` (a filesystem path or ":memory:"). Creates nothing but the file itself.
-  // Throws SqliteError naming the path when SQLite cannot open it.
+  // Opens `path` (a filesystem path or ":memory:"). Creates nothing but the file itself. Every
+  // connection refuses triggers, views, extensions and untrusted schema functions, and runs in
+  // defensive mode. A read-only open of a file in a directory this process cannot write is
+  // immutable (no -wal, -shm or locks: see Connection::open). Throws SqliteError naming the path
+  // when SQLite cannot open it.
   static Connection open(const std::string& path, OpenMode mode);
 
   Connection(Connection&& other) noexcept;

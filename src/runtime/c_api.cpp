@@ -66,7 +66,18 @@ void launch_checked(kt_runtime* runtime, const char* entry, const std::string& p
   runtime->runtime->launch(problem_key, variant, call, stream);
 }
 
-kt::DType to_dtype(kt_dtype d) {
+// The integer a C caller stored in an enum-typed argument. NOTE: C lets any int through a
+// kt_dtype or kt_layout; in C++ reading such an enum object outside its enumerators' range is
+// undefined, so the bytes are read as an int and compared with the enumerators.
+template <typename Enum>
+int raw_value(const Enum& value) {
+  static_assert(sizeof(Enum) == sizeof(int), "the C ABI's enums are int-sized");
+  int raw = 0;
+  std::memcpy(&raw, &value, sizeof raw);
+  return raw;
+}
+
+kt::DType to_dtype(int d) {
   switch (d) {
     case KT_DTYPE_BF16:
       return kt::DType::kBF16;
@@ -74,8 +85,9 @@ kt::DType to_dtype(kt_dtype d) {
       return kt::DType::kFP16;
     case KT_DTYPE_FP32:
       return kt::DType::kFP32;
+    default:
+      kt::throw_invalid("unknown kt_dtype value " + std::to_string(d));
   }
-  kt::throw_invalid("unknown kt_dtype value " + std::to_string(int(d)));
 }
 
 }  // namespace
@@ -101,15 +113,16 @@ kt_status kt_gemm(kt_runtime* runtime, int64_t m, int64_t n, int64_t k, kt_dtype
                   kt_dtype out_dtype, kt_layout layout, const void* a, const void* b, void* c,
                   void* stream) {
   return guarded([&] {
-    if (layout != KT_LAYOUT_NN && layout != KT_LAYOUT_NT)
-      kt::throw_invalid("kt_gemm: unknown kt_layout value " + std::to_string(int(layout)));
+    const int raw_layout = raw_value(layout);
+    if (raw_layout != KT_LAYOUT_NN && raw_layout != KT_LAYOUT_NT)
+      kt::throw_invalid("kt_gemm: unknown kt_layout value " + std::to_string(raw_layout));
     kt::GemmProblem p;
     p.m = m;
     p.n = n;
     p.k = k;
-    p.in_dtype = to_dtype(in_dtype);
-    p.out_dtype = to_dtype(out_dtype);
-    p.layout = layout == KT_LAYOUT_NN ? kt::Layout::kNN : kt::Layout::kNT;
+    p.in_dtype = to_dtype(raw_value(in_dtype));
+    p.out_dtype = to_dtype(raw_value(out_dtype));
+    p.layout = raw_layout == KT_LAYOUT_NN ? kt::Layout::kNN : kt::Layout::kNT;
     kt::validate(p);
     const kt::GemmCall call{a, b, c};
     launch_checked(runtime, "kt_gemm", kt::to_key(p), "", &call, stream);
@@ -126,7 +139,7 @@ kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* arg
     p.seqlen_q = args->seqlen_q;
     p.seqlen_k = args->seqlen_k;
     p.head_dim = args->head_dim;
-    p.dtype = to_dtype(args->dtype);
+    p.dtype = to_dtype(raw_value(args->dtype));
     p.causal = args->causal != 0;
     kt::AttentionTensors t;
     t.q = args->q;
@@ -153,7 +166,7 @@ kt_status kt_rmsnorm(kt_runtime* runtime, const kt_rmsnorm_args* args, void* str
     kt::RmsnormProblem p;
     p.rows = args->rows;
     p.hidden = args->hidden;
-    p.dtype = to_dtype(args->dtype);
+    p.dtype = to_dtype(raw_value(args->dtype));
     p.residual = args->residual != nullptr || args->residual_out != nullptr;
     kt::validate(p);
     const kt::RmsnormTensors t{args->x,        args->weight,       args->y,

@@ -1,8 +1,10 @@
-// Cubins from the database, else from NVRTC; stale stored cubins rebuilt.
+// Cubins from the database, checked before use, else from NVRTC; stale or damaged stored cubins
+// rebuilt.
 #include "runtime/cubin_provider.hpp"
 
 #include <fmt/format.h>
 
+#include "cache/row_checks.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 
@@ -16,6 +18,7 @@ cache::CubinRecord to_record(const gen::CompiledKernel& compiled) {
   r.name_expressions = compiled.name_expressions;
   r.lowered_names = compiled.lowered_names;
   r.cubin = compiled.cubin;
+  r.cubin_sha256 = cache::cubin_sha256(compiled.cubin);
   r.registers = compiled.resources(0).registers;
   r.spill_bytes = compiled.report.total_spill_bytes();
   r.smem_static_bytes = compiled.resources(0).smem_static_bytes;
@@ -25,13 +28,40 @@ cache::CubinRecord to_record(const gen::CompiledKernel& compiled) {
   return r;
 }
 
+std::string stored_cubin_problem(const cache::CubinRecord& record,
+                                 const gen::GeneratedSource& source) {
+  if (record.arch != source.arch)
+    return fmt::format("it is for {}, not {}", cache::printable(record.arch), source.arch);
+  if (record.name_expressions != source.name_expressions)
+    return fmt::format(
+        "its kernels ({}) are not the ones asked for ({})",
+        cache::printable(record.name_expressions.empty() ? std::string("none")
+                                                         : record.name_expressions.front()),
+        source.name_expressions.empty() ? "none" : source.name_expressions.front());
+  return cache::cubin_problem(record);
+}
+
 CubinResult get_or_compile(cache::Database* db, const gen::GeneratedSource& source,
                            bool allow_compile, bool write_back) {
   const std::string key = gen::compile_key(source);
   if (db != nullptr) {
     if (auto found = db->find_cubin(key)) {
-      logger().debug("cubin hit {} key={}", source.name, key.substr(0, 12));
-      return {std::move(*found), false};
+      const std::string problem = stored_cubin_problem(*found, source);
+      if (problem.empty()) {
+        logger().debug("cubin hit {} key={}", source.name, key.substr(0, 12));
+        return {std::move(*found), false};
+      }
+      if (!allow_compile) {
+        throw Error(ErrorKind::kDatabase,
+                    fmt::format("the cubin stored for {} in '{}' (compile key {}) is not used: {}. "
+                                "`kerntune doctor --db '{}'` checks every stored cubin; allow "
+                                "compilation to rebuild it",
+                                source.name, db->path(), key.substr(0, 12), problem, db->path()));
+      }
+      logger().warn(
+          "stored cubin fails its check; compiling it again kernel={} key={} problem=\"{}\" "
+          "replace_row={}",
+          source.name, key.substr(0, 12), problem, write_back);
     }
   }
   if (!allow_compile)

@@ -17,7 +17,15 @@ struct CubinResult {
   bool compiled_now = false;
 };
 
-// db may be null. allow_compile = false turns a miss into kt::Error (kNotFound).
+// The reason a cubin record read from a database may not be loaded for `source`, or "": it must
+// be for source's arch, hold exactly source's name expressions, and pass cache::cubin_problem
+// (the SHA-256 of its bytes, the ELF structure, every lowered name a kernel of the image).
+std::string stored_cubin_problem(const cache::CubinRecord& record,
+                                 const gen::GeneratedSource& source);
+
+// db may be null. A stored cubin that fails stored_cubin_problem is compiled again (and its row
+// replaced when write_back), with a warning; without allow_compile it is kt::Error (kDatabase)
+// naming the problem. allow_compile = false turns a miss into kt::Error (kNotFound).
 // write_back = false never writes (read-only runtimes).
 CubinResult get_or_compile(cache::Database* db, const gen::GeneratedSource& source,
                            bool allow_compile, bool write_back);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "cache/cubin_image.hpp"
 #include "core/error.hpp"
 #include "runtime/cuda_driver.hpp"
 
@@ -17,6 +18,15 @@ const LoadedModule& ModuleCache::load(const cache::CubinRecord& record) {
   std::lock_guard lock(mutex_);
   auto it = modules_.find(record.compile_key);
   if (it != modules_.end()) return *it->second;
+  // NOTE: cuModuleLoadData takes no length: it reads as far as the image's headers say. Bytes
+  // that are not a well-formed cubin holding every kernel looked up below never reach the driver.
+  if (const std::string problem = cache::cubin_image_problem(record.cubin, record.lowered_names);
+      !problem.empty()) {
+    throw CudaError(
+        fmt::format("cubin check before cuModuleLoadData for {} ({}, arch {}): {}",
+                    record.source_name, record.compile_key.substr(0, 12), record.arch, problem),
+        CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE");
+  }
   const CudaDriver& d = driver();
   auto loaded = std::make_unique<LoadedModule>();
   const auto fail = [&](const char* call, CUresult r) {
@@ -26,8 +36,6 @@ const LoadedModule& ModuleCache::load(const cache::CubinRecord& record) {
                                 record.compile_key.substr(0, 12), record.arch),
                     r, name);
   };
-  // NOTE: an empty blob is no image; the driver is not asked to read from a null pointer.
-  if (record.cubin.empty()) fail("cuModuleLoadData", CUDA_ERROR_INVALID_IMAGE);
   if (const CUresult r = d.module_load_data(&loaded->module, record.cubin.data());
       r != CUDA_SUCCESS)
     fail("cuModuleLoadData", r);

@@ -27,8 +27,10 @@ class ModuleCache {
   ModuleCache& operator=(const ModuleCache&) = delete;
 
   // Loads `record.cubin` into the current context (once per compile key) and looks up every
-  // kernel. Throws CudaError (with the driver's code) naming the call and the kernel on
-  // failure, and then caches nothing for the key.
+  // kernel. Bytes that fail cache::cubin_image_problem never reach the driver (nor is it loaded
+  // for them): CudaError CUDA_ERROR_INVALID_IMAGE naming the problem. Throws CudaError (with the
+  // driver's code) naming the call and the kernel on failure, and then caches nothing for the
+  // key.
   const LoadedModule& load(const cache::CubinRecord& record);
 
  private:

@@ -86,8 +86,18 @@ void add_problem_options(CLI::App& cmd, ProblemOptions& o) {
 }
 
 void add_database_option(CLI::App& cmd, std::string& path) {
+  // An empty --db would silently fall back to the default database.
+  const CLI::Validator non_empty(
+      [](std::string& value) {
+        return value.empty() ? std::string(
+                                   "--db '' names no file: pass a path, or leave --db out "
+                                   "for the default database")
+                             : std::string();
+      },
+      "");
   cmd.add_option("--db", path,
-                 "Tuning database (default: $KERNTUNE_DB, else ~/.cache/kerntune/kerntune.db)");
+                 "Tuning database (default: $KERNTUNE_DB, else ~/.cache/kerntune/kerntune.db)")
+      ->check(non_empty);
 }
 
 void add_profile_option(CLI::App& cmd, std::string& profile) {

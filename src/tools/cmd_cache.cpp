@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 
+#include "cache/row_checks.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
 
@@ -17,10 +19,31 @@ struct CacheOptions {
   ProblemOptions problem;
   std::string file;
   bool clear = false;
+  bool force = false;
 };
 
+using cache::printable;
+
+// The database for a command that only reads it: opened read-only when the file exists but this
+// process may not write it or its directory (a shipped database), else as every command opens it
+// (created when absent, migrated when older).
+cache::Database open_for_reading(const std::string& option) {
+  const std::string path = resolve_database_path(option);
+  std::error_code error;
+  const bool exists = std::filesystem::exists(path, error);
+  if (exists && !cache::may_write(path)) return cache::Database::open_readonly(path);
+  return cache::Database::open(path);
+}
+
+// Prints the rows an import or merge left out, one line each, on stderr.
+void print_skipped(const std::vector<std::string>& skipped) {
+  if (skipped.empty()) return;
+  fmt::print(stderr, "skipped {} invalid rows (not stored):\n", skipped.size());
+  for (const std::string& line : skipped) fmt::print(stderr, "  {}\n", printable(line));
+}
+
 void ls(const CacheOptions& o) {
-  cache::Database db = open_database(o.db);
+  cache::Database db = open_for_reading(o.db);
   const cache::Summary s = db.summary();
   fmt::print("{} (schema {}): {} cubins ({:.1f} MiB), {} measurements, {} winners\n", db.path(),
              s.schema_version, s.num_cubins, double(s.cubin_bytes) / (1 << 20), s.num_measurements,
@@ -33,12 +56,13 @@ void ls(const CacheOptions& o) {
   if (!winners.empty())
     fmt::print("{:<26} {:<36} {:<44} {:>10}  {}\n", "device", "problem", "winner", "us", "source");
   for (const auto& w : winners)
-    fmt::print("{:<26} {:<36} {:<44} {:>10.1f}  {}\n", w.key.device_fingerprint, w.key.problem_key,
-               w.config_key, w.median_us, w.predicted ? "predicted" : "measured");
+    fmt::print("{:<26} {:<36} {:<44} {:>10.1f}  {}\n", printable(w.key.device_fingerprint),
+               printable(w.key.problem_key), printable(w.config_key), w.median_us,
+               w.predicted ? "predicted" : "measured");
 }
 
 void blocklist(const CacheOptions& o) {
-  cache::Database db = open_database(o.db);
+  cache::Database db = o.clear ? open_database(o.db) : open_for_reading(o.db);
   if (o.clear) {
     fmt::print("removed {} blocklist entries from {}\n", db.clear_blocklist(), db.path());
     return;
@@ -49,13 +73,14 @@ void blocklist(const CacheOptions& o) {
       "--retry-blocklisted; `cache blocklist --clear` empties the list)\n",
       db.path(), entries.size());
   for (const cache::BlocklistEntry& e : entries)
-    fmt::print("  {}  {} {}  {}  NVRTC {}  first on {}: {}\n", e.device_fingerprint, e.op,
-               e.config_key, cache::to_string(e.reason), e.nvrtc_version, e.problem_key,
-               e.detail.substr(0, e.detail.find('\n')));
+    fmt::print("  {}  {} {}  {}  NVRTC {}  first on {}: {}\n", printable(e.device_fingerprint),
+               printable(e.op), printable(e.config_key), cache::to_string(e.reason),
+               printable(e.nvrtc_version), printable(e.problem_key),
+               printable(e.detail.substr(0, e.detail.find('\n'))));
 }
 
 void show(const CacheOptions& o) {
-  cache::Database db = open_database(o.db);
+  cache::Database db = open_for_reading(o.db);
   for (const std::string& p : o.problem.problem_keys()) {
     std::vector<cache::Measurement> rows;
     for (auto& m : db.all_measurements())
@@ -67,8 +92,9 @@ void show(const CacheOptions& o) {
     fmt::print("{}: {} measurements\n", p, rows.size());
     for (const auto& m : rows)
       fmt::print("  {:<26} {:<44} {:<13} {:>10.1f} us {:>7.1f} TF/s  model {:>8.1f} us  {}\n",
-                 m.key.device_fingerprint, m.config_key, cache::to_string(m.status), m.median_us,
-                 m.tflops, m.predicted_us, m.detail.substr(0, m.detail.find('\n')));
+                 printable(m.key.device_fingerprint), printable(m.config_key),
+                 cache::to_string(m.status), m.median_us, m.tflops, m.predicted_us,
+                 printable(m.detail.substr(0, m.detail.find('\n'))));
   }
 }
 
@@ -91,18 +117,27 @@ void register_cache(CLI::App& app) {
 
   CLI::App* export_cmd = cmd->add_subcommand("export", "Write measurements and winners as CSV");
   add_database_option(*export_cmd, o->db);
-  export_cmd->add_option("file", o->file, "CSV file to write")->required();
+  export_cmd->add_option("file", o->file, "CSV file to write (never the database itself)")
+      ->required();
+  export_cmd->add_flag("--force", o->force, "Replace the file if it exists");
   export_cmd->callback([o] {
-    open_database(o->db).export_csv(o->file);
+    std::vector<std::string> skipped;
+    open_for_reading(o->db).export_csv(
+        o->file,
+        o->force ? cache::Database::ExistingFile::kReplace : cache::Database::ExistingFile::kRefuse,
+        &skipped);
     fmt::print("exported to {}\n", o->file);
+    print_skipped(skipped);
   });
 
   CLI::App* import_cmd = cmd->add_subcommand("import", "Read a CSV written by export (idempotent)");
   add_database_option(*import_cmd, o->db);
   import_cmd->add_option("file", o->file, "CSV file to read")->required()->check(CLI::ExistingFile);
   import_cmd->callback([o] {
-    const auto added = open_database(o->db).import_csv(o->file);
+    std::vector<std::string> skipped;
+    const auto added = open_database(o->db).import_csv(o->file, &skipped);
     fmt::print("imported {} new rows from {}\n", added, o->file);
+    print_skipped(skipped);
   });
 
   CLI::App* merge_cmd = cmd->add_subcommand(
@@ -112,8 +147,10 @@ void register_cache(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   merge_cmd->callback([o] {
-    const auto added = open_database(o->db).merge_from(o->file);
+    std::vector<std::string> skipped;
+    const auto added = open_database(o->db).merge_from(o->file, &skipped);
     fmt::print("merged {} new rows from {}\n", added, o->file);
+    print_skipped(skipped);
   });
 
   CLI::App* blocklist_cmd = cmd->add_subcommand(

@@ -11,6 +11,7 @@
 
 #include "cache/database.hpp"
 #include "cache/health.hpp"
+#include "cache/row_checks.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/versions.hpp"
@@ -31,6 +32,16 @@ CheckLine fail(std::string finding, std::string fix) {
 }
 
 std::string quoted(const std::string& path) { return "'" + path + "'"; }
+
+// Text read from a database, joined for one line of the checklist, control characters escaped.
+std::string printable_join(const std::vector<std::string>& texts, const char* separator) {
+  std::string joined;
+  for (const std::string& text : texts) {
+    if (!joined.empty()) joined += separator;
+    joined += cache::printable(text);
+  }
+  return joined;
+}
 
 void add_stale_lines(const cache::DatabaseHealth& h, const std::string& path,
                      const MachineFacts& machine, std::vector<CheckLine>& lines) {
@@ -56,7 +67,7 @@ void add_stale_lines(const cache::DatabaseHealth& h, const std::string& path,
           fmt::format("{} winners and {} measurements are of other devices ({}), not of this "
                       "machine's ({}): dispatch here falls back to the model for them",
                       s.other_device_winners, s.other_device_measurements,
-                      fmt::join(s.other_devices, "; "),
+                      printable_join(s.other_devices, "; "),
                       fmt::join(machine.device_fingerprints, "; ")),
           fmt::format("tune on this machine (`kerntune tune --db {} ...`), or merge a database "
                       "tuned on this GPU model (`kerntune cache merge OTHER.db --db {}`)",
@@ -70,7 +81,7 @@ void add_stale_lines(const cache::DatabaseHealth& h, const std::string& path,
       lines.push_back(warn(
           fmt::format("{} cubins were compiled by another NVRTC ({}; loaded: {}): their compile "
                       "keys never match now, so they only take space",
-                      s.other_nvrtc_cubins, fmt::join(s.other_nvrtc_versions, ", "),
+                      s.other_nvrtc_cubins, printable_join(s.other_nvrtc_versions, ", "),
                       machine.nvrtc_version),
           "nothing breaks (kernels are recompiled on first use); to reclaim the space, export "
           "the results (`kerntune cache export FILE.csv`), start a new database and import them"));
@@ -170,6 +181,29 @@ Section check_database(const std::string& path, const MachineFacts& machine) {
   lines.push_back(ok(fmt::format("{} cubins ({:.1f} MiB), {} measurements, {} winners",
                                  h.summary.num_cubins, double(h.summary.cubin_bytes) / (1 << 20),
                                  h.summary.num_measurements, h.summary.num_winners)));
+  const cache::InvalidRows& bad = h.invalid;
+  if (bad.num_cubins > 0) {
+    lines.push_back(
+        fail(fmt::format("{} cubins fail their check (SHA-256 of the bytes, ELF structure, kernel "
+                         "names): damaged or tampered; the runtime never loads them ({})",
+                         bad.num_cubins, fmt::join(bad.examples, "; ")),
+             fmt::format("nothing to do where NVRTC is installed (they are compiled again on first "
+                         "use); else replace the file with a good copy, or export the results "
+                         "(`kerntune cache export FILE.csv --db {}`) into a new database",
+                         quoted(path))));
+  }
+  if (bad.num_measurements + bad.num_winners > 0) {
+    lines.push_back(warn(
+        fmt::format("{} measurements and {} winners are invalid (keys or configs that do not "
+                    "parse, times not finite and positive, unknown statuses); dispatch and "
+                    "export skip them ({})",
+                    bad.num_measurements, bad.num_winners, fmt::join(bad.examples, "; ")),
+        fmt::format("export the valid rows (`kerntune cache export FILE.csv --db {}`) and import "
+                    "them into a new database",
+                    quoted(path))));
+  }
+  if (bad.num_cubins + bad.num_measurements + bad.num_winners == 0)
+    lines.push_back(ok("every cubin, measurement and winner passes its check"));
   add_stale_lines(h, path, machine, lines);
   return section;
 }
@@ -200,14 +234,15 @@ Section check_blocklist(const std::string& path, const MachineFacts& machine) {
         !machine.nvrtc_version.empty() && e.nvrtc_version != machine.nvrtc_version;
     if (other_nvrtc || e.template_version != template_version) {
       ++stale;
-      stale_versions.insert(
-          fmt::format("NVRTC {} {} template {}", e.nvrtc_version, e.op, e.template_version));
+      stale_versions.insert(fmt::format("NVRTC {} {} template {}",
+                                        cache::printable(e.nvrtc_version), cache::printable(e.op),
+                                        e.template_version));
     } else if (machine.device_fingerprints.empty() ||
                std::count(machine.device_fingerprints.begin(), machine.device_fingerprints.end(),
                           e.device_fingerprint) > 0) {
       ++here;
     } else {
-      other_devices.insert(e.device_fingerprint);
+      other_devices.insert(cache::printable(e.device_fingerprint));
     }
   }
   section.lines.push_back(ok(fmt::format(

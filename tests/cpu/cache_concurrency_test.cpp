@@ -94,7 +94,7 @@ TEST(CacheConcurrency, EightWritersAndADispatchingReaderLoseNothingAndSeeNoError
 
   Database db = Database::open_readonly(path);
   std::map<std::string, int> copies;
-  for (const Measurement& m : db.all_measurements()) ++copies[m.config_key];
+  for (const Measurement& m : db.all_measurements()) ++copies[m.detail];
   EXPECT_EQ(copies.size(), std::size_t{kWriters} * kRowsEach);
   for (int id = 0; id < kWriters; ++id)
     for (int row = 0; row < kRowsEach; ++row)

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -37,13 +38,21 @@ void write_bytes(const std::string& path, const std::string& bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+// A valid GEMM config key standing for `name` (distinct names, distinct keys): import stores
+// only rows whose keys parse.
+std::string config_named(const std::string& name) {
+  static std::map<std::string, int> numbers;
+  const int number = numbers.emplace(name, static_cast<int>(numbers.size()) + 1).first->second;
+  return fmt::format("sm80.bm128.bn128.bk32.wm64.wn64.s4.g{}.sk1", number);
+}
+
 Measurement measurement(const std::string& config, Status status, const std::string& detail) {
   Measurement m;
   m.key = TuningKey{.problem_key = "gemm:bf16:bf16:nt:4096x4096x4096",
                     .device_fingerprint = "NVIDIA H200/cc90/132sm",
                     .protocol_version = 2,
                     .template_version = 5};
-  m.config_key = config;
+  m.config_key = config_named(config);
   m.status = status;
   m.median_us = 0.1 + 0.2;  // not exactly representable in few digits
   m.spread_pct = 2.0 / 3.0;
@@ -64,7 +73,7 @@ Winner winner(const std::string& shape, const std::string& config, double median
                     .device_fingerprint = "NVIDIA \"H200\", SXM/cc90/132sm",
                     .protocol_version = 2,
                     .template_version = 5};
-  w.config_key = config;
+  w.config_key = config_named(config);
   w.median_us = median_us;
   w.predicted = predicted;
   w.run_id = "run-w";
@@ -270,23 +279,26 @@ TEST(CacheCsv, ImportIntoTheExportingDatabaseAddsNothing) {
 TEST(CacheCsv, ImportedWinnerFollowsTheMergeRule) {
   ScratchDir dir;
   const std::string path = dir.file("w.csv");
-  write_bytes(path, kHeader +
-                        "winner,gemm:x:1,dev,1,1,predicted-fast,,1,,,,,,1,,r,100\n"
-                        "winner,gemm:x:2,dev,1,1,measured-slow,,50,,,,,,0,,r,100\n");
+  write_bytes(path, kHeader + "winner,gemm:bf16:bf16:nt:1x1x1,dev,1,1," +
+                        config_named("predicted-fast") + ",,1,,,,,,1,,r,100\n" +
+                        "winner,gemm:bf16:bf16:nt:2x2x2,dev,1,1," + config_named("measured-slow") +
+                        ",,50,,,,,,0,,r,100\n");
   Database db = Database::open(":memory:");
-  const TuningKey key1{.problem_key = "gemm:x:1",
+  const TuningKey key1{.problem_key = "gemm:bf16:bf16:nt:1x1x1",
                        .device_fingerprint = "dev",
                        .protocol_version = 1,
                        .template_version = 1};
-  const TuningKey key2{.problem_key = "gemm:x:2",
+  const TuningKey key2{.problem_key = "gemm:bf16:bf16:nt:2x2x2",
                        .device_fingerprint = "dev",
                        .protocol_version = 1,
                        .template_version = 1};
-  db.set_winner(Winner{.key = key1, .config_key = "measured", .median_us = 10});
-  db.set_winner(Winner{.key = key2, .config_key = "measured-fast", .median_us = 10});
-  EXPECT_EQ(db.import_csv(path), 0);
-  EXPECT_EQ(db.find_winner(key1)->config_key, "measured");
-  EXPECT_EQ(db.find_winner(key2)->config_key, "measured-fast");
+  db.set_winner(Winner{.key = key1, .config_key = config_named("measured"), .median_us = 10});
+  db.set_winner(Winner{.key = key2, .config_key = config_named("measured-fast"), .median_us = 10});
+  std::vector<std::string> skipped;
+  EXPECT_EQ(db.import_csv(path, &skipped), 0);
+  EXPECT_TRUE(skipped.empty());
+  EXPECT_EQ(db.find_winner(key1)->config_key, config_named("measured"));
+  EXPECT_EQ(db.find_winner(key2)->config_key, config_named("measured-fast"));
 }
 
 TEST(CacheCsv, ColumnsMayComeInAnyOrder) {
@@ -296,7 +308,8 @@ TEST(CacheCsv, ColumnsMayComeInAnyOrder) {
               "created_unix,run_id,detail,predicted,predicted_us,sm_clock_mhz,tflops,num_reps,"
               "spread_pct,median_us,status,config_key,template_version,protocol_version,"
               "device_fingerprint,problem_key,kind\n"
-              "100,r,,1,,,,,,2.5,,cfg,1,1,dev,gemm:x,winner\n");
+              "100,r,,1,,,,,,2.5,," +
+                  config_named("cfg") + ",1,1,dev,gemm:bf16:bf16:nt:8x8x8,winner\n");
   Database db = Database::open(":memory:");
   EXPECT_EQ(db.import_csv(path), 1);
   EXPECT_EQ(db.all_winners().at(0).median_us, 2.5);

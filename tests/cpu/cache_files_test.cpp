@@ -20,6 +20,7 @@
 #include "cache/sql.hpp"
 #include "core/error.hpp"
 #include "support/scratch_dir.hpp"
+#include "support/tiny_cubin.hpp"
 
 namespace kt::cache {
 namespace {
@@ -52,10 +53,20 @@ TuningKey key_of(const std::string& shape) {
                    .template_version = 1};
 }
 
+// A valid GEMM config key standing for `name` (distinct names, distinct keys): merge stores only
+// rows whose keys parse.
+std::string config_named(const std::string& name) {
+  // FNV-1a, so that forked processes agree on every name's key.
+  std::uint32_t hash = 2166136261u;
+  for (const char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+  return fmt::format("sm80.bm128.bn128.bk32.wm64.wn64.s4.g{}.sk{}", 1 + hash % 4096,
+                     1 + hash / 4096 % 4096);
+}
+
 Measurement measurement(const std::string& shape, const std::string& config, double median_us) {
   Measurement m;
   m.key = key_of(shape);
-  m.config_key = config;
+  m.config_key = config_named(config);
   m.status = Status::kOk;
   m.median_us = median_us;
   m.num_reps = 20;
@@ -69,7 +80,7 @@ Winner winner(const std::string& shape, const std::string& config, double median
               bool predicted) {
   Winner w;
   w.key = key_of(shape);
-  w.config_key = config;
+  w.config_key = config_named(config);
   w.median_us = median_us;
   w.predicted = predicted;
   w.run_id = "r1";
@@ -77,14 +88,11 @@ Winner winner(const std::string& shape, const std::string& config, double median
   return w;
 }
 
-CubinRecord cubin(const std::string& compile_key, std::size_t bytes = 100) {
-  CubinRecord r;
-  r.compile_key = compile_key;
-  r.arch = "sm_90a";
-  r.name_expressions = {"kt::k<1>"};
-  r.lowered_names = {"_Z1kILi1EEvv"};
-  r.cubin.assign(bytes, 'c');
-  return r;
+// A record that merge accepts: a compile key of 64 hex digits, a cubin-shaped ELF of about
+// `bytes` bytes holding its kernel.
+CubinRecord cubin(const std::string& name, std::size_t bytes = 400) {
+  return kt::testing::tiny_cubin_record(kt::testing::hex_key(name), {"_Z1kILi1EEvv"},
+                                        bytes > 400 ? bytes - 400 : 0);
 }
 
 // Runs `action`, expects a kt::Error of `kind` whose message contains every one of `needles`.
@@ -280,8 +288,8 @@ TEST(CacheMerge, MergeCopiesEveryKindOfRow) {
   EXPECT_EQ(summary.num_cubins, 2);
   EXPECT_EQ(summary.num_measurements, 2);
   EXPECT_EQ(summary.num_winners, 1);
-  EXPECT_EQ(db.find_cubin("k1")->cubin, cubin("k1").cubin);
-  EXPECT_EQ(db.find_winner(key_of("1x1x1"))->config_key, "a");
+  EXPECT_EQ(db.find_cubin(kt::testing::hex_key("k1"))->cubin, cubin("k1").cubin);
+  EXPECT_EQ(db.find_winner(key_of("1x1x1"))->config_key, config_named("a"));
 }
 
 TEST(CacheMerge, MergeTwiceAddsNothing) {
@@ -313,12 +321,12 @@ TEST(CacheMerge, MeasuredWinnerBeatsPredictedInBothDirections) {
   Database a = Database::open(dir.file("a.db"));
   a.merge_from(predicted);
   EXPECT_EQ(a.merge_from(measured), 1);
-  EXPECT_EQ(a.find_winner(key_of("1x1x1"))->config_key, "m");
+  EXPECT_EQ(a.find_winner(key_of("1x1x1"))->config_key, config_named("m"));
 
   Database b = Database::open(dir.file("b.db"));
   b.merge_from(measured);
   EXPECT_EQ(b.merge_from(predicted), 0);
-  EXPECT_EQ(b.find_winner(key_of("1x1x1"))->config_key, "m");
+  EXPECT_EQ(b.find_winner(key_of("1x1x1"))->config_key, config_named("m"));
 }
 
 TEST(CacheMerge, FasterMeasuredWinnerWinsAndSlowerLoses) {
@@ -330,9 +338,9 @@ TEST(CacheMerge, FasterMeasuredWinnerWinsAndSlowerLoses) {
   Database db = Database::open(dir.file("target.db"));
   db.set_winner(winner("1x1x1", "mid", 10, false));
   EXPECT_EQ(db.merge_from(slow), 0);
-  EXPECT_EQ(db.find_winner(key_of("1x1x1"))->config_key, "mid");
+  EXPECT_EQ(db.find_winner(key_of("1x1x1"))->config_key, config_named("mid"));
   EXPECT_EQ(db.merge_from(fast), 1);
-  EXPECT_EQ(db.find_winner(key_of("1x1x1"))->config_key, "fast");
+  EXPECT_EQ(db.find_winner(key_of("1x1x1"))->config_key, config_named("fast"));
 }
 
 TEST(CacheMerge, CubinOfAKnownKeyIsKept) {
@@ -344,7 +352,7 @@ TEST(CacheMerge, CubinOfAKnownKeyIsKept) {
   Database db = Database::open(":memory:");
   db.put_cubin(cubin("k"));
   EXPECT_EQ(db.merge_from(source), 0);
-  EXPECT_EQ(db.find_cubin("k")->registers, 0);
+  EXPECT_EQ(db.find_cubin(kt::testing::hex_key("k"))->registers, 0);
 }
 
 TEST(CacheMerge, BadSourcesAreClearErrorsAndLeaveTheDatabaseUntouched) {
@@ -388,7 +396,7 @@ TEST(CacheMerge, InMemoryDatabaseMergesAFile) {
   Database::open(source).add_measurements({measurement("1x1x1", "a", 5)});
   Database db = Database::open(":memory:");
   EXPECT_EQ(db.merge_from(source), 1);
-  EXPECT_EQ(db.all_measurements().at(0).config_key, "a");
+  EXPECT_EQ(db.all_measurements().at(0).config_key, config_named("a"));
 }
 
 // ---- default path ------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const std::uint8_t nothing = 0;
   const std::string& out = exported.write(&nothing, 0);
-  db.export_csv(out);
+  db.export_csv(out, kt::cache::Database::ExistingFile::kReplace);
   if (db.import_csv(out) != 0) std::abort();
   return 0;
 }

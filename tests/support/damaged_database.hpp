@@ -15,6 +15,7 @@
 #include "cache/database.hpp"
 #include "cache/sql.hpp"
 #include "core/versions.hpp"
+#include "support/tiny_cubin.hpp"
 
 namespace kt::testing {
 
@@ -61,17 +62,14 @@ inline std::string read_file_bytes(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// A healthy kerntune database of several pages: cubins, measurements and a winner, with the
-// WAL checkpointed into the file (it is closed on return).
+// A healthy kerntune database of several pages: cubins, measurements and a winner, each passing
+// the row checks, with the WAL checkpointed into the file (it is closed on return).
 inline void write_healthy_database(const std::string& path) {
+  constexpr const char* kConfig = "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1";
   cache::Database db = cache::Database::open(path);
   for (int i = 0; i < 20; ++i) {
-    cache::CubinRecord cubin;
-    cubin.compile_key = fmt::format("key-{}", i);
-    cubin.arch = "sm_90a";
-    cubin.name_expressions = {"kt::k<1>"};
-    cubin.lowered_names = {"_Z1kILi1EEvv"};
-    cubin.cubin.assign(3000, 'c');
+    cache::CubinRecord cubin =
+        tiny_cubin_record(hex_key(fmt::format("key-{}", i)), {"_Z1kILi1EEvv"}, 2600);
     cubin.nvrtc_version = "13.0";
     db.put_cubin(cubin);
   }
@@ -80,15 +78,15 @@ inline void write_healthy_database(const std::string& path) {
     cache::Measurement m;
     m.key = {"gemm:bf16:bf16:nt:64x64x64", "NVIDIA H200/cc90/132sm", kBenchmarkProtocolVersion,
              kGemmTemplateVersion};
-    m.config_key = fmt::format("c{}", i);
-    m.median_us = i;
+    m.config_key = kConfig;
+    m.median_us = i + 1;
     m.run_id = "r1";
     rows.push_back(m);
   }
   db.add_measurements(rows);
   cache::Winner w;
   w.key = rows.front().key;
-  w.config_key = "c0";
+  w.config_key = kConfig;
   w.median_us = 1;
   w.run_id = "r1";
   db.set_winner(w);
