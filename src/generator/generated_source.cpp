@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "core/op_registry.hpp"
+
 namespace kt::gen {
 
 namespace {
@@ -33,7 +35,10 @@ std::string_view device_type(DType dtype) {
 GeneratedSource generate(const KernelSource& kernels, const std::string& arch) {
   GeneratedSource s;
   s.name = kernels.name;
-  s.code = fmt::format("// kerntune generated: {}\n", kernels.name);
+  // NOTE: the code names only the headers and (through the name expressions) the template
+  // arguments, never the config key: configs that differ in run-time parameters (GEMM's raster
+  // group) share one compile key and one cubin.
+  s.code = "// kerntune generated: kernel instantiation\n";
   for (const std::string& header : kernels.headers)
     s.code += fmt::format("#include \"{}\"\n", header);
   s.name_expressions = kernels.name_expressions;
@@ -50,26 +55,7 @@ GeneratedSource generate(const OpSpec& op, std::string_view problem_key,
 
 GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& config,
                               const std::string& arch) {
-  GeneratedSource s;
-  s.name = fmt::format("{}.{}.{}", to_key(config), to_string(problem.in_dtype),
-                       to_string(problem.out_dtype));
-  // NOTE: the code names only what the template arguments fix, so configs that differ in
-  // runtime parameters (raster_group) share one compile key and one cubin.
-  s.code = config.family == GemmFamily::kSm90 ? "// kerntune generated: GEMM instantiation\n"
-                                                "#include \"kerntune/gemm/gemm_sm90.cuh\"\n"
-                                              : "// kerntune generated: GEMM instantiation\n"
-                                                "#include \"kerntune/gemm/gemm_sm80.cuh\"\n";
-  if (config.family == GemmFamily::kSmallM)
-    s.code =
-        "// kerntune generated: GEMM instantiation\n"
-        "#include \"kerntune/gemm/gemm_small_m.cuh\"\n";
-  s.name_expressions.push_back(gemm_kernel_expression(problem, config));
-  // sm90 split-K reduces inside the main kernel; the other families add the reduce kernel.
-  if (config.split_k > 1 && config.family != GemmFamily::kSm90)
-    s.name_expressions.push_back(gemm_reduce_expression(problem));
-  s.arch = arch;
-  s.options = nvrtc_options(arch);
-  return s;
+  return generate(op_spec("gemm"), to_key(problem), to_key(config), "", arch);
 }
 
 GeneratedSource generate_gemm_check(const GemmProblem& problem, const std::string& arch) {
@@ -106,18 +92,8 @@ GeneratedSource generate_l2_flush(const std::string& arch) {
 
 GeneratedSource generate_attention(const AttentionProblem& problem, const AttentionConfig& config,
                                    bool write_lse, const std::string& arch) {
-  GeneratedSource s;
-  s.name = fmt::format("{}.d{}.{}.{}{}", to_key(config), problem.head_dim, to_string(problem.dtype),
-                       problem.causal ? "causal" : "full", write_lse ? ".lse" : "");
-  s.code = config.family == AttentionFamily::kSm90
-               ? "// kerntune generated: attention forward instantiation\n"
-                 "#include \"kerntune/attention/attention_fwd_sm90.cuh\"\n"
-               : "// kerntune generated: attention forward instantiation\n"
-                 "#include \"kerntune/attention/attention_fwd_sm80.cuh\"\n";
-  s.name_expressions.push_back(attention_kernel_expression(problem, config, write_lse));
-  s.arch = arch;
-  s.options = nvrtc_options(arch);
-  return s;
+  return generate(op_spec("attention"), to_key(problem), to_key(config), write_lse ? "lse" : "",
+                  arch);
 }
 
 GeneratedSource generate_attention_check(const AttentionProblem& problem, const std::string& arch) {

@@ -34,7 +34,8 @@ GeneratedSource generate(const OpSpec& op, std::string_view problem_key,
                          const std::string& arch);
 
 // The GEMM kernel of the config's family (and, with split-K, the reduce kernel) for `arch`; an
-// sm90 config needs arch sm_90a.
+// sm90 config needs arch sm_90a. The registered gemm op's generate(): the same source, so the
+// same compile key, as the runtime and the tuner make.
 GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& config,
                               const std::string& arch);
 
@@ -43,7 +44,8 @@ GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& conf
 GeneratedSource generate_gemm_check(const GemmProblem& problem, const std::string& arch);
 
 // The attention forward kernel of the config's family (an fa3 config needs arch sm_90a);
-// write_lse selects the variant that stores the row logsumexp.
+// write_lse selects the variant that stores the row logsumexp. The registered attention op's
+// generate() (variant "lse" when write_lse).
 GeneratedSource generate_attention(const AttentionProblem& problem, const AttentionConfig& config,
                                    bool write_lse, const std::string& arch);
 
