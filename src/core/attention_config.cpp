@@ -212,13 +212,11 @@ std::string attention_kernel_expression(const AttentionProblem& p, const Attenti
                                         bool write_lse) {
   if (c.family == AttentionFamily::kSm90)
     return fmt::format("kt::attention_fwd_sm90<{}, {}, {}, {}, {}, {}, {}>",
-                       p.dtype == DType::kBF16 ? "kt::bf16" : "kt::fp16", p.head_dim, c.block_m,
-                       c.block_n, c.stages, p.causal ? "true" : "false",
-                       write_lse ? "true" : "false");
+                       device_type_name(p.dtype), p.head_dim, c.block_m, c.block_n, c.stages,
+                       p.causal ? "true" : "false", write_lse ? "true" : "false");
   return fmt::format("kt::attention_fwd_sm80<{}, {}, {}, {}, {}, {}, {}, {}>",
-                     p.dtype == DType::kBF16 ? "kt::bf16" : "kt::fp16", p.head_dim, c.block_m,
-                     c.block_n, c.warps, c.stages, p.causal ? "true" : "false",
-                     write_lse ? "true" : "false");
+                     device_type_name(p.dtype), p.head_dim, c.block_m, c.block_n, c.warps, c.stages,
+                     p.causal ? "true" : "false", write_lse ? "true" : "false");
 }
 
 std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem& p,

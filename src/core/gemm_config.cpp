@@ -26,18 +26,6 @@ int sm90_accumulators(const GemmConfig& c) {
 
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
-std::string_view dtype_type(DType dtype) {
-  switch (dtype) {
-    case DType::kBF16:
-      return "kt::bf16";
-    case DType::kFP16:
-      return "kt::fp16";
-    case DType::kFP32:
-      return "float";
-  }
-  return "?";
-}
-
 constexpr int kMaxSplitK = 32;
 // sm90 cluster split-K: a tile's splits in one cluster, at most the portable cluster size.
 constexpr int kMaxClusterSplits = 8;
@@ -488,17 +476,18 @@ std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
   if (c.family == GemmFamily::kSm90)
     return fmt::format(
         "kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
-        dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n, c.tile_k, c.stages,
-        c.consumers, nt, split, c.epilogue, c.cluster, c.cluster_k, c.swap_ab ? "true" : "false",
-        c.cluster_n, c.stream_k ? "true" : "false", c.warp_specialized ? "true" : "false");
+        device_type_name(p.in_dtype), device_type_name(p.out_dtype), c.tile_m, c.tile_n, c.tile_k,
+        c.stages, c.consumers, nt, split, c.epilogue, c.cluster, c.cluster_k,
+        c.swap_ab ? "true" : "false", c.cluster_n, c.stream_k ? "true" : "false",
+        c.warp_specialized ? "true" : "false");
   return fmt::format("kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
-                     dtype_type(p.in_dtype), dtype_type(p.out_dtype), c.tile_m, c.tile_n, c.tile_k,
-                     c.warp_m, c.warp_n, c.stages, nt, p.vector_aligned() ? "true" : "false",
-                     split);
+                     device_type_name(p.in_dtype), device_type_name(p.out_dtype), c.tile_m,
+                     c.tile_n, c.tile_k, c.warp_m, c.warp_n, c.stages, nt,
+                     p.vector_aligned() ? "true" : "false", split);
 }
 
 std::string gemm_reduce_expression(const GemmProblem& p) {
-  return fmt::format("kt::gemm_splitk_reduce<{}>", dtype_type(p.out_dtype));
+  return fmt::format("kt::gemm_splitk_reduce<{}>", device_type_name(p.out_dtype));
 }
 
 std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const DeviceDesc& device,

@@ -36,18 +36,6 @@ constexpr int kBatchesInFlight = 2;
 
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
-std::string_view dtype_type(DType dtype) {
-  switch (dtype) {
-    case DType::kBF16:
-      return "kt::bf16";
-    case DType::kFP16:
-      return "kt::fp16";
-    case DType::kFP32:
-      return "float";
-  }
-  return "?";
-}
-
 // The smallest power of two >= v and >= floor.
 std::int64_t padded(std::int64_t v, std::int64_t floor) {
   std::int64_t r = floor;
@@ -132,10 +120,10 @@ std::optional<std::string> validate_small_m(const GemmProblem& p, const GemmConf
 }
 
 std::string small_m_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
-  return fmt::format("kt::gemm_small_m<{}, {}, {}, {}, {}, {}, {}, {}, {}>", dtype_type(p.in_dtype),
-                     dtype_type(p.out_dtype), c.tile_m, c.warp_n, c.tile_n / c.warp_n, c.warps_k,
-                     c.tile_k, p.layout == Layout::kNT ? "true" : "false",
-                     c.split_k > 1 ? "true" : "false");
+  return fmt::format("kt::gemm_small_m<{}, {}, {}, {}, {}, {}, {}, {}, {}>",
+                     device_type_name(p.in_dtype), device_type_name(p.out_dtype), c.tile_m,
+                     c.warp_n, c.tile_n / c.warp_n, c.warps_k, c.tile_k,
+                     p.layout == Layout::kNT ? "true" : "false", c.split_k > 1 ? "true" : "false");
 }
 
 std::vector<GemmConfig> small_m_candidates(const GemmProblem& p, const GemmDomains& d) {

@@ -19,6 +19,18 @@ std::string_view to_string(DType dtype) {
   return "?";
 }
 
+std::string_view device_type_name(DType dtype) {
+  switch (dtype) {
+    case DType::kBF16:
+      return "kt::bf16";
+    case DType::kFP16:
+      return "kt::fp16";
+    case DType::kFP32:
+      return "float";
+  }
+  return "?";
+}
+
 std::string_view to_string(Layout layout) { return layout == Layout::kNN ? "nn" : "nt"; }
 
 DType parse_dtype(std::string_view text) {

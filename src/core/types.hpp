@@ -20,6 +20,9 @@ std::string_view to_string(Layout layout);
 DType parse_dtype(std::string_view text);    // throws kt::Error naming the accepted spellings
 Layout parse_layout(std::string_view text);  // likewise
 
+// The element type the kernel templates name for `dtype`: "kt::bf16", "kt::fp16", "float".
+std::string_view device_type_name(DType dtype);
+
 int size_bytes(DType dtype);
 bool is_16bit(DType dtype);
 

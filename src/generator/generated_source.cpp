@@ -18,18 +18,6 @@ std::vector<std::string> nvrtc_options(const std::string& arch) {
           fmt::format("-DKT_CODEGEN_VERSION={}", kCodegenVersion)};
 }
 
-std::string_view device_type(DType dtype) {
-  switch (dtype) {
-    case DType::kBF16:
-      return "kt::bf16";
-    case DType::kFP16:
-      return "kt::fp16";
-    case DType::kFP32:
-      return "float";
-  }
-  return "?";
-}
-
 }  // namespace
 
 GeneratedSource generate(const KernelSource& kernels, const std::string& arch) {
@@ -60,7 +48,7 @@ GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& conf
 
 GeneratedSource generate_gemm_check(const GemmProblem& problem, const std::string& arch) {
   GeneratedSource s;
-  const auto in = device_type(problem.in_dtype), out = device_type(problem.out_dtype);
+  const auto in = device_type_name(problem.in_dtype), out = device_type_name(problem.out_dtype);
   const bool nt = problem.layout == Layout::kNT;
   s.name = fmt::format("gemm_check.{}.{}.{}", to_string(problem.in_dtype),
                        to_string(problem.out_dtype), to_string(problem.layout));
@@ -98,7 +86,7 @@ GeneratedSource generate_attention(const AttentionProblem& problem, const Attent
 
 GeneratedSource generate_attention_check(const AttentionProblem& problem, const std::string& arch) {
   GeneratedSource s;
-  const auto type = device_type(problem.dtype);
+  const auto type = device_type_name(problem.dtype);
   s.name = fmt::format("attention_check.{}", to_string(problem.dtype));
   s.code =
       "// kerntune generated: attention verification kernels\n"

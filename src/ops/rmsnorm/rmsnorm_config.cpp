@@ -40,10 +40,6 @@ std::string_view mode_name(RmsnormMode mode) {
   return "?";
 }
 
-std::string_view device_type(DType dtype) {
-  return dtype == DType::kFP16 ? "kt::fp16" : "kt::bf16";
-}
-
 }  // namespace
 
 std::string to_key(const RmsnormConfig& c) {
@@ -145,7 +141,7 @@ LaunchPlan plan_launch(const RmsnormProblem& p, const RmsnormConfig& c) {
 }
 
 std::string rmsnorm_kernel_expression(const RmsnormProblem& p, const RmsnormConfig& c) {
-  return fmt::format("kt::rmsnorm<{}, {}, {}, {}, {}, {}, {}>", device_type(p.dtype), p.hidden,
+  return fmt::format("kt::rmsnorm<{}, {}, {}, {}, {}, {}, {}>", device_type_name(p.dtype), p.hidden,
                      c.threads_per_row, c.rows_per_cta, c.vec, int(c.mode),
                      p.residual ? "true" : "false");
 }

@@ -59,7 +59,7 @@ class RmsnormTarget final : public tune::BenchTarget {
       r_ = rt::DeviceBuffer(bytes(elements_));
       sum_ = rt::DeviceBuffer(bytes(elements_));
     }
-    const std::string type = problem_.dtype == DType::kFP16 ? "kt::fp16" : "kt::bf16";
+    const std::string_view type = device_type_name(problem_.dtype);
     const KernelSource checks{
         fmt::format("rmsnorm_check.{}", to_string(problem_.dtype)),
         {"kerntune/gemm/gemm_check.cuh"},
