@@ -56,13 +56,15 @@ kt_status guarded(Fn&& fn) {
   }
 }
 
-// The one path of every op's entry: the op's checks of the call (before the handle, so a bad
-// call reads the same with or without a GPU), then Runtime::launch.
+// The one path of every op's entry: Runtime::launch, which checks the call first. Without a
+// handle the op's checks still run before the NULL is reported, so a bad call reads the same
+// with or without a GPU.
 void launch_checked(kt_runtime* runtime, const char* entry, const std::string& problem_key,
                     std::string_view variant, const void* call, void* stream) {
-  kt::OpRegistry::instance().by_key(problem_key).launcher->check_call(problem_key, call);
-  if (runtime == nullptr)
+  if (runtime == nullptr) {
+    kt::OpRegistry::instance().by_key(problem_key).launcher->check_call(problem_key, call);
     kt::throw_invalid(std::string(entry) + ": runtime is NULL (call kt_runtime_open)");
+  }
   runtime->runtime->launch(problem_key, variant, call, stream);
 }
 
