@@ -5,12 +5,18 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
 #include "runtime/module_cache.hpp"
 
 namespace kt::rt {
+
+// Whether `pointer` is a multiple of `bytes`: the alignment rule every op's check_call applies.
+inline bool aligned(const void* pointer, std::uintptr_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
+}
 
 // One (problem, config)'s kernels, loaded and planned. launch() allocates nothing.
 class OpKernel {

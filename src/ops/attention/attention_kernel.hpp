@@ -1,6 +1,6 @@
 // An attention-forward kernel ready to launch: loaded function and launch plan (the caller's
-// tensors are checked by runtime/call_checks.hpp; fa3 also by TMA's addressing rules).
-// launch() allocates nothing.
+// tensors are checked by ops/attention/attention_call_check.hpp; fa3 also by TMA's addressing
+// rules). launch() allocates nothing.
 #pragma once
 
 #include <cuda.h>

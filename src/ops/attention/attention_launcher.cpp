@@ -1,9 +1,9 @@
 // Attention forward's runtime facet: a loaded AttentionKernel behind OpKernel, and the call's
 // checks.
 #include "core/attention_config.hpp"
+#include "ops/attention/attention_call_check.hpp"
 #include "ops/attention/attention_kernel.hpp"
 #include "ops/attention/attention_op.hpp"
-#include "runtime/call_checks.hpp"
 #include "runtime/op_launcher.hpp"
 
 namespace kt {
@@ -31,8 +31,8 @@ class AttentionLauncher final : public rt::OpLauncher {
                                                parse_attention_config_key(config_key), module);
   }
   void check_call(std::string_view problem_key, const void* call) const override {
-    rt::check_attention_call(parse_attention_key(problem_key),
-                             *static_cast<const AttentionTensors*>(call));
+    check_attention_call(parse_attention_key(problem_key),
+                         *static_cast<const AttentionTensors*>(call));
   }
 };
 

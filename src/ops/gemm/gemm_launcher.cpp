@@ -1,8 +1,8 @@
 // GEMM's runtime facet: a loaded GemmKernel behind OpKernel, and the call's checks.
 #include "core/gemm_config.hpp"
+#include "ops/gemm/gemm_call_check.hpp"
 #include "ops/gemm/gemm_kernel.hpp"
 #include "ops/gemm/gemm_op.hpp"
-#include "runtime/call_checks.hpp"
 #include "runtime/op_launcher.hpp"
 
 namespace kt {
@@ -31,7 +31,7 @@ class GemmLauncher final : public rt::OpLauncher {
   }
   void check_call(std::string_view problem_key, const void* call) const override {
     const auto& g = *static_cast<const GemmCall*>(call);
-    rt::check_gemm_call(parse_gemm_key(problem_key), g.a, g.b, g.c);
+    check_gemm_call(parse_gemm_key(problem_key), g.a, g.b, g.c);
   }
   void prepare_workspace(CUdeviceptr workspace, std::size_t bytes) const override {
     rt::clear_gemm_workspace_flags(workspace, bytes);

@@ -24,7 +24,7 @@ constexpr std::uint32_t kDefaultDynamicSmemLimit = 48 * 1024;
 
 void check_pointer(const void* p, const char* name) {
   if (p == nullptr) throw_invalid(fmt::format("RMSNorm {} is null", name));
-  if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0)
+  if (!rt::aligned(p, 16))
     throw_invalid(
         fmt::format("RMSNorm {} at {} is not 16-byte aligned (the kernels move 16-byte "
                     "vectors; pass a tensor that starts on 16 bytes)",

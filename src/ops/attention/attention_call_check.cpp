@@ -1,5 +1,7 @@
-// Argument checks that need no device, shared by kt::Runtime and the C ABI.
-#include "runtime/call_checks.hpp"
+// Attention forward's call checks that need no device: the problem, null or misaligned
+// tensors, strides and the scale. Run by the launcher's check_call before any lookup, compile or
+// driver call.
+#include "ops/attention/attention_call_check.hpp"
 
 #include <fmt/format.h>
 
@@ -7,14 +9,13 @@
 #include <cstdint>
 
 #include "core/error.hpp"
+#include "runtime/op_launcher.hpp"
 
-namespace kt::rt {
+namespace kt {
+
+using rt::aligned;
 
 namespace {
-
-bool aligned(const void* pointer, std::uintptr_t bytes) {
-  return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
-}
 
 // The offset in elements of the last element of a tensor of `sizes` (batch, rows, heads) and
 // head_dim contiguous elements, or false when it does not fit in int64.
@@ -32,32 +33,6 @@ bool last_offset(const std::int64_t (&sizes)[3], const std::int64_t (&strides)[3
 }
 
 }  // namespace
-
-void check_gemm_call(const GemmProblem& problem, const void* a, const void* b, const void* c) {
-  validate(problem);
-  const struct {
-    const char* name;
-    const void* pointer;
-  } operands[] = {{"A", a}, {"B", b}, {"C", c}};
-  for (const auto& o : operands)
-    if (o.pointer == nullptr)
-      throw_invalid(fmt::format("GEMM operand {} is a null pointer", o.name));
-  const int in_bytes = size_bytes(problem.in_dtype);
-  for (int i = 0; i < 2; ++i) {
-    if (!aligned(operands[i].pointer, in_bytes))
-      throw_invalid(fmt::format("GEMM operand {} at {} is not aligned to its {}-byte elements",
-                                operands[i].name, operands[i].pointer, in_bytes));
-    if (problem.vector_aligned() && !aligned(operands[i].pointer, 16))
-      throw_invalid(fmt::format(
-          "GEMM operand {} at {} is not 16-byte aligned; the vectorized path chosen for K % 8 "
-          "== 0 needs 16-byte aligned A and B (pass aligned pointers, e.g. from cudaMalloc)",
-          operands[i].name, operands[i].pointer));
-  }
-  const int out_bytes = size_bytes(problem.out_dtype);
-  if (!aligned(c, out_bytes))
-    throw_invalid(
-        fmt::format("GEMM operand C at {} is not aligned to its {}-byte elements", c, out_bytes));
-}
 
 void check_attention_call(const AttentionProblem& p, const AttentionTensors& t) {
   validate(p);
@@ -102,4 +77,4 @@ void check_attention_call(const AttentionProblem& p, const AttentionTensors& t) 
                     t.softmax_scale));
 }
 
-}  // namespace kt::rt
+}  // namespace kt

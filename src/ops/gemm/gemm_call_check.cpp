@@ -1,0 +1,40 @@
+// GEMM's call checks that need no device: the problem, null operands and the alignment its
+// load paths need. Run by the launcher's check_call before any lookup, compile or driver call.
+#include "ops/gemm/gemm_call_check.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "runtime/op_launcher.hpp"
+
+namespace kt {
+
+using rt::aligned;
+
+void check_gemm_call(const GemmProblem& problem, const void* a, const void* b, const void* c) {
+  validate(problem);
+  const struct {
+    const char* name;
+    const void* pointer;
+  } operands[] = {{"A", a}, {"B", b}, {"C", c}};
+  for (const auto& o : operands)
+    if (o.pointer == nullptr)
+      throw_invalid(fmt::format("GEMM operand {} is a null pointer", o.name));
+  const int in_bytes = size_bytes(problem.in_dtype);
+  for (int i = 0; i < 2; ++i) {
+    if (!aligned(operands[i].pointer, in_bytes))
+      throw_invalid(fmt::format("GEMM operand {} at {} is not aligned to its {}-byte elements",
+                                operands[i].name, operands[i].pointer, in_bytes));
+    if (problem.vector_aligned() && !aligned(operands[i].pointer, 16))
+      throw_invalid(fmt::format(
+          "GEMM operand {} at {} is not 16-byte aligned; the vectorized path chosen for K % 8 "
+          "== 0 needs 16-byte aligned A and B (pass aligned pointers, e.g. from cudaMalloc)",
+          operands[i].name, operands[i].pointer));
+  }
+  const int out_bytes = size_bytes(problem.out_dtype);
+  if (!aligned(c, out_bytes))
+    throw_invalid(
+        fmt::format("GEMM operand C at {} is not aligned to its {}-byte elements", c, out_bytes));
+}
+
+}  // namespace kt
