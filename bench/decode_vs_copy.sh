@@ -13,4 +13,4 @@ kerntune cache export "$out/measurements.csv" >/dev/null
 echo
 printf '%-34s %-48s %14s %14s\n' problem config 'of copy 1, 2' 'vs cuBLASLt'
 paste -d, "$out/bench1.csv" "$out/bench2.csv" | awk -F, 'NR > 1 {
-  printf "%-34s %-48s %6.1f%% %6.1f%% %6.3f %6.3f\n", $1, $5, 100 * $20, 100 * $(20 + 21), $13, $(13 + 21) }'
+  printf "%-34s %-48s %6.1f%% %6.1f%% %6.3f %6.3f\n", $1, $2, 100 * $18, 100 * $(18 + 19), $13, $(13 + 19) }'

@@ -18,7 +18,7 @@ kerntune cache export "$out/measurements.csv" >/dev/null
 # median over the benches.
 echo
 for i in $(seq "$benches"); do tail -n +2 "$out/bench$i.csv"; done | awk -F, -v n="$benches" '
-  { key = $1 " " $5; if (!(key in seen)) { seen[key] = 1; order[++rows] = key }
+  { key = $1 " " $2; if (!(key in seen)) { seen[key] = 1; order[++rows] = key }
     r[key] = r[key] " " sprintf("%.3f", $13); v[key, ++c[key]] = $13 }
   END { for (i = 1; i <= rows; i++) { k = order[i]; m = c[k]
           for (a = 1; a <= m; a++) for (b = a + 1; b <= m; b++)

@@ -1,23 +1,31 @@
-// `kerntune bench`: the kernel the runtime dispatches from the database beside cuBLASLt, in one
-// process on the same inputs, with TFLOP/s and the ratio; --csv appends rows for bench/results.
+// `kerntune bench`: the kernel the runtime dispatches from the database beside the op's library
+// baseline (cuBLASLt for GEMM) and a copy of the same bytes, in one process on the same inputs,
+// with TFLOP/s, TB/s and the ratios; --csv appends rows for bench/results. Each op's harness is
+// its tuning facet's bench() (tuner/op_tuning.hpp).
 #include <fmt/format.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
-#include "ops/attention/attention_bench.hpp"
-#include "ops/gemm/cublaslt_gemm.hpp"
-#include "ops/gemm/gemm_bench.hpp"
+#include "core/op_registry.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
+#include "tuner/op_tuning.hpp"
 
 namespace kt::cli {
 
 namespace {
+
+constexpr const char* kCsvHeader =
+    "problem,config,grade,kerntune_us,kerntune_spread_pct,kerntune_tflops,kerntune_tbps,baseline,"
+    "baseline_us,baseline_spread_pct,baseline_tflops,baseline_tbps,ratio,kerntune_rel_error,"
+    "baseline_rel_error,copy_us,copy_tbps,of_copy,baseline_detail";
 
 struct BenchCliOptions {
   ProblemOptions problem;
@@ -29,113 +37,120 @@ struct BenchCliOptions {
   bool dispatch_overhead = false;
 };
 
-void run_attention(Runtime& runtime, const BenchCliOptions& o) {
-  fmt::print(
-      "(library baselines for attention run beside kerntune from Python: "
-      "python3 python/bench_attention.py)\n");
-  fmt::print("{:<46} {:<22} {:<13} {:>10} {:>9}  {}\n", "problem", "config", "grade", "us",
-             "TFLOP/s", "check");
-  for (const std::string& key : o.problem.problem_keys()) {
-    const AttentionProblem p = parse_attention_key(key);
-    const tune::AttentionBenchRow r = tune::bench_attention(runtime, p, o.reps);
-    fmt::print("{:<46} {:<22} {:<13} {:>10.1f} {:>9.1f}  {}\n", to_key(p), r.dispatch.config_key,
-               r.dispatch.grade, r.timing.median_us, r.tflops(),
-               r.check.passed ? "ok" : "FAILED: " + r.check.detail);
+// Throws unless rows can go to `path`: a new file, or one that starts with kCsvHeader, so rows
+// are never mixed into a file of another kind.
+void check_csv_target(const std::string& path) {
+  if (!std::filesystem::exists(path)) return;
+  std::ifstream in(path);
+  std::string first;
+  std::getline(in, first);
+  if (first != kCsvHeader)
+    throw_invalid(
+        fmt::format("--csv {} exists and is not a `kerntune bench` CSV (its first line differs "
+                    "from this version's header); name a new file, or remove this one",
+                    path));
+}
+
+std::ofstream open_csv(const std::string& path) {
+  const bool exists = std::filesystem::exists(path);
+  std::ofstream csv(path, std::ios::app);
+  if (!csv) throw_invalid(fmt::format("cannot write --csv {}", path));
+  if (!exists) csv << kCsvHeader << '\n';
+  return csv;
+}
+
+// Per microsecond -> per second, in units of 10^12.
+double rate(double amount, const tune::Timing& t) {
+  return t.median_us > 0 ? amount / t.median_us / 1e6 : 0.0;
+}
+
+std::string csv_field(std::string text) {
+  for (char& c : text)
+    if (c == ',' || c == '\n') c = ';';
+  return text;
+}
+
+void run_dispatch_overhead(Runtime& runtime, const std::vector<std::string>& keys,
+                           const std::string& database_path) {
+  fmt::print("{:<34} {:<44} {:>12} {:>12} {:>12}\n", "problem", "config", "runtime us",
+             "raw launch us", "overhead us");
+  for (const std::string& key : keys) {
+    const auto d =
+        OpRegistry::instance().by_key(key).tuning->dispatch_overhead(runtime, key, database_path);
+    fmt::print("{:<34} {:<44} {:>12.3f} {:>12.3f} {:>12.3f}\n", key, d.config_key, d.runtime_us,
+               d.raw_launch_us, d.overhead_us());
   }
 }
 
 void run(const BenchCliOptions& o) {
-  const std::string op = o.problem.spec().name();
-  if (op != "gemm" && op != "attention")
-    throw Error(ErrorKind::kUnsupported,
-                fmt::format("bench times gemm beside cuBLASLt and attention alone; {} is timed "
-                            "beside its baselines by bench/{}_vs_torch.py",
-                            op, op));
-  const bool attention = op == "attention";
+  const std::vector<std::string> keys = o.problem.problem_keys();
+  if (!o.csv.empty()) check_csv_target(o.csv);
   std::string reason;
   if (!rt::gpu_available(&reason))
     throw Error(ErrorKind::kUnsupported,
                 fmt::format("bench measures on a GPU and there is none ({}); `kerntune explain` "
                             "predicts instead",
                             reason));
+  std::ofstream csv;
+  if (!o.csv.empty()) csv = open_csv(o.csv);
   RuntimeOptions ro;
   ro.database_path = resolve_database_path(o.db);
   auto runtime = Runtime::open(ro);
-  if (attention) return run_attention(*runtime, o);
-  std::vector<GemmProblem> problems;
-  for (const std::string& key : o.problem.problem_keys()) problems.push_back(parse_gemm_key(key));
-  if (o.dispatch_overhead) {
-    fmt::print("{:<34} {:<44} {:>12} {:>12} {:>12}\n", "problem", "config", "gemm() us",
-               "raw launch us", "overhead us");
-    for (const GemmProblem& p : problems) {
-      const auto d = tune::measure_dispatch_overhead(*runtime, p, ro.database_path);
-      fmt::print("{:<34} {:<44} {:>12.3f} {:>12.3f} {:>12.3f}\n", to_key(p), d.config_key,
-                 d.runtime_us, d.raw_launch_us, d.overhead_us());
-    }
-    return;
-  }
-  tune::GemmBenchOptions bo;
+  if (o.dispatch_overhead) return run_dispatch_overhead(*runtime, keys, ro.database_path);
+
+  tune::OpBenchOptions bo;
   bo.rounds = o.rounds;
   bo.reps_per_round = o.reps;
   bo.baseline = !o.no_baseline;
-  std::ofstream csv;
-  if (!o.csv.empty()) {
-    const bool fresh = !std::filesystem::exists(o.csv);
-    csv.open(o.csv, std::ios::app);
-    if (!csv) throw Error(ErrorKind::kInvalidArgument, fmt::format("cannot write {}", o.csv));
-    if (fresh)
-      csv
-          << ("problem,m,n,k,config,grade,kerntune_us,kerntune_spread_pct,kerntune_tflops,"
-              "cublaslt_us,cublaslt_spread_pct,cublaslt_tflops,ratio,kerntune_rel_error,"
-              "cublaslt_rel_error,copy_us,kerntune_tbps,cublaslt_tbps,copy_tbps,of_copy,"
-              "cublaslt_algorithm\n");
-  }
-  fmt::print("baseline: cuBLASLt {}\n", tune::CublasLtGemm::library_path());
-  // TB/s: the fewest bytes the problem moves (A and B read once, C written once) over the
-  // median time; the figure of merit where the problem is memory-bound (decoding, small M).
-  // "copy": the TB/s of a device-to-device copy moving the same bytes, timed alike; "of copy":
-  // kerntune's share of it.
-  fmt::print("{:<34} {:<44} {:<13} {:>9} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7}  {}\n", "problem",
-             "config", "grade", "kt TF/s", "cuBLAS", "kt TB/s", "cuBLAS", "copy", "of copy",
-             "ratio", "check");
+  // TB/s: the fewest bytes the problem moves (inputs read once, outputs written once) over the
+  // median time; "copy": a device-to-device copy of those bytes timed alike; "of copy":
+  // kerntune's share of its bandwidth. "ratio": the baseline's time over kerntune's.
+  fmt::print("{:<40} {:<44} {:<13} {:>9} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7}  {}\n", "problem",
+             "config", "grade", "kt TF/s", "base", "kt TB/s", "base", "copy", "of copy", "ratio",
+             "check");
   double log_sum = 0;
   int counted = 0;
-  std::vector<std::string> algorithms;
-  for (const GemmProblem& p : problems) {
-    const tune::GemmBenchRow r = tune::bench_gemm(*runtime, p, bo);
-    std::string check = r.kerntune_check.passed ? "ok" : "FAILED: " + r.kerntune_check.detail;
-    if (!r.baseline_error.empty()) check += "; baseline: " + r.baseline_error;
-    auto tbps = [&](const tune::Timing& t) {
-      return t.median_us > 0 ? p.min_bytes() / t.median_us / 1e6 : 0.0;
-    };
+  std::vector<std::string> details;
+  std::set<std::string> notes;
+  for (const std::string& key : keys) {
+    const OpEntry& op = OpRegistry::instance().by_key(key);
+    const ProblemSummary s = op.spec->summarize(key);
+    const tune::OpBenchRow r = op.tuning->bench(*runtime, key, bo);
+    std::string check = r.check.passed ? "ok" : "FAILED: " + r.check.detail;
+    if (r.baseline.num_reps > 0 && !r.baseline_check.passed)
+      check += "; " + r.baseline_name + " FAILED: " + r.baseline_check.detail;
+    if (!r.baseline_error.empty()) notes.insert(r.baseline_error);
     fmt::print(
-        "{:<34} {:<44} {:<13} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>8.2f} {:>6.0f}% {:>7.3f}  "
+        "{:<40} {:<44} {:<13} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>8.2f} {:>6.0f}% {:>7.3f}  "
         "{}\n",
-        to_key(p), r.dispatch.config_key, r.dispatch.grade, r.kerntune_tflops(),
-        r.baseline_tflops(), tbps(r.kerntune), tbps(r.baseline), tbps(r.copy), 100 * r.of_copy(),
-        r.ratio(), check);
+        key, r.dispatch.config_key, r.dispatch.grade, rate(s.flops, r.kerntune),
+        rate(s.flops, r.baseline), rate(s.min_bytes, r.kerntune), rate(s.min_bytes, r.baseline),
+        rate(s.min_bytes, r.copy), 100 * r.of_copy(), r.ratio(), check);
     if (r.ratio() > 0) {
       log_sum += std::log(r.ratio());
       ++counted;
     }
     if (csv.is_open())
       csv << fmt::format(
-          "{},{},{},{},{},{},{:.3f},{:.2f},{:.1f},{:.3f},{:.2f},{:.1f},{:.4f},{:.3g},{:.3g},"
-          "{:.3f},{:.3f},{:.3f},{:.3f},{:.4f},{}\n",
-          to_key(p), p.m, p.n, p.k, r.dispatch.config_key, r.dispatch.grade, r.kerntune.median_us,
-          r.kerntune.spread_pct(), r.kerntune_tflops(), r.baseline.median_us,
-          r.baseline.spread_pct(), r.baseline_tflops(), r.ratio(), r.kerntune_check.relative_error,
-          r.baseline_check.relative_error, r.copy.median_us, tbps(r.kerntune), tbps(r.baseline),
-          tbps(r.copy), r.of_copy(), r.baseline_algorithm);
-    algorithms.push_back(fmt::format("{:<34} {}", to_key(p), r.baseline_algorithm));
+          "{},{},{},{:.3f},{:.2f},{:.1f},{:.3f},{},{:.3f},{:.2f},{:.1f},{:.3f},{:.4f},{:.3g},"
+          "{:.3g},{:.3f},{:.3f},{:.4f},{}\n",
+          key, r.dispatch.config_key, r.dispatch.grade, r.kerntune.median_us,
+          r.kerntune.spread_pct(), rate(s.flops, r.kerntune), rate(s.min_bytes, r.kerntune),
+          r.baseline_name, r.baseline.median_us, r.baseline.spread_pct(), rate(s.flops, r.baseline),
+          rate(s.min_bytes, r.baseline), r.ratio(), r.check.relative_error,
+          r.baseline_check.relative_error, r.copy.median_us, rate(s.min_bytes, r.copy), r.of_copy(),
+          csv_field(r.baseline_detail));
+    if (!r.baseline_detail.empty())
+      details.push_back(fmt::format("{:<40} {}: {}", key, r.baseline_name, r.baseline_detail));
   }
   if (counted > 0)
-    fmt::print("geometric mean ratio (cuBLASLt time / kerntune time): {:.3f}\n",
+    fmt::print("geometric mean ratio (baseline time / kerntune time): {:.3f}\n",
                std::exp(log_sum / counted));
-  if (bo.baseline) {
-    // Which kernel cuBLASLt ran: the enum values of cublasLt.h (cublasLtMatmulTile_t, ...).
-    fmt::print("cuBLASLt's heuristic picks (cublasLt.h enum values):\n");
-    for (const auto& line : algorithms) fmt::print("  {}\n", line);
+  for (const std::string& note : notes) fmt::print("baseline: {}\n", note);
+  if (!details.empty()) {
+    // Which kernel the library ran (for cuBLASLt: cublasLt.h's enum values).
+    fmt::print("the baselines' picks:\n");
+    for (const auto& line : details) fmt::print("  {}\n", line);
   }
 }
 
@@ -144,19 +159,30 @@ void run(const BenchCliOptions& o) {
 void register_bench(CLI::App& app) {
   auto o = std::make_shared<BenchCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "bench", "Time the dispatched kernel beside cuBLASLt in one process (needs a GPU)");
+      "bench",
+      "Time the dispatched kernel beside the op's library and a same-bytes copy (needs a GPU)");
   add_problem_options(*cmd, o->problem);
   add_database_option(*cmd, o->db);
-  cmd->add_flag("--no-baseline", o->no_baseline, "Skip cuBLASLt");
+  cmd->add_flag("--no-baseline", o->no_baseline, "Skip the library baseline (cuBLASLt for gemm)");
   cmd->add_option("--rounds", o->rounds, "Interleaved rounds")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--reps", o->reps, "Timed repetitions per round")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
-  cmd->add_option("--csv", o->csv, "Append one CSV row per problem to this file");
+  cmd->add_option("--csv", o->csv,
+                  "Append one CSV row per problem to this file (a new file, or one this command "
+                  "wrote; any other existing file is refused)");
   cmd->add_flag("--dispatch-overhead", o->dispatch_overhead,
-                "Measure the host cost of Runtime::gemm on a hit versus a raw cuLaunchKernel");
+                "Measure the host cost of the runtime's launch on a hit versus a raw "
+                "cuLaunchKernel (gemm)");
+  cmd->footer(
+      "Examples:\n"
+      "  kerntune bench --shape 4096x4096x4096               # beside cuBLASLt\n"
+      "  kerntune bench --suite decode --csv decode.csv      # and a copy of the same bytes\n"
+      "  kerntune bench --op attention --shape b=4,h=16,s=4096,d=128 --causal\n"
+      "The kernel is the one the runtime would serve from the database (see `grade`: tuned,\n"
+      "nearest or model); every output is checked against a reference on fresh random data.");
   cmd->callback([o] { run(*o); });
 }
 

@@ -1,7 +1,7 @@
-// `kerntune trace`: one sm90 GEMM config's launch, phase by phase across its CTAs (when the first
-// load went out, when the main loop ended, how long split-K's publish, wait and reduce took, when
-// C was stored), from the template's %globaltimer marks, and with --per-cta each CTA's SM and
-// phases (tune/gemm_trace.hpp).
+// `kerntune trace`: one config's launch, phase by phase across its CTAs (for an sm90 GEMM: when
+// the first load went out, when the main loop ended, how long split-K's publish, wait and reduce
+// took, when C was stored), from the template's %globaltimer marks, and with --per-cta each CTA's
+// SM and phases. The op's tuning facet runs it (OpTuning::trace); ops without marks refuse.
 #include <fmt/format.h>
 
 #include <memory>
@@ -9,11 +9,12 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "ops/gemm/gemm_trace.hpp"
+#include "core/op_registry.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
+#include "tuner/op_tuning.hpp"
 
 namespace kt::cli {
 
@@ -28,11 +29,11 @@ struct TraceOptions {
 
 // One row per traced CTA: its SM, its phases (us after the first CTA's entry; '-' where it
 // stamped none) and its SM's clock, the placement behind the summary's spreads.
-void print_per_cta(const tune::GemmTrace& t) {
+void print_per_cta(const tune::KernelTrace& t) {
   std::string head = fmt::format("  {:>5} {:>5}", "cta", "sm");
   for (const std::string& label : t.event_labels) head += fmt::format(" {:>8}", label);
   fmt::print("{} {:>8}\n", head, "MHz");
-  for (const tune::GemmTraceCta& cta : t.ctas) {
+  for (const tune::KernelTraceCta& cta : t.ctas) {
     std::string row = fmt::format("  {:>5} {:>5}", cta.cta, cta.sm);
     for (const double us : cta.us)
       row += us >= 0 ? fmt::format(" {:>8.2f}", us) : fmt::format(" {:>8}", "-");
@@ -42,9 +43,8 @@ void print_per_cta(const tune::GemmTrace& t) {
 }
 
 void run(const TraceOptions& o) {
-  if (const std::string op = o.problem.spec().name(); op != "gemm")
-    throw_invalid(
-        fmt::format("trace covers GEMM (sm90 configs); {} kernels carry no phase marks", op));
+  for (const std::string& problem_key : o.problem.problem_keys())
+    OpRegistry::instance().by_key(problem_key).tuning->check_traceable(problem_key);
   std::string reason;
   if (!rt::gpu_available(&reason))
     throw Error(ErrorKind::kUnsupported,
@@ -54,12 +54,12 @@ void run(const TraceOptions& o) {
   const rt::ScopedCurrent current(context.context());
   for (const std::string& problem_key : o.problem.problem_keys())
     for (const std::string& key : o.configs) {
-      const GemmProblem p = parse_gemm_key(problem_key);
-      const tune::GemmTrace t = tune::trace_gemm(p, parse_gemm_config_key(key), o.reps);
+      const tune::KernelTrace t =
+          OpRegistry::instance().by_key(problem_key).tuning->trace(problem_key, key, o.reps);
       fmt::print(
           "{} {}: {} CTAs, launch {:.2f} us median ({:.2f} min, flush before each), "
           "check {}\n",
-          to_key(p), key, t.grid, t.median_us, t.min_us,
+          problem_key, key, t.grid, t.median_us, t.min_us,
           t.check_passed ? "ok" : "FAILED: " + t.check_detail);
       fmt::print(
           "  {:<18} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8}   (us after the first CTA's entry)\n",
@@ -81,8 +81,8 @@ void register_trace(CLI::App& app) {
   auto o = std::make_shared<TraceOptions>();
   CLI::App* cmd = app.add_subcommand(
       "trace",
-      "Where one sm90 GEMM launch spends its time, phase by phase across its CTAs "
-      "(needs a GPU)");
+      "Where one kernel launch spends its time, phase by phase across its CTAs (sm90 GEMM "
+      "configs; needs a GPU)");
   add_problem_options(*cmd, o->problem);
   cmd->add_option("--config", o->configs, "sm90 config key to trace (repeatable)")->required();
   cmd->add_option("--reps", o->reps, "Timed launches (the trace is the last one's)")

@@ -1,11 +1,19 @@
-// OpTuning's default search: one round of the model's first candidates.
+// OpTuning's defaults: one search round of the model's first candidates; bench, dispatch
+// overhead and trace refused for an op that does not provide them.
 #include "tuner/op_tuning.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+
+#include "core/error.hpp"
+#include "core/op_registry.hpp"
 
 namespace kt::tune {
 
 namespace {
+
+std::string op_name(std::string_view problem_key) { return op_spec_for_key(problem_key).name(); }
 
 class ModelTopSearch final : public OpSearch {
  public:
@@ -28,6 +36,33 @@ std::unique_ptr<OpSearch> OpTuning::start_search(std::string_view,
                                                  const std::vector<RankedConfigKey>& ranked,
                                                  const SearchOptions& options) const {
   return std::make_unique<ModelTopSearch>(ranked.size(), options.max_candidates);
+}
+
+OpBenchRow OpTuning::bench(Runtime&, std::string_view problem_key, const OpBenchOptions&) const {
+  const std::string op = op_name(problem_key);
+  throw Error(ErrorKind::kUnsupported,
+              fmt::format("`kerntune bench` has no {0} harness; {0} is timed beside its "
+                          "baselines by bench/{0}_vs_torch.sh",
+                          op));
+}
+
+DispatchOverhead OpTuning::dispatch_overhead(Runtime&, std::string_view problem_key,
+                                             const std::string&) const {
+  throw Error(ErrorKind::kUnsupported,
+              fmt::format("--dispatch-overhead is measured for gemm; {} has no raw-launch harness",
+                          op_name(problem_key)));
+}
+
+void OpTuning::check_traceable(std::string_view problem_key) const {
+  throw Error(ErrorKind::kUnsupported,
+              fmt::format("trace reads phase marks that only the sm90 GEMM templates carry; {} "
+                          "kernels have none",
+                          op_name(problem_key)));
+}
+
+KernelTrace OpTuning::trace(std::string_view problem_key, std::string_view, int) const {
+  check_traceable(problem_key);
+  return {};
 }
 
 }  // namespace kt::tune

@@ -1,7 +1,7 @@
 // The tuner's facet of an op: its workload on the GPU (inputs on fresh random data, outputs
 // poisoned, the reference check) behind BenchTarget, and its search over the model's ranking.
-// Registered with the op (core/op_registry.hpp); the tune loop (op_tuner.hpp) and the benchmark
-// worker reach it by problem key.
+// `kerntune bench` and `trace` go through it too. Registered with the op (core/op_registry.hpp);
+// the tune loop (problem_tuner.hpp), the benchmark worker and the CLI reach it by problem key.
 #pragma once
 
 #include <cuda.h>
@@ -16,8 +16,10 @@
 #include "cache/database.hpp"
 #include "core/device_desc.hpp"
 #include "core/op_spec.hpp"
+#include "kerntune/kerntune.hpp"
 #include "runtime/module_cache.hpp"
 #include "tuner/bench_target.hpp"
+#include "tuner/op_bench.hpp"
 
 namespace kt::tune {
 
@@ -65,6 +67,23 @@ class OpTuning {
   virtual std::unique_ptr<OpSearch> start_search(std::string_view problem_key,
                                                  const std::vector<RankedConfigKey>& ranked,
                                                  const SearchOptions& options) const;
+
+  // `kerntune bench`: the kernel `runtime` dispatches for `problem_key` beside the op's library
+  // baseline and a same-bytes copy (op_bench.hpp). Needs a current GPU. Default: kt::Error
+  // (unsupported) saying where the op is benchmarked instead.
+  virtual OpBenchRow bench(Runtime& runtime, std::string_view problem_key,
+                           const OpBenchOptions& options) const;
+  // `kerntune bench --dispatch-overhead`: the runtime's host cost on a hit over a raw launch of
+  // the same kernel, the database's cubin at `database_path`. Default: kt::Error (unsupported).
+  virtual DispatchOverhead dispatch_overhead(Runtime& runtime, std::string_view problem_key,
+                                             const std::string& database_path) const;
+  // `kerntune trace`: one config's launch phase by phase across its CTAs, from marks its
+  // templates compile in under -DKT_TRACE; needs a current GPU. check_traceable throws
+  // kt::Error (unsupported) naming the op when its kernels carry no marks (the default), before
+  // any device work; trace's default throws the same.
+  virtual void check_traceable(std::string_view problem_key) const;
+  virtual KernelTrace trace(std::string_view problem_key, std::string_view config_key,
+                            int reps) const;
 };
 
 }  // namespace kt::tune

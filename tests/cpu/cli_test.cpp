@@ -1,6 +1,7 @@
 // The kerntune CLI as a user meets it: the built binary run as a subprocess with a fresh
 // database and no CUDA driver (so it behaves the same on a GPU machine): help text, the model's
 // explanation, generated source, and one clear error line for each kind of bad input.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,8 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -287,10 +290,27 @@ TEST_F(Cli, GenRejectsAMalformedConfig) {
   expect_error("gen --shape 256x256x256 --config garbage", {"garbage", "config key"});
 }
 
-TEST_F(Cli, TraceNeedsAConfigAndCoversGemmOnly) {
+TEST_F(Cli, TraceNeedsAConfigAndRefusesOpsWithoutMarksBeforeAnyDeviceWork) {
   expect_error("trace --shape 64x64x64", {"--config"});
   expect_error("trace --op attention --shape b=1,h=1,s=64,d=64 --config fa2.br64.bc64.w4.s2",
                {"attention"});
+  expect_error("trace --op rmsnorm --shape rows=8,hidden=64 --config rms.t32.r1.v2.reg",
+               {"rmsnorm kernels have none"});
+}
+
+TEST_F(Cli, BenchRefusesToAppendToAFileItDidNotWrite) {
+  const std::string path = db_.path() + ".notes.csv";
+  {
+    std::ofstream f(path);
+    f << "my,own,data\n1,2,3\n";
+  }
+  expect_error(fmt::format("bench --shape 64x64x64 --csv {}", path),
+               {"--csv", "not a `kerntune bench` CSV"});
+  std::ifstream in(path);
+  std::stringstream kept;
+  kept << in.rdbuf();
+  EXPECT_EQ(kept.str(), "my,own,data\n1,2,3\n");
+  std::filesystem::remove(path);
 }
 
 TEST_F(Cli, BenchWithoutAGpuFailsSayingSo) {

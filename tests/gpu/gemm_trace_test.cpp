@@ -31,11 +31,11 @@ TEST_F(GemmTraceTest, PhasesOfEveryCtaComeBackInOrder) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.key);
     const GemmProblem p = testing::shaped_problem(c.shape, Layout::kNT, DType::kBF16, DType::kBF16);
-    const tune::GemmTrace t = tune::trace_gemm(p, parse_gemm_config_key(c.key), 5);
+    const tune::KernelTrace t = tune::trace_gemm(p, parse_gemm_config_key(c.key), 5);
     EXPECT_TRUE(t.check_passed) << t.check_detail;
     EXPECT_EQ(t.grid, c.grid);
     EXPECT_GT(t.median_us, 0.0);
-    std::map<std::string, tune::GemmTracePhase> by_name;
+    std::map<std::string, tune::KernelTracePhase> by_name;
     for (const auto& ph : t.phases) by_name[ph.name] = ph;
     const char* order[] = {"entry", "first load issued", "first stage full", "main loop done",
                            "C stored"};
@@ -47,7 +47,7 @@ TEST_F(GemmTraceTest, PhasesOfEveryCtaComeBackInOrder) {
       EXPECT_LE(by_name[order[i - 1]].median_us, by_name[order[i]].median_us) << order[i];
     ASSERT_EQ(t.ctas.size(), std::size_t(c.grid));
     std::set<int> sms;
-    for (const tune::GemmTraceCta& cta : t.ctas) {
+    for (const tune::KernelTraceCta& cta : t.ctas) {
       EXPECT_GE(cta.sm, 0) << "CTA " << cta.cta;
       EXPECT_LT(cta.sm, device_.num_sms) << "CTA " << cta.cta;
       sms.insert(cta.sm);
@@ -62,7 +62,7 @@ TEST_F(GemmTraceTest, PhasesOfEveryCtaComeBackInOrder) {
     }
     EXPECT_EQ(sms.size(), std::size_t(c.grid));
     // The SMs' clock over entry -> main loop done: stamped by every CTA, an H200's range.
-    for (const tune::GemmTraceCta& cta : t.ctas) {
+    for (const tune::KernelTraceCta& cta : t.ctas) {
       EXPECT_GT(cta.sm_mhz, 300.0) << "CTA " << cta.cta;
       EXPECT_LT(cta.sm_mhz, 3000.0) << "CTA " << cta.cta;
     }

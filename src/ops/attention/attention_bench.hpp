@@ -4,19 +4,11 @@
 #pragma once
 
 #include "kerntune/kerntune.hpp"
-#include "ops/attention/attention_workload.hpp"
-#include "tuner/benchmark.hpp"
+#include "tuner/op_bench.hpp"
 
 namespace kt::tune {
 
-struct AttentionBenchRow {
-  AttentionProblem problem;
-  DispatchInfo dispatch;
-  Timing timing;
-  OutputCheck check;
-  double tflops() const;
-};
-
-AttentionBenchRow bench_attention(Runtime& runtime, const AttentionProblem& problem, int reps);
+OpBenchRow bench_attention(Runtime& runtime, const AttentionProblem& problem,
+                           const OpBenchOptions& options);
 
 }  // namespace kt::tune

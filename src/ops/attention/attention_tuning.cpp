@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/attention_config.hpp"
+#include "ops/attention/attention_bench.hpp"
 #include "ops/attention/attention_kernel.hpp"
 #include "ops/attention/attention_op.hpp"
 #include "ops/attention/attention_workload.hpp"
@@ -55,6 +56,10 @@ class AttentionTuning final : public tune::OpTuning {
     tune::SearchOptions all = options;
     all.max_candidates = int(ranked.size());
     return OpTuning::start_search(problem_key, ranked, all);
+  }
+  tune::OpBenchRow bench(Runtime& runtime, std::string_view problem_key,
+                         const tune::OpBenchOptions& options) const override {
+    return tune::bench_attention(runtime, parse_attention_key(problem_key), options);
   }
 };
 

@@ -11,6 +11,7 @@
 #include "generator/generated_source.hpp"
 #include "ops/gemm/cublaslt_gemm.hpp"
 #include "ops/gemm/gemm_kernel.hpp"
+#include "ops/gemm/gemm_workload.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/device_query.hpp"
@@ -23,23 +24,8 @@ constexpr std::size_t kBaselineWorkspaceBytes = 32u << 20;
 
 }  // namespace
 
-double GemmBenchRow::kerntune_tflops() const {
-  return kerntune.median_us > 0 ? problem.flops() / kerntune.median_us / 1e6 : 0;
-}
-double GemmBenchRow::baseline_tflops() const {
-  return baseline.median_us > 0 ? problem.flops() / baseline.median_us / 1e6 : 0;
-}
-double GemmBenchRow::ratio() const {
-  return kerntune.median_us > 0 && baseline.median_us > 0 ? baseline.median_us / kerntune.median_us
-                                                          : 0;
-}
-double GemmBenchRow::of_copy() const {
-  return kerntune.median_us > 0 && copy.median_us > 0 ? copy.median_us / kerntune.median_us : 0;
-}
-
-GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchOptions& o) {
-  GemmBenchRow row;
-  row.problem = p;
+OpBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const OpBenchOptions& o) {
+  OpBenchRow row;
   row.dispatch = runtime.prepare_gemm(p);
   rt::OwnedStream stream;
   const DeviceDesc device = rt::query_current_device();
@@ -60,16 +46,17 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
   });
   work.poison_output();
   runtime.gemm(p, work.a(), work.b(), work.c(), stream.get());
-  row.kerntune_check = work.check_output();
+  row.check = work.check_output();
 
   std::unique_ptr<CublasLtGemm> lt;
   if (o.baseline) {
+    row.baseline_name = "cuBLASLt";
     try {
       lt = std::make_unique<CublasLtGemm>(p, work.workspace(), work.workspace_bytes());
       work.poison_output();
       rt::check(lt->launch(work.a(), work.b(), work.c(), stream.get()), "cublasLtMatmul");
       row.baseline_check = work.check_output();
-      row.baseline_algorithm = lt->algorithm();
+      row.baseline_detail = lt->algorithm();
     } catch (const Error& e) {
       row.baseline_error = e.what();
       lt.reset();
@@ -80,14 +67,8 @@ GemmBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const GemmBenchO
     return lt->launch(o.a, o.b, o.c, stream);
   });
 
-  // Rounded up to whole 16-byte words: never empty, even for a 1 x 1 x 1 problem.
-  const std::size_t copy_bytes = (std::size_t(p.min_bytes() / 2) + 15) / 16 * 16;
-  rt::DeviceBuffer copy_src(copy_bytes), copy_dst(copy_bytes);
-  rt::check(rt::driver().memset_d8_async(copy_src.get(), 0x3c, copy_bytes, stream.get()),
-            "cuMemsetD8Async(copy source)");
-  auto copy_launch = [&](CUstream stream) {
-    return rt::driver().memcpy_dtod_async(copy_dst.get(), copy_src.get(), copy_bytes, stream);
-  };
+  const SameBytesCopy copy(p.min_bytes(), stream.get());
+  auto copy_launch = [&](CUstream stream) { return copy.launch(stream); };
 
   // Warm both, then interleave rounds so clock and thermal drift hit both alike.
   for (int i = 0; i < 3; ++i) {

@@ -38,9 +38,9 @@ double percentile(const std::vector<double>& sorted, double q) {
 
 // The values `of` gives for the CTAs that stamped one (non-negative), in ascending order.
 template <typename Of>
-std::vector<double> sorted_stamped(const std::vector<GemmTraceCta>& ctas, Of of) {
+std::vector<double> sorted_stamped(const std::vector<KernelTraceCta>& ctas, Of of) {
   std::vector<double> values;
-  for (const GemmTraceCta& cta : ctas)
+  for (const KernelTraceCta& cta : ctas)
     if (const double v = of(cta); v >= 0) values.push_back(v);
   std::sort(values.begin(), values.end());
   return values;
@@ -57,7 +57,7 @@ double sm_clock_mhz(const unsigned long long* cta_stamps) {
 
 }  // namespace
 
-GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
+KernelTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
   if (c.family != GemmFamily::kSm90)
     throw Error(ErrorKind::kInvalidArgument,
                 fmt::format("{}: only the sm90 family carries phase marks", to_key(c)));
@@ -84,7 +84,7 @@ GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
     return kernel.launch(o.a, o.b, o.c, work.workspace(), s);
   });
 
-  GemmTrace trace;
+  KernelTrace trace;
   trace.grid = int(kernel.plan().main.num_ctas());
   work.poison_output();
   rt::check(launch(stream.get()), "cuLaunchKernel(traced gemm)");
@@ -113,7 +113,7 @@ GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
   };
   trace.event_labels.assign(std::begin(kPhaseLabels), std::end(kPhaseLabels));
   for (int b = 0; b < ctas; ++b) {
-    GemmTraceCta cta;
+    KernelTraceCta cta;
     cta.cta = b;
     cta.sm = int(stamps[std::size_t(b) * kGemmTraceEvents + kTraceSmId]) - 1;
     for (int e = 0; e < kGemmTraceTimedEvents; ++e) cta.us.push_back(stamp_us(b, e));
@@ -121,15 +121,15 @@ GemmTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
     trace.ctas.push_back(std::move(cta));
   }
   const std::vector<double> mhz =
-      sorted_stamped(trace.ctas, [](const GemmTraceCta& cta) { return cta.sm_mhz; });
+      sorted_stamped(trace.ctas, [](const KernelTraceCta& cta) { return cta.sm_mhz; });
   if (!mhz.empty()) {
     trace.sm_mhz_p10 = percentile(mhz, 0.1);
     trace.sm_mhz_median = percentile(mhz, 0.5);
     trace.sm_mhz_p90 = percentile(mhz, 0.9);
   }
   for (int e = 0; e < kGemmTraceTimedEvents; ++e) {
-    const std::vector<double> us =
-        sorted_stamped(trace.ctas, [e](const GemmTraceCta& cta) { return cta.us[std::size_t(e)]; });
+    const std::vector<double> us = sorted_stamped(
+        trace.ctas, [e](const KernelTraceCta& cta) { return cta.us[std::size_t(e)]; });
     if (us.empty()) continue;
     trace.phases.push_back({kPhaseNames[e], int(us.size()), us.front(), percentile(us, 0.1),
                             percentile(us, 0.5), percentile(us, 0.9), us.back()});

@@ -7,9 +7,11 @@
 #include <map>
 
 #include "core/gemm_config.hpp"
+#include "ops/gemm/gemm_bench.hpp"
 #include "ops/gemm/gemm_kernel.hpp"
 #include "ops/gemm/gemm_op.hpp"
 #include "ops/gemm/gemm_search.hpp"
+#include "ops/gemm/gemm_trace.hpp"
 #include "ops/gemm/gemm_workload.hpp"
 #include "tuner/op_tuning.hpp"
 
@@ -148,6 +150,19 @@ class GemmTuning final : public tune::OpTuning {
                                                const std::vector<RankedConfigKey>& ranked,
                                                const tune::SearchOptions& options) const override {
     return std::make_unique<GemmSearch>(ranked, options);
+  }
+  tune::OpBenchRow bench(Runtime& runtime, std::string_view problem_key,
+                         const tune::OpBenchOptions& options) const override {
+    return tune::bench_gemm(runtime, parse_gemm_key(problem_key), options);
+  }
+  tune::DispatchOverhead dispatch_overhead(Runtime& runtime, std::string_view problem_key,
+                                           const std::string& database_path) const override {
+    return tune::measure_dispatch_overhead(runtime, parse_gemm_key(problem_key), database_path);
+  }
+  void check_traceable(std::string_view) const override {}
+  tune::KernelTrace trace(std::string_view problem_key, std::string_view config_key,
+                          int reps) const override {
+    return tune::trace_gemm(parse_gemm_key(problem_key), parse_gemm_config_key(config_key), reps);
   }
 };
 
