@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "core/error.hpp"
 #include "ops/rmsnorm/rmsnorm_config.hpp"
@@ -25,7 +26,7 @@ class RmsnormSpec final : public OpSpec {
   std::vector<OpFlag> flags() const override {
     return {{"residual", "RMSNorm: add a residual first (x = x + r, the sum also written)"}};
   }
-  int template_version() const override { return 1; }
+  int template_version() const override { return 2; }
   std::vector<std::pair<std::string, std::vector<std::string>>> suites() const override {
     std::vector<std::string> shapes;
     for (int rows : {4096, 16384, 32768})
@@ -60,9 +61,16 @@ class RmsnormSpec final : public OpSpec {
 
   std::optional<double> distance(std::string_view a, std::string_view b) const override {
     const RmsnormProblem x = parse_rmsnorm_key(a), y = parse_rmsnorm_key(b);
-    // A config's vector width and items per thread follow hidden: only the same hidden.
-    if (x.dtype != y.dtype || x.residual != y.residual || x.hidden != y.hidden) return std::nullopt;
-    return std::abs(std::log2(double(x.rows)) - std::log2(double(y.rows)));
+    // What separates configs is the row: its length sets the items a thread holds, its
+    // alignment (the largest vector of up to 8 elements dividing hidden) whether rows are
+    // peeled. Neighbours share the dtype, the residual and the alignment, and lie within 2x
+    // in hidden; rows count a quarter as much (they set the waves, which matter less).
+    if (x.dtype != y.dtype || x.residual != y.residual ||
+        std::gcd(x.hidden, std::int64_t(8)) != std::gcd(y.hidden, std::int64_t(8)))
+      return std::nullopt;
+    const double hidden = std::abs(std::log2(double(x.hidden)) - std::log2(double(y.hidden)));
+    if (hidden > 1) return std::nullopt;
+    return hidden + 0.25 * std::abs(std::log2(double(x.rows)) - std::log2(double(y.rows)));
   }
 
   std::vector<RankedConfigKey> ranked_configs(std::string_view key,
