@@ -34,11 +34,18 @@ std::int64_t count(sql::Connection& db, const std::string& sql) {
 
 // Rows of `table` whose versions are below the expected ones.
 std::int64_t old_version_rows(sql::Connection& db, const char* table, const HealthExpectations& e) {
-  return count(db, fmt::format("SELECT count(*) FROM {} WHERE protocol_version < {} OR "
-                               "(problem_key LIKE 'gemm:%' AND template_version < {}) OR "
-                               "(problem_key LIKE 'attn:%' AND template_version < {})",
-                               table, e.protocol_version, e.gemm_template_version,
-                               e.attention_template_version));
+  std::string older = "protocol_version < ?";
+  for (std::size_t i = 0; i < e.template_versions.size(); ++i)
+    older += " OR (substr(problem_key, 1, length(?)) = ? AND template_version < ?)";
+  sql::Statement query(db, fmt::format("SELECT count(*) FROM {} WHERE {}", table, older));
+  int index = 0;
+  query.bind(++index, e.protocol_version);
+  for (const auto& [prefix, version] : e.template_versions) {
+    query.bind(++index, std::string_view(prefix));
+    query.bind(++index, std::string_view(prefix));
+    query.bind(++index, version);
+  }
+  return query.step() ? query.column_int64(0) : 0;
 }
 
 // Rows of `table` whose device is none of `fingerprints`; their devices go to `devices`.

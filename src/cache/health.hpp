@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cache/database.hpp"
@@ -14,8 +15,8 @@ namespace kt::cache {
 // What "current" means on this machine; an empty field is not checked.
 struct HealthExpectations {
   int protocol_version = 0;
-  int gemm_template_version = 0;                 // for problem keys "gemm:..."
-  int attention_template_version = 0;            // for problem keys "attn:..."
+  // Each op's problem-key prefix ("gemm:") and its current template version (the registry's).
+  std::vector<std::pair<std::string, int>> template_versions;
   std::vector<std::string> device_fingerprints;  // the visible GPUs; empty: no GPU to compare
   std::string nvrtc_version;                     // the loaded NVRTC; empty: none loaded
 };

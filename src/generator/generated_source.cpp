@@ -41,31 +41,6 @@ GeneratedSource generate(const OpSpec& op, std::string_view problem_key,
   return generate(op.kernel_source(problem_key, config_key, variant), arch);
 }
 
-GeneratedSource generate_gemm(const GemmProblem& problem, const GemmConfig& config,
-                              const std::string& arch) {
-  return generate(op_spec("gemm"), to_key(problem), to_key(config), "", arch);
-}
-
-GeneratedSource generate_gemm_check(const GemmProblem& problem, const std::string& arch) {
-  GeneratedSource s;
-  const auto in = device_type_name(problem.in_dtype), out = device_type_name(problem.out_dtype);
-  const bool nt = problem.layout == Layout::kNT;
-  s.name = fmt::format("gemm_check.{}.{}.{}", to_string(problem.in_dtype),
-                       to_string(problem.out_dtype), to_string(problem.layout));
-  s.code =
-      "// kerntune generated: GEMM verification kernels\n"
-      "#include \"kerntune/gemm/gemm_check.cuh\"\n";
-  s.name_expressions = {
-      fmt::format("kt::fill_random<{}>", in),
-      fmt::format("kt::fill_poison<{}>", out),
-      fmt::format("kt::gemm_reference_samples<{}, {}>", in, nt ? "true" : "false"),
-      fmt::format("kt::gather_and_count_nonfinite<{}>", out),
-  };
-  s.arch = arch;
-  s.options = nvrtc_options(arch);
-  return s;
-}
-
 GeneratedSource generate_l2_flush(const std::string& arch) {
   GeneratedSource s;
   s.name = "l2_flush";
@@ -73,30 +48,6 @@ GeneratedSource generate_l2_flush(const std::string& arch) {
       "// kerntune generated: the benchmark's L2 flush\n"
       "#include \"kerntune/common/l2_flush.cuh\"\n";
   s.name_expressions = {"kt::l2_flush_read"};
-  s.arch = arch;
-  s.options = nvrtc_options(arch);
-  return s;
-}
-
-GeneratedSource generate_attention(const AttentionProblem& problem, const AttentionConfig& config,
-                                   bool write_lse, const std::string& arch) {
-  return generate(op_spec("attention"), to_key(problem), to_key(config), write_lse ? "lse" : "",
-                  arch);
-}
-
-GeneratedSource generate_attention_check(const AttentionProblem& problem, const std::string& arch) {
-  GeneratedSource s;
-  const auto type = device_type_name(problem.dtype);
-  s.name = fmt::format("attention_check.{}", to_string(problem.dtype));
-  s.code =
-      "// kerntune generated: attention verification kernels\n"
-      "#include \"kerntune/attention/attention_check.cuh\"\n";
-  s.name_expressions = {
-      fmt::format("kt::fill_random<{}>", type),
-      fmt::format("kt::fill_poison<{}>", type),
-      fmt::format("kt::attention_reference_rows<{}>", type),
-      fmt::format("kt::gather_rows<{}>", type),
-  };
   s.arch = arch;
   s.options = nvrtc_options(arch);
   return s;

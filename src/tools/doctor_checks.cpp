@@ -14,6 +14,7 @@
 #include "cache/row_checks.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
+#include "core/op_registry.hpp"
 #include "core/versions.hpp"
 #include "generator/nvrtc_library.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -22,6 +23,21 @@
 namespace kt::cli {
 
 namespace {
+
+// "gemm 15, attention 4, rmsnorm 2": every registered op's current template version.
+std::string current_template_versions() {
+  std::vector<std::string> parts;
+  for (const OpEntry& op : OpRegistry::instance().all())
+    parts.push_back(fmt::format("{} {}", op.spec->name(), op.spec->template_version()));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// The registered op named `name` (a blocklist entry's op), or null for a name of no op here.
+const OpEntry* find_op(const std::string& name) {
+  for (const OpEntry& op : OpRegistry::instance().all())
+    if (op.spec->name() == name) return &op;
+  return nullptr;
+}
 
 CheckLine ok(std::string finding) { return {Verdict::kOk, std::move(finding), ""}; }
 CheckLine warn(std::string finding, std::string fix) {
@@ -49,10 +65,10 @@ void add_stale_lines(const cache::DatabaseHealth& h, const std::string& path,
   if (s.old_version_winners + s.old_version_measurements > 0) {
     lines.push_back(warn(
         fmt::format("{} winners and {} measurements are of an older benchmark protocol or "
-                    "template version (current: protocol {}, GEMM template {}, attention template "
-                    "{}): dispatch never uses them",
+                    "template version (current: protocol {}, templates {}): dispatch never uses "
+                    "them",
                     s.old_version_winners, s.old_version_measurements, kBenchmarkProtocolVersion,
-                    kGemmTemplateVersion, kAttentionTemplateVersion),
+                    current_template_versions()),
         fmt::format("re-tune those shapes (`kerntune tune --db {} --shape ...`); the old rows "
                     "can stay as history",
                     quoted(path))));
@@ -139,8 +155,8 @@ Section check_database(const std::string& path, const MachineFacts& machine) {
   Section section{fmt::format("database {}", path), {}};
   cache::HealthExpectations expected;
   expected.protocol_version = kBenchmarkProtocolVersion;
-  expected.gemm_template_version = kGemmTemplateVersion;
-  expected.attention_template_version = kAttentionTemplateVersion;
+  for (const OpEntry& op : OpRegistry::instance().all())
+    expected.template_versions.emplace_back(op.spec->key_prefix(), op.spec->template_version());
   expected.device_fingerprints = machine.device_fingerprints;
   expected.nvrtc_version = machine.nvrtc_version;
   const cache::DatabaseHealth h = cache::check_database_health(path, expected);
@@ -228,11 +244,10 @@ Section check_blocklist(const std::string& path, const MachineFacts& machine) {
   std::int64_t here = 0, stale = 0;
   std::set<std::string> stale_versions, other_devices;
   for (const cache::BlocklistEntry& e : entries) {
-    const int template_version =
-        e.op == "attention" ? kAttentionTemplateVersion : kGemmTemplateVersion;
+    const OpEntry* op = find_op(e.op);
     const bool other_nvrtc =
         !machine.nvrtc_version.empty() && e.nvrtc_version != machine.nvrtc_version;
-    if (other_nvrtc || e.template_version != template_version) {
+    if (other_nvrtc || op == nullptr || e.template_version != op->spec->template_version()) {
       ++stale;
       stale_versions.insert(fmt::format("NVRTC {} {} template {}",
                                         cache::printable(e.nvrtc_version), cache::printable(e.op),
@@ -258,11 +273,10 @@ Section check_blocklist(const std::string& path, const MachineFacts& machine) {
   if (stale > 0)
     section.lines.push_back(warn(
         fmt::format("{} entries are stale: recorded under another NVRTC or template version ({}; "
-                    "current: NVRTC {}, GEMM template {}, attention template {}), their compile "
-                    "keys can no longer occur",
+                    "current: NVRTC {}, templates {}), their compile keys can no longer occur",
                     stale, fmt::join(stale_versions, ", "),
                     machine.nvrtc_version.empty() ? "not loaded" : machine.nvrtc_version,
-                    kGemmTemplateVersion, kAttentionTemplateVersion),
+                    current_template_versions()),
         fmt::format("nothing breaks, they only take space; `{}` removes them (and every other "
                     "entry: kernels that still crash are blocklisted again by the next tune)",
                     clear)));

@@ -12,6 +12,7 @@
 
 #include "cache/database.hpp"
 #include "core/error.hpp"
+#include "core/op_registry.hpp"
 #include "core/versions.hpp"
 #include "generator/nvrtc_library.hpp"
 #include "support/cli_runner.hpp"
@@ -103,12 +104,23 @@ TEST_F(DoctorTest, StaleRowsAreWarnedWithTheFix) {
     old.key.protocol_version = 0;
     old.key.template_version = 1;
     database.set_winner(old);
+    // Every registered op's template version counts, RMSNorm's too: one old, one current.
+    const int rmsnorm_version = op_spec("rmsnorm").template_version();
+    old.key = {"rmsnorm:bf16:r64.h4096", "NVIDIA A100/cc80/108sm", kBenchmarkProtocolVersion,
+               rmsnorm_version - 1};
+    old.config_key = "rms.t256.r1.v4.reg";
+    database.set_winner(old);
+    old.key.problem_key = "rmsnorm:bf16:r128.h4096";
+    old.key.template_version = rmsnorm_version;
+    database.set_winner(old);
   }
   const CliResult r = doctor(db);
   const std::string section = database_section(r.output);
   EXPECT_TRUE(contains(section,
-                       "[WARN] 2 winners and 0 measurements are of an older benchmark "
+                       "[WARN] 3 winners and 0 measurements are of an older benchmark "
                        "protocol or template version"))
+      << r.output;
+  EXPECT_TRUE(contains(section, fmt::format("rmsnorm {}", op_spec("rmsnorm").template_version())))
       << r.output;
   EXPECT_TRUE(contains(section, "fix: re-tune those shapes (`kerntune tune --db")) << r.output;
   EXPECT_FALSE(contains(section, "[FAIL]")) << r.output;

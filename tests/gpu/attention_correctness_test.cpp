@@ -13,6 +13,7 @@
 #include "generator/generated_source.hpp"
 #include "gpu/gpu_fixture.hpp"
 #include "ops/attention/attention_kernel.hpp"
+#include "ops/attention/attention_source.hpp"
 #include "ops/attention/attention_workload.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "support/attention_builders.hpp"

@@ -14,6 +14,7 @@
 #include "generator/generated_source.hpp"
 #include "gpu/gpu_fixture.hpp"
 #include "ops/gemm/gemm_kernel.hpp"
+#include "ops/gemm/gemm_source.hpp"
 #include "ops/gemm/gemm_workload.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/op_dispatch.hpp"

@@ -13,6 +13,7 @@
 #include "generator/nvrtc_compiler.hpp"
 #include "gpu/gpu_fixture.hpp"
 #include "kerntune/kerntune.hpp"
+#include "ops/gemm/gemm_source.hpp"
 #include "ops/gemm/gemm_workload.hpp"
 #include "runtime/module_cache.hpp"
 

@@ -16,6 +16,7 @@
 #include "generator/embedded_templates.hpp"
 #include "generator/generated_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
+#include "ops/attention/attention_source.hpp"
 #include "support/attention_builders.hpp"
 
 namespace kt {

@@ -8,6 +8,8 @@
 #include "core/op_registry.hpp"
 #include "generator/generated_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
+#include "ops/attention/attention_source.hpp"
+#include "ops/gemm/gemm_source.hpp"
 
 namespace kt {
 namespace {

@@ -17,6 +17,8 @@
 #include "core/op_registry.hpp"
 #include "generator/generated_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
+#include "ops/attention/attention_source.hpp"
+#include "ops/gemm/gemm_source.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/op_dispatch.hpp"
 #include "support/scratch_dir.hpp"

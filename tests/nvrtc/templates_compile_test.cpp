@@ -19,6 +19,7 @@
 #include "generator/generated_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
 #include "generator/ptxas_report.hpp"
+#include "ops/gemm/gemm_source.hpp"
 #include "runtime/op_dispatch.hpp"
 #include "support/gemm_builders.hpp"
 #include "support/parallel_for.hpp"

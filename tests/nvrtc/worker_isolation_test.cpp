@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "generator/generated_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
+#include "ops/gemm/gemm_source.hpp"
 #include "support/gemm_builders.hpp"
 #include "support/isolation.hpp"
 #include "tuner/candidate_compiler.hpp"

@@ -11,6 +11,7 @@
 #include "core/arith.hpp"
 #include "generator/generated_source.hpp"
 #include "ops/attention/attention_kernel.hpp"
+#include "ops/attention/attention_source.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
 

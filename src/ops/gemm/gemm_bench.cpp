@@ -11,6 +11,7 @@
 #include "generator/generated_source.hpp"
 #include "ops/gemm/cublaslt_gemm.hpp"
 #include "ops/gemm/gemm_kernel.hpp"
+#include "ops/gemm/gemm_source.hpp"
 #include "ops/gemm/gemm_workload.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"

@@ -10,6 +10,7 @@
 #include "core/arith.hpp"
 #include "generator/generated_source.hpp"
 #include "ops/gemm/gemm_kernel.hpp"
+#include "ops/gemm/gemm_source.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
 
