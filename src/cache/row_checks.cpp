@@ -7,34 +7,21 @@
 #include <cmath>
 
 #include "cache/cubin_image.hpp"
-#include "core/attention_config.hpp"
-#include "core/attention_problem.hpp"
 #include "core/error.hpp"
-#include "core/gemm_config.hpp"
-#include "core/gemm_problem.hpp"
+#include "core/op_registry.hpp"
 #include "core/sha256.hpp"
 
 namespace kt::cache {
 
 namespace {
 
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
-// The reason the keys of a row are unusable, or "".
+// The reason the keys of a row are unusable, or "": its problem key must belong to a registered
+// op (core/op_registry.hpp) and parse, its config key parse as one of that op's.
 std::string key_problem(const TuningKey& key, const std::string& config_key) {
   try {
-    if (starts_with(key.problem_key, "gemm:")) {
-      parse_gemm_key(key.problem_key);
-      parse_gemm_config_key(config_key);
-    } else if (starts_with(key.problem_key, "attn:")) {
-      parse_attention_key(key.problem_key);
-      parse_attention_config_key(config_key);
-    } else {
-      return fmt::format("problem key '{}' names no known op (gemm:, attn:)",
-                         printable(key.problem_key));
-    }
+    const OpSpec& op = op_spec_for_key(key.problem_key);
+    op.summarize(key.problem_key);
+    op.check_config_key(config_key);
   } catch (const Error& error) {
     return printable(error.what());
   }

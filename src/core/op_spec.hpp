@@ -80,6 +80,9 @@ class OpSpec {
     return key_prefix();
   }
 
+  // Throws kt::Error (invalid argument) naming the problem when `config_key` is not a config
+  // key of this op (whatever the problem or device; validate_config says whether it serves one).
+  virtual void check_config_key(std::string_view config_key) const = 0;
   // The valid configs of the space for `problem_key` on `device`, best predicted first.
   virtual std::vector<RankedConfigKey> ranked_configs(std::string_view problem_key,
                                                       const DeviceDesc& device) const = 0;

@@ -241,6 +241,37 @@ TEST(CacheTrust, MergeSkipsInvalidRowsAndStoresTheRest) {
   EXPECT_FALSE(db.find_cubin(kt::testing::hex_key("bad")).has_value());
 }
 
+TEST(CacheTrust, RowsOfEveryRegisteredOpAreValidAndConfigsOfAnotherOpAreNot) {
+  auto key = [](const char* problem_key) {
+    return TuningKey{.problem_key = problem_key,
+                     .device_fingerprint = kDevice,
+                     .protocol_version = kBenchmarkProtocolVersion,
+                     .template_version = op_spec_for_key(problem_key).template_version()};
+  };
+  const TuningKey rms = key("rmsnorm:bf16:r8192.h4096.res");
+  const TuningKey attn = key("attn:bf16:b1.hq8.hkv8.sq128.sk128.d64.full");
+  EXPECT_EQ(winner_problem(winner(rms, "rms.t256.r1.v4.reg", 30)), "");
+  EXPECT_EQ(measurement_problem(measurement(rms, "rms.t128.r2.v8.smem", 31)), "");
+  EXPECT_EQ(winner_problem(winner(attn, "fa2.bm128.bn64.w8.s2", 3)), "");
+  EXPECT_NE(winner_problem(winner(rms, kConfig, 30)), "");  // a GEMM config for RMSNorm
+  EXPECT_NE(winner_problem(winner(gemm_key("64x64x64"), "rms.t256.r1.v4.reg", 30)), "");
+  const TuningKey conv{.problem_key = "conv:3x3",
+                       .device_fingerprint = kDevice,
+                       .protocol_version = 1,
+                       .template_version = 1};
+  const std::string unknown = winner_problem(winner(conv, kConfig, 1));
+  EXPECT_TRUE(contains(unknown, "rmsnorm:")) << unknown;  // names the registered prefixes
+  // Imported and merged like the others.
+  ScratchDir dir;
+  Database source = Database::open(dir.file("source.db"));
+  source.set_winner(winner(rms, "rms.t256.r1.v4.reg", 30));
+  Database db = Database::open(dir.file("target.db"));
+  std::vector<std::string> skipped;
+  EXPECT_EQ(db.merge_from(dir.file("source.db"), &skipped), 1);
+  EXPECT_TRUE(skipped.empty()) << fmt::format("{}", fmt::join(skipped, "\n"));
+  ASSERT_TRUE(db.find_winner(rms).has_value());
+}
+
 TEST(CacheTrust, MeasuredWinnerAtANegativeTimeDoesNotReplaceARealOne) {
   ScratchDir dir;
   const std::string source = dir.file("source.db");

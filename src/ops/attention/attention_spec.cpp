@@ -106,6 +106,10 @@ class AttentionSpec final : public OpSpec {
     return fmt::format("attn:{}:", to_string(parse_attention_key(key).dtype));
   }
 
+  void check_config_key(std::string_view config_key) const override {
+    parse_attention_config_key(config_key);
+  }
+
   std::vector<RankedConfigKey> ranked_configs(std::string_view key,
                                               const DeviceDesc& device) const override {
     const AttentionProblem p = parse_attention_key(key);

@@ -112,6 +112,10 @@ class GemmSpec final : public OpSpec {
                        to_string(p.layout));
   }
 
+  void check_config_key(std::string_view config_key) const override {
+    parse_gemm_config_key(config_key);
+  }
+
   std::vector<RankedConfigKey> ranked_configs(std::string_view key,
                                               const DeviceDesc& device) const override {
     const GemmProblem p = parse_gemm_key(key);

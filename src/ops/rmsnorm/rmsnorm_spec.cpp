@@ -73,6 +73,10 @@ class RmsnormSpec final : public OpSpec {
     return hidden + 0.25 * std::abs(std::log2(double(x.rows)) - std::log2(double(y.rows)));
   }
 
+  void check_config_key(std::string_view config_key) const override {
+    parse_rmsnorm_config_key(config_key);
+  }
+
   std::vector<RankedConfigKey> ranked_configs(std::string_view key,
                                               const DeviceDesc& device) const override {
     const RmsnormProblem p = parse_rmsnorm_key(key);
