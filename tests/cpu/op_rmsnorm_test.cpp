@@ -108,6 +108,20 @@ TEST(RmsnormModel, PrefersWideVectorsAndPredictsNearTheCopyRate) {
     EXPECT_LE(ranked[i - 1].predicted_us, ranked[i].predicted_us);
 }
 
+TEST(RmsnormModel, PeeledRowsOfLargeHiddensPickAtMostFourWideVectors) {
+  // A peeled row loads its weights one element a lane: 8-wide configs ran 0.6-0.8 of the copy
+  // on these held-out shapes where 4-wide ones reached it.
+  const DeviceDesc& h200 = device_profile("h200");
+  for (const char* key :
+       {"rmsnorm:bf16:r4479.h7137", "rmsnorm:bf16:r11850.h10343", "rmsnorm:bf16:r13976.h2187",
+        "rmsnorm:bf16:r32090.h2639.res", "rmsnorm:fp16:r4096.h16383"}) {
+    const auto ranked = op_spec("rmsnorm").ranked_configs(key, h200);
+    ASSERT_FALSE(ranked.empty()) << key;
+    EXPECT_LE(parse_rmsnorm_config_key(ranked[0].config_key).vec, 4)
+        << key << ": " << ranked[0].config_key;
+  }
+}
+
 TEST(RmsnormDistance, NeighboursShareDtypeResidualAndRowAlignmentWithin2xHidden) {
   const OpSpec& op = op_spec("rmsnorm");
   auto d = [&](const char* a, const char* b) { return op.distance(a, b); };

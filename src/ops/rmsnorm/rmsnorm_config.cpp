@@ -201,6 +201,17 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
   const double row_us = rounds * (kDramLatencyUs + kL2LatencyUs) + kReduceUs;
   e.latency_us = kLaunchUs;
   e.predicted_us = std::max(e.memory_us, row_us * std::max(1.0, e.waves)) + e.latency_us;
+  // A peeled row (hidden not a multiple of vec; all but one row in vec) loads its weights one
+  // element a lane: kVec loads a vector, each spanning 32 lanes x 2·vec bytes, vec/2 L1
+  // wavefronts for vec >= 2. Beyond the 2 a 4-wide vector costs, they queue behind the
+  // streaming loads in the L1: 8-wide peeled configs ran 0.6-0.8 of the copy on the H200 where
+  // 4-wide ones reached it.
+  if (p.hidden % c.vec != 0 && c.vec > 4) {
+    const double excess_wavefronts_per_element = (c.vec / 2.0 - 2.0) / 32.0;
+    const double elements_per_sm = double(p.rows) * double(p.hidden) / device.num_sms;
+    e.predicted_us +=
+        elements_per_sm * excess_wavefronts_per_element / (std::max(1, device.sm_clock_mhz) * 1.0);
+  }
   // Where the terms above tie (most configs stream at the bandwidth), what the H200 measured
   // fastest breaks the tie, 1% a step: two to eight vectors a thread, a warp or more a row and
   // fewer than 512 threads, one row a CTA for rows of a thousand elements and more.

@@ -32,21 +32,6 @@ __device__ __forceinline__ RmsnormVec<N> rmsnorm_vec(const float (&f)[N]) {
   return v;
 }
 
-// Elements [s, s + N) of the concatenation a ‖ b, for 0 <= s < N uniform across the warp: a
-// peeled row's weights from the two aligned vectors that cover them.
-template <int N>
-__device__ __forceinline__ RmsnormVec<N> rmsnorm_shifted(const RmsnormVec<N>& a,
-                                                         const RmsnormVec<N>& b, int s) {
-  RmsnormVec<N> out = a;
-#pragma unroll
-  for (int k = 1; k < N; ++k)
-    if (k == s) {
-#pragma unroll
-      for (int e = 0; e < N; ++e) out.h[e] = e + k < N ? a.h[e + k] : b.h[e + k - N];
-    }
-  return out;
-}
-
 // Sum of `v` over the kThreadsPerRow threads of a row (every thread of the CTA calls it; rows
 // of one CTA are contiguous thread ranges). `scratch` holds a float per warp.
 template <int kThreadsPerRow, int kRowsPerCta>
@@ -106,7 +91,7 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
   const W* r = reinterpret_cast<const W*>(re + head);
   W* sum_out = reinterpret_cast<W*>(sum_e + head);
   W* y = reinterpret_cast<W*>(ye + head);
-  const W* w = reinterpret_cast<const W*>(we);
+  const W* w = reinterpret_cast<const W*>(we);  // aligned rows only (head == 0)
   W* stage = reinterpret_cast<W*>(staged) + row_in_cta * kVecsPerRow;
 
   // The peeled element this lane holds (kPeel): one of the head, else one of the tail.
@@ -164,10 +149,10 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
         if (!kPeel || head == 0) {
           wv[b] = w[index(first + b)];
         } else {
-          // The weights of vector i start at element head + i·kVec: inside aligned vector i,
-          // ending in vector i + 1. That one holds element (i + 1)·kVec, which the row has,
-          // so it lies in bounds (a 16-byte aligned chunk never crosses a page).
-          wv[b] = rmsnorm_shifted<kVec>(w[index(first + b)], w[index(first + b) + 1], head);
+          // A peeled row's weights are not vector-aligned: one 2-byte load an element (the
+          // model charges their L1 wavefronts, which makes wide vectors lose on such rows).
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) wv[b].h[e] = we[head + index(first + b) * kVec + e];
         }
       }
 #pragma unroll
