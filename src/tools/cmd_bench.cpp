@@ -4,6 +4,7 @@
 // its tuning facet's bench() (tuner/op_tuning.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -105,9 +106,11 @@ void run(const BenchCliOptions& o) {
   // TB/s: the fewest bytes the problem moves (inputs read once, outputs written once) over the
   // median time; "copy": a device-to-device copy of those bytes timed alike; "of copy":
   // kerntune's share of its bandwidth. "ratio": the baseline's time over kerntune's.
-  fmt::print("{:<40} {:<44} {:<13} {:>9} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7}  {}\n", "problem",
-             "config", "grade", "kt TF/s", "base", "kt TB/s", "base", "copy", "of copy", "ratio",
-             "check");
+  std::size_t width = 34;  // the problem column fits every key
+  for (const std::string& key : keys) width = std::max(width, key.size());
+  fmt::print("{:<{}} {:<44} {:<13} {:>9} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7}  {}\n", "problem",
+             width, "config", "grade", "kt TF/s", "base", "kt TB/s", "base", "copy", "of copy",
+             "ratio", "check");
   double log_sum = 0;
   int counted = 0;
   std::vector<std::string> details;
@@ -121,9 +124,9 @@ void run(const BenchCliOptions& o) {
       check += "; " + r.baseline_name + " FAILED: " + r.baseline_check.detail;
     if (!r.baseline_error.empty()) notes.insert(r.baseline_error);
     fmt::print(
-        "{:<40} {:<44} {:<13} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>8.2f} {:>6.0f}% {:>7.3f}  "
+        "{:<{}} {:<44} {:<13} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>8.2f} {:>6.0f}% {:>7.3f}  "
         "{}\n",
-        key, r.dispatch.config_key, r.dispatch.grade, rate(s.flops, r.kerntune),
+        key, width, r.dispatch.config_key, r.dispatch.grade, rate(s.flops, r.kerntune),
         rate(s.flops, r.baseline), rate(s.min_bytes, r.kerntune), rate(s.min_bytes, r.baseline),
         rate(s.min_bytes, r.copy), 100 * r.of_copy(), r.ratio(), check);
     if (r.ratio() > 0) {
@@ -141,7 +144,8 @@ void run(const BenchCliOptions& o) {
           r.baseline_check.relative_error, r.copy.median_us, rate(s.min_bytes, r.copy), r.of_copy(),
           csv_field(r.baseline_detail));
     if (!r.baseline_detail.empty())
-      details.push_back(fmt::format("{:<40} {}: {}", key, r.baseline_name, r.baseline_detail));
+      details.push_back(
+          fmt::format("{:<{}} {}: {}", key, width, r.baseline_name, r.baseline_detail));
   }
   if (counted > 0)
     fmt::print("geometric mean ratio (baseline time / kerntune time): {:.3f}\n",
