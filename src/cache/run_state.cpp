@@ -71,6 +71,20 @@ bool is_crash(Status status) {
          status == Status::kIllegalAddress || status == Status::kLaunchFailure;
 }
 
+bool is_device_fault(const BlocklistEntry& entry) {
+  switch (entry.reason) {
+    case Status::kIllegalAddress:
+    case Status::kLaunchFailure:
+      return true;
+    case Status::kTimeout:
+      // NOTE: the compile worker's time-out detail has always begun so (candidate_compiler.cpp);
+      // the benchmark worker's begins "benchmark worker".
+      return entry.detail.rfind("compile worker", 0) != 0;
+    default:
+      return false;
+  }
+}
+
 void Database::add_to_blocklist(const BlocklistEntry& entry) {
   Impl& impl = checked(impl_);
   const std::lock_guard<std::mutex> lock(impl.mutex);

@@ -75,6 +75,18 @@ TEST(CacheStatus, CrashStatusesRoundTripAndAreTheBlocklistReasons) {
     EXPECT_FALSE(is_crash(s)) << to_string(s);
 }
 
+TEST(CacheStatus, OnlyFaultsOnTheDeviceAreDeviceFaults) {
+  EXPECT_TRUE(is_device_fault(entry("a", Status::kIllegalAddress)));
+  EXPECT_TRUE(is_device_fault(entry("b", Status::kLaunchFailure)));
+  EXPECT_TRUE(is_device_fault(entry("c", Status::kTimeout)));  // the benchmark worker's
+  BlocklistEntry compile_timeout = entry("d", Status::kTimeout);
+  compile_timeout.detail = "compile worker no reply within 600.0 s; worker killed";
+  EXPECT_FALSE(is_device_fault(compile_timeout));
+  BlocklistEntry compile_crash = entry("e", Status::kCompileCrash);
+  compile_crash.detail = "compile worker exited with status 0";
+  EXPECT_FALSE(is_device_fault(compile_crash));
+}
+
 TEST_F(RunStateDb, VersionOneFileMigratesKeepingItsRows) {
   {
     Database db = Database::open(path_);
