@@ -321,6 +321,27 @@ TEST_F(Cli, TuneHelpDocumentsTheTimeLimitAndTheBlocklistOverride) {
     EXPECT_TRUE(contains(r.output, option)) << "no " << option << " in:\n" << r.output;
 }
 
+// The default profile (h200) prefers fa3 and sm90 configs, which need sm_90a: for another arch
+// the config comes from the built-in profile of that arch.
+TEST_F(Cli, GenForAnArchChoosesAConfigOfThatArch) {
+  const Result attention = run("gen --op attention --shape b=1,h=8,s=1024,d=128 --arch sm_80");
+  ASSERT_EQ(attention.status, 0) << attention.output;
+  EXPECT_TRUE(contains(attention.output, "// config:  fa2.")) << attention.output;
+  EXPECT_TRUE(contains(attention.output, "the model's pick for a100")) << attention.output;
+  EXPECT_TRUE(contains(attention.output, "attention_fwd_sm80.cuh")) << attention.output;
+  EXPECT_FALSE(contains(attention.output, "attention_fwd_sm90")) << attention.output;
+  const Result gemm = run("gen --shape 4096x4096x4096 --arch sm_80");
+  ASSERT_EQ(gemm.status, 0) << gemm.output;
+  EXPECT_TRUE(contains(gemm.output, "// config:  sm80.")) << gemm.output;
+  EXPECT_FALSE(contains(gemm.output, "gemm_sm90")) << gemm.output;
+}
+
+TEST_F(Cli, AnArchOtherThanTheGivenProfilesIsAnErrorNamingEachProfilesArch) {
+  expect_error("gen --op attention --shape b=1,h=8,s=1024,d=128 --device-profile h200 --arch sm_80",
+               {"--arch sm_80", "h200 (sm_90a)", "a100 sm_80", "--device-profile"});
+  expect_error("compile --shape 256x256x256 --arch sm_86", {"--arch sm_86", "a100 sm_80"});
+}
+
 TEST_F(Cli, CacheBlocklistListsAndClearsAnEmptyList) {
   const Result list = run("cache blocklist");
   EXPECT_EQ(list.status, 0) << list.output;
