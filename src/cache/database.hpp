@@ -193,6 +193,9 @@ class Database {
   // Runs of `key` with these options still marked running, oldest first.
   std::vector<TuningRun> unfinished_runs(const TuningKey& key,
                                          const std::string& options_sha256) const;
+  // The run of `key` with these options marked done last (by finished_unix), if any.
+  std::optional<TuningRun> last_finished_run(const TuningKey& key,
+                                             const std::string& options_sha256) const;
   // Takes over a running run for process (pid, host) if it is still held by (old_pid,
   // old_host): true for exactly one of several processes racing for it.
   bool claim_run(const std::string& run_id, std::int64_t old_pid, const std::string& old_host,

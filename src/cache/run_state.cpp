@@ -178,6 +178,22 @@ std::vector<TuningRun> Database::unfinished_runs(const TuningKey& key,
   return rows;
 }
 
+std::optional<TuningRun> Database::last_finished_run(const TuningKey& key,
+                                                     const std::string& options_sha256) const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement query(impl.db,
+                       fmt::format("SELECT {} FROM tuning_runs WHERE problem_key = ? AND "
+                                   "device_fingerprint = ? AND protocol_version = ? AND "
+                                   "template_version = ? AND state = 'done' AND options_sha256 = ? "
+                                   "ORDER BY finished_unix DESC, run_id DESC LIMIT 1",
+                                   kRunColumns));
+  query.bind_all(key.problem_key, key.device_fingerprint, key.protocol_version,
+                 key.template_version, options_sha256);
+  if (!query.step()) return std::nullopt;
+  return read_run(query);
+}
+
 bool Database::claim_run(const std::string& run_id, std::int64_t old_pid,
                          const std::string& old_host, std::int64_t pid, const std::string& host) {
   Impl& impl = checked(impl_);

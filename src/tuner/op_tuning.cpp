@@ -1,4 +1,5 @@
-// OpTuning's default search: one round of the model's first candidates.
+// OpTuning's default search: one round of the model's first candidates (the cap, else the first
+// round's size).
 #include "tuner/op_tuning.hpp"
 
 #include <algorithm>
@@ -27,7 +28,8 @@ class ModelTopSearch final : public OpSearch {
 std::unique_ptr<OpSearch> OpTuning::start_search(std::string_view,
                                                  const std::vector<RankedConfigKey>& ranked,
                                                  const SearchOptions& options) const {
-  return std::make_unique<ModelTopSearch>(ranked.size(), options.max_candidates);
+  return std::make_unique<ModelTopSearch>(
+      ranked.size(), options.max_candidates > 0 ? options.max_candidates : options.first_round);
 }
 
 }  // namespace kt::tune

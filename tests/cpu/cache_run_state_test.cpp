@@ -158,6 +158,9 @@ TEST_F(RunStateDb, RunsBeginAreClaimedOnceAndFinishAtomically) {
   EXPECT_TRUE(done->done);
   EXPECT_GT(done->finished_unix, 0);
   EXPECT_TRUE(db.unfinished_runs(key(), "opts").empty());
+  ASSERT_TRUE(db.last_finished_run(key(), "opts").has_value());
+  EXPECT_EQ(db.last_finished_run(key(), "opts")->run_id, "r1");
+  EXPECT_FALSE(db.last_finished_run(key(), "other-opts").has_value());
   EXPECT_FALSE(db.claim_run("r1", 222, "h", 444, "h"));  // a finished run is never taken over
   EXPECT_EQ(db.all_measurements().size(), 2u);
   ASSERT_TRUE(db.find_winner(key()).has_value());

@@ -321,6 +321,20 @@ TEST_F(Cli, TuneHelpDocumentsTheTimeLimitAndTheBlocklistOverride) {
     EXPECT_TRUE(contains(r.output, option)) << "no " << option << " in:\n" << r.output;
 }
 
+TEST_F(Cli, TuneHelpSaysCandidatesCapsEveryRoundAndHowToRetune) {
+  const Result r = run("tune --help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* text : {"At most N candidates", "every round", "no more are compiled",
+                           "--retune", "finished before"})
+    EXPECT_TRUE(contains(r.output, text)) << "no '" << text << "' in:\n" << r.output;
+}
+
+TEST_F(Cli, TuneRefusesACandidateCapBesideExplicitConfigs) {
+  expect_error(
+      "tune --shape 64x64x64 --candidates 3 --config sm80.bm64.bn64.bk64.wm32.wn32.s4.g8.sk1",
+      {"--candidates", "excludes", "--config"});
+}
+
 // The default profile (h200) prefers fa3 and sm90 configs, which need sm_90a: for another arch
 // the config comes from the built-in profile of that arch.
 TEST_F(Cli, GenForAnArchChoosesAConfigOfThatArch) {
