@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "cache/row_checks.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -113,7 +114,8 @@ void run(TuneCliOptions o) {
         fmt::print(
             "{}: skipped, finished before with these options by run {}: winner {} {:.1f} us "
             "({}); --retune tunes it again\n",
-            problems[i], done->run.run_id, done->winner.config_key, done->winner.median_us,
+            problems[i], cache::printable(done->run.run_id),
+            cache::printable(done->winner.config_key), done->winner.median_us,
             done->winner.predicted ? "predicted" : "measured");
         ++skipped;
         continue;
