@@ -48,8 +48,9 @@ enum class Status {
 };
 const char* to_string(Status status);
 Status parse_status(const std::string& text);  // throws kt::Error on unknown text
-// True for the outcomes that put a kernel on the blocklist: it crashed a worker, broke its
-// CUDA context, or hung (compile_crash, timeout, illegal_address, launch_failure).
+// True for the outcomes of crash isolation: a worker died, a CUDA context broke, or a time limit
+// passed (compile_crash, timeout, illegal_address, launch_failure). Only those a kernel caused on
+// the device blocklist it (the tuner's CandidatePipeline decides; see is_device_fault).
 bool is_crash(Status status);
 
 // The tuning key: (problem, device, benchmark protocol version, template version).
@@ -103,6 +104,12 @@ struct BlocklistEntry {
   std::string run_id;
   std::int64_t created_unix = 0;  // set by the database on insert when 0
 };
+
+// Whether `entry` records a fault of the kernel on the device: illegal_address, launch_failure,
+// or a timeout of the benchmark worker. False for what the host caused: a compile worker that
+// died or ran out of time (reason compile_crash, or timeout with a detail starting "compile
+// worker"), which builds before issue 35 also blocklisted. The tuner ignores such entries.
+bool is_device_fault(const BlocklistEntry& entry);
 
 // One tuning run of one tuning key, for resuming a killed run.
 struct TuningRun {
@@ -186,6 +193,9 @@ class Database {
   // Runs of `key` with these options still marked running, oldest first.
   std::vector<TuningRun> unfinished_runs(const TuningKey& key,
                                          const std::string& options_sha256) const;
+  // The run of `key` with these options marked done last (by finished_unix), if any.
+  std::optional<TuningRun> last_finished_run(const TuningKey& key,
+                                             const std::string& options_sha256) const;
   // Takes over a running run for process (pid, host) if it is still held by (old_pid,
   // old_host): true for exactly one of several processes racing for it.
   bool claim_run(const std::string& run_id, std::int64_t old_pid, const std::string& old_host,

@@ -71,6 +71,20 @@ bool is_crash(Status status) {
          status == Status::kIllegalAddress || status == Status::kLaunchFailure;
 }
 
+bool is_device_fault(const BlocklistEntry& entry) {
+  switch (entry.reason) {
+    case Status::kIllegalAddress:
+    case Status::kLaunchFailure:
+      return true;
+    case Status::kTimeout:
+      // NOTE: the compile worker's time-out detail has always begun so (candidate_compiler.cpp);
+      // the benchmark worker's begins "benchmark worker".
+      return entry.detail.rfind("compile worker", 0) != 0;
+    default:
+      return false;
+  }
+}
+
 void Database::add_to_blocklist(const BlocklistEntry& entry) {
   Impl& impl = checked(impl_);
   const std::lock_guard<std::mutex> lock(impl.mutex);
@@ -162,6 +176,22 @@ std::vector<TuningRun> Database::unfinished_runs(const TuningKey& key,
   std::vector<TuningRun> rows;
   while (query.step()) rows.push_back(read_run(query));
   return rows;
+}
+
+std::optional<TuningRun> Database::last_finished_run(const TuningKey& key,
+                                                     const std::string& options_sha256) const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement query(impl.db,
+                       fmt::format("SELECT {} FROM tuning_runs WHERE problem_key = ? AND "
+                                   "device_fingerprint = ? AND protocol_version = ? AND "
+                                   "template_version = ? AND state = 'done' AND options_sha256 = ? "
+                                   "ORDER BY finished_unix DESC, run_id DESC LIMIT 1",
+                                   kRunColumns));
+  query.bind_all(key.problem_key, key.device_fingerprint, key.protocol_version,
+                 key.template_version, options_sha256);
+  if (!query.step()) return std::nullopt;
+  return read_run(query);
 }
 
 bool Database::claim_run(const std::string& run_id, std::int64_t old_pid,

@@ -100,11 +100,28 @@ void add_database_option(CLI::App& cmd, std::string& path) {
       ->check(non_empty);
 }
 
-void add_profile_option(CLI::App& cmd, std::string& profile) {
-  cmd.add_option(
-         "--device-profile", profile,
-         fmt::format("Built-in device to model: {}", fmt::join(device_profile_names(), ", ")))
+CLI::Option* add_profile_option(CLI::App& cmd, std::string& profile) {
+  return cmd
+      .add_option(
+          "--device-profile", profile,
+          fmt::format("Built-in device to model: {}", fmt::join(device_profile_names(), ", ")))
       ->capture_default_str();
+}
+
+std::string profile_for_arch(const std::string& profile, bool profile_given,
+                             const std::string& arch) {
+  const DeviceDesc& device = device_profile(profile);
+  if (arch.empty() || arch == device.arch()) return profile;
+  std::vector<std::string> archs;
+  for (const std::string& name : device_profile_names()) {
+    if (!profile_given && device_profile(name).arch() == arch) return name;
+    archs.push_back(fmt::format("{} {}", name, device_profile(name).arch()));
+  }
+  throw_invalid(fmt::format(
+      "--arch {} is not the arch of device profile {} ({}), whose configs would be chosen and "
+      "may not compile for {} (fa3 and sm90 configs need sm_90a); pass --device-profile with a "
+      "profile of that arch ({}), or leave --arch out",
+      arch, profile, device.arch(), arch, fmt::join(archs, ", ")));
 }
 
 std::string resolve_database_path(const std::string& option) {

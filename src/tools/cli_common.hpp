@@ -33,7 +33,16 @@ struct ProblemOptions {
 
 void add_problem_options(CLI::App& cmd, ProblemOptions& options);
 void add_database_option(CLI::App& cmd, std::string& path);
-void add_profile_option(CLI::App& cmd, std::string& profile);
+// Returns the option, so that a command can tell a given profile from the default.
+CLI::Option* add_profile_option(CLI::App& cmd, std::string& profile);
+
+// The device profile whose configs `compile` and `gen` choose and validate for `arch`: `profile`
+// when `arch` is empty or its own; else, when the profile was not given (the default), the
+// first built-in profile of that arch (a100 for sm_80). Throws kt::Error (kInvalidArgument)
+// naming both archs and the fix otherwise: configs of one arch do not compile for another (fa3
+// and sm90 need sm_90a).
+std::string profile_for_arch(const std::string& profile, bool profile_given,
+                             const std::string& arch);
 
 // --db, else $KERNTUNE_DB, else the user cache directory.
 std::string resolve_database_path(const std::string& option);

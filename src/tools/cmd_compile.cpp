@@ -18,6 +18,7 @@ struct CompileOptions {
   std::vector<std::string> configs;
   std::string profile = "h200";
   std::string arch;
+  bool profile_given = false;  // --device-profile on the command line
   int top = 8;
   bool ptx = false;
 };
@@ -49,8 +50,12 @@ int print_rows(std::vector<std::future<std::string>>& rows) {
 }
 
 void run(const CompileOptions& o) {
-  const DeviceDesc& device = device_profile(o.profile);
+  const std::string profile = profile_for_arch(o.profile, o.profile_given, o.arch);
+  const DeviceDesc& device = device_profile(profile);
   const std::string arch = o.arch.empty() ? device.arch() : o.arch;
+  if (profile != o.profile)
+    fmt::print("configs chosen for device profile {} ({}): --arch {} is not {}'s {}\n", profile,
+               arch, arch, o.profile, device_profile(o.profile).arch());
   const OpSpec& op = o.problem.spec();
   int failures = 0;
   for (const std::string& p : o.problem.problem_keys()) {
@@ -85,10 +90,15 @@ void register_compile(CLI::App& app) {
                   "Config key (repeatable; default: the model's top --top)");
   cmd->add_option("--top", o->top, "How many of the model's best configs to compile")
       ->capture_default_str();
-  add_profile_option(*cmd, o->profile);
-  cmd->add_option("--arch", o->arch, "Target arch: sm_90a, sm_80, ... (default: the profile's)");
+  CLI::Option* profile = add_profile_option(*cmd, o->profile);
+  cmd->add_option("--arch", o->arch,
+                  "Target arch: sm_90a, sm_80, ... (default: the profile's; without "
+                  "--device-profile, configs are chosen for the built-in profile of that arch)");
   cmd->add_flag("--ptx", o->ptx, "Print the PTX instead of the resource table");
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o, profile] {
+    o->profile_given = profile->count() > 0;
+    run(*o);
+  });
 }
 
 }  // namespace kt::cli

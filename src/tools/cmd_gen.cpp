@@ -18,14 +18,15 @@ struct GenOptions {
   std::string config;
   std::string profile = "h200";
   std::string arch;
+  bool profile_given = false;  // --device-profile on the command line
   bool templates = false;
 };
 
 void print_source(const gen::GeneratedSource& s, const std::string& problem_key,
                   const std::string& config_key, bool model_pick, const GenOptions& o,
-                  const std::string& arch) {
+                  const std::string& profile, const std::string& arch) {
   fmt::print("// problem: {}\n// config:  {}{}\n// arch:    {}\n", problem_key, config_key,
-             model_pick ? fmt::format(" (the model's pick for {})", o.profile) : "", arch);
+             model_pick ? fmt::format(" (the model's pick for {})", profile) : "", arch);
   for (const auto& e : s.name_expressions) fmt::print("// kernel:  {}\n", e);
   fmt::print("// nvrtc:   {}\n{}", fmt::join(s.options, " "), s.code);
   if (o.templates)
@@ -34,7 +35,8 @@ void print_source(const gen::GeneratedSource& s, const std::string& problem_key,
 }
 
 void run(const GenOptions& o) {
-  const DeviceDesc& device = device_profile(o.profile);
+  const std::string profile = profile_for_arch(o.profile, o.profile_given, o.arch);
+  const DeviceDesc& device = device_profile(profile);
   const std::string arch = o.arch.empty() ? device.arch() : o.arch;
   const OpSpec& op = o.problem.spec();
   for (const std::string& p : o.problem.problem_keys()) {
@@ -42,7 +44,7 @@ void run(const GenOptions& o) {
         o.config.empty() ? rt::model_ranked_configs(op, p, device, 64 << 20, 1).front() : o.config;
     if (auto why = op.validate_config(p, c, device))
       throw_invalid(fmt::format("config {} cannot run {} on {}: {}", c, p, device.name, *why));
-    print_source(gen::generate(op, p, c, "", arch), p, c, o.config.empty(), o, arch);
+    print_source(gen::generate(op, p, c, "", arch), p, c, o.config.empty(), o, profile, arch);
   }
 }
 
@@ -56,10 +58,15 @@ void register_gen(CLI::App& app) {
   cmd->add_option("--config", o->config,
                   "Config key, e.g. sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1 (default: the "
                   "model's pick)");
-  add_profile_option(*cmd, o->profile);
-  cmd->add_option("--arch", o->arch, "Target arch (default: the profile's, e.g. sm_90a)");
+  CLI::Option* profile = add_profile_option(*cmd, o->profile);
+  cmd->add_option("--arch", o->arch,
+                  "Target arch (default: the profile's, e.g. sm_90a; without --device-profile, "
+                  "the config is chosen for the built-in profile of that arch)");
   cmd->add_flag("--templates", o->templates, "Also print the embedded template headers");
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o, profile] {
+    o->profile_given = profile->count() > 0;
+    run(*o);
+  });
 }
 
 }  // namespace kt::cli

@@ -1,10 +1,12 @@
 // `kerntune tune`: tunes each shape on the GPU (or, without one, predicts with a device
 // profile) and stores every candidate's result and the winner in the database. Candidates run
-// in worker processes; a run killed before it finished is resumed by the same command.
+// in worker processes; a run killed before it finished is resumed by the same command, and a
+// problem that command finished before is skipped (--retune tunes it again).
 #include <fmt/format.h>
 
 #include <map>
 
+#include "cache/row_checks.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -21,7 +23,8 @@ struct TuneCliOptions {
   std::string db;
   std::string profile = "h200";
   bool predict = false;
-  int candidates = 24;
+  bool retune = false;
+  int candidates = 0;  // 0: the op's whole search
   int finalists = 3;
   int device = 0;
   std::vector<std::string> configs;
@@ -102,11 +105,29 @@ void run(TuneCliOptions o) {
   options.isolation = o.isolation;
   cache::Database db = open_database(o.db);
   fmt::print("database: {}\n", db.path());
+  std::size_t skipped = 0;
   for (std::size_t i = 0; i < problems.size(); ++i) {
     if (problems.size() > 1)
       fmt::print("problem {} of {}: {}\n", i + 1, problems.size(), problems[i]);
+    if (!o.retune) {
+      if (auto done = tune::find_finished(problems[i], db, options)) {
+        fmt::print(
+            "{}: skipped, finished before with these options by run {}: winner {} {:.1f} us "
+            "({}); --retune tunes it again\n",
+            problems[i], cache::printable(done->run.run_id),
+            cache::printable(done->winner.config_key), done->winner.median_us,
+            done->winner.predicted ? "predicted" : "measured");
+        ++skipped;
+        continue;
+      }
+    }
     print_report(tune::tune_problem(problems[i], db, options));
   }
+  if (skipped > 0)
+    fmt::print(
+        "skipped {} of {} problems finished before with these options (--retune tunes "
+        "them again)\n",
+        skipped, problems.size());
 }
 
 }  // namespace
@@ -120,14 +141,23 @@ void register_tune(CLI::App& app) {
   add_database_option(*cmd, o->db);
   add_profile_option(*cmd, o->profile);
   cmd->add_flag("--predict", o->predict, "Rank by the model only, even with a GPU present");
-  cmd->add_option("--candidates", o->candidates,
-                  "Candidates to compile and measure (the model's top N)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 4096));
+  cmd->add_flag("--retune", o->retune,
+                "Tune problems again that a run with the same options finished before (by "
+                "default they are skipped, so a killed --suite picks up where it stopped)");
+  CLI::Option* candidates =
+      cmd->add_option("--candidates", o->candidates,
+                      "At most N candidates per problem over every round of the op's search: "
+                      "no more are compiled or measured (default: no cap: gemm tries the "
+                      "model's best config of 24 tile shapes, then up to 3 local rounds around "
+                      "the fastest; attention its whole config space; other ops the model's "
+                      "top 24)")
+          ->check(CLI::Range(1, 4096));
   cmd->add_option("--finalists", o->finalists, "Candidates re-measured interleaved before the pick")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
-  cmd->add_option("--config", o->configs, "Explicit candidate config keys (repeatable)");
+  cmd->add_option("--config", o->configs,
+                  "Explicit candidate config keys (repeatable): exactly these are tried")
+      ->excludes(candidates);
   cmd->add_option("--device", o->device, "CUDA device ordinal")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the random inputs (default: fresh)");
   cmd->add_option("--candidate-timeout", o->isolation.candidate_timeout_s,

@@ -241,9 +241,13 @@ Section check_blocklist(const std::string& path, const MachineFacts& machine) {
   }
   // Stale: the compile key holds the NVRTC version and every template, so an entry of another
   // NVRTC or template version can never match a kernel compiled here again.
-  std::int64_t here = 0, stale = 0;
+  std::int64_t here = 0, stale = 0, host = 0;
   std::set<std::string> stale_versions, other_devices;
   for (const cache::BlocklistEntry& e : entries) {
+    if (!cache::is_device_fault(e)) {  // older builds blocklisted failures of the host too
+      ++host;
+      continue;
+    }
     const OpEntry* op = find_op(e.op);
     const bool other_nvrtc =
         !machine.nvrtc_version.empty() && e.nvrtc_version != machine.nvrtc_version;
@@ -265,11 +269,18 @@ Section check_blocklist(const std::string& path, const MachineFacts& machine) {
       "tries them); `kerntune cache blocklist` lists them, `{}` empties the list",
       here, machine.gpu ? "this machine's GPUs" : "any device (no GPU here to tell)",
       machine.nvrtc_version.empty() ? "(not loaded)" : machine.nvrtc_version, clear)));
-  const std::int64_t other = std::int64_t(entries.size()) - here - stale;
+  const std::int64_t other = std::int64_t(entries.size()) - here - stale - host;
   if (other > 0)
     section.lines.push_back(ok(fmt::format(
         "{} entries are of other devices ({}): they apply where this database serves those GPUs",
         other, fmt::join(other_devices, "; "))));
+  if (host > 0)
+    section.lines.push_back(warn(
+        fmt::format("{} entries record failures of the host, not of a kernel on the device (a "
+                    "compile worker that died or ran out of time; older builds blocklisted them): "
+                    "`kerntune tune` ignores them",
+                    host),
+        fmt::format("nothing breaks; `{}` removes them (and every other entry)", clear)));
   if (stale > 0)
     section.lines.push_back(warn(
         fmt::format("{} entries are stale: recorded under another NVRTC or template version ({}; "

@@ -44,7 +44,13 @@ CompileOutcome CandidateCompiler::compile(const std::string& config_key,
   out.compile_key = gen::compile_key(source);
   out.kernel = source.name_expressions.empty() ? source.name : source.name_expressions.front();
   if (!settings_.retry_blocklisted) {
-    if (auto entry = db_.find_blocklisted(settings_.device_fingerprint, out.compile_key)) {
+    auto entry = db_.find_blocklisted(settings_.device_fingerprint, out.compile_key);
+    if (entry && !cache::is_device_fault(*entry)) {
+      logger().debug("ignoring host-side blocklist entry config={} reason={}", config_key,
+                     cache::to_string(entry->reason));
+      entry.reset();
+    }
+    if (entry) {
       out.status = cache::Status::kRejected;
       out.detail = fmt::format(
           "blocklisted: {} ({}); `kerntune tune --retry-blocklisted` tries "

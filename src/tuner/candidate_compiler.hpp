@@ -2,7 +2,8 @@
 // database when its compile key is there, else from a compile worker process (a pool, one per
 // compile thread), and is written back. A worker that dies makes the candidate compile_crash,
 // one that runs past the time limit makes it timeout; either way the worker is started afresh
-// for the next candidate. Blocklisted kernels are not compiled at all.
+// for the next candidate. Kernels blocklisted for a fault on the device are not compiled at all
+// (entries that host-side failures made before issue 35 are ignored: cache::is_device_fault).
 #pragma once
 
 #include <atomic>
@@ -40,9 +41,10 @@ class CandidateCompiler {
  public:
   CandidateCompiler(cache::Database& db, CompileSettings settings);
 
-  // Thread-safe. Applies the candidate's test fault to `source`, then: blocklisted → kRejected
-  // ("blocklisted: <reason>"); in the database → its cubin; else compiled in a worker. Throws
-  // kt::Error (kNotFound) when NVRTC is missing altogether (no candidate's fault).
+  // Thread-safe. Applies the candidate's test fault to `source`, then: blocklisted for a device
+  // fault → kRejected ("blocklisted: <reason>"); in the database → its cubin; else compiled in
+  // a worker. Throws kt::Error when NVRTC is missing altogether (kNotFound) or the worker cannot
+  // start (WorkerProcess::request): no candidate's fault, so no candidate's outcome.
   CompileOutcome compile(const std::string& config_key, gen::GeneratedSource source);
 
   int num_worker_restarts() const { return restarts_; }

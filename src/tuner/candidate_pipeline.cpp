@@ -36,15 +36,17 @@ CandidatePipeline::CandidatePipeline(cache::Database& db, PipelineSettings setti
 
 CompileOutcome CandidatePipeline::compile(const std::string& config_key,
                                           gen::GeneratedSource source) {
-  CompileOutcome out = compiler_.compile(config_key, std::move(source));
-  if (cache::is_crash(out.status)) blocklist(config_key, out, out.status, out.detail);
-  return out;
+  // NOTE: a compile worker that dies or runs out of time is never blocklisted: it says nothing
+  // of the kernel on the device (the blocklist's key) and much of the host (a worker that cannot
+  // run, a loaded machine, the toolkit). The candidate keeps its reason in this run only.
+  return compiler_.compile(config_key, std::move(source));
 }
 
 TrialOutcome CandidatePipeline::measure(const std::string& config_key,
                                         const CompileOutcome& compiled, double predicted_us) {
   if (!bench_) bench_.emplace(settings_.bench, settings_.isolation.candidate_timeout_s);
   TrialOutcome out = bench_->measure(config_key, *compiled.record, predicted_us);
+  // The kernel faulted, broke the context or hung on the device: blocklisted for it.
   if (cache::is_crash(out.status)) blocklist(config_key, compiled, out.status, out.detail);
   return out;
 }

@@ -1,10 +1,11 @@
 // The crash-isolated path every tuner sends its candidates down, whatever the op: compile
 // (database, else a compile worker), verify and time (the benchmark worker), re-measure the
 // finalists, and record each outcome the moment it is known (RunLedger, so a killed run
-// resumes). Kernels that crash a worker, break its CUDA context or hang are put on the
-// blocklist of this device. Configs are opaque here: a candidate is its config key, its
-// generated source and its predicted time. The templates at the end run these steps over a
-// tuner's own candidate type.
+// resumes). Kernels that crash the benchmark worker, break its CUDA context or hang on the GPU
+// are put on the blocklist of this device; what fails on the host (a compile worker that dies
+// or runs out of time, a worker that cannot start, NVRTC missing) never is. Configs are opaque
+// here: a candidate is its config key, its generated source and its predicted time. The templates
+// at the end run these steps over a tuner's own candidate type.
 #pragma once
 
 #include <fmt/format.h>
@@ -56,9 +57,11 @@ class CandidatePipeline {
   RunLedger& ledger() { return ledger_; }
   const PipelineSettings& settings() const { return settings_; }
 
-  // CandidateCompiler::compile, and a compile crash or time-out goes on the blocklist.
+  // CandidateCompiler::compile. Nothing it returns is blocklisted: compile_crash and timeout
+  // are host-side outcomes, recorded for this run only.
   CompileOutcome compile(const std::string& config_key, gen::GeneratedSource source);
-  // BenchWorker::measure (the worker starts on first use), and a crash goes on the blocklist.
+  // BenchWorker::measure (the worker starts on first use); a crash on the device (illegal
+  // address, launch failure, timeout) goes on the blocklist.
   TrialOutcome measure(const std::string& config_key, const CompileOutcome& compiled,
                        double predicted_us);
   bool remeasure(const std::vector<std::string>& config_keys,

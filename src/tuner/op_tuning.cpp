@@ -1,5 +1,5 @@
-// OpTuning's defaults: one search round of the model's first candidates; bench, dispatch
-// overhead and trace refused for an op that does not provide them.
+// OpTuning's defaults: one search round of the model's first candidates (the cap, else the first
+// round's size); bench, dispatch overhead and trace refused for an op that does not provide them.
 #include "tuner/op_tuning.hpp"
 
 #include <fmt/format.h>
@@ -35,7 +35,8 @@ class ModelTopSearch final : public OpSearch {
 std::unique_ptr<OpSearch> OpTuning::start_search(std::string_view,
                                                  const std::vector<RankedConfigKey>& ranked,
                                                  const SearchOptions& options) const {
-  return std::make_unique<ModelTopSearch>(ranked.size(), options.max_candidates);
+  return std::make_unique<ModelTopSearch>(
+      ranked.size(), options.max_candidates > 0 ? options.max_candidates : options.first_round);
 }
 
 OpBenchRow OpTuning::bench(Runtime&, std::string_view problem_key, const OpBenchOptions&) const {

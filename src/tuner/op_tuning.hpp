@@ -41,7 +41,10 @@ struct SearchedConfig {
 };
 
 struct SearchOptions {
-  int max_candidates = 24;   // the first round's size
+  int first_round = 24;  // the first round's size (the default search: the model's top N)
+  // At most this many candidates over every round (0: no cap). The tune loop enforces it by
+  // cutting each round to what is left; a search may plan for it (a smaller first round).
+  int max_candidates = 0;
   int refine_per_shape = 8;  // an op's later rounds: variants tried around each base
   bool predicted = false;    // times are the model's, not measurements
 };
@@ -63,7 +66,7 @@ class OpTuning {
   virtual std::unique_ptr<BenchTarget> make_bench_target(const BenchTargetArgs& args) const = 0;
 
   // The search for `problem_key` over `ranked` (its valid configs, best predicted first).
-  // Default: one round of the model's first max_candidates.
+  // Default: one round of the model's first max_candidates, or first_round when uncapped.
   virtual std::unique_ptr<OpSearch> start_search(std::string_view problem_key,
                                                  const std::vector<RankedConfigKey>& ranked,
                                                  const SearchOptions& options) const;

@@ -34,10 +34,11 @@ PipelineSettings pipeline_settings(const OpSpec& op, const std::string& problem_
   s.compile_threads = o.compile_threads;
   s.bench = {problem_key, o.device_ordinal, seed, o.max_workspace_bytes, db_path, o.bench};
   s.isolation = o.isolation;
-  set_options_sha256(s,
-                     {fmt::format("{} {} {} {} {}", o.max_candidates, o.refine_per_shape,
-                                  o.finalists, o.finalist_rounds, o.max_workspace_bytes)},
-                     o.configs);
+  set_options_sha256(
+      s,
+      {fmt::format("{} {} {} {} {} {}", o.max_candidates, o.first_round, o.refine_per_shape,
+                   o.finalists, o.finalist_rounds, o.max_workspace_bytes)},
+      o.configs);
   return s;
 }
 
@@ -81,11 +82,23 @@ TuneReport tune_problem(const std::string& problem_key, cache::Database& db, con
         std::int64_t(o.max_workspace_bytes))
       ranked.push_back(std::move(r));
   std::unique_ptr<OpSearch> search;
-  if (o.configs.empty()) {
-    search = entry.tuning->start_search(problem_key, ranked,
-                                        {o.max_candidates, o.refine_per_shape, o.predict_only});
-    for (std::size_t i : search->next_round({}))
+  // A round of the search, cut to what the cap leaves (the round lists its best first).
+  auto add_round = [&](std::vector<std::size_t> round) {
+    if (o.max_candidates > 0) {
+      const std::size_t cap = std::size_t(o.max_candidates);
+      const std::size_t left = cap - std::min(report.candidates.size(), cap);
+      if (round.size() > left) round.resize(left);
+    }
+    for (std::size_t i : round)
       report.candidates.push_back({ranked.at(i).config_key, ranked[i].predicted_us});
+  };
+  auto cap_reached = [&] {
+    return o.max_candidates > 0 && report.candidates.size() >= std::size_t(o.max_candidates);
+  };
+  if (o.configs.empty()) {
+    search = entry.tuning->start_search(
+        problem_key, ranked, {o.first_round, o.max_candidates, o.refine_per_shape, o.predict_only});
+    add_round(search->next_round({}));
   } else {
     report.candidates = explicit_candidates(op, problem_key, o.configs, device);
   }
@@ -125,12 +138,11 @@ TuneReport tune_problem(const std::string& problem_key, cache::Database& db, con
     return c.timing.median_us;
   };
   run_round(0);
-  while (search) {
+  while (search && !cap_reached()) {
     std::vector<SearchedConfig> searched;
     for (const Candidate& c : report.candidates) searched.push_back({c.config_key, score(c)});
     const std::size_t begin = report.candidates.size();
-    for (std::size_t i : search->next_round(searched))
-      report.candidates.push_back({ranked.at(i).config_key, ranked[i].predicted_us});
+    add_round(search->next_round(searched));
     if (report.candidates.size() == begin) break;
     run_round(begin);
   }
@@ -166,6 +178,22 @@ TuneReport tune_problem(const std::string& problem_key, cache::Database& db, con
   finish_run(pipe, report.candidates, finalists, report.winner);
   report.num_worker_restarts = pipe.num_worker_restarts();
   return report;
+}
+
+std::optional<FinishedTuning> find_finished(const std::string& problem_key,
+                                            const cache::Database& db, const TuneOptions& o) {
+  const OpSpec& op = *OpRegistry::instance().by_key(problem_key).spec;
+  const ProblemSummary summary = op.summarize(problem_key);
+  const TuningSession session(o.predict_only, o.device, o.device_ordinal, o.run_id, 1);
+  const cache::TuningKey key{problem_key, session.device().fingerprint(), kBenchmarkProtocolVersion,
+                             op.template_version()};
+  const PipelineSettings settings =
+      pipeline_settings(op, problem_key, summary, o, key, session.run_id(), 1, db.path());
+  std::optional<cache::TuningRun> run = db.last_finished_run(key, settings.options_sha256);
+  if (!run) return std::nullopt;
+  std::optional<cache::Winner> winner = db.find_winner(key);
+  if (!winner || (winner->predicted && !o.predict_only)) return std::nullopt;
+  return FinishedTuning{std::move(*run), std::move(*winner)};
 }
 
 }  // namespace kt::tune

@@ -20,7 +20,10 @@
 namespace kt::tune {
 
 struct TuneOptions {
-  int max_candidates = 24;  // the first round (an op's search may add rounds after it)
+  // At most this many candidates over every round of the op's search (0: no cap: the op's whole
+  // search); explicit `configs` are not capped.
+  int max_candidates = 0;
+  int first_round = 24;  // the op's first round (GEMM: tile shapes; the default: the model's top)
   int refine_per_shape = 8;
   int finalists = 3;  // re-measured interleaved before the pick
   int finalist_rounds = 4;
@@ -73,5 +76,20 @@ struct TuneReport {
 // candidates that fail become rows with their status.
 TuneReport tune_problem(const std::string& problem_key, cache::Database& db,
                         const TuneOptions& options);
+
+// A tuning that need not run again: a run of the same tuning key with the same options (the
+// options hash a resume compares) marked done, and a winner stored that such a run would not
+// replace (a measured one, unless predicting).
+struct FinishedTuning {
+  cache::TuningRun run;  // the last such run
+  cache::Winner winner;
+};
+
+// The finished tuning of `problem_key` under `options` in `db`, or nullopt when tune_problem has
+// work to do: never tuned, killed before its end (then it resumes), finished without a winner,
+// only predicted where measuring, or tuned with other options. Binds the device as tune_problem
+// does (its fingerprint is in the key); throws kt::Error as tune_problem does for a bad key.
+std::optional<FinishedTuning> find_finished(const std::string& problem_key,
+                                            const cache::Database& db, const TuneOptions& options);
 
 }  // namespace kt::tune

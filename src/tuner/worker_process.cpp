@@ -28,6 +28,9 @@ namespace {
 constexpr const char* kWorkerName = "kerntune-worker";
 // The fd number on which a worker finds its end of the socket pair.
 constexpr int kWorkerFd = 3;
+// A worker says it is ready before it reads a request; starting a process and loading its
+// libraries takes milliseconds, so a worker silent this long cannot run here.
+constexpr double kReadyTimeoutS = 60;
 
 std::string describe_status(int status) {
   if (WIFSIGNALED(status))
@@ -106,6 +109,30 @@ void WorkerProcess::start() {
   fd_ = fds[0];
   ++num_starts_;
   logger().debug("worker started role={} pid={} starts={}", role_, pid_, num_starts_);
+  await_ready(exe);
+}
+
+void WorkerProcess::await_ready(const std::string& exe) {
+  Message hello;
+  ReadResult result = ReadResult::kClosed;
+  try {
+    result = read_message(fd_, hello, kReadyTimeoutS);
+  } catch (const Error&) {  // a malformed frame: not a kerntune worker
+  }
+  if (result == ReadResult::kMessage && hello.find("ready") == role_) return;
+  const std::string what =
+      result == ReadResult::kTimedOut
+          ? fmt::format("said nothing within {:.0f} s ({})", kReadyTimeoutS, stop(true))
+      : result == ReadResult::kMessage
+          ? fmt::format("answered but not as a {} worker ({})", role_, stop(true))
+          : fmt::format("{} before it was ready", stop(true));
+  // NOTE: no candidate's outcome: nothing could have run, and a kernel blamed for this would be
+  // blocklisted for a fault of the host.
+  throw Error(ErrorKind::kNotFound,
+              fmt::format("the {} worker '{}' {}: it is not this build's kerntune-worker or "
+                          "cannot run here; point KERNTUNE_WORKER at kerntune-worker, or unset "
+                          "it to use the one installed beside kerntune",
+                          role_, exe, what));
 }
 
 std::string WorkerProcess::stop(bool kill_first) {

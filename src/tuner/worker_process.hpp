@@ -36,7 +36,9 @@ class WorkerProcess {
   // Sends `request` (starting the worker first when none is running) and waits at most
   // timeout_s for its reply. kDied: the worker exited or was killed before replying; kTimedOut:
   // it did not reply in time and was killed. Either way the next request starts a new worker.
-  // Throws kt::Error when the worker cannot be started at all.
+  // Throws kt::Error when the worker cannot be started at all, or when a started one does not
+  // say it is ready ({ready: role}) before reading any request: it exits at once (not a
+  // kerntune-worker, e.g. KERNTUNE_WORKER=/bin/true) or cannot run here.
   WorkerReply request(const Message& request, double timeout_s);
 
   // Reaps the worker after it announced its own exit (a reply with `exiting` set).
@@ -47,6 +49,9 @@ class WorkerProcess {
 
  private:
   void start();
+  // Waits for the started worker's {ready: role}; throws kt::Error (kNotFound) after reaping it
+  // when that does not come.
+  void await_ready(const std::string& exe);
   // Waits for the worker to end (SIGKILL first when kill); returns how it ended.
   std::string stop(bool kill);
 

@@ -1,7 +1,8 @@
 // The request loops of `kerntune-worker`: the compile worker turns generated sources into cubins
 // with NVRTC; the benchmark worker owns one GPU's context, the problem's inputs and reference,
 // and verifies and times candidates. Both answer one request at a time on `fd` until the tuner
-// closes it. A crash here kills only the worker: that is the point.
+// closes it. A crash here kills only the worker: that is the point. Before either loop the
+// worker sends {ready: compile|bench} (src/worker/main.cpp), which the tuner waits for.
 #pragma once
 
 namespace kt::tune {

@@ -15,6 +15,7 @@
 
 #include "core/env.hpp"
 #include "core/log.hpp"
+#include "tuner/worker_protocol.hpp"
 #include "tuner/worker_server.hpp"
 
 namespace {
@@ -48,8 +49,13 @@ int main(int argc, char** argv) {
   setrlimit(RLIMIT_CORE, &no_core);
   kt::logger().set_level(spdlog::level::warn);
   if (auto level = kt::env::log_level()) kt::logger().set_level(spdlog::level::from_str(*level));
-  if (role == "compile") return kt::tune::serve_compile(fd);
-  if (role == "bench") return kt::tune::serve_bench(fd);
-  fmt::print(stderr, "kerntune-worker: unknown role '{}'\n{}", role, kUsage);
-  return 64;
+  if (role != "compile" && role != "bench") {
+    fmt::print(stderr, "kerntune-worker: unknown role '{}'\n{}", role, kUsage);
+    return 64;
+  }
+  // The tuner waits for this before its first request (WorkerProcess::await_ready).
+  kt::tune::Message ready;
+  ready.set("ready", role);
+  if (!kt::tune::write_message(fd, ready)) return 1;
+  return role == "compile" ? kt::tune::serve_compile(fd) : kt::tune::serve_bench(fd);
 }

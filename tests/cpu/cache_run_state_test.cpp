@@ -75,6 +75,18 @@ TEST(CacheStatus, CrashStatusesRoundTripAndAreTheBlocklistReasons) {
     EXPECT_FALSE(is_crash(s)) << to_string(s);
 }
 
+TEST(CacheStatus, OnlyFaultsOnTheDeviceAreDeviceFaults) {
+  EXPECT_TRUE(is_device_fault(entry("a", Status::kIllegalAddress)));
+  EXPECT_TRUE(is_device_fault(entry("b", Status::kLaunchFailure)));
+  EXPECT_TRUE(is_device_fault(entry("c", Status::kTimeout)));  // the benchmark worker's
+  BlocklistEntry compile_timeout = entry("d", Status::kTimeout);
+  compile_timeout.detail = "compile worker no reply within 600.0 s; worker killed";
+  EXPECT_FALSE(is_device_fault(compile_timeout));
+  BlocklistEntry compile_crash = entry("e", Status::kCompileCrash);
+  compile_crash.detail = "compile worker exited with status 0";
+  EXPECT_FALSE(is_device_fault(compile_crash));
+}
+
 TEST_F(RunStateDb, VersionOneFileMigratesKeepingItsRows) {
   {
     Database db = Database::open(path_);
@@ -146,6 +158,9 @@ TEST_F(RunStateDb, RunsBeginAreClaimedOnceAndFinishAtomically) {
   EXPECT_TRUE(done->done);
   EXPECT_GT(done->finished_unix, 0);
   EXPECT_TRUE(db.unfinished_runs(key(), "opts").empty());
+  ASSERT_TRUE(db.last_finished_run(key(), "opts").has_value());
+  EXPECT_EQ(db.last_finished_run(key(), "opts")->run_id, "r1");
+  EXPECT_FALSE(db.last_finished_run(key(), "other-opts").has_value());
   EXPECT_FALSE(db.claim_run("r1", 222, "h", 444, "h"));  // a finished run is never taken over
   EXPECT_EQ(db.all_measurements().size(), 2u);
   ASSERT_TRUE(db.find_winner(key()).has_value());

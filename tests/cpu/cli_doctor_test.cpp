@@ -157,6 +157,12 @@ TEST_F(DoctorTest, BlocklistIsCountedAndStaleEntriesAreWarnedWithTheCommandThatC
     e.op = "attention";
     e.template_version = kAttentionTemplateVersion - 1;
     database.add_to_blocklist(e);
+    e.compile_key = "host-side";  // what older builds blocklisted for a compile worker's death
+    e.op = "gemm";
+    e.template_version = kGemmTemplateVersion;
+    e.reason = cache::Status::kCompileCrash;
+    e.detail = "compile worker exited with status 0";
+    database.add_to_blocklist(e);
   }
   const std::string before = read_file_bytes(db);
   const CliResult r = doctor(db);
@@ -167,6 +173,7 @@ TEST_F(DoctorTest, BlocklistIsCountedAndStaleEntriesAreWarnedWithTheCommandThatC
                                             4 - stale)))
       << r.output;
   EXPECT_TRUE(contains(section, fmt::format("[WARN] {} entries are stale", stale))) << r.output;
+  EXPECT_TRUE(contains(section, "[WARN] 1 entries record failures of the host")) << r.output;
   if (!nvrtc.empty()) {
     EXPECT_TRUE(contains(section, "NVRTC 11.0 gemm template")) << r.output;
   }

@@ -341,6 +341,41 @@ TEST_F(Cli, TuneHelpDocumentsTheTimeLimitAndTheBlocklistOverride) {
     EXPECT_TRUE(contains(r.output, option)) << "no " << option << " in:\n" << r.output;
 }
 
+TEST_F(Cli, TuneHelpSaysCandidatesCapsEveryRoundAndHowToRetune) {
+  const Result r = run("tune --help");
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* text : {"At most N candidates", "every round", "no more are compiled",
+                           "--retune", "finished before"})
+    EXPECT_TRUE(contains(r.output, text)) << "no '" << text << "' in:\n" << r.output;
+}
+
+TEST_F(Cli, TuneRefusesACandidateCapBesideExplicitConfigs) {
+  expect_error(
+      "tune --shape 64x64x64 --candidates 3 --config sm80.bm64.bn64.bk64.wm32.wn32.s4.g8.sk1",
+      {"--candidates", "excludes", "--config"});
+}
+
+// The default profile (h200) prefers fa3 and sm90 configs, which need sm_90a: for another arch
+// the config comes from the built-in profile of that arch.
+TEST_F(Cli, GenForAnArchChoosesAConfigOfThatArch) {
+  const Result attention = run("gen --op attention --shape b=1,h=8,s=1024,d=128 --arch sm_80");
+  ASSERT_EQ(attention.status, 0) << attention.output;
+  EXPECT_TRUE(contains(attention.output, "// config:  fa2.")) << attention.output;
+  EXPECT_TRUE(contains(attention.output, "the model's pick for a100")) << attention.output;
+  EXPECT_TRUE(contains(attention.output, "attention_fwd_sm80.cuh")) << attention.output;
+  EXPECT_FALSE(contains(attention.output, "attention_fwd_sm90")) << attention.output;
+  const Result gemm = run("gen --shape 4096x4096x4096 --arch sm_80");
+  ASSERT_EQ(gemm.status, 0) << gemm.output;
+  EXPECT_TRUE(contains(gemm.output, "// config:  sm80.")) << gemm.output;
+  EXPECT_FALSE(contains(gemm.output, "gemm_sm90")) << gemm.output;
+}
+
+TEST_F(Cli, AnArchOtherThanTheGivenProfilesIsAnErrorNamingEachProfilesArch) {
+  expect_error("gen --op attention --shape b=1,h=8,s=1024,d=128 --device-profile h200 --arch sm_80",
+               {"--arch sm_80", "h200 (sm_90a)", "a100 sm_80", "--device-profile"});
+  expect_error("compile --shape 256x256x256 --arch sm_86", {"--arch sm_86", "a100 sm_80"});
+}
+
 TEST_F(Cli, CacheBlocklistListsAndClearsAnEmptyList) {
   const Result list = run("cache blocklist");
   EXPECT_EQ(list.status, 0) << list.output;

@@ -10,9 +10,11 @@
 #include <sstream>
 #include <string>
 
+#include "cache/database.hpp"
 #include "core/device_desc.hpp"
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
+#include "core/versions.hpp"
 #include "support/cli_runner.hpp"
 
 namespace {
@@ -55,6 +57,26 @@ TEST(CliPredict, TuneWithoutAGpuPredictsAndStoresAPredictedWinner) {
   }
   EXPECT_TRUE(found) << "no winner for " << problem_key << " in:\n" << ls.output;
 
+  std::error_code ignored;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    std::filesystem::remove(db.string() + suffix, ignored);
+}
+
+// `--candidates N` caps the candidates over every round of the op's search: GEMM's local rounds
+// after the first add none past the cap (they once made `--candidates 3` compile 46).
+TEST(CliPredict, CandidatesCapsEveryRoundOfTheSearch) {
+  const std::filesystem::path db = std::filesystem::temp_directory_path() /
+                                   ("kt_cli_predict_cap_" + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(db);
+  const Result tune =
+      run_cli("tune --shape 64x64x64 --candidates 3 --device-profile a100", db.string());
+  EXPECT_EQ(tune.status, 0) << tune.output;
+  EXPECT_NE(tune.output.find("gemm:bf16:bf16:nt:64x64x64: 3 candidates ("), std::string::npos)
+      << tune.output;
+  const kt::cache::TuningKey key{"gemm:bf16:bf16:nt:64x64x64",
+                                 kt::device_profile("a100").fingerprint(),
+                                 kt::kBenchmarkProtocolVersion, kt::kGemmTemplateVersion};
+  EXPECT_EQ(kt::cache::Database::open(db.string()).measurements(key).size(), 3u);
   std::error_code ignored;
   for (const char* suffix : {"", "-wal", "-shm", "-journal"})
     std::filesystem::remove(db.string() + suffix, ignored);

@@ -20,13 +20,15 @@ inline std::string shell_quote(const std::string& text) {
   return quoted + "'";
 }
 
-// Runs `kerntune <args>` with the database at `db` and no CUDA driver.
-inline CliResult run_cli(const std::string& args, const std::string& db) {
+// Runs `kerntune <args>` with the database at `db` and no CUDA driver; `env` (e.g.
+// "KERNTUNE_WORKER=/bin/true") is set for it too.
+inline CliResult run_cli(const std::string& args, const std::string& db,
+                         const std::string& env = "") {
   const std::string command = "KERNTUNE_DB=" + shell_quote(db) +
                               " KERNTUNE_CUDA_DRIVER=/nonexistent/libcuda.so.1"
                               " KERNTUNE_LOG_LEVEL=info " +
-                              shell_quote(KT_BINARY_DIR "/src/tools/kerntune") + " " + args +
-                              " 2>&1";
+                              env + " " + shell_quote(KT_BINARY_DIR "/src/tools/kerntune") + " " +
+                              args + " 2>&1";
   CliResult r;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return r;

@@ -53,8 +53,9 @@ class AttentionTuning final : public tune::OpTuning {
   std::unique_ptr<tune::OpSearch> start_search(std::string_view problem_key,
                                                const std::vector<RankedConfigKey>& ranked,
                                                const tune::SearchOptions& options) const override {
+    // The whole space (the cap, when given, cuts it in model order).
     tune::SearchOptions all = options;
-    all.max_candidates = int(ranked.size());
+    all.first_round = int(ranked.size());
     return OpTuning::start_search(problem_key, ranked, all);
   }
   tune::OpBenchRow bench(Runtime& runtime, std::string_view problem_key,

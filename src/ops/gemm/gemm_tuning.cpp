@@ -86,8 +86,12 @@ class GemmSearch final : public tune::OpSearch {
         out.push_back(i);
       }
     };
-    add_distinct_shapes(true, std::min(kSmallMFirstRoundShapes, options_.max_candidates));
-    add_distinct_shapes(false, options_.max_candidates);
+    // Under a cap the first round takes at most the cap; the local rounds get what is left.
+    const int size = options_.max_candidates > 0
+                         ? std::min(options_.first_round, options_.max_candidates)
+                         : options_.first_round;
+    add_distinct_shapes(true, std::min(kSmallMFirstRoundShapes, size));
+    add_distinct_shapes(false, size);
     std::sort(out.begin(), out.end());  // model order
     return out;
   }
