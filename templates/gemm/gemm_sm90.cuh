@@ -111,7 +111,6 @@ namespace kt {
 //    multicast here landed before this CTA's consumers' full-barrier waits. (Cluster split-K's
 //    CTAs meet barrier C after each unit, so none reads a peer that has exited.)
 //  * Bulk partial sums: sm90_split_k_distributed.cuh. Epilogue slots: sm90_epilogue_tma.cuh.
-
 template <typename TIn, typename TOut, int kTileM, int kTileN, int kTileK, int kStages,
           int kConsumers, bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster,
           int kClusterK, bool kSwapAB, int kClusterN, bool kStreamK, bool kWarpSpecialized>
