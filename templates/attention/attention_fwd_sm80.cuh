@@ -242,12 +242,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
 
   const float scale_log2 = params.scale_log2;
   float o[kMTiles][kOTiles][4];
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-    for (int t = 0; t < kOTiles; ++t)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) o[mt][t][e] = 0.0f;
+  zero_fragments(o);
   float row_max[kMTiles][2];  // raw Q·Kᵀ units
   float row_sum[kMTiles][2];  // this lane's part; the quad's lanes sum at the end
 #pragma unroll
@@ -296,12 +291,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
     // S = Q·Kᵀ for the warp's rows and the block's kBlockN keys; each K fragment feeds every row
     // tile.
     float s[kMTiles][kSTiles][4];
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int t = 0; t < kSTiles; ++t)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) s[mt][t][e] = 0.0f;
+    zero_fragments(s);
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       const int qs = kQInRegisters ? ks : 0;

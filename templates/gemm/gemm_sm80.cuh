@@ -241,12 +241,7 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
   }
 
   float acc[kMI][kNI][4];
-#pragma unroll
-  for (int mi = 0; mi < kMI; ++mi)
-#pragma unroll
-    for (int ni = 0; ni < kNI; ++ni)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
+  zero_fragments(acc);
 
   // Fragments of two k16 steps: the next step's are loaded while the current step's mma run.
   unsigned int a_frag[2][kMI][4];

@@ -194,12 +194,7 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) gemm_small_m(const Gem
   };
 
   float acc[kGroups][kTilesM8][4];
-#pragma unroll
-  for (int i = 0; i < kGroups; ++i)
-#pragma unroll
-    for (int j = 0; j < kTilesM8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+  zero_fragments(acc);
 
   // The mma of one batch (see the fragment mapping above). A is loaded chunk by chunk as it is
   // needed: it comes from L1, and double-buffering it would cost as many registers as B.
