@@ -8,53 +8,13 @@
 #include "kerntune/attention/softmax_rows.cuh"
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm80.cuh"
+#include "kerntune/common/swizzled_tile.cuh"
 #include "kerntune/common/test_fault.cuh"
 
 namespace kt {
 namespace attn {
 
-// A kRows x kCols tile of 16-bit elements in shared memory (one row per sequence position, kCols
-// = head_dim), rows contiguous, each row made of 16-byte chunks permuted by an XOR swizzle so that
-// the eight rows of an ldmatrix 8x8 matrix (rows r..r+7, r % 8 == 0, one logical chunk) and the
-// eight chunks of a quarter-warp's copies hit eight distinct 16-byte bank groups.
-//   Rows of 8, 16 or 32 chunks start on a 128-byte line: physical chunk = chunk ^ (row % 8).
-//   Rows of 12 chunks (head_dim 96, 192 bytes) start at line offset 64 * (row % 2), so their
-//   first 8 chunks use key (row % 8) ^ (4 * (row % 2)) (the +64 flips bit 2 of the bank group)
-//   and their last 4 chunks stay among chunks 8..11 with key (row / 2) % 4: the pair
-//   (key, row % 2) differs across eight rows.
-// A key never changes a chunk's group of 8 (or of 4), so physical chunk = chunk ^ key(row, group).
-template <int kRows, int kCols>
-struct HeadTile {
-  static constexpr int kChunksPerRow = kCols / 8;
-  static constexpr int kRowBytes = kCols * 2;
-  static constexpr int kBytes = kRows * kRowBytes;
-  // All groups of a row share one key.
-  static constexpr bool kUniformKey = kChunksPerRow % 8 == 0;
-  static constexpr int kKeys = kUniformKey ? 1 : 2;
-  static_assert(kChunksPerRow % 8 == 0 || kChunksPerRow == 12,
-                "rows must be 192 bytes or a multiple of 128 bytes");
-  static_assert(kRows % 16 == 0, "rows come in whole 16-row fragments");
-
-  // The XOR key of key slot `slot` (0, or 1 for chunks 8..11 of 12-chunk rows) in row `row`;
-  // it depends on row % 8 only.
-  static __device__ __forceinline__ int key(int row, int slot) {
-    if constexpr (kUniformKey) {
-      return row & 7;
-    } else {
-      return slot == 0 ? ((row & 7) ^ ((row & 1) << 2)) : ((row >> 1) & 3);
-    }
-  }
-
-  // The key slot of logical chunk `chunk`.
-  static __host__ __device__ constexpr int slot(int chunk) { return kUniformKey ? 0 : chunk / 8; }
-
-  // Byte offset of logical chunk `chunk` of row `row`.
-  static __device__ __forceinline__ int offset(int row, int chunk) {
-    return row * kRowBytes + ((chunk ^ key(row, slot(chunk))) << 4);
-  }
-};
-
-// Per-lane ldmatrix addressing into a HeadTile: the lane gives the address of row `row` (+ 16 i
+// Per-lane ldmatrix addressing into a SwizzledTile: the lane gives the address of row `row` (+ 16 i
 // for fragment i, a multiple of 16 rows keeps row % 8) and logical chunk 2 j + c0, c0 in {0, 1}.
 // With j = 4 jh + jl, chunk 2 j + c0 = 8 jh + (2 jl ^ c0), and a key (< 8, or < 4 in a 4-chunk
 // group) only permutes the low bits, so the chunk's in-row offset is 128 jh + (x[slot] ^ 32 jl)
@@ -79,7 +39,7 @@ struct LaneAddress {
 };
 
 // Copies chunks [kFirstChunk, kFirstChunk + kColumnChunks) of rows [0, kRows) of a tile whose row r
-// starts at global `src` + r * ld into the HeadTile at shared address `tile_addr`; each thread
+// starts at global `src` + r * ld into the SwizzledTile at shared address `tile_addr`; each thread
 // keeps one chunk column and steps down kThreads / kColumnChunks rows at a time. Rows >= num_rows
 // are zero-filled without reading global memory. kFull: every row is in bounds (num_rows is
 // ignored), so no copy needs a compare or selects (ptxas cannot fold `r < kRows` itself: it does
@@ -88,7 +48,7 @@ template <int kRows, int kCols, int kThreads, int kFirstChunk, int kColumnChunks
 __device__ __forceinline__ void copy_columns_async(unsigned int tile_addr,
                                                    const unsigned short* src, long long ld,
                                                    int num_rows, int thread) {
-  using Tile = HeadTile<kRows, kCols>;
+  using Tile = SwizzledTile<kRows, kCols>;
   static_assert(kThreads % kColumnChunks == 0, "a thread keeps one chunk column");
   constexpr int kRowsPerIter = kThreads / kColumnChunks;
   constexpr int kIters = (kRows + kRowsPerIter - 1) / kRowsPerIter;
@@ -110,14 +70,14 @@ __device__ __forceinline__ void copy_columns_async(unsigned int tile_addr,
 }
 
 // Copies rows [0, kRows) of a tile whose row r starts at global `src` + r * ld (16-bit elements,
-// kCols contiguous, 16-byte aligned) into the HeadTile at shared address `tile_addr` with
+// kCols contiguous, 16-byte aligned) into the SwizzledTile at shared address `tile_addr` with
 // cp.async in 16-byte chunks. Rows >= num_rows are zero-filled without reading global memory.
 // Issues no commit. A quarter-warp copies 8 chunks of one row, or for 12-chunk rows also the last
 // 4 chunks of two adjacent rows: eight distinct bank groups either way. kFull: num_rows >= kRows.
 template <int kRows, int kCols, int kThreads, bool kFull = false>
 __device__ __forceinline__ void copy_tile_async(unsigned int tile_addr, const void* src,
                                                 long long ld, int num_rows, int thread) {
-  using Tile = HeadTile<kRows, kCols>;
+  using Tile = SwizzledTile<kRows, kCols>;
   const unsigned short* base = static_cast<const unsigned short*>(src);
   if constexpr (Tile::kUniformKey) {
     copy_columns_async<kRows, kCols, kThreads, 0, Tile::kChunksPerRow, kFull>(tile_addr, base, ld,
@@ -180,8 +140,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
   constexpr int kSTiles = kBlockN / 8;        // n8 tiles of a row tile's scores
   constexpr int kPSteps = kBlockN / 16;       // k16 steps of P·V
   constexpr int kOTiles = kHeadDim / 8;       // n8 tiles of a row tile's O
-  using TileQ = attn::HeadTile<kBlockM, kHeadDim>;
-  using TileKV = attn::HeadTile<kBlockN, kHeadDim>;
+  using TileQ = SwizzledTile<kBlockM, kHeadDim>;
+  using TileKV = SwizzledTile<kBlockN, kHeadDim>;
 
   extern __shared__ __align__(128) unsigned char smem[];
   const unsigned int smem_q = shared_address(smem);
@@ -282,12 +242,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
 
   const float scale_log2 = params.scale_log2;
   float o[kMTiles][kOTiles][4];
-#pragma unroll
-  for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-    for (int t = 0; t < kOTiles; ++t)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) o[mt][t][e] = 0.0f;
+  zero_fragments(o);
   float row_max[kMTiles][2];  // raw Q·Kᵀ units
   float row_sum[kMTiles][2];  // this lane's part; the quad's lanes sum at the end
 #pragma unroll
@@ -336,12 +291,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
     // S = Q·Kᵀ for the warp's rows and the block's kBlockN keys; each K fragment feeds every row
     // tile.
     float s[kMTiles][kSTiles][4];
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int t = 0; t < kSTiles; ++t)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) s[mt][t][e] = 0.0f;
+    zero_fragments(s);
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       const int qs = kQInRegisters ? ks : 0;

@@ -13,6 +13,7 @@
 #include "kerntune/attention/softmax_rows.cuh"
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm90.cuh"
+#include "kerntune/common/stage_ring.cuh"
 #include "kerntune/common/test_fault.cuh"
 #include "kerntune/common/wgmma_slab.cuh"
 
@@ -131,26 +132,22 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
       for (int slab = 0; slab < kSlabs; ++slab)
         tma_load_4d(smem_q + (c * kSlabs + slab) * fa3::kBoxBytes, &params.q_map, 64 * slab,
                     m0 + fa3::kRows * c, head, batch, q_full);
-    int stage = 0;
-    unsigned int phase = 0;
+    StageRing<kStages> ring;
     for (int block = num_blocks - 1; block >= 0; --block) {
-      mbarrier_wait(kv_empty + 8 * stage, phase ^ 1);
-      const unsigned int k_bar = k_full + 8 * stage;
-      const unsigned int v_bar = v_full + 8 * stage;
+      mbarrier_wait(kv_empty + 8 * ring.stage, ring.phase ^ 1);
+      const unsigned int k_bar = k_full + 8 * ring.stage;
+      const unsigned int v_bar = v_full + 8 * ring.stage;
       mbarrier_arrive_expect_tx(k_bar, kKvBytes);
 #pragma unroll
       for (int slab = 0; slab < kSlabs; ++slab)
-        tma_load_4d(smem_k + stage * kKvBytes + slab * kKvSlabBytes, &params.k_map, 64 * slab,
+        tma_load_4d(smem_k + ring.stage * kKvBytes + slab * kKvSlabBytes, &params.k_map, 64 * slab,
                     block * kBlockN, kv_head, batch, k_bar);
       mbarrier_arrive_expect_tx(v_bar, kKvBytes);
 #pragma unroll
       for (int slab = 0; slab < kSlabs; ++slab)
-        tma_load_4d(smem_v + stage * kKvBytes + slab * kKvSlabBytes, &params.v_map, 64 * slab,
+        tma_load_4d(smem_v + ring.stage * kKvBytes + slab * kKvSlabBytes, &params.v_map, 64 * slab,
                     block * kBlockN, kv_head, batch, v_bar);
-      if (++stage == kStages) {
-        stage = 0;
-        phase ^= 1;
-      }
+      ring.advance();
     }
     return;
   }
@@ -169,22 +166,15 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   const float scale_log2 = p.scale_log2;
   const unsigned int q_tile = smem_q + consumer * kSlabs * fa3::kBoxBytes;
 
-  int stage = 0;
-  unsigned int phase = 0;
-  auto next_stage = [&]() {
-    if (++stage == kStages) {
-      stage = 0;
-      phase ^= 1;
-    }
-  };
+  StageRing<kStages> ring;
   // Blocks right of this warpgroup's last visible key (causal, or rows past seqlen_q): release
   // them as they land, in order, so the empty barriers count one arrival per phase.
 #pragma unroll 1
   for (int i = my_blocks; i < num_blocks; ++i) {
-    mbarrier_wait(k_full + 8 * stage, phase);
-    mbarrier_wait(v_full + 8 * stage, phase);
-    if (thread == 0) mbarrier_arrive(kv_empty + 8 * stage);
-    next_stage();
+    mbarrier_wait(k_full + 8 * ring.stage, ring.phase);
+    mbarrier_wait(v_full + 8 * ring.stage, ring.phase);
+    if (thread == 0) mbarrier_arrive(kv_empty + 8 * ring.stage);
+    ring.advance();
   }
 
   float o[1][kOAccs];
@@ -219,8 +209,8 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
 
   // S = Q·Kᵀ for the block in the current stage: one wgmma group (scale-d 0 on the first step).
   auto issue_scores = [&]() {
-    const unsigned int k_tile = smem_k + stage * kKvBytes;
-    mbarrier_wait(k_full + 8 * stage, phase);
+    const unsigned int k_tile = smem_k + ring.stage * kKvBytes;
+    mbarrier_wait(k_full + 8 * ring.stage, ring.phase);
     fence_accumulators(s);
     wgmma_fence();
 #pragma unroll
@@ -283,17 +273,16 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     wgmma_wait<0>();
     softmax(my_blocks - 1, factor);
     fa3::pack_operand<T>(pa, s);
-    int previous_stage = stage;
-    unsigned int previous_phase = phase;
-    next_stage();
+    StageRing<kStages> previous = ring;
+    ring.advance();
 #pragma unroll 1
     for (int block = my_blocks - 2; block >= 0; --block) {
       issue_scores();
       // P·V of the previous block runs on the tensor cores during this block's softmax.
-      issue_pv(previous_stage, previous_phase);
+      issue_pv(previous.stage, previous.phase);
       wgmma_wait<1>();
       softmax(block, factor);
-      retire_pv(previous_stage);
+      retire_pv(previous.stage);
       // Rescale O only when a row of the warp raised its max (the factor is exactly 1 otherwise).
       if (__any_sync(0xFFFFFFFFu, factor[0] != 1.0f || factor[1] != 1.0f)) {
 #pragma unroll
@@ -305,13 +294,12 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
         }
       }
       fa3::pack_operand<T>(pa, s);
-      previous_stage = stage;
-      previous_phase = phase;
-      next_stage();
+      previous = ring;
+      ring.advance();
     }
     fence_accumulators(o[0]);
-    issue_pv(previous_stage, previous_phase);
-    retire_pv(previous_stage);
+    issue_pv(previous.stage, previous.phase);
+    retire_pv(previous.stage);
   }
 
   // Normalize: O /= l, lse = m · softmax_scale + ln l; a row with no visible key has l = 0 and

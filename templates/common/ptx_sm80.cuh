@@ -102,4 +102,15 @@ __device__ __forceinline__ float exp2_approx(float x) {
   return y;
 }
 
+// Zeroes kA x kB mma.sync m16n8 accumulator fragments (four FP32 registers each).
+template <int kA, int kB>
+__device__ __forceinline__ void zero_fragments(float (&f)[kA][kB][4]) {
+#pragma unroll
+  for (int a = 0; a < kA; ++a)
+#pragma unroll
+    for (int b = 0; b < kB; ++b)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) f[a][b][e] = 0.0f;
+}
+
 }  // namespace kt

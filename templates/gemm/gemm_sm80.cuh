@@ -6,6 +6,7 @@
 
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm80.cuh"
+#include "kerntune/common/swizzled_tile.cuh"
 #include "kerntune/common/test_fault.cuh"
 #include "kerntune/gemm/gemm_params.h"
 #include "kerntune/gemm/gemm_splitk_reduce.cuh"
@@ -13,32 +14,6 @@
 
 namespace kt {
 namespace sm80 {
-
-// A kRows x kCols tile of 16-bit elements in shared memory, rows contiguous, each row made of
-// 16-byte chunks permuted by an XOR swizzle. The swizzle makes both access patterns hit eight
-// distinct 16-byte bank groups: the eight rows of one ldmatrix 8x8 matrix (same logical chunk,
-// rows r..r+7 with r % 8 == 0) and the eight chunks of one quarter-warp of copies (a row's
-// chunks 8c..8c+7 for rows of >= 128 bytes; two consecutive rows for rows of 64 bytes).
-template <int kRows, int kCols>
-struct SwizzledTile {
-  static constexpr int kChunksPerRow = kCols / 8;
-  static constexpr int kRowBytes = kCols * 2;
-  static constexpr int kBytes = kRows * kRowBytes;
-  static_assert(kChunksPerRow == 4 || kChunksPerRow % 8 == 0,
-                "rows must be 64 bytes or a multiple of 128 bytes");
-  static_assert(kRows % 16 == 0, "rows come in whole 16-row fragments");
-
-  // Byte offset of logical chunk `chunk` of row `row`. The permutation depends on row % 8 only.
-  static __device__ __forceinline__ int offset(int row, int chunk) {
-    if constexpr (kChunksPerRow == 4) {
-      // NOTE: a 128-byte bank line holds two 64-byte rows, so rows 2i and 2i+1 share the XOR
-      // value i % 4 and differ in the line half.
-      return row * kRowBytes + ((chunk ^ ((row >> 1) & 3)) << 4);
-    } else {
-      return row * kRowBytes + ((chunk ^ (row & 7)) << 4);
-    }
-  }
-};
 
 // Moves one k-tile of a row-major global operand (16-bit elements, leading dimension ld) into a
 // SwizzledTile<kRows, kCols>, each of kThreads threads copying kIters chunks of 16 bytes. The
@@ -189,8 +164,8 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
   constexpr int kNI = kWarpN / 8;   // n8 fragments per warp
   constexpr int kKSteps = kTileK / 16;
 
-  using TileA = sm80::SwizzledTile<kTileM, kTileK>;
-  using TileB = sm80::SwizzledTile<kBIsNxK ? kTileN : kTileK, kBIsNxK ? kTileK : kTileN>;
+  using TileA = SwizzledTile<kTileM, kTileK>;
+  using TileB = SwizzledTile<kBIsNxK ? kTileN : kTileK, kBIsNxK ? kTileK : kTileN>;
   using LoaderA = sm80::TileLoader<kTileM, kTileK, kThreads, false, kVectorLoads>;
   using LoaderB = sm80::TileLoader<kBIsNxK ? kTileN : kTileK, kBIsNxK ? kTileK : kTileN, kThreads,
                                    !kBIsNxK, kVectorLoads>;
@@ -266,12 +241,7 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
   }
 
   float acc[kMI][kNI][4];
-#pragma unroll
-  for (int mi = 0; mi < kMI; ++mi)
-#pragma unroll
-    for (int ni = 0; ni < kNI; ++ni)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;
+  zero_fragments(acc);
 
   // Fragments of two k16 steps: the next step's are loaded while the current step's mma run.
   unsigned int a_frag[2][kMI][4];

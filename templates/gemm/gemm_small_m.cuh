@@ -17,37 +17,33 @@ namespace small_m {
 // NOTE: the loads are volatile asm so that they keep their place relative to the (volatile) mma
 // of the previous batch: the next batch's loads must be in flight while this one computes.
 
+// The inline PTX of a 16-byte read-only load into %0..%3 from [%4], issued only when %5 is
+// nonzero (the registers are zero otherwise); `qualifiers`: its cache hints, a string literal.
+#define KT_LOAD_NC_16(qualifiers)     \
+  "{\n"                               \
+  "  .reg .pred p;\n"                 \
+  "  setp.ne.b32 p, %5, 0;\n"         \
+  "  mov.b32 %0, 0;\n"                \
+  "  mov.b32 %1, 0;\n"                \
+  "  mov.b32 %2, 0;\n"                \
+  "  mov.b32 %3, 0;\n"                \
+  "  @p ld.global.nc" qualifiers      \
+  ".v4.u32 {%0, %1, %2, %3}, [%4];\n" \
+  "}\n"
+
 // 16 bytes of a streamed operand (B): read-only, not allocated in L1 (so A stays there), with a
 // 256-byte L2 prefetch hint. When `pred` is false nothing is read and v is zero.
 __device__ __forceinline__ void load_stream_16(unsigned int (&v)[4], const void* p, bool pred) {
-  asm volatile(
-      "{\n"
-      "  .reg .pred p;\n"
-      "  setp.ne.b32 p, %5, 0;\n"
-      "  mov.b32 %0, 0;\n"
-      "  mov.b32 %1, 0;\n"
-      "  mov.b32 %2, 0;\n"
-      "  mov.b32 %3, 0;\n"
-      "  @p ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-      "}\n"
-      : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
-      : "l"(p), "r"(static_cast<int>(pred)));
+  asm volatile(KT_LOAD_NC_16(".L1::no_allocate.L2::256B")
+               : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+               : "l"(p), "r"(static_cast<int>(pred)));
 }
 
 // 16 bytes of a reused operand (A): read-only, cached in L1 for the CTA's other warps.
 __device__ __forceinline__ void load_reused_16(unsigned int (&v)[4], const void* p, bool pred) {
-  asm volatile(
-      "{\n"
-      "  .reg .pred p;\n"
-      "  setp.ne.b32 p, %5, 0;\n"
-      "  mov.b32 %0, 0;\n"
-      "  mov.b32 %1, 0;\n"
-      "  mov.b32 %2, 0;\n"
-      "  mov.b32 %3, 0;\n"
-      "  @p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-      "}\n"
-      : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
-      : "l"(p), "r"(static_cast<int>(pred)));
+  asm volatile(KT_LOAD_NC_16("")
+               : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+               : "l"(p), "r"(static_cast<int>(pred)));
 }
 
 // 8 bytes of a reused operand (A), as load_reused_16.
@@ -198,12 +194,7 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) gemm_small_m(const Gem
   };
 
   float acc[kGroups][kTilesM8][4];
-#pragma unroll
-  for (int i = 0; i < kGroups; ++i)
-#pragma unroll
-    for (int j = 0; j < kTilesM8; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+  zero_fragments(acc);
 
   // The mma of one batch (see the fragment mapping above). A is loaded chunk by chunk as it is
   // needed: it comes from L1, and double-buffering it would cost as many registers as B.

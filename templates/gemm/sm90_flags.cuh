@@ -1,4 +1,4 @@
-// The sm90 GEMM workspace's flag region (split-K and stream-K, see "Split-K" at gemm_sm90): its
+// The sm90 GEMM workspace's flag region (split-K and stream-K; see sm90_split_k_serial.cuh): its
 // layout, the launch epoch every flag carries, and the spins that wait for other units' flags.
 #pragma once
 

@@ -1,11 +1,12 @@
-// The sm90 GEMM's split-K partial sums (see "Split-K" at gemm_sm90): a consumer's accumulators
-// in fragment order, stored, staged, bulk-copied and added, and the distributed reduction of a
+// The sm90 GEMM's partial sums (the split-K and stream-K schedules): a consumer's accumulators in
+// fragment order, stored, staged, bulk-copied and added, and the distributed reduction of a
 // stripe of a tile's columns across its splits.
 #pragma once
 
 #include "kerntune/common/ptx_sm90.cuh"
 #include "kerntune/gemm/gemm_params.h"
 #include "kerntune/gemm/sm90_store.cuh"
+#include "kerntune/gemm/sm90_traits.cuh"
 #include "kerntune/gemm/sm90_work_units.cuh"
 
 namespace kt {
@@ -170,21 +171,6 @@ __device__ __forceinline__ void stage_own_stripe(unsigned int base, int split, i
                         acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
 }
 
-// Cluster split-K: the named barrier over every thread of the CTA that closes a unit's main loop
-// (1 and 2 are the consumers' own).
-constexpr unsigned int kUnitBarrier = 3;
-
-// Cluster split-K, once per unit, for the producer warpgroup: the three barriers the consumers
-// meet around the reduction. (A) the CTA's main loop is done, so the ring may hold partial sums;
-// (B) every CTA of the cluster has staged its partial sums; (C) every CTA has read what it needs
-// from its peers, so the ring may be loaded again and the CTA may exit.
-template <int kConsumers>
-__device__ __forceinline__ void cluster_split_barriers() {
-  named_barrier_sync(kUnitBarrier, 128 * (kConsumers + 1));
-  cluster_sync();
-  cluster_sync();
-}
-
 // x, which the compiler cannot see through (no value computed from it earlier is reused).
 __device__ __forceinline__ int launder_u32(int x) {
   asm volatile("mov.b32 %0, %0;\n" : "+r"(x));
@@ -213,15 +199,17 @@ struct StripeOut {
   bool aligned;
 };
 
-// The StripeOut of lane `lane` of warp `warp` of consumer `consumer` in unit w's tile.
-template <typename TOut, int kTileM, int kTileN, int kConsumers, bool kSwapAB>
-__device__ __forceinline__ StripeOut<TOut> stripe_out(const GemmParams& p, const WorkUnit& w,
-                                                      int consumer, int warp, int lane) {
-  const int row0 = w.tile_m * kTileM + consumer * (kTileM / kConsumers) + 16 * warp + lane / 4;
-  const int col0 = w.tile_n * kTileN + 2 * (lane % 4);
-  TOut* const c = static_cast<TOut*>(p.c);
-  return {element<kSwapAB>(c, p.ldc, row0, col0), p.ldc, p.m - row0, p.n - col0,
-          pairs_aligned(c, p.ldc)};
+// The StripeOut of consumer thread c in unit w's tile.
+template <typename K>
+__device__ __forceinline__ StripeOut<typename K::TOut> stripe_out(const GemmParams& p,
+                                                                  const WorkUnit& w,
+                                                                  const ConsumerThread& c) {
+  const int row0 =
+      w.tile_m * K::kTileM + c.consumer * (K::kTileM / K::kConsumers) + 16 * c.warp + c.lane / 4;
+  const int col0 = w.tile_n * K::kTileN + 2 * (c.lane % 4);
+  typename K::TOut* const c_out = static_cast<typename K::TOut*>(p.c);
+  return {element<K::kSwapAB>(c_out, p.ldc, row0, col0), p.ldc, p.m - row0, p.n - col0,
+          pairs_aligned(c_out, p.ldc)};
 }
 
 // Stores a thread's sums s of quad q of m64 tile mi: its rows 64 mi and 64 mi + 8, columns 8 q

@@ -8,6 +8,10 @@
 namespace kt {
 namespace sm90 {
 
+// Compiled with -DKT_TRACE (never by the tuner or the runtime), one thread per role stamps
+// %globaltimer (ns) at each phase of the CTA's first unit (trace_mark), the CTA's SM
+// (trace_sm_id) and the SM's cycle counter (trace_cycles). Without the macro the three are empty
+// and the kernel is unchanged.
 #ifdef KT_TRACE
 // The traced CTA's u64 `slot` of the trace region (layout: GemmTraceEvent in gemm_params.h).
 __device__ __forceinline__ void trace_store(unsigned int* flags, int slot, unsigned long long v) {
@@ -15,46 +19,34 @@ __device__ __forceinline__ void trace_store(unsigned int* flags, int slot, unsig
   reinterpret_cast<unsigned long long*>(
       flags + kFlagRegionWords - kGemmTraceBytes / 4)[blockIdx.x * kGemmTraceEvents + slot] = v;
 }
-#endif
 
-// Compiled with -DKT_TRACE (never by the tuner or the runtime), one thread per role stamps
-// %globaltimer (ns) at each phase of the CTA's first unit. Without the macro, trace_mark (and
-// the two below) are empty and the kernel is unchanged.
+// %globaltimer in slot `event`.
 __device__ __forceinline__ void trace_mark(unsigned int* flags, int event) {
-#ifdef KT_TRACE
   unsigned long long now;
   asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
   trace_store(flags, event, now);
-#else
-  (void)flags;
-  (void)event;
-#endif
 }
 
 // The traced CTA's SM (`kerntune trace --per-cta`: where the launch placed each CTA), in the
 // kTraceSmId slot as %smid + 1.
 __device__ __forceinline__ void trace_sm_id(unsigned int* flags) {
-#ifdef KT_TRACE
   unsigned int smid;
   asm volatile("mov.u32 %0, %%smid;\n" : "=r"(smid));
   trace_store(flags, kTraceSmId, smid + 1ull);
-#else
-  (void)flags;
-#endif
 }
 
-// The SM's cycle counter (%clock64) in `slot` (kTraceEntryCycles or kTraceLoopCycles): with the
-// %globaltimer stamps of the same moments, the clock the SM ran at.
+// %clock64 in `slot` (kTraceEntryCycles or kTraceLoopCycles): with the %globaltimer stamps of
+// the same moments, the clock the SM ran at.
 __device__ __forceinline__ void trace_cycles(unsigned int* flags, int slot) {
-#ifdef KT_TRACE
   unsigned long long cycles;
   asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(cycles));
   trace_store(flags, slot, cycles);
-#else
-  (void)flags;
-  (void)slot;
-#endif
 }
+#else
+__device__ __forceinline__ void trace_mark(unsigned int*, int) {}
+__device__ __forceinline__ void trace_sm_id(unsigned int*) {}
+__device__ __forceinline__ void trace_cycles(unsigned int*, int) {}
+#endif
 
 }  // namespace sm90
 }  // namespace kt

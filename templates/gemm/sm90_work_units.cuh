@@ -69,7 +69,7 @@ __device__ __forceinline__ WorkUnit work_unit(int unit, const GemmParams& p, boo
   return w;
 }
 
-// Stream-K (see "Stream-K" at gemm_sm90): unit `unit` >= dp_units is piece j = (unit - dp_units)
+// Stream-K (sm90_stream_k.cuh): unit `unit` >= dp_units is piece j = (unit - dp_units)
 // / ctas of CTA b = (unit - dp_units) % ctas. CTA b owns k-tiles [b * sk_iters, (b + 1) *
 // sk_iters) of the last sk_units units' k-tiles laid end to end (unit dp_units + t's k-tiles at
 // [t * k_tiles, (t + 1) * k_tiles)); its range cut at tile boundaries gives its pieces, j the
