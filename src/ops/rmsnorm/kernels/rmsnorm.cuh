@@ -3,8 +3,7 @@
 // FP32 accumulation. kThreadsPerRow threads share a row, each loading kVec elements at a time
 // (vector loads of 2·kVec bytes); a CTA holds kRowsPerCta rows. kMode 0 keeps each thread's slice
 // of the row in registers between the sum of squares and the scaling, 1 stages it in dynamic
-// shared memory, 2 reads it again from global memory (L2) for the scaling, the first read
-// marked evict_last in L2 and the second evict_first. Any kHidden: rows that
+// shared memory, 2 reads it again from global memory (L2) for the scaling. Any kHidden: rows that
 // do not start on a vector boundary are peeled (their ends one element a lane), so every row
 // moves aligned vectors.
 #pragma once
@@ -30,57 +29,6 @@ __device__ __forceinline__ RmsnormVec<N> rmsnorm_vec(const float (&f)[N]) {
   RmsnormVec<N> v;
 #pragma unroll
   for (int e = 0; e < N; ++e) v.h[e] = DTypeTraits<T>::from_float(f[e]).bits;
-  return v;
-}
-
-// L2 cache policies (sm_80+): evict_last keeps a line past the streaming traffic, evict_first
-// lets it go first.
-__device__ __forceinline__ unsigned long long rmsnorm_policy_evict_last() {
-  unsigned long long policy;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-__device__ __forceinline__ unsigned long long rmsnorm_policy_evict_first() {
-  unsigned long long policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-
-// *p loaded under an L2 cache policy. Ordered like a plain access against the thread's stores
-// (volatile, memory clobber): the in-place residual reads back what this thread wrote.
-template <int N>
-__device__ __forceinline__ RmsnormVec<N> rmsnorm_load(const RmsnormVec<N>* p,
-                                                      unsigned long long policy) {
-  RmsnormVec<N> v;
-  if constexpr (N == 1) {
-    asm volatile("ld.global.L2::cache_hint.u16 %0, [%1], %2;"
-                 : "=h"(v.h[0])
-                 : "l"(p), "l"(policy)
-                 : "memory");
-  } else {
-    unsigned int w[N / 2];
-    if constexpr (N == 2) {
-      asm volatile("ld.global.L2::cache_hint.b32 %0, [%1], %2;"
-                   : "=r"(w[0])
-                   : "l"(p), "l"(policy)
-                   : "memory");
-    } else if constexpr (N == 4) {
-      asm volatile("ld.global.L2::cache_hint.v2.b32 {%0, %1}, [%2], %3;"
-                   : "=r"(w[0]), "=r"(w[1])
-                   : "l"(p), "l"(policy)
-                   : "memory");
-    } else {
-      asm volatile("ld.global.L2::cache_hint.v4.b32 {%0, %1, %2, %3}, [%4], %5;"
-                   : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
-                   : "l"(p), "l"(policy)
-                   : "memory");
-    }
-#pragma unroll
-    for (int i = 0; i < N / 2; ++i) {
-      v.h[2 * i] = (unsigned short)(w[i] & 0xffffu);
-      v.h[2 * i + 1] = (unsigned short)(w[i] >> 16);
-    }
-  }
   return v;
 }
 
@@ -166,12 +114,6 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
     }
     return s;
   };
-  // The two-pass mode's L2 policies (Inductor's looped reduction does the same).
-  unsigned long long keep = 0, drop = 0;
-  if constexpr (kMode == 2) {
-    keep = rmsnorm_policy_evict_last();
-    drop = rmsnorm_policy_evict_first();
-  }
   // Pass 1 over vectors [first, first + kBatch): x (+ r, the rounded sum written out) into
   // `v`, squares into ss.
   float ss = 0;
@@ -180,13 +122,8 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       if (!valid(first + b)) continue;
-      if constexpr (kMode == 2) {  // read again for the scaling: kept in L2 until then
-        v[b] = rmsnorm_load<kVec>(x + index(first + b), keep);
-        if constexpr (kResidual) rv[b] = rmsnorm_load<kVec>(r + index(first + b), keep);
-      } else {
-        v[b] = x[index(first + b)];
-        if constexpr (kResidual) rv[b] = r[index(first + b)];
-      }
+      v[b] = x[index(first + b)];
+      if constexpr (kResidual) rv[b] = r[index(first + b)];
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
@@ -272,12 +209,7 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
       W v[kBatch];
 #pragma unroll
       for (int b = 0; b < kBatch; ++b)
-        if (valid(first + b)) {
-          if constexpr (kMode == 2)  // the last read of the line: let it go first
-            v[b] = rmsnorm_load<kVec>(again + index(first + b), drop);
-          else
-            v[b] = again[index(first + b)];
-        }
+        if (valid(first + b)) v[b] = again[index(first + b)];
       pass2(first, v, scale);
     }
   }
