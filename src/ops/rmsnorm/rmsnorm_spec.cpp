@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "core/error.hpp"
 #include "ops/rmsnorm/rmsnorm_config.hpp"
@@ -61,16 +60,11 @@ class RmsnormSpec final : public OpSpec {
 
   std::optional<double> distance(std::string_view a, std::string_view b) const override {
     const RmsnormProblem x = parse_rmsnorm_key(a), y = parse_rmsnorm_key(b);
-    // What separates configs is the row: its length sets the items a thread holds, its
-    // alignment (the largest vector of up to 8 elements dividing hidden) whether rows are
-    // peeled. Neighbours share the dtype, the residual and the alignment, and lie within 2x
-    // in hidden; rows count a quarter as much (they set the waves, which matter less).
-    if (x.dtype != y.dtype || x.residual != y.residual ||
-        std::gcd(x.hidden, std::int64_t(8)) != std::gcd(y.hidden, std::int64_t(8)))
-      return std::nullopt;
-    const double hidden = std::abs(std::log2(double(x.hidden)) - std::log2(double(y.hidden)));
-    if (hidden > 1) return std::nullopt;
-    return hidden + 0.25 * std::abs(std::log2(double(x.rows)) - std::log2(double(y.rows)));
+    // A config's vector width and items per thread follow hidden: only the same hidden. (Across
+    // hiddens within 2x, the neighbours' winners ran worse than the model's pick on the H200's
+    // held-out shapes with the residual, 0.80-0.88 of the copy against 0.84-0.96.)
+    if (x.dtype != y.dtype || x.residual != y.residual || x.hidden != y.hidden) return std::nullopt;
+    return std::abs(std::log2(double(x.rows)) - std::log2(double(y.rows)));
   }
 
   void check_config_key(std::string_view config_key) const override {
