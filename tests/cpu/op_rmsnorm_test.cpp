@@ -79,7 +79,9 @@ TEST(RmsnormSpace, CoversAwkwardHiddensWithValidConfigsOnly) {
     for (const RmsnormConfig& c : configs) {
       EXPECT_FALSE(validate(p, c, h200)) << to_key(c);
       // A row not starting on a vector boundary has its ends peeled, one element a lane.
-      if (p.hidden % c.vec != 0) EXPECT_GE(c.threads_per_row, 2 * (c.vec - 1)) << to_key(c);
+      if (p.hidden % c.vec != 0) {
+        EXPECT_GE(c.threads_per_row, 2 * (c.vec - 1)) << to_key(c);
+      }
       EXPECT_GE(p.hidden, c.vec) << to_key(c);
     }
   }

@@ -7,13 +7,14 @@
 #include "core/arith.hpp"
 #include "core/attention_config.hpp"
 #include "core/error.hpp"
+#include "core/typed_op_spec.hpp"
 #include "core/versions.hpp"
 #include "ops/attention/attention_op.hpp"
 
 namespace kt {
 
-namespace {
-
+// The model's reasoning for `kerntune explain` (TypedOpSpec::explain_for finds it beside the
+// problem type).
 std::string explain_config(const AttentionProblem& p, const AttentionConfig& c,
                            const DeviceDesc& d) {
   const AttentionEstimate e = estimate(p, c, d);
@@ -46,7 +47,9 @@ std::string explain_config(const AttentionProblem& p, const AttentionConfig& c,
   return out;
 }
 
-class AttentionSpec final : public OpSpec {
+namespace {
+
+class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig> {
  public:
   std::string name() const override { return "attention"; }
   std::string key_prefix() const override { return "attn:"; }
@@ -106,8 +109,11 @@ class AttentionSpec final : public OpSpec {
     return fmt::format("attn:{}:", to_string(parse_attention_key(key).dtype));
   }
 
-  void check_config_key(std::string_view config_key) const override {
-    parse_attention_config_key(config_key);
+  AttentionProblem parse_problem(std::string_view key) const override {
+    return parse_attention_key(key);
+  }
+  AttentionConfig parse_config(std::string_view key) const override {
+    return parse_attention_config_key(key);
   }
 
   std::vector<RankedConfigKey> ranked_configs(std::string_view key,
@@ -117,26 +123,6 @@ class AttentionSpec final : public OpSpec {
     for (const auto& r : rank_by_model(p, enumerate_attention_configs(p, device), device))
       out.push_back({to_key(r.config), r.estimate.predicted_us});
     return out;
-  }
-
-  std::optional<std::string> validate_config(std::string_view key, std::string_view config,
-                                             const DeviceDesc& device) const override {
-    try {
-      return validate(parse_attention_key(key), parse_attention_config_key(config), device);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-  }
-
-  double predicted_us(std::string_view key, std::string_view config, const DeviceDesc& device,
-                      int registers) const override {
-    return estimate(parse_attention_key(key), parse_attention_config_key(config), device, registers)
-        .predicted_us;
-  }
-
-  std::string explain(std::string_view key, std::string_view config,
-                      const DeviceDesc& device) const override {
-    return explain_config(parse_attention_key(key), parse_attention_config_key(config), device);
   }
 
   // Variant "lse": the instantiation that also stores the row logsumexp.

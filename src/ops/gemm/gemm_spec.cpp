@@ -6,13 +6,14 @@
 #include "core/error.hpp"
 #include "core/gemm_config.hpp"
 #include "core/gemm_model.hpp"
+#include "core/typed_op_spec.hpp"
 #include "core/versions.hpp"
 #include "ops/gemm/gemm_op.hpp"
 
 namespace kt {
 
-namespace {
-
+// The model's reasoning for `kerntune explain` (TypedOpSpec::explain_for finds it beside the
+// problem type).
 std::string explain_config(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d) {
   const GemmEstimate e = estimate(p, c, d);
   std::string out;
@@ -60,7 +61,9 @@ std::string explain_config(const GemmProblem& p, const GemmConfig& c, const Devi
   return out;
 }
 
-class GemmSpec final : public OpSpec {
+namespace {
+
+class GemmSpec final : public TypedOpSpec<GemmProblem, GemmConfig> {
  public:
   std::string name() const override { return "gemm"; }
   std::string key_prefix() const override { return "gemm:"; }
@@ -112,8 +115,14 @@ class GemmSpec final : public OpSpec {
                        to_string(p.layout));
   }
 
-  void check_config_key(std::string_view config_key) const override {
-    parse_gemm_config_key(config_key);
+  GemmProblem parse_problem(std::string_view key) const override { return parse_gemm_key(key); }
+  GemmConfig parse_config(std::string_view key) const override {
+    return parse_gemm_config_key(key);
+  }
+
+  std::int64_t workspace_for(const GemmProblem& p, const GemmConfig& c,
+                             const DeviceDesc& device) const override {
+    return kt::workspace_bytes(p, c, device.num_sms);
   }
 
   std::vector<RankedConfigKey> ranked_configs(std::string_view key,
@@ -123,31 +132,6 @@ class GemmSpec final : public OpSpec {
     for (const RankedConfig& r : rank_by_model(p, enumerate_gemm_configs(p, device), device))
       out.push_back({to_key(r.config), r.estimate.predicted_us});
     return out;
-  }
-
-  std::optional<std::string> validate_config(std::string_view key, std::string_view config,
-                                             const DeviceDesc& device) const override {
-    try {
-      return validate(parse_gemm_key(key), parse_gemm_config_key(config), device);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-  }
-
-  double predicted_us(std::string_view key, std::string_view config, const DeviceDesc& device,
-                      int registers) const override {
-    return estimate(parse_gemm_key(key), parse_gemm_config_key(config), device, registers)
-        .predicted_us;
-  }
-
-  std::int64_t workspace_bytes(std::string_view key, std::string_view config,
-                               const DeviceDesc& device) const override {
-    return kt::workspace_bytes(parse_gemm_key(key), parse_gemm_config_key(config), device.num_sms);
-  }
-
-  std::string explain(std::string_view key, std::string_view config,
-                      const DeviceDesc& device) const override {
-    return explain_config(parse_gemm_key(key), parse_gemm_config_key(config), device);
   }
 
   KernelSource kernel_source(std::string_view key, std::string_view config,

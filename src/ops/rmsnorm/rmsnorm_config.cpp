@@ -224,4 +224,23 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
   return e;
 }
 
+std::string explain_config(const RmsnormProblem& p, const RmsnormConfig& c,
+                           const DeviceDesc& device) {
+  const RmsnormEstimate e = estimate(p, c, device);
+  const LaunchPlan plan = plan_launch(p, c);
+  return fmt::format(
+      "  rows of {} elements: {} threads a row, {} vectors of {} a thread, {} rows a CTA, row "
+      "kept in {}\n"
+      "  grid {} CTAs of {} threads, {} B shared; {} CTAs an SM resident, {:.2f} waves\n"
+      "  memory: {:.1f} MB at {:.0f}% of {:.0f} GB/s (bytes in flight) = {:.1f} us\n"
+      "  row latency and launch: {:.1f} us; predicted {:.1f} us ({:.0f} GB/s)\n",
+      p.hidden, c.threads_per_row, rmsnorm_items(p, c), c.vec, c.rows_per_cta,
+      c.mode == RmsnormMode::kRegisters ? "registers"
+      : c.mode == RmsnormMode::kShared  ? "shared memory"
+                                        : "L2 (read twice)",
+      plan.grid[0], plan.block[0], plan.smem_bytes, e.ctas_per_sm, e.waves, p.min_bytes() / 1e6,
+      100 * e.efficiency, device.dram_gbps, e.memory_us, e.latency_us, e.predicted_us,
+      p.min_bytes() / e.predicted_us / 1e3);
+}
+
 }  // namespace kt

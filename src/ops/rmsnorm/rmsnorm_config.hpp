@@ -69,4 +69,9 @@ struct RmsnormEstimate {
 RmsnormEstimate estimate(const RmsnormProblem& problem, const RmsnormConfig& config,
                          const DeviceDesc& device, int registers = 0);
 
+// The model's reasoning for `kerntune explain`: the layout of a row, the grid, the bytes in
+// flight and the predicted time, several lines.
+std::string explain_config(const RmsnormProblem& problem, const RmsnormConfig& config,
+                           const DeviceDesc& device);
+
 }  // namespace kt

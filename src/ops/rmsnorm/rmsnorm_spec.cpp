@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/typed_op_spec.hpp"
 #include "ops/rmsnorm/rmsnorm_config.hpp"
 #include "ops/rmsnorm/rmsnorm_op.hpp"
 
@@ -12,7 +13,7 @@ namespace kt {
 
 namespace {
 
-class RmsnormSpec final : public OpSpec {
+class RmsnormSpec final : public TypedOpSpec<RmsnormProblem, RmsnormConfig> {
  public:
   std::string name() const override { return "rmsnorm"; }
   std::string key_prefix() const override { return "rmsnorm:"; }
@@ -67,8 +68,11 @@ class RmsnormSpec final : public OpSpec {
     return std::abs(std::log2(double(x.rows)) - std::log2(double(y.rows)));
   }
 
-  void check_config_key(std::string_view config_key) const override {
-    parse_rmsnorm_config_key(config_key);
+  RmsnormProblem parse_problem(std::string_view key) const override {
+    return parse_rmsnorm_key(key);
+  }
+  RmsnormConfig parse_config(std::string_view key) const override {
+    return parse_rmsnorm_config_key(key);
   }
 
   std::vector<RankedConfigKey> ranked_configs(std::string_view key,
@@ -80,42 +84,6 @@ class RmsnormSpec final : public OpSpec {
     std::stable_sort(out.begin(), out.end(),
                      [](const auto& a, const auto& b) { return a.predicted_us < b.predicted_us; });
     return out;
-  }
-
-  std::optional<std::string> validate_config(std::string_view key, std::string_view config,
-                                             const DeviceDesc& device) const override {
-    try {
-      return validate(parse_rmsnorm_key(key), parse_rmsnorm_config_key(config), device);
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-  }
-
-  double predicted_us(std::string_view key, std::string_view config, const DeviceDesc& device,
-                      int registers) const override {
-    return estimate(parse_rmsnorm_key(key), parse_rmsnorm_config_key(config), device, registers)
-        .predicted_us;
-  }
-
-  std::string explain(std::string_view key, std::string_view config,
-                      const DeviceDesc& device) const override {
-    const RmsnormProblem p = parse_rmsnorm_key(key);
-    const RmsnormConfig c = parse_rmsnorm_config_key(config);
-    const RmsnormEstimate e = estimate(p, c, device);
-    const LaunchPlan plan = plan_launch(p, c);
-    return fmt::format(
-        "  rows of {} elements: {} threads a row, {} vectors of {} a thread, {} rows a CTA, row "
-        "kept in {}\n"
-        "  grid {} CTAs of {} threads, {} B shared; {} CTAs an SM resident, {:.2f} waves\n"
-        "  memory: {:.1f} MB at {:.0f}% of {:.0f} GB/s (bytes in flight) = {:.1f} us\n"
-        "  row latency and launch: {:.1f} us; predicted {:.1f} us ({:.0f} GB/s)\n",
-        p.hidden, c.threads_per_row, rmsnorm_items(p, c), c.vec, c.rows_per_cta,
-        c.mode == RmsnormMode::kRegisters ? "registers"
-        : c.mode == RmsnormMode::kShared  ? "shared memory"
-                                          : "L2 (read twice)",
-        plan.grid[0], plan.block[0], plan.smem_bytes, e.ctas_per_sm, e.waves, p.min_bytes() / 1e6,
-        100 * e.efficiency, device.dram_gbps, e.memory_us, e.latency_us, e.predicted_us,
-        p.min_bytes() / e.predicted_us / 1e3);
   }
 
   KernelSource kernel_source(std::string_view key, std::string_view config,
