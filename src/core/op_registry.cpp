@@ -32,9 +32,14 @@ std::vector<std::string> OpRegistry::names() const {
   return out;
 }
 
-const OpEntry& OpRegistry::by_name(std::string_view name) const {
+const OpEntry* OpRegistry::find_by_name(std::string_view name) const {
   for (const OpEntry& op : ops_)
-    if (op.spec->name() == name) return op;
+    if (op.spec->name() == name) return &op;
+  return nullptr;
+}
+
+const OpEntry& OpRegistry::by_name(std::string_view name) const {
+  if (const OpEntry* op = find_by_name(name)) return *op;
   throw_invalid(
       fmt::format("unknown op '{}': the registered ops are {} (`kerntune ops` lists "
                   "them with their shape syntax)",

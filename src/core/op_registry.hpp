@@ -34,6 +34,7 @@ class OpRegistry {
   void add(OpEntry entry);
   // Throws kt::Error (invalid argument) listing the registered ops.
   const OpEntry& by_name(std::string_view name) const;
+  const OpEntry* find_by_name(std::string_view name) const;  // null for no registered op
   // The op whose prefix starts `problem_key`; throws kt::Error (invalid argument) naming the
   // key and the known prefixes.
   const OpEntry& by_key(std::string_view problem_key) const;

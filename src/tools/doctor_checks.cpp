@@ -32,13 +32,6 @@ std::string current_template_versions() {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-// The registered op named `name` (a blocklist entry's op), or null for a name of no op here.
-const OpEntry* find_op(const std::string& name) {
-  for (const OpEntry& op : OpRegistry::instance().all())
-    if (op.spec->name() == name) return &op;
-  return nullptr;
-}
-
 CheckLine ok(std::string finding) { return {Verdict::kOk, std::move(finding), ""}; }
 CheckLine warn(std::string finding, std::string fix) {
   return {Verdict::kWarn, std::move(finding), std::move(fix)};
@@ -248,7 +241,7 @@ Section check_blocklist(const std::string& path, const MachineFacts& machine) {
       ++host;
       continue;
     }
-    const OpEntry* op = find_op(e.op);
+    const OpEntry* op = OpRegistry::instance().find_by_name(e.op);
     const bool other_nvrtc =
         !machine.nvrtc_version.empty() && e.nvrtc_version != machine.nvrtc_version;
     if (other_nvrtc || op == nullptr || e.template_version != op->spec->template_version()) {

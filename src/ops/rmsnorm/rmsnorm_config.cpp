@@ -210,7 +210,7 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
     const double excess_wavefronts_per_element = (c.vec / 2.0 - 2.0) / 32.0;
     const double elements_per_sm = double(p.rows) * double(p.hidden) / device.num_sms;
     e.predicted_us +=
-        elements_per_sm * excess_wavefronts_per_element / (std::max(1, device.sm_clock_mhz) * 1.0);
+        elements_per_sm * excess_wavefronts_per_element / double(std::max(1, device.sm_clock_mhz));
   }
   // Where the terms above tie (most configs stream at the bandwidth), what the H200 measured
   // fastest breaks the tie, 1% a step: two to eight vectors a thread, a warp or more a row and
