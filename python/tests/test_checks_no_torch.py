@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import types
+from contextlib import contextmanager
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import kerntune  # noqa: E402
@@ -31,6 +32,20 @@ def contiguous_strides(shape):
 def info(name, shape, dtype="bfloat16", device="cuda:0", strides=None, data_ptr=1 << 20):
     return checks.TensorInfo(name, tuple(shape), strides or contiguous_strides(shape), dtype,
                              device, data_ptr)
+
+
+@contextmanager
+def torch_module(module):
+    """sys.modules["torch"] is `module` inside the block (None: importing torch fails)."""
+    saved = sys.modules.get("torch")
+    sys.modules["torch"] = module
+    try:
+        yield
+    finally:
+        if saved is None:
+            del sys.modules["torch"]
+        else:
+            sys.modules["torch"] = saved
 
 
 def expect_error(call, *needles):
@@ -228,9 +243,7 @@ def recording_runtime():
 
 @test
 def runtime_launches_nothing_on_mismatched_tensors():
-    saved = sys.modules.get("torch")
-    sys.modules["torch"] = fake_torch()
-    try:
+    with torch_module(fake_torch()):
         rt = recording_runtime()
         a, w = FakeTensor((256, 256)), FakeTensor((256, 256))
         expect_error(lambda: rt.gemm(a, w, out=FakeTensor((1, 1))), "out")
@@ -247,25 +260,13 @@ def runtime_launches_nothing_on_mismatched_tensors():
         rt.attention(q, k, k, return_lse=True)
         assert [kind for kind, _ in rt._lib.launches] == ["gemm", "attention"], rt._lib.launches
         assert rt._lib.launches[0][1][1:4] == (256, 256, 256), rt._lib.launches[0]
-    finally:
-        if saved is None:
-            del sys.modules["torch"]
-        else:
-            sys.modules["torch"] = saved
 
 
 @test
 def missing_torch_is_a_kerntune_error():
-    saved = sys.modules.get("torch")
-    sys.modules["torch"] = None  # import torch raises ImportError
-    try:
+    with torch_module(None):  # import torch raises ImportError
         expect_error(lambda: kerntune.Runtime(), "PyTorch", "pip install torch")
         expect_error(lambda: runtime_module._torch(), "PyTorch")
-    finally:
-        if saved is None:
-            del sys.modules["torch"]
-        else:
-            sys.modules["torch"] = saved
 
 
 @test

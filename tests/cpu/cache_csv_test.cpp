@@ -19,6 +19,7 @@
 #include "cache/csv.hpp"
 #include "cache/database.hpp"
 #include "core/error.hpp"
+#include "support/file_bytes.hpp"
 #include "support/scratch_dir.hpp"
 
 namespace kt::cache {
@@ -28,15 +29,8 @@ namespace fs = std::filesystem;
 
 using kt::testing::ScratchDir;
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using kt::testing::read_file_bytes;
+using kt::testing::write_file_bytes;
 
 // A valid GEMM config key standing for `name` (distinct names, distinct keys): import stores
 // only rows whose keys parse.
@@ -216,7 +210,7 @@ TEST(CacheCsv, ExportThenImportIntoAFreshDatabaseReproducesEveryRow) {
 
   // And the fresh database exports the very same bytes.
   fresh.export_csv(dir.file("again.csv"));
-  EXPECT_EQ(read_bytes(dir.file("again.csv")), read_bytes(path));
+  EXPECT_EQ(read_file_bytes(dir.file("again.csv")), read_file_bytes(path));
 }
 
 TEST(CacheCsv, ExportStartsWithTheHeaderAndAKindColumn) {
@@ -225,7 +219,7 @@ TEST(CacheCsv, ExportStartsWithTheHeaderAndAKindColumn) {
   db.add_measurements({measurement("c1", Status::kOk, "plain")});
   db.set_winner(winner("1x1x1", "c1", 2.5, false));
   db.export_csv(dir.file("e.csv"));
-  const std::string text = read_bytes(dir.file("e.csv"));
+  const std::string text = read_file_bytes(dir.file("e.csv"));
   ASSERT_EQ(text.substr(0, kHeader.size()), kHeader);
   EXPECT_NE(text.find("\nmeasurement,gemm:bf16:bf16:nt:4096x4096x4096,"), std::string::npos);
   EXPECT_NE(text.find("\nwinner,gemm:bf16:bf16:nt:1x1x1,\"NVIDIA \"\"H200\"\", SXM/cc90/132sm\","),
@@ -279,10 +273,10 @@ TEST(CacheCsv, ImportIntoTheExportingDatabaseAddsNothing) {
 TEST(CacheCsv, ImportedWinnerFollowsTheMergeRule) {
   ScratchDir dir;
   const std::string path = dir.file("w.csv");
-  write_bytes(path, kHeader + "winner,gemm:bf16:bf16:nt:1x1x1,dev,1,1," +
-                        config_named("predicted-fast") + ",,1,,,,,,1,,r,100\n" +
-                        "winner,gemm:bf16:bf16:nt:2x2x2,dev,1,1," + config_named("measured-slow") +
-                        ",,50,,,,,,0,,r,100\n");
+  write_file_bytes(path, kHeader + "winner,gemm:bf16:bf16:nt:1x1x1,dev,1,1," +
+                             config_named("predicted-fast") + ",,1,,,,,,1,,r,100\n" +
+                             "winner,gemm:bf16:bf16:nt:2x2x2,dev,1,1," +
+                             config_named("measured-slow") + ",,50,,,,,,0,,r,100\n");
   Database db = Database::open(":memory:");
   const TuningKey key1{.problem_key = "gemm:bf16:bf16:nt:1x1x1",
                        .device_fingerprint = "dev",
@@ -304,12 +298,12 @@ TEST(CacheCsv, ImportedWinnerFollowsTheMergeRule) {
 TEST(CacheCsv, ColumnsMayComeInAnyOrder) {
   ScratchDir dir;
   const std::string path = dir.file("reordered.csv");
-  write_bytes(path,
-              "created_unix,run_id,detail,predicted,predicted_us,sm_clock_mhz,tflops,num_reps,"
-              "spread_pct,median_us,status,config_key,template_version,protocol_version,"
-              "device_fingerprint,problem_key,kind\n"
-              "100,r,,1,,,,,,2.5,," +
-                  config_named("cfg") + ",1,1,dev,gemm:bf16:bf16:nt:8x8x8,winner\n");
+  write_file_bytes(path,
+                   "created_unix,run_id,detail,predicted,predicted_us,sm_clock_mhz,tflops,num_reps,"
+                   "spread_pct,median_us,status,config_key,template_version,protocol_version,"
+                   "device_fingerprint,problem_key,kind\n"
+                   "100,r,,1,,,,,,2.5,," +
+                       config_named("cfg") + ",1,1,dev,gemm:bf16:bf16:nt:8x8x8,winner\n");
   Database db = Database::open(":memory:");
   EXPECT_EQ(db.import_csv(path), 1);
   EXPECT_EQ(db.all_winners().at(0).median_us, 2.5);
@@ -361,7 +355,7 @@ TEST(CacheCsv, MalformedFilesAreErrorsNamingTheLineAndAddNothing) {
   for (const MalformedCase& c : cases) {
     SCOPED_TRACE(c.name);
     const std::string path = dir.file("bad.csv");
-    write_bytes(path, c.text);
+    write_file_bytes(path, c.text);
     std::vector<std::string> needles = c.needles;
     needles.push_back(path);
     expect_error([&] { db.import_csv(path); }, needles);

@@ -19,6 +19,7 @@
 #include "cache/database.hpp"
 #include "cache/sql.hpp"
 #include "core/error.hpp"
+#include "support/file_bytes.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/tiny_cubin.hpp"
 
@@ -29,15 +30,8 @@ namespace fs = std::filesystem;
 
 using kt::testing::ScratchDir;
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using kt::testing::read_file_bytes;
+using kt::testing::write_file_bytes;
 
 std::string random_bytes(std::size_t size) {
   std::mt19937 random(12345);
@@ -116,19 +110,19 @@ TEST(CacheFiles, GarbageFileIsRefusedNamingThePathAndLeftUntouched) {
   ScratchDir dir;
   const std::string path = dir.file("garbage.db");
   const std::string bytes = random_bytes(8192);
-  write_bytes(path, bytes);
+  write_file_bytes(path, bytes);
   expect_error([&] { Database::open(path); }, ErrorKind::kDatabase,
                {path, "not a SQLite database", "--db"});
   expect_error([&] { Database::open_readonly(path); }, ErrorKind::kDatabase, {path});
-  EXPECT_EQ(read_bytes(path), bytes);
+  EXPECT_EQ(read_file_bytes(path), bytes);
 }
 
 TEST(CacheFiles, ShortGarbageFileIsRefused) {
   ScratchDir dir;
   const std::string path = dir.file("short.db");
-  write_bytes(path, "hello, I am not a database\n");
+  write_file_bytes(path, "hello, I am not a database\n");
   expect_error([&] { Database::open(path); }, ErrorKind::kDatabase, {path});
-  EXPECT_EQ(read_bytes(path), "hello, I am not a database\n");
+  EXPECT_EQ(read_file_bytes(path), "hello, I am not a database\n");
 }
 
 TEST(CacheFiles, DatabaseTruncatedToHalfIsRefusedNamingThePath) {
@@ -145,11 +139,11 @@ TEST(CacheFiles, DatabaseTruncatedToHalfIsRefusedNamingThePath) {
   const auto size = fs::file_size(path);
   ASSERT_GT(size, 400'000u);
   fs::resize_file(path, size / 2);
-  const std::string bytes = read_bytes(path);
+  const std::string bytes = read_file_bytes(path);
   expect_error([&] { Database::open(path); }, ErrorKind::kDatabase,
                {path, "corrupt", "kerntune doctor --db"});
   expect_error([&] { Database::open_readonly(path); }, ErrorKind::kDatabase, {path});
-  EXPECT_EQ(read_bytes(path), bytes);
+  EXPECT_EQ(read_file_bytes(path), bytes);
 }
 
 TEST(CacheFiles, SqliteFileOfAnotherApplicationIsRefused) {
@@ -161,10 +155,10 @@ TEST(CacheFiles, SqliteFileOfAnotherApplicationIsRefused) {
         "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); "
         "INSERT INTO users (name) VALUES ('ada')");
   }
-  const std::string bytes = read_bytes(path);
+  const std::string bytes = read_file_bytes(path);
   expect_error([&] { Database::open(path); }, ErrorKind::kDatabase,
                {path, "another application", "users", "--db"});
-  EXPECT_EQ(read_bytes(path), bytes);
+  EXPECT_EQ(read_file_bytes(path), bytes);
 }
 
 TEST(CacheFiles, SqliteFileWithAnotherApplicationIdIsRefused) {
@@ -187,11 +181,11 @@ TEST(CacheFiles, NewerSchemaIsRefusedSayingSoAndLeftUntouched) {
     raw.exec(fmt::format("UPDATE meta SET value = '{}' WHERE key = 'schema_version'",
                          kSchemaVersion + 1));
   }
-  const std::string bytes = read_bytes(path);
+  const std::string bytes = read_file_bytes(path);
   expect_error([&] { Database::open(path); }, ErrorKind::kDatabase,
                {path, "newer", fmt::format("schema version {}", kSchemaVersion + 1)});
   expect_error([&] { Database::open_readonly(path); }, ErrorKind::kDatabase, {path, "newer"});
-  EXPECT_EQ(read_bytes(path), bytes);
+  EXPECT_EQ(read_file_bytes(path), bytes);
 }
 
 TEST(CacheFiles, KerntuneIdWithoutMetaTableIsRefusedAsDamaged) {
@@ -208,7 +202,7 @@ TEST(CacheFiles, KerntuneIdWithoutMetaTableIsRefusedAsDamaged) {
 TEST(CacheFiles, EmptyFileBecomesADatabase) {
   ScratchDir dir;
   const std::string path = dir.file("empty.db");
-  write_bytes(path, "");
+  write_file_bytes(path, "");
   Database db = Database::open(path);
   EXPECT_EQ(db.summary().schema_version, kSchemaVersion);
 }
@@ -216,7 +210,7 @@ TEST(CacheFiles, EmptyFileBecomesADatabase) {
 TEST(CacheFiles, EmptyFileIsRefusedReadOnly) {
   ScratchDir dir;
   const std::string path = dir.file("empty.db");
-  write_bytes(path, "");
+  write_file_bytes(path, "");
   expect_error([&] { Database::open_readonly(path); }, ErrorKind::kDatabase, {path, "empty"});
 }
 
@@ -358,7 +352,7 @@ TEST(CacheMerge, CubinOfAKnownKeyIsKept) {
 TEST(CacheMerge, BadSourcesAreClearErrorsAndLeaveTheDatabaseUntouched) {
   ScratchDir dir;
   const std::string garbage = dir.file("garbage.db");
-  write_bytes(garbage, random_bytes(4096));
+  write_file_bytes(garbage, random_bytes(4096));
   const std::string foreign = dir.file("foreign.db");
   sql::Connection::open(foreign, sql::OpenMode::kReadWriteCreate).exec("CREATE TABLE t (x)");
   const std::string newer = dir.file("newer.db");

@@ -29,6 +29,7 @@
 #include "runtime/module_cache.hpp"
 #include "runtime/op_dispatch.hpp"
 #include "support/cli_runner.hpp"
+#include "support/file_bytes.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/tiny_cubin.hpp"
 
@@ -41,15 +42,8 @@ constexpr const char* kDevice = "NVIDIA H200/cc90/132sm";
 constexpr const char* kConfig = "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1";
 constexpr const char* kOtherConfig = "sm80.bm64.bn64.bk32.wm32.wn32.s3.g8.sk1";
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using kt::testing::read_file_bytes;
+using kt::testing::write_file_bytes;
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
@@ -123,20 +117,21 @@ TEST(CacheTrust, ExportReplacesAnExistingFileOnlyWithForce) {
   const std::string path = dir.file("f.db");
   const std::string csv = dir.file("out.csv");
   { Database::open(path).set_winner(winner(gemm_key("256x256x256"), kConfig, 10)); }
-  write_bytes(csv, "precious");
+  write_file_bytes(csv, "precious");
   const auto refused =
       kt::testing::run_cli(fmt::format("cache export --db {} {}", kt::testing::shell_quote(path),
                                        kt::testing::shell_quote(csv)),
                            path);
   EXPECT_NE(refused.status, 0) << refused.output;
   EXPECT_TRUE(contains(refused.output, "--force")) << refused.output;
-  EXPECT_EQ(read_bytes(csv), "precious");
+  EXPECT_EQ(read_file_bytes(csv), "precious");
   const auto forced = kt::testing::run_cli(
       fmt::format("cache export --force --db {} {}", kt::testing::shell_quote(path),
                   kt::testing::shell_quote(csv)),
       path);
   EXPECT_EQ(forced.status, 0) << forced.output;
-  EXPECT_TRUE(contains(read_bytes(csv), "winner,gemm:bf16:bf16:nt:256x256x256")) << read_bytes(csv);
+  EXPECT_TRUE(contains(read_file_bytes(csv), "winner,gemm:bf16:bf16:nt:256x256x256"))
+      << read_file_bytes(csv);
 }
 
 TEST(CacheTrust, EmptyDbOptionIsAnErrorNotTheDefaultDatabase) {
@@ -172,7 +167,7 @@ std::string csv_with_bad_rows() {
 TEST(CacheTrust, ImportSkipsInvalidRowsNamingTheirLines) {
   ScratchDir dir;
   const std::string csv = dir.file("in.csv");
-  write_bytes(csv, csv_with_bad_rows());
+  write_file_bytes(csv, csv_with_bad_rows());
   Database db = Database::open(dir.file("f.db"));
   std::vector<std::string> skipped;
   EXPECT_EQ(db.import_csv(csv, &skipped), 2);
@@ -192,7 +187,7 @@ TEST(CacheTrust, CliImportReportsSkippedRowsAndStoresTheRest) {
   ScratchDir dir;
   const std::string path = dir.file("f.db");
   const std::string csv = dir.file("in.csv");
-  write_bytes(csv, csv_with_bad_rows());
+  write_file_bytes(csv, csv_with_bad_rows());
   const auto r =
       kt::testing::run_cli(fmt::format("cache import --db {} {}", kt::testing::shell_quote(path),
                                        kt::testing::shell_quote(csv)),
@@ -324,8 +319,8 @@ TEST(CacheTrust, ExportLeavesOutARowOfUnknownStatusAndDoctorCountsIt) {
   std::vector<std::string> skipped;
   Database::open(path).export_csv(dir.file("out.csv"), Database::ExistingFile::kRefuse, &skipped);
   EXPECT_EQ(skipped.size(), 1u);
-  EXPECT_TRUE(contains(read_bytes(dir.file("out.csv")), kConfig));
-  EXPECT_FALSE(contains(read_bytes(dir.file("out.csv")), kOtherConfig));
+  EXPECT_TRUE(contains(read_file_bytes(dir.file("out.csv")), kConfig));
+  EXPECT_FALSE(contains(read_file_bytes(dir.file("out.csv")), kOtherConfig));
   const DatabaseHealth health = check_database_health(path, HealthExpectations{});
   EXPECT_TRUE(health.problem.empty()) << health.problem;
   EXPECT_EQ(health.invalid.num_measurements, 1);
@@ -395,25 +390,9 @@ TEST(CacheTrust, ConnectionsAreDefensiveAndDistrustTheSchema) {
 
 // ---- 5. read-only means read-only --------------------------------------------------------------
 
-struct ShellResult {
-  int status = -1;
-  std::string output;
-};
+using ShellResult = kt::testing::CliResult;
+using kt::testing::run_shell;
 
-ShellResult run_shell(const std::string& command) {
-  ShellResult r;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-// Runs `commands` (sh) with `dir` bind-mounted read-only over itself, in a user and mount
-// namespace of their own: a real read-only filesystem (EROFS), which even root cannot write.
 ShellResult run_on_read_only_mount(const std::string& dir, const std::string& commands) {
   const std::string script =
       fmt::format("mount --bind -o ro {0} {0} && {1}", kt::testing::shell_quote(dir), commands);
@@ -448,7 +427,7 @@ TEST(CacheReadOnly, WalDatabaseOnAReadOnlyFilesystemServesLsExportAndDoctor) {
   const ShellResult exported =
       run_on_read_only_mount(shipped, env + " cache export --db " + db + " " + csv);
   EXPECT_EQ(exported.status, 0) << exported.output;
-  EXPECT_TRUE(contains(read_bytes(dir.file("out.csv")), kConfig));
+  EXPECT_TRUE(contains(read_file_bytes(dir.file("out.csv")), kConfig));
 
   const ShellResult doctor = run_on_read_only_mount(shipped, env + " doctor --db " + db);
   EXPECT_TRUE(contains(doctor.output, "[OK]   PRAGMA integrity_check: ok")) << doctor.output;

@@ -11,8 +11,6 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +21,7 @@
 #include "core/versions.hpp"
 #include "generator/embedded_templates.hpp"
 #include "support/cli_runner.hpp"
+#include "support/file_bytes.hpp"
 #include "support/gemm_builders.hpp"
 #include "tuner/run_ledger.hpp"
 
@@ -300,16 +299,10 @@ TEST_F(Cli, TraceNeedsAConfigAndRefusesOpsWithoutMarksBeforeAnyDeviceWork) {
 
 TEST_F(Cli, BenchRefusesToAppendToAFileItDidNotWrite) {
   const std::string path = db_.path() + ".notes.csv";
-  {
-    std::ofstream f(path);
-    f << "my,own,data\n1,2,3\n";
-  }
+  kt::testing::write_file_bytes(path, "my,own,data\n1,2,3\n");
   expect_error(fmt::format("bench --shape 64x64x64 --csv {}", path),
                {"--csv", "not a `kerntune bench` CSV"});
-  std::ifstream in(path);
-  std::stringstream kept;
-  kept << in.rdbuf();
-  EXPECT_EQ(kept.str(), "my,own,data\n1,2,3\n");
+  EXPECT_EQ(kt::testing::read_file_bytes(path), "my,own,data\n1,2,3\n");
   std::filesystem::remove(path);
 }
 

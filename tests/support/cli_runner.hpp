@@ -20,6 +20,19 @@ inline std::string shell_quote(const std::string& text) {
   return quoted + "'";
 }
 
+// Runs `command` with /bin/sh, stdout and stderr captured together.
+inline CliResult run_shell(const std::string& command) {
+  CliResult r;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
+  const int status = pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
 // Runs `kerntune <args>` with the database at `db` and no CUDA driver; `env` (e.g.
 // "KERNTUNE_WORKER=/bin/true") is set for it too.
 inline CliResult run_cli(const std::string& args, const std::string& db,
@@ -28,16 +41,8 @@ inline CliResult run_cli(const std::string& args, const std::string& db,
                               " KERNTUNE_CUDA_DRIVER=/nonexistent/libcuda.so.1"
                               " KERNTUNE_LOG_LEVEL=info " +
                               env + " " + shell_quote(KT_BINARY_DIR "/src/tools/kerntune") + " " +
-                              args + " 2>&1";
-  CliResult r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buffer[4096];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) r.output.append(buffer, n);
-  const int status = pclose(pipe);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+                              args;
+  return run_shell(command);
 }
 
 }  // namespace kt::testing

@@ -15,6 +15,7 @@
 #include "cache/database.hpp"
 #include "cache/sql.hpp"
 #include "core/versions.hpp"
+#include "support/file_bytes.hpp"
 #include "support/tiny_cubin.hpp"
 
 namespace kt::testing {
@@ -50,16 +51,6 @@ inline std::vector<DamageCase> refused_damage_cases() {
       {Damage::kUnreadable, "unreadable", {"cannot", "--db PATH"}},
       {Damage::kNewerSchema, "newer_schema", {"newer kerntune", "kerntune cache export"}},
   };
-}
-
-inline void write_file_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-inline std::string read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 // A healthy kerntune database of several pages: cubins, measurements and a winner, each passing
