@@ -37,23 +37,23 @@ constexpr double kFa3WgmmaEfficiency = 0.85;
 constexpr double kFa3CtaFixedUs = 2.4;
 constexpr double kFa3ExpShareTimesHeadDim = 64;
 constexpr double kFa3ExposedExpOverlapped = 0.9;
+constexpr double kFa3ExposedExpPingPong = 0.5;
 constexpr double kFa3SingleWarpgroupFactor = 0.8;
 constexpr double kFa3TwoStageFactor = 1.0 / 1.13;
 constexpr double kFa3NarrowBlockFactor = 1.0 / 1.06;
 // fa3: dynamic shared memory beyond the Q tile and K/V stages (mbarriers, 1024-byte alignment),
-// and the registers: two consumers, the __launch_bounds__(384, 1) cap that setmaxnreg splits
-// 40 / 232 / 232; one consumer (no setmaxnreg), what the consumer holds — O (d/2), S (Bc/2),
-// P (Bc/4) — plus addressing (ptxas 13.0: 106, 154, 138, 186 registers for d64 Bc64, d64
+// and the registers: two or three consumers, the __launch_bounds__ cap (65536 / threads) that
+// setmaxnreg splits unevenly; one consumer (no setmaxnreg), what the consumer holds — O (d/2), S
+// (Bc/2), P (Bc/4) — plus addressing (ptxas 13.0: 106, 154, 138, 186 registers for d64 Bc64, d64
 // Bc128, d128 Bc64, d128 Bc128; this gives 104, 152, 136, 184), so d64 Bc64 runs two CTAs per SM.
 constexpr int kFa3SmemReserveBytes = 2048;
-constexpr int kFa3TwoConsumerRegs = 168;
 constexpr int kFa3OneConsumerAddressingRegs = 24;
 
 int estimated_registers(const AttentionProblem& p, const AttentionConfig& c) {
   if (c.family == AttentionFamily::kSm90)
-    return c.block_m == 128 ? kFa3TwoConsumerRegs
-                            : std::min(255, int(p.head_dim) / 2 + c.block_n / 2 + c.block_n / 4 +
-                                                kFa3OneConsumerAddressingRegs);
+    return c.block_m > 64 ? 65536 / c.num_threads() / 8 * 8
+                          : std::min(255, int(p.head_dim) / 2 + c.block_n / 2 + c.block_n / 4 +
+                                              kFa3OneConsumerAddressingRegs);
   const int d = int(p.head_dim);
   const int tiles = c.block_m / c.warps / 16;  // m16 row tiles per warp
   // O accumulators (16 x d per tile), S (16 x block_n per tile), P, the Q fragments (kept in
@@ -116,9 +116,16 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
                        device.cc_major, device.cc_minor);
   if (c.warps != 0)
     return "fa3 configs have no warps field (warps = 0: block_m sets the warpgroups)";
-  if (c.block_m != 64 && c.block_m != 128)
-    return "fa3 block_m must be 64 or 128 (one or two consumer warpgroups of 64 query rows)";
-  if (c.block_n != 64 && c.block_n != 128) return "fa3 block_n must be 64 or 128";
+  if (c.block_m != 64 && c.block_m != 128 && c.block_m != 192)
+    return "fa3 block_m must be 64, 128 or 192 (one to three consumer warpgroups of 64 query rows)";
+  if (c.block_n != 64 && c.block_n != 128 && c.block_n != 176)
+    return "fa3 block_n must be 64, 128 or 176";
+  if (c.pingpong && c.block_m == 64)
+    return "fa3 ping-pong needs two or three consumers (block_m >= 128)";
+  if (c.block_m == 192 && (p.head_dim != 64 || c.block_n > 128))
+    return "fa3 block_m 192 needs head_dim 64 and block_n <= 128 (160 registers a consumer)";
+  if (c.block_n == 176 && (c.block_m != 128 || p.head_dim > 128))
+    return "fa3 block_n 176 needs block_m 128 and head_dim <= 128 (registers)";
   if (c.stages < 2 || c.stages > 4)
     return "fa3 stages must be 2, 3 or 4 (P·V of block j - 1 holds a stage while block j loads)";
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
@@ -132,7 +139,9 @@ double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const
                       int ctas_per_sm) {
   if (c.family == AttentionFamily::kSm90) {
     const bool overlapped = c.block_m / 64 * ctas_per_sm >= 2;  // consumer warpgroups per SM
-    const double exposed_exp = (overlapped ? kFa3ExposedExpOverlapped : 1.0) *
+    const double exposed_exp = (c.pingpong   ? kFa3ExposedExpPingPong
+                                : overlapped ? kFa3ExposedExpOverlapped
+                                             : 1.0) *
                                kFa3ExpShareTimesHeadDim / double(p.head_dim);
     return d.wgmma_tflops * 1e12 / d.num_sms * kFa3WgmmaEfficiency *
            (overlapped ? 1.0 : kFa3SingleWarpgroupFactor) *
@@ -149,21 +158,24 @@ double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const
 
 std::string to_key(const AttentionConfig& c) {
   if (c.family == AttentionFamily::kSm90)
-    return fmt::format("fa3.bm{}.bn{}.s{}", c.block_m, c.block_n, c.stages);
+    return fmt::format("fa3.bm{}.bn{}.s{}{}", c.block_m, c.block_n, c.stages,
+                       c.pingpong ? ".pp" : "");
   return fmt::format("fa2.bm{}.bn{}.w{}.s{}", c.block_m, c.block_n, c.warps, c.stages);
 }
 
 AttentionConfig parse_attention_config_key(std::string_view key) {
   const auto parts = split(key, '.');
-  const char* hint = "expected e.g. fa2.bm128.bn64.w8.s2 or fa3.bm128.bn128.s2";
+  const char* hint =
+      "expected e.g. fa2.bm128.bn64.w8.s2, fa3.bm128.bn128.s2 or fa3.bm128.bn128.s2.pp";
   AttentionConfig c;
   if (parts.size() == 5 && parts[0] == "fa2") {
     parse_key_fields(key, parts,
                      {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}},
                      hint);
-  } else if (parts.size() == 4 && parts[0] == "fa3") {
+  } else if ((parts.size() == 4 || (parts.size() == 5 && parts[4] == "pp")) && parts[0] == "fa3") {
     c.family = AttentionFamily::kSm90;
     c.warps = 0;
+    c.pingpong = parts.size() == 5;
     parse_key_fields(key, parts, {{"bm", &c.block_m}, {"bn", &c.block_n}, {"s", &c.stages}}, hint);
   } else {
     throw_invalid(fmt::format("'{}' is not an attention config key: {}", key, hint));
@@ -211,9 +223,10 @@ LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c) {
 std::string attention_kernel_expression(const AttentionProblem& p, const AttentionConfig& c,
                                         bool write_lse) {
   if (c.family == AttentionFamily::kSm90)
-    return fmt::format("kt::attention_fwd_sm90<{}, {}, {}, {}, {}, {}, {}>",
+    return fmt::format("kt::attention_fwd_sm90<{}, {}, {}, {}, {}, {}, {}, {}>",
                        device_type_name(p.dtype), p.head_dim, c.block_m, c.block_n, c.stages,
-                       p.causal ? "true" : "false", write_lse ? "true" : "false");
+                       c.pingpong ? "true" : "false", p.causal ? "true" : "false",
+                       write_lse ? "true" : "false");
   return fmt::format("kt::attention_fwd_sm80<{}, {}, {}, {}, {}, {}, {}, {}>",
                      device_type_name(p.dtype), p.head_dim, c.block_m, c.block_n, c.warps, c.stages,
                      p.causal ? "true" : "false", write_lse ? "true" : "false");
@@ -237,7 +250,8 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
   if (has(AttentionFamily::kSm90))
     for (int bm : d.fa3_block_m)
       for (int bn : d.fa3_block_n)
-        for (int s : d.fa3_stages) keep({bm, bn, 0, s, AttentionFamily::kSm90});
+        for (int s : d.fa3_stages)
+          for (bool pp : d.fa3_pingpong) keep({bm, bn, 0, s, AttentionFamily::kSm90, pp});
   return out;
 }
 
@@ -249,9 +263,9 @@ AttentionEstimate estimate(const AttentionProblem& p, const AttentionConfig& c, 
   e.regs_per_thread = regs > 0 ? regs : estimated_registers(p, c);
   e.smem_bytes = smem_bytes(p, c);
   e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
-  // fa3 with two consumers: setmaxnreg shares out the registers the CTA was launched with, which
-  // the kernel's __launch_bounds__(384, 1) sizes for one CTA per SM.
-  if (c.family == AttentionFamily::kSm90 && c.block_m == 128 && e.occupancy.ctas_per_sm > 1) {
+  // fa3 with two or three consumers: setmaxnreg shares out the registers the CTA was launched
+  // with, which the kernel's __launch_bounds__(threads, 1) sizes for one CTA per SM.
+  if (c.family == AttentionFamily::kSm90 && c.block_m > 64 && e.occupancy.ctas_per_sm > 1) {
     e.occupancy.ctas_per_sm = 1;
     e.occupancy.limiter = "launch bounds";
   }

@@ -17,7 +17,8 @@ namespace kt {
 
 // Template family. kSm80 ("fa2"): FlashAttention-2 on mma.sync, K/V streamed by cp.async (runs
 // on sm_80+). kSm90 ("fa3"): wgmma + TMA, a producer warpgroup feeding block_m / 64 consumer
-// warpgroups of 64 query rows each (sm_90a only).
+// warpgroups of 64 query rows each (sm_90a only), which may take turns at the tensor cores
+// (ping-pong).
 enum class AttentionFamily : std::uint8_t { kSm80, kSm90 };
 
 struct AttentionConfig {
@@ -26,6 +27,7 @@ struct AttentionConfig {
   int warps = 8;      // fa2 only; 0 for fa3, whose warps follow from block_m (num_warps())
   int stages = 2;     // K/V shared-memory buffers
   AttentionFamily family = AttentionFamily::kSm80;
+  bool pingpong = false;  // fa3 with two or three consumers: one's softmax under the others' GEMMs
 
   // fa3: one producer warpgroup plus block_m / 64 consumers, 4 warps each.
   int num_warps() const {
@@ -43,12 +45,14 @@ struct AttentionDomains {
   std::vector<int> warps{4, 8};
   std::vector<int> block_n{32, 64, 128};
   std::vector<int> stages{1, 2};
-  std::vector<int> fa3_block_m{64, 128};
-  std::vector<int> fa3_block_n{64, 128};
+  std::vector<int> fa3_block_m{64, 128, 192};
+  std::vector<int> fa3_block_n{64, 128, 176};
   std::vector<int> fa3_stages{2, 3, 4};
+  std::vector<bool> fa3_pingpong{false, true};
 };
 
-// Canonical key, e.g. "fa2.bm128.bn64.w8.s2" or "fa3.bm128.bn128.s2"; parse is its exact
+// Canonical key, e.g. "fa2.bm128.bn64.w8.s2", "fa3.bm128.bn128.s2" or, with ping-pong,
+// "fa3.bm128.bn128.s2.pp"; parse is its exact
 // inverse (throws kt::Error naming the field, or the canonical spelling).
 std::string to_key(const AttentionConfig& config);
 AttentionConfig parse_attention_config_key(std::string_view key);
@@ -61,7 +65,7 @@ std::optional<std::string> validate(const AttentionProblem& p, const AttentionCo
 LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c);
 
 // "kt::attention_fwd_sm80<kt::bf16, 128, 128, 64, 8, 2, true, false>" or
-// "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, true, false>".
+// "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, false, true, false>".
 std::string attention_kernel_expression(const AttentionProblem& p, const AttentionConfig& c,
                                         bool write_lse);
 

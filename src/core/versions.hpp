@@ -34,6 +34,7 @@ inline constexpr int kGemmTemplateVersion = 16;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 // 5: fa3's stage ring shared with the GEMM (common/stage_ring.cuh): its instruction order moves.
-inline constexpr int kAttentionTemplateVersion = 5;
+// 6: fa3 ping-pong, three consumers and 176-key blocks join the space.
+inline constexpr int kAttentionTemplateVersion = 6;
 
 }  // namespace kt

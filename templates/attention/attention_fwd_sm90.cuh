@@ -4,8 +4,10 @@
 // shared memory guarded by full/empty mbarriers; each consumer warpgroup owns 64 query rows, takes
 // S = Q·Kᵀ with both operands in shared memory, runs the online softmax in FP32 registers and
 // feeds P from registers straight into O += P·V (V read N-major through the transpose flag).
-// S of block j is computed while P·V of block j - 1 is still on the tensor cores. O is staged in
-// the warpgroup's Q buffer and written by TMA stores; the row logsumexp optionally.
+// S of block j is computed while P·V of block j - 1 is still on the tensor cores. With ping-pong
+// the consumers take turns issuing their GEMMs (named barriers pass the turn round), so one
+// warpgroup's softmax runs while the others' GEMMs hold the tensor cores. O is staged in the
+// warpgroup's Q buffer and written by TMA stores; the row logsumexp optionally.
 // Instantiated by NVRTC name expressions (kt::attention_fwd_sm90<...>); sm_90a only.
 #pragma once
 
@@ -20,12 +22,23 @@
 namespace kt {
 namespace fa3 {
 
-// Register split of the two-consumer CTA (384 threads, 168 registers each at launch):
-// 40 + 2 x 232 = 3 x 168.
-constexpr int kProducerRegs = 40;
-constexpr int kConsumerRegs = 232;
 constexpr int kRows = 64;            // query rows per consumer warpgroup: one m64 wgmma
 constexpr int kBoxBytes = 64 * 128;  // a {64 columns, 64 rows} TMA box of Q or O
+// Named barriers: 1 + c guards consumer c's O staging, kTurnBarrier + c its ping-pong turn.
+constexpr int kTurnBarrier = 4;
+
+// Register split (setmaxnreg) of a CTA launched with 65536 / threads registers per thread:
+// two consumers 40 + 2 x 232 = 3 x 168 (24 + 2 x 240 for 176-key blocks, whose S holds 88
+// registers), three 32 + 3 x 160 = 4 x 128. One consumer keeps the launch allocation.
+template <int kConsumers, int kBlockN>
+struct RegisterSplit {
+  static constexpr int kProducer = kConsumers == 3 ? 32 : kBlockN > 128 ? 24 : 40;
+  static constexpr int kConsumer = kConsumers == 3 ? 160 : kBlockN > 128 ? 240 : 232;
+  static constexpr int kLaunchRegs = 65536 / (128 * (kConsumers + 1)) / 8 * 8;
+  static_assert(kConsumers == 1 ||
+                    kProducer + kConsumers * kConsumer <= (kConsumers + 1) * kLaunchRegs,
+                "the split exceeds the registers the CTA is launched with");
+};
 
 // P as the A operand of P·V: the FP32 scores of n8 blocks 2t and 2t + 1, packed pairwise, are the
 // four A registers of k16 step t (the accumulator and A-register layouts agree per warp).
@@ -55,21 +68,30 @@ __device__ __forceinline__ int visited_blocks(int row_begin, int rows, const Att
 
 }  // namespace fa3
 
+// Ping-pong (kPingPong, two or three consumers): consumer c waits for its turn (barrier
+// kTurnBarrier + c), issues its wgmma groups, and passes the turn to c + 1; the last consumer
+// opens the first turn and does not pass its last, so every barrier completes as often as it is
+// waited on. Every consumer then visits all of the CTA's key blocks (the turns must pair up); the
+// blocks right of its own diagonal are masked whole.
+//
 // Launch: grid (ceil(seqlen_q / kBlockM), heads_q, batch), 128 (kBlockM / 64 + 1) threads,
 // 2048 + kBlockM·kHeadDim·2 + kStages·2·kBlockN·kHeadDim·2 bytes of dynamic shared memory;
 // params.q_map/o_map boxes {64, 64}, k_map/v_map {64, kBlockN} (attention_params.h). Causal CTAs
 // take m blocks in reverse order of blockIdx.x (the longest first); K/V blocks are visited from
 // the last one down, so the blocks that need a per-element mask come first and set the running
 // max early (later blocks rarely raise it, and O is rescaled only when a row's max rises).
-template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kStages, bool kCausal,
-          bool kWriteLse>
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kStages, bool kPingPong,
+          bool kCausal, bool kWriteLse>
 __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     attention_fwd_sm90(const __grid_constant__ AttentionSm90Params params) {
   static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
   static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
                 "kHeadDim must be 64, 128 or 256");
-  static_assert(kBlockM == 64 || kBlockM == 128, "one or two consumer warpgroups of 64 rows");
-  static_assert(kBlockN == 64 || kBlockN == 128, "kBlockN must be 64 or 128");
+  static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 192,
+                "one to three consumer warpgroups of 64 rows");
+  static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 176,
+                "kBlockN must be 64, 128 or 176");
+  static_assert(!kPingPong || kBlockM > 64, "ping-pong needs two consumers at least");
   // S of block j needs K_j while P·V of block j - 1 still reads V_{j-1}: two stages at least.
   static_assert(kStages >= 2 && kStages <= 4, "2 to 4 K/V stages");
   static_assert(2048 + kBlockM * kHeadDim * 2 + kStages * 4 * kBlockN * kHeadDim <= 227 * 1024,
@@ -86,6 +108,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   constexpr int kOAccs = kHeadDim / 2;    // FP32 outputs per thread
   constexpr int kKvSlabBytes = kBlockN * 128;
   constexpr int kKvBytes = kSlabs * kKvSlabBytes;  // one K or V block
+  using Regs = fa3::RegisterSplit<kConsumers, kBlockN>;
 
   // [barriers (1 KB)] [Q: kConsumers x kSlabs boxes] [K stages] [V stages], 1024-byte aligned for
   // the 128B swizzle (the host adds the slack).
@@ -123,7 +146,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   const int warpgroup = __shfl_sync(0xFFFFFFFFu, int(threadIdx.x / 128), 0);
   if (warpgroup == 0) {
     // Producer: one thread issues every TMA load; the others leave.
-    if constexpr (kConsumers == 2) setmaxnreg_dec<fa3::kProducerRegs>();
+    if constexpr (kConsumers > 1) setmaxnreg_dec<Regs::kProducer>();
     if (threadIdx.x != 0) return;
     mbarrier_arrive_expect_tx(q_full, kBlockM * kHeadDim * 2);
 #pragma unroll
@@ -153,7 +176,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   }
 
   // Consumers.
-  if constexpr (kConsumers == 2) setmaxnreg_inc<fa3::kConsumerRegs>();
+  if constexpr (kConsumers > 1) setmaxnreg_inc<Regs::kConsumer>();
   const int consumer = warpgroup - 1;
   const int thread = threadIdx.x % 128;
   const int warp = thread / 32;
@@ -161,8 +184,9 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   const int row_begin = m0 + fa3::kRows * consumer;   // this warpgroup's first query row
   const int row0 = row_begin + 16 * warp + lane / 4;  // this thread's rows: row0, row0 + 8
   const int diagonal = p.seqlen_k - p.seqlen_q;
-  const int my_blocks =
-      fa3::visited_blocks<kBlockN, kCausal>(row_begin, min(p.seqlen_q - row_begin, fa3::kRows), p);
+  const int my_blocks = kPingPong ? num_blocks
+                                  : fa3::visited_blocks<kBlockN, kCausal>(
+                                        row_begin, min(p.seqlen_q - row_begin, fa3::kRows), p);
   const float scale_log2 = p.scale_log2;
   const unsigned int q_tile = smem_q + consumer * kSlabs * fa3::kBoxBytes;
 
@@ -265,11 +289,25 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     }
   };
 
+  // Ping-pong turns (see above); without ping-pong these are empty.
+  auto begin_turn = [&]() {
+    if constexpr (kPingPong) named_barrier_sync(fa3::kTurnBarrier + consumer, 128 * 2);
+  };
+  auto end_turn = [&](bool last) {
+    if constexpr (kPingPong)
+      if (!last || consumer != kConsumers - 1)
+        named_barrier_arrive(fa3::kTurnBarrier + (consumer + 1) % kConsumers, 128 * 2);
+  };
+
   mbarrier_wait(q_full, 0);
   if (my_blocks > 0) {
+    if constexpr (kPingPong)
+      if (consumer == kConsumers - 1) named_barrier_arrive(fa3::kTurnBarrier, 128 * 2);
     // The first (last-indexed) block: O is zero, so no P·V is pending and nothing to rescale.
     float factor[2];
+    begin_turn();
     issue_scores();
+    end_turn(false);
     wgmma_wait<0>();
     softmax(my_blocks - 1, factor);
     fa3::pack_operand<T>(pa, s);
@@ -277,9 +315,11 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     ring.advance();
 #pragma unroll 1
     for (int block = my_blocks - 2; block >= 0; --block) {
+      begin_turn();
       issue_scores();
       // P·V of the previous block runs on the tensor cores during this block's softmax.
       issue_pv(previous.stage, previous.phase);
+      end_turn(false);
       wgmma_wait<1>();
       softmax(block, factor);
       retire_pv(previous.stage);
@@ -298,7 +338,9 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
       ring.advance();
     }
     fence_accumulators(o[0]);
+    begin_turn();
     issue_pv(previous.stage, previous.phase);
+    end_turn(true);
     retire_pv(previous.stage);
   }
 

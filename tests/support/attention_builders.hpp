@@ -9,8 +9,8 @@
 namespace kt::testing {
 
 // An fa3 (sm90) config: warps is 0, block_m sets the warpgroups.
-inline AttentionConfig fa3_config(int bm, int bn, int stages) {
-  return AttentionConfig{bm, bn, 0, stages, AttentionFamily::kSm90};
+inline AttentionConfig fa3_config(int bm, int bn, int stages, bool pingpong = false) {
+  return AttentionConfig{bm, bn, 0, stages, AttentionFamily::kSm90, pingpong};
 }
 
 struct ShippedAttentionConfig {
@@ -25,8 +25,11 @@ struct ShippedAttentionConfig {
 // checks each.
 inline const std::vector<ShippedAttentionConfig>& shipped_fa3_configs() {
   static const std::vector<ShippedAttentionConfig> all = {
-      {64, fa3_config(128, 128, 2)}, {64, fa3_config(64, 128, 2)},  {128, fa3_config(128, 128, 2)},
-      {128, fa3_config(64, 128, 2)}, {128, fa3_config(128, 64, 3)}, {256, fa3_config(128, 64, 2)}};
+      {64, fa3_config(128, 128, 2)},        {64, fa3_config(64, 128, 2)},
+      {64, fa3_config(192, 128, 2, true)},  {128, fa3_config(128, 128, 2)},
+      {128, fa3_config(128, 128, 2, true)}, {128, fa3_config(128, 176, 2, true)},
+      {128, fa3_config(64, 128, 2)},        {128, fa3_config(128, 64, 3)},
+      {256, fa3_config(128, 64, 2)},        {256, fa3_config(128, 64, 2, true)}};
   return all;
 }
 
