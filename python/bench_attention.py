@@ -1,7 +1,7 @@
 """kerntune attention forward beside PyTorch SDPA's FlashAttention-2 and cuDNN backends, in one
 process on the same tensors, timed the same way (triton.testing.do_bench medians, which flush
 L2). Run on the GPU machine after `kerntune tune --op attention ...` filled the database:
-    KERNTUNE_DB=... python3 python/bench_attention.py [--csv OUT.csv]"""
+    KERNTUNE_DB=... python3 python/bench_attention.py [--dtypes bf16,fp16] [--csv OUT.csv]"""
 import argparse
 import csv
 import math
@@ -29,20 +29,26 @@ def flops(b, h, n, d, causal):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv")
+    ap.add_argument("--dtypes", default="bf16,fp16", help="comma-separated: bf16, fp16")
     args = ap.parse_args()
+    torch_dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16}
+    dtypes = args.dtypes.split(",")
+    for name in dtypes:
+        if name not in torch_dtypes:
+            ap.error(f"--dtypes: '{name}' is not bf16 or fp16")
     rt = kerntune.Runtime()
     rows = []
-    print(f"{'B':>3} {'Hq':>3} {'Hkv':>3} {'N':>6} {'d':>4} {'causal':>6} | {'kerntune':>8} {'FA2':>8} {'cuDNN':>8} | {'vs FA2':>6} {'vs cuDNN':>8}  err")
-    for (b, hq, hkv, n, d, causal) in CASES:
-        q = torch.randn(b, hq, n, d, device="cuda", dtype=torch.bfloat16)
-        k = torch.randn(b, hkv, n, d, device="cuda", dtype=torch.bfloat16)
-        v = torch.randn(b, hkv, n, d, device="cuda", dtype=torch.bfloat16)
+    print(f"{'dtype':>5} {'B':>3} {'Hq':>3} {'Hkv':>3} {'N':>6} {'d':>4} {'causal':>6} | {'kerntune':>8} {'FA2':>8} {'cuDNN':>8} | {'vs FA2':>6} {'vs cuDNN':>8}  err")
+    for dtype, (b, hq, hkv, n, d, causal) in ((t, c) for t in dtypes for c in CASES):
+        q = torch.randn(b, hq, n, d, device="cuda", dtype=torch_dtypes[dtype])
+        k = torch.randn(b, hkv, n, d, device="cuda", dtype=torch_dtypes[dtype])
+        v = torch.randn(b, hkv, n, d, device="cuda", dtype=torch_dtypes[dtype])
         fl = flops(b, hq, n, d, causal)
         o = rt.attention(q, k, v, causal=causal)
         with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
             ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=hq != hkv)
         err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
-        res = {"B": b, "Hq": hq, "Hkv": hkv, "N": n, "d": d, "causal": causal, "rel_err": err}
+        res = {"dtype": dtype, "B": b, "Hq": hq, "Hkv": hkv, "N": n, "d": d, "causal": causal, "rel_err": err}
         res["kerntune"] = fl / do_bench(lambda: rt.attention(q, k, v, causal=causal), warmup=25, rep=100, return_mode="median") / 1e9
         for name, be in (("fa2", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
             try:
@@ -54,7 +60,7 @@ def main():
                 res[name] = float("nan")
                 print(f"  {name} failed: {str(e)[:100]}")
         rows.append(res)
-        print(f"{b:>3} {hq:>3} {hkv:>3} {n:>6} {d:>4} {str(causal):>6} | {res['kerntune']:8.1f} {res['fa2']:8.1f} {res['cudnn']:8.1f} | "
+        print(f"{dtype:>5} {b:>3} {hq:>3} {hkv:>3} {n:>6} {d:>4} {str(causal):>6} | {res['kerntune']:8.1f} {res['fa2']:8.1f} {res['cudnn']:8.1f} | "
               f"{res['kerntune'] / res['fa2']:6.3f} {res['kerntune'] / res['cudnn']:8.3f}  {err:.1e}", flush=True)
         del q, k, v
     if args.csv:
@@ -62,8 +68,11 @@ def main():
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
             w.writeheader()
             w.writerows(rows)
-    ratios = [r["kerntune"] / r["fa2"] for r in rows if r["fa2"] == r["fa2"]]
-    print(f"min ratio vs FA2 {min(ratios):.3f}; geomean {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")
+    for backend in ("fa2", "cudnn"):
+        ratios = [r["kerntune"] / r[backend] for r in rows if r[backend] == r[backend]]
+        if ratios:
+            print(f"vs {backend}: min {min(ratios):.3f}, geomean "
+                  f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f} over {len(ratios)} cases")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ struct RuntimeOptions {
 
 struct DispatchInfo {
   std::string config_key;         // e.g. "sm80.bm128.bn256.bk32.wm64.wn64.s3.g8.sk1"
-  std::string grade;              // "exact", "nearest-shape" or "model-default"
+  std::string grade;              // "exact", "nearest-shape", "model-default" or "fallback"
   std::string tuned_problem_key;  // the tuned shape the config came from, if any
   bool compiled_now = false;      // NVRTC ran (the DB had no cubin)
   bool predicted = true;          // the config was picked by the model, not measured

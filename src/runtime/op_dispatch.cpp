@@ -31,6 +31,8 @@ const char* to_string(DispatchGrade grade) {
       return "nearest-shape";
     case DispatchGrade::kModelDefault:
       return "model-default";
+    case DispatchGrade::kFallback:
+      return "fallback";
   }
   return "?";
 }

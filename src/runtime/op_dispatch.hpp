@@ -14,7 +14,8 @@
 
 namespace kt::rt {
 
-enum class DispatchGrade { kExact, kNearestShape, kModelDefault };
+// kFallback: a call the resolved kernel cannot serve, launched with the op's fallback config.
+enum class DispatchGrade { kExact, kNearestShape, kModelDefault, kFallback };
 const char* to_string(DispatchGrade grade);
 
 struct DispatchChoice {

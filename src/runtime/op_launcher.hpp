@@ -7,8 +7,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 
+#include "core/device_desc.hpp"
 #include "runtime/module_cache.hpp"
 
 namespace kt::rt {
@@ -27,6 +29,10 @@ class OpKernel {
   // `workspace` is the runtime's scratch (null when it has none). Returns the first failing
   // driver result.
   virtual CUresult launch(const void* call, CUdeviceptr workspace, CUstream stream) const = 0;
+  // Whether this kernel can serve `call` (checked by check_call): false when the call is valid
+  // but outside what this config's kernel can address (fa3: a stride TMA cannot encode); the
+  // runtime then launches the op's fallback_config for it. Allocates nothing.
+  virtual bool serves(const void* /*call*/) const { return true; }
 };
 
 class OpLauncher {
@@ -39,6 +45,12 @@ class OpLauncher {
   // Checks the call's arguments against the problem before any launch (pointers, alignment,
   // strides); throws kt::Error (invalid argument) naming the tensor.
   virtual void check_call(std::string_view problem_key, const void* call) const = 0;
+  // The config that serves every call check_call accepts, for the calls a resolved kernel does
+  // not serve (OpKernel::serves); empty when every kernel of the op serves every valid call.
+  virtual std::string fallback_config(std::string_view /*problem_key*/,
+                                      const DeviceDesc& /*device*/) const {
+    return {};
+  }
   // Readies a freshly allocated runtime workspace of `bytes` for this op's kernels (blocking),
   // once per allocation before any launch: GEMM zeroes its split-K flag region. Default: nothing.
   virtual void prepare_workspace(CUdeviceptr /*workspace*/, std::size_t /*bytes*/) const {}

@@ -8,6 +8,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
+#include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/op_registry.hpp"
 #include "kerntune/kerntune.hpp"
@@ -74,8 +75,11 @@ struct Runtime::Impl {
                               options.compile_on_miss, !options.read_only);
   }
 
+  // The kernel of `problem_key`: the dispatch chain's config, or `fallback` (the op's config for
+  // the calls a resolved kernel does not serve) when given.
   const Entry& resolve(const OpEntry& op_entry, const std::string& problem_key,
-                       std::string_view variant, const std::string& cache_key) {
+                       std::string_view variant, const std::string& cache_key,
+                       const std::string& fallback = {}) {
     const OpSpec& op = *op_entry.spec;
     op.summarize(problem_key);  // validates
     std::unique_lock lock(mutex);
@@ -84,7 +88,8 @@ struct Runtime::Impl {
     cache::Database* database = db ? &*db : nullptr;
     const std::int64_t max_workspace = std::int64_t(options.workspace_bytes);
     const rt::DispatchChoice choice =
-        rt::choose_config(database, op, problem_key, device, max_workspace);
+        fallback.empty() ? rt::choose_config(database, op, problem_key, device, max_workspace)
+                         : rt::DispatchChoice{fallback, rt::DispatchGrade::kFallback, "", true};
     std::string config = choice.config_key;
     rt::CubinResult cubin = compile(op, problem_key, config, variant);
     if (choice.grade == rt::DispatchGrade::kModelDefault && cubin.record.spill_bytes > 0) {
@@ -119,13 +124,32 @@ struct Runtime::Impl {
     return resolve(OpRegistry::instance().by_key(problem_key), problem_key, variant, cache_key);
   }
 
+  // The op's fallback kernel for a call `entry` does not serve (logged once per problem).
+  const Entry& fallback_for(const OpEntry& op, const std::string& problem_key,
+                            std::string_view variant, const Entry& entry) {
+    std::string cache_key = problem_key + "#" + std::string(variant) + "#fallback";
+    {
+      std::shared_lock lock(mutex);
+      if (auto it = entries.find(cache_key); it != entries.end()) return it->second;
+    }
+    const std::string config = op.launcher->fallback_config(problem_key, device);
+    if (config.empty())
+      throw Error(ErrorKind::kInternal,
+                  fmt::format("{}'s kernel {} cannot serve this call and the op has no fallback",
+                              problem_key, entry.info.config_key));
+    logger().debug("dispatch {}: {} cannot serve a call; falling back to {}", problem_key,
+                   entry.info.config_key, config);
+    return resolve(op, problem_key, variant, cache_key, config);
+  }
+
   void launch(const std::string& problem_key, std::string_view variant, const void* call,
               Stream stream) {
     const OpEntry& op = OpRegistry::instance().by_key(problem_key);
     op.launcher->check_call(problem_key, call);
-    const Entry& entry = lookup(problem_key, variant);
+    const Entry* entry = &lookup(problem_key, variant);
+    if (!entry->kernel->serves(call)) entry = &fallback_for(op, problem_key, variant, *entry);
     rt::ScopedCurrent current(context.context());
-    const CUresult result = entry.kernel->launch(call, workspace, static_cast<CUstream>(stream));
+    const CUresult result = entry->kernel->launch(call, workspace, static_cast<CUstream>(stream));
     if (result != CUDA_SUCCESS)
       rt::check(result, fmt::format("cuLaunchKernel({})", op.spec->name()).c_str());
   }

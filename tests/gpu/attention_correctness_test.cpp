@@ -201,5 +201,39 @@ TEST_F(AttentionCorrectness, Fa3RefusesTensorsTmaCannotAddress) {
   }
 }
 
+// A call the runtime's fa3 kernel cannot map (a batch stride of 2^40 elements, legal since batch is
+// 1 and never multiplied) is served by the fa2 fallback instead of refused, and is correct.
+TEST_F(AttentionCorrectness, RuntimeFallsBackToFa2ForTensorsTmaCannotAddress) {
+  if (device_.arch() != "sm_90a")
+    GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
+  const AttentionProblem p = make_problem("b=1,h=8,s=1024,d=128", DType::kBF16, true);
+  RuntimeOptions options;
+  options.database_path = (std::filesystem::temp_directory_path() /
+                           ("kt_gpu_attn_fallback_" + std::to_string(::getpid()) + ".db"))
+                              .string();
+  {
+    auto runtime = Runtime::open(options);
+    ASSERT_EQ(runtime->prepare_attention(p).config_key.substr(0, 4), "fa3.")
+        << "the model's default here should be fa3, or this test checks nothing";
+    rt::ModuleCache modules;
+    CUstream stream = nullptr;
+    ASSERT_EQ(rt::driver().stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+    {
+      tune::AttentionWorkload work(
+          p, device_, &cubin_cache(), modules, stream,
+          std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()),
+          tune::AttentionLayout::kBNHD);
+      AttentionTensors t = work.tensors(true);
+      t.q_strides[0] = t.o_strides[0] = std::int64_t(1) << 40;
+      work.poison_output();
+      runtime->attention_forward(p, t, stream);
+      const tune::OutputCheck result = work.check_output(true);
+      EXPECT_TRUE(result.passed) << result.detail << " (rel " << result.relative_error << ")";
+    }
+    rt::driver().stream_destroy(stream);
+  }
+  std::filesystem::remove(options.database_path);
+}
+
 }  // namespace
 }  // namespace kt

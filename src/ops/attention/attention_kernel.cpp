@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "core/error.hpp"
@@ -28,6 +30,17 @@ constexpr double kLog2e = 1.4426950408889634;
 constexpr std::uint32_t kFa3BoxColumns = 64;
 constexpr std::uint32_t kFa3QueryBoxRows = 64;
 
+// Why TMA cannot map an attention tensor (element strides {batch, row, head}) as the 4D
+// {head_dim, seqlen, heads, batch} of encode_attention_map, or nothing when it can.
+std::optional<std::string> attention_map_error(const AttentionProblem& p, const void* base,
+                                               const std::int64_t (&strides)[3]) {
+  const std::uint64_t e = std::uint64_t(size_bytes(p.dtype));
+  const std::uint64_t byte_strides[3] = {
+      std::uint64_t(strides[1]) * e, std::uint64_t(strides[2]) * e, std::uint64_t(strides[0]) * e};
+  const std::string_view stride_names[3] = {"row", "head", "batch"};
+  return tma_addressing_error(base, byte_strides, stride_names);
+}
+
 // One attention tensor (element strides {batch, row, head}) as a 4D TMA map {head_dim, seqlen,
 // heads, batch}, in boxes of {64, rows, 1, 1}.
 CUresult encode_attention_map(TmaDescriptor& map, const char* name, const AttentionProblem& p,
@@ -36,8 +49,7 @@ CUresult encode_attention_map(TmaDescriptor& map, const char* name, const Attent
   const std::uint64_t e = std::uint64_t(size_bytes(p.dtype));
   const std::uint64_t byte_strides[3] = {
       std::uint64_t(strides[1]) * e, std::uint64_t(strides[2]) * e, std::uint64_t(strides[0]) * e};
-  const std::string_view stride_names[3] = {"row", "head", "batch"};
-  if (auto why = tma_addressing_error(base, byte_strides, stride_names))
+  if (auto why = attention_map_error(p, base, strides))
     throw_invalid(
         fmt::format("attention tensor {} cannot be read through a TMA map, which the fa3 "
                     "family needs: {} (the fa2 family has no such requirement)",
@@ -114,6 +126,14 @@ CUresult AttentionKernel::make_sm90_params(const AttentionTensors& t,
     r = encode_attention_map(params.o_map, "O", p, t.o, t.o_strides, p.seqlen_q, p.heads_q,
                              kFa3QueryBoxRows);
   return r;
+}
+
+bool AttentionKernel::serves(const AttentionTensors& t) const {
+  if (config_.family != AttentionFamily::kSm90) return true;
+  return !attention_map_error(problem_, t.q, t.q_strides) &&
+         !attention_map_error(problem_, t.k, t.k_strides) &&
+         !attention_map_error(problem_, t.v, t.v_strides) &&
+         !attention_map_error(problem_, t.o, t.o_strides);
 }
 
 CUresult AttentionKernel::launch(const AttentionTensors& t, CUstream stream) const {

@@ -28,6 +28,9 @@ class AttentionKernel {
   // Throws kt::Error (invalid argument) naming the tensor when TMA cannot address it; returns
   // the driver's result of encoding.
   CUresult make_sm90_params(const AttentionTensors& t, AttentionSm90Params& params) const;
+  // Whether this kernel can address `t`: always for fa2; for fa3, whether TMA can map every
+  // tensor (make_sm90_params would throw otherwise).
+  bool serves(const AttentionTensors& t) const;
   // Enqueues the kernel (fa3: with tensor maps encoded for `t`; no allocation either way).
   CUresult launch(const AttentionTensors& t, CUstream stream) const;
 

@@ -18,6 +18,9 @@ class AttentionOpKernel final : public rt::OpKernel {
   CUresult launch(const void* call, CUdeviceptr, CUstream stream) const override {
     return kernel_.launch(*static_cast<const AttentionTensors*>(call), stream);
   }
+  bool serves(const void* call) const override {
+    return kernel_.serves(*static_cast<const AttentionTensors*>(call));
+  }
 
  private:
   rt::AttentionKernel kernel_;
@@ -33,6 +36,15 @@ class AttentionLauncher final : public rt::OpLauncher {
   void check_call(std::string_view problem_key, const void* call) const override {
     check_attention_call(parse_attention_key(problem_key),
                          *static_cast<const AttentionTensors*>(call));
+  }
+  // fa2 addresses every call check_attention_call accepts; its model's best config.
+  std::string fallback_config(std::string_view problem_key,
+                              const DeviceDesc& device) const override {
+    const AttentionProblem p = parse_attention_key(problem_key);
+    AttentionDomains fa2_only;
+    fa2_only.families = {AttentionFamily::kSm80};
+    const auto ranked = rank_by_model(p, enumerate_attention_configs(p, device, fa2_only), device);
+    return ranked.empty() ? std::string() : to_key(ranked.front().config);
   }
 };
 
