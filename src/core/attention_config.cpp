@@ -126,6 +126,8 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
     return "fa3 block_m 192 needs head_dim 64 and block_n <= 128 (160 registers a consumer)";
   if (c.block_n == 176 && (c.block_m != 128 || p.head_dim > 128))
     return "fa3 block_n 176 needs block_m 128 and head_dim <= 128 (registers)";
+  if (c.pack_gqa && (p.seqlen_q != 1 || p.heads_q == p.heads_kv || c.block_m != 64))
+    return "fa3 pack_gqa needs one query row, heads_q > heads_kv and block_m 64";
   if (c.stages < 2 || c.stages > 4)
     return "fa3 stages must be 2, 3 or 4 (P·V of block j - 1 holds a stage while block j loads)";
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
@@ -158,8 +160,8 @@ double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const
 
 std::string to_key(const AttentionConfig& c) {
   if (c.family == AttentionFamily::kSm90)
-    return fmt::format("fa3.bm{}.bn{}.s{}{}", c.block_m, c.block_n, c.stages,
-                       c.pingpong ? ".pp" : "");
+    return fmt::format("fa3.bm{}.bn{}.s{}{}{}", c.block_m, c.block_n, c.stages,
+                       c.pingpong ? ".pp" : "", c.pack_gqa ? ".gqa" : "");
   return fmt::format("fa2.bm{}.bn{}.w{}.s{}", c.block_m, c.block_n, c.warps, c.stages);
 }
 
@@ -172,10 +174,19 @@ AttentionConfig parse_attention_config_key(std::string_view key) {
     parse_key_fields(key, parts,
                      {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}},
                      hint);
-  } else if ((parts.size() == 4 || (parts.size() == 5 && parts[4] == "pp")) && parts[0] == "fa3") {
+  } else if (parts.size() >= 4 && parts.size() <= 6 && parts[0] == "fa3") {
     c.family = AttentionFamily::kSm90;
     c.warps = 0;
-    c.pingpong = parts.size() == 5;
+    std::size_t i = 4;
+    c.pingpong = i < parts.size() && parts[i] == "pp";
+    i += c.pingpong;
+    c.pack_gqa = i < parts.size() && parts[i] == "gqa";
+    i += c.pack_gqa;
+    if (i != parts.size())
+      throw_invalid(
+          fmt::format("'{}' is not an attention config key (fa3 keys end in .pp, "
+                      ".gqa or both, in that order): {}",
+                      key, hint));
     parse_key_fields(key, parts, {{"bm", &c.block_m}, {"bn", &c.block_n}, {"s", &c.stages}}, hint);
   } else {
     throw_invalid(fmt::format("'{}' is not an attention config key: {}", key, hint));
@@ -192,8 +203,18 @@ int smem_bytes(const AttentionProblem& p, const AttentionConfig& c) {
   return c.family == AttentionFamily::kSm90 ? kFa3SmemReserveBytes + tiles : tiles;
 }
 
+AttentionProblem kernel_problem(const AttentionProblem& p, const AttentionConfig& c) {
+  if (!c.pack_gqa) return p;
+  AttentionProblem k = p;
+  k.seqlen_q = p.heads_q / p.heads_kv;
+  k.heads_q = p.heads_kv;
+  k.causal = false;
+  return k;
+}
+
 std::int64_t num_ctas(const AttentionProblem& p, const AttentionConfig& c) {
-  return ceil_div(p.seqlen_q, c.block_m) * p.heads_q * p.batch;
+  const AttentionProblem k = kernel_problem(p, c);
+  return ceil_div(k.seqlen_q, c.block_m) * k.heads_q * k.batch;
 }
 
 std::optional<std::string> validate(const AttentionProblem& p, const AttentionConfig& c,
@@ -211,7 +232,8 @@ std::optional<std::string> validate(const AttentionProblem& p, const AttentionCo
   return std::nullopt;
 }
 
-LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c) {
+LaunchPlan plan_launch(const AttentionProblem& problem, const AttentionConfig& c) {
+  const AttentionProblem p = kernel_problem(problem, c);
   LaunchPlan plan;
   plan.grid = {std::uint32_t(ceil_div(p.seqlen_q, c.block_m)), std::uint32_t(p.heads_q),
                std::uint32_t(p.batch)};
@@ -220,8 +242,9 @@ LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c) {
   return plan;
 }
 
-std::string attention_kernel_expression(const AttentionProblem& p, const AttentionConfig& c,
+std::string attention_kernel_expression(const AttentionProblem& problem, const AttentionConfig& c,
                                         bool write_lse) {
+  const AttentionProblem p = kernel_problem(problem, c);
   if (c.family == AttentionFamily::kSm90)
     return fmt::format("kt::attention_fwd_sm90<{}, {}, {}, {}, {}, {}, {}, {}>",
                        device_type_name(p.dtype), p.head_dim, c.block_m, c.block_n, c.stages,
@@ -251,14 +274,16 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
     for (int bm : d.fa3_block_m)
       for (int bn : d.fa3_block_n)
         for (int s : d.fa3_stages)
-          for (bool pp : d.fa3_pingpong) keep({bm, bn, 0, s, AttentionFamily::kSm90, pp});
+          for (bool pp : d.fa3_pingpong)
+            for (bool pack : {false, true}) keep({bm, bn, 0, s, AttentionFamily::kSm90, pp, pack});
   return out;
 }
 
-AttentionEstimate estimate(const AttentionProblem& p, const AttentionConfig& c, const DeviceDesc& d,
-                           int regs) {
+AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfig& c,
+                           const DeviceDesc& d, int regs) {
+  const AttentionProblem p = kernel_problem(problem, c);
   AttentionEstimate e;
-  e.num_ctas = num_ctas(p, c);
+  e.num_ctas = num_ctas(problem, c);
   e.threads = c.num_threads();
   e.regs_per_thread = regs > 0 ? regs : estimated_registers(p, c);
   e.smem_bytes = smem_bytes(p, c);

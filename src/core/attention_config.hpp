@@ -28,6 +28,7 @@ struct AttentionConfig {
   int stages = 2;     // K/V shared-memory buffers
   AttentionFamily family = AttentionFamily::kSm80;
   bool pingpong = false;  // fa3 with two or three consumers: one's softmax under the others' GEMMs
+  bool pack_gqa = false;  // fa3, one query row (a decode step): a KV head's query heads as its rows
 
   // fa3: one producer warpgroup plus block_m / 64 consumers, 4 warps each.
   int num_warps() const {
@@ -51,11 +52,17 @@ struct AttentionDomains {
   std::vector<bool> fa3_pingpong{false, true};
 };
 
-// Canonical key, e.g. "fa2.bm128.bn64.w8.s2", "fa3.bm128.bn128.s2" or, with ping-pong,
-// "fa3.bm128.bn128.s2.pp"; parse is its exact
+// Canonical key, e.g. "fa2.bm128.bn64.w8.s2", "fa3.bm128.bn128.s2", with ping-pong
+// "fa3.bm128.bn128.s2.pp", with packed GQA rows "fa3.bm64.bn128.s3.gqa"; parse is its exact
 // inverse (throws kt::Error naming the field, or the canonical spelling).
 std::string to_key(const AttentionConfig& config);
 AttentionConfig parse_attention_config_key(std::string_view key);
+
+// The problem the kernel computes for `p` under `c`: `p` itself, or with pack_gqa the
+// heads_q / heads_kv query heads of each KV head as that head's query rows (heads_q = heads_kv,
+// seqlen_q = heads_q / heads_kv; one query row each, so a causal mask hides nothing). Q and O
+// are addressed with the head stride as the row stride (AttentionKernel).
+AttentionProblem kernel_problem(const AttentionProblem& p, const AttentionConfig& c);
 
 int smem_bytes(const AttentionProblem& p, const AttentionConfig& c);
 std::int64_t num_ctas(const AttentionProblem& p, const AttentionConfig& c);

@@ -269,6 +269,38 @@ TEST(AttentionFa3, PingPongThreeConsumersAndWideBlocksHaveTheirRules) {
   EXPECT_EQ(why(d128, fa3_config(128, 176, 2, true)), "");
 }
 
+TEST(AttentionFa3, PackedGqaMakesAKvHeadsQueryHeadsItsRows) {
+  const DeviceDesc& h200 = device_profile("h200");
+  AttentionConfig packed = fa3_config(64, 128, 3);
+  packed.pack_gqa = true;
+  EXPECT_EQ(to_key(packed), "fa3.bm64.bn128.s3.gqa");
+  EXPECT_EQ(parse_attention_config_key("fa3.bm64.bn128.s3.gqa"), packed);
+  EXPECT_THROW(parse_attention_config_key("fa3.bm64.bn128.s3.gqa.pp"), Error);
+  const AttentionProblem decode = shape("b=32,hq=32,hkv=8,sq=1,sk=4096,d=128", true);
+  const AttentionProblem k = kernel_problem(decode, packed);
+  EXPECT_EQ(k.heads_q, 8);
+  EXPECT_EQ(k.heads_kv, 8);
+  EXPECT_EQ(k.seqlen_q, 4);
+  EXPECT_FALSE(k.causal);
+  EXPECT_EQ(kernel_problem(decode, fa3_config(64, 128, 3)), decode);
+  const LaunchPlan plan = plan_launch(decode, packed);
+  EXPECT_EQ(plan.grid[0], 1u);
+  EXPECT_EQ(plan.grid[1], 8u);
+  EXPECT_EQ(plan.grid[2], 32u);
+  EXPECT_EQ(attention_kernel_expression(decode, packed, false),
+            "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, false, false, false>");
+  EXPECT_EQ(validate(decode, packed, h200), std::nullopt);
+  auto refused = [&](const char* text, const AttentionConfig& c) {
+    const auto why = validate(shape(text), c, h200);
+    return why && why->find("pack_gqa needs") != std::string::npos;
+  };
+  EXPECT_TRUE(refused("b=2,hq=8,hkv=8,sq=1,sk=100,d=128", packed));  // no GQA
+  EXPECT_TRUE(refused("b=2,hq=8,hkv=2,sq=2,sk=100,d=128", packed));  // two query rows
+  AttentionConfig two = fa3_config(128, 128, 3);
+  two.pack_gqa = true;
+  EXPECT_TRUE(refused("b=2,hq=8,hkv=2,sq=1,sk=100,d=128", two));  // block_m 128
+}
+
 // The fa3 model is fit to the tuned H200 measurements of 2026-11-30
 // (bench/results/2026-11-30-h200-attention-fa3/measurements.csv): the d128 flagship measured 632
 // TFLOP/s at N = 16384 (bm128.bn128.s3), every fa3 config beat every fa2 config at d = 64 and 128

@@ -159,6 +159,27 @@ TEST_P(AttentionCorrectnessPerFamily, EveryConfigOfTheSpaceWithAndWithoutLse) {
   }
 }
 
+// Decode steps with the query heads of a KV head packed as rows (pack_gqa): GQA and MQA, ragged
+// key counts, both layouts, both masks (one query row: the causal mask hides nothing), the LSE.
+TEST_F(AttentionCorrectness, PackedGqaDecodeStepsEveryLayoutAndMask) {
+  if (device_.arch() != "sm_90a")
+    GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
+  for (const char* shape :
+       {"b=3,hq=8,hkv=2,sq=1,sk=1000,d=128", "b=2,hq=16,hkv=1,sq=1,sk=4097,d=64",
+        "b=1,hq=32,hkv=4,sq=1,sk=77,d=256"}) {
+    const AttentionProblem p = make_problem(shape, DType::kBF16, false);
+    std::vector<AttentionConfig> packed;
+    for (const AttentionConfig& c : enumerate_attention_configs(p, device_))
+      if (c.pack_gqa) packed.push_back(c);
+    ASSERT_FALSE(packed.empty()) << shape;
+    precompile(p, packed);
+    for (const AttentionConfig& c : packed)
+      for (AttentionLayout layout : {AttentionLayout::kBNHD, AttentionLayout::kBHND})
+        check(shape, layout == AttentionLayout::kBNHD ? DType::kBF16 : DType::kFP16,
+              layout == AttentionLayout::kBHND, layout, c);
+  }
+}
+
 // The shipped fa3 configs on ragged GQA and MQA shapes with Nq < Nk and Nq > Nk, both layouts,
 // both masks and dtypes.
 TEST_F(AttentionCorrectness, ShippedFa3ConfigsOnRaggedGqaAndMqaShapes) {

@@ -64,7 +64,10 @@ CUresult encode_attention_map(TmaDescriptor& map, const char* name, const Attent
 
 AttentionKernel::AttentionKernel(const AttentionProblem& problem, const AttentionConfig& config,
                                  const LoadedModule& module)
-    : problem_(problem), config_(config), plan_(plan_launch(problem, config)) {
+    : problem_(problem),
+      kernel_problem_(kernel_problem(problem, config)),
+      config_(config),
+      plan_(plan_launch(problem, config)) {
   if (module.functions.empty())
     throw Error(ErrorKind::kInternal, fmt::format("module for {} has no kernel", to_key(config)));
   function_ = module.functions[0];
@@ -74,8 +77,19 @@ AttentionKernel::AttentionKernel(const AttentionProblem& problem, const Attentio
           "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
 }
 
+AttentionTensors AttentionKernel::kernel_tensors(const AttentionTensors& t) const {
+  if (!config_.pack_gqa) return t;
+  AttentionTensors k = t;
+  const std::int64_t group = problem_.heads_q / problem_.heads_kv;
+  for (std::int64_t* strides : {k.q_strides, k.o_strides}) {
+    strides[1] = strides[2];
+    strides[2] *= group;
+  }
+  return k;
+}
+
 AttentionParams AttentionKernel::make_params(const AttentionTensors& t) const {
-  return make_attention_params(problem_, t);
+  return make_attention_params(kernel_problem_, kernel_tensors(t));
 }
 
 AttentionParams make_attention_params(const AttentionProblem& problem, const AttentionTensors& t) {
@@ -111,29 +125,31 @@ AttentionParams make_attention_params(const AttentionProblem& problem, const Att
 CUresult AttentionKernel::make_sm90_params(const AttentionTensors& t,
                                            AttentionSm90Params& params) const {
   // NOTE: encoded per launch (a few hundred ns of host work, no allocation), as for the GEMM.
-  const AttentionProblem& p = problem_;
+  const AttentionProblem& p = kernel_problem_;
   const std::uint32_t kv_rows = std::uint32_t(config_.block_n);
   params.attn = make_params(t);
-  CUresult r = encode_attention_map(params.q_map, "Q", p, t.q, t.q_strides, p.seqlen_q, p.heads_q,
-                                    kFa3QueryBoxRows);
+  const AttentionTensors mapped = kernel_tensors(t);
+  CUresult r = encode_attention_map(params.q_map, "Q", p, mapped.q, mapped.q_strides, p.seqlen_q,
+                                    p.heads_q, kFa3QueryBoxRows);
   if (r == CUDA_SUCCESS)
-    r = encode_attention_map(params.k_map, "K", p, t.k, t.k_strides, p.seqlen_k, p.heads_kv,
-                             kv_rows);
+    r = encode_attention_map(params.k_map, "K", p, mapped.k, mapped.k_strides, p.seqlen_k,
+                             p.heads_kv, kv_rows);
   if (r == CUDA_SUCCESS)
-    r = encode_attention_map(params.v_map, "V", p, t.v, t.v_strides, p.seqlen_k, p.heads_kv,
-                             kv_rows);
+    r = encode_attention_map(params.v_map, "V", p, mapped.v, mapped.v_strides, p.seqlen_k,
+                             p.heads_kv, kv_rows);
   if (r == CUDA_SUCCESS)
-    r = encode_attention_map(params.o_map, "O", p, t.o, t.o_strides, p.seqlen_q, p.heads_q,
-                             kFa3QueryBoxRows);
+    r = encode_attention_map(params.o_map, "O", p, mapped.o, mapped.o_strides, p.seqlen_q,
+                             p.heads_q, kFa3QueryBoxRows);
   return r;
 }
 
 bool AttentionKernel::serves(const AttentionTensors& t) const {
   if (config_.family != AttentionFamily::kSm90) return true;
-  return !attention_map_error(problem_, t.q, t.q_strides) &&
-         !attention_map_error(problem_, t.k, t.k_strides) &&
-         !attention_map_error(problem_, t.v, t.v_strides) &&
-         !attention_map_error(problem_, t.o, t.o_strides);
+  const AttentionTensors k = kernel_tensors(t);
+  return !attention_map_error(kernel_problem_, k.q, k.q_strides) &&
+         !attention_map_error(kernel_problem_, k.k, k.k_strides) &&
+         !attention_map_error(kernel_problem_, k.v, k.v_strides) &&
+         !attention_map_error(kernel_problem_, k.o, k.o_strides);
 }
 
 CUresult AttentionKernel::launch(const AttentionTensors& t, CUstream stream) const {

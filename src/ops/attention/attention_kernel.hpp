@@ -43,7 +43,12 @@ class AttentionKernel {
   // for fa3).
   CUresult launch_with(void* params, CUstream stream) const;
 
+  // The caller's tensors as the kernel addresses them (kernel_problem): with pack_gqa, Q and O with
+  // the head stride as the row stride and heads_q / heads_kv heads' stride as the head stride.
+  AttentionTensors kernel_tensors(const AttentionTensors& t) const;
+
   AttentionProblem problem_;
+  AttentionProblem kernel_problem_;  // kernel_problem(problem_, config_)
   AttentionConfig config_;
   LaunchPlan plan_;
   CUfunction function_ = nullptr;

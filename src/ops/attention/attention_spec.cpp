@@ -15,17 +15,20 @@ namespace kt {
 
 // The model's reasoning for `kerntune explain` (TypedOpSpec::explain_for finds it beside the
 // problem type).
-std::string explain_config(const AttentionProblem& p, const AttentionConfig& c,
+std::string explain_config(const AttentionProblem& problem, const AttentionConfig& c,
                            const DeviceDesc& d) {
-  const AttentionEstimate e = estimate(p, c, d);
+  const AttentionEstimate e = estimate(problem, c, d);
+  const AttentionProblem p = kernel_problem(problem, c);
   std::string out;
   if (c.family == AttentionFamily::kSm90)
     out += fmt::format(
         "  family       fa3: wgmma + TMA, 1 producer + {} consumer warpgroup(s) of 64 query "
-        "rows; {}\n",
-        c.block_m / 64,
-        c.block_m == 128 ? "registers split by setmaxnreg (40 / 232 / 232), 1 CTA/SM"
-                         : "registers as compiled (no setmaxnreg)");
+        "rows{}; {}{}\n",
+        c.block_m / 64, c.pingpong ? " taking turns (ping-pong)" : "",
+        c.block_m > 64 ? "registers split by setmaxnreg, 1 CTA/SM"
+                       : "registers as compiled (no setmaxnreg)",
+        c.pack_gqa ? "; a KV head's query heads packed as its rows (Hq' = Hkv, Nq' = Hq / Hkv)"
+                   : "");
   else
     out += fmt::format("  family       fa2: mma.sync + cp.async, {} warps of {} query rows\n",
                        c.warps, c.block_m / c.warps);
