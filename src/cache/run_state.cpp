@@ -77,8 +77,8 @@ bool is_device_fault(const BlocklistEntry& entry) {
     case Status::kLaunchFailure:
       return true;
     case Status::kTimeout:
-      // NOTE: the compile worker's time-out detail has always begun so (candidate_compiler.cpp);
-      // the benchmark worker's begins "benchmark worker".
+      // NOTE: the compile worker's time-out detail has always begun so (candidate_compiler.cpp,
+      // tuner/lost_worker.hpp); the benchmark worker's begins "benchmark worker".
       return entry.detail.rfind("compile worker", 0) != 0;
     default:
       return false;
