@@ -203,10 +203,7 @@ CubinRecord read_cubin(const sql::Statement& row) {
 // Reads the columns of kMeasurementColumns, starting at column 0.
 Measurement read_measurement(const sql::Statement& row, const std::string& path) {
   Measurement m;
-  m.key.problem_key = row.column_text(0);
-  m.key.device_fingerprint = row.column_text(1);
-  m.key.protocol_version = row.column_int(2);
-  m.key.template_version = row.column_int(3);
+  m.key = read_tuning_key(row, 0);
   m.config_key = row.column_text(4);
   const std::string status = row.column_text(5);
   try {
@@ -230,10 +227,7 @@ Measurement read_measurement(const sql::Statement& row, const std::string& path)
 
 Winner read_winner(const sql::Statement& row) {
   Winner w;
-  w.key.problem_key = row.column_text(0);
-  w.key.device_fingerprint = row.column_text(1);
-  w.key.protocol_version = row.column_int(2);
-  w.key.template_version = row.column_int(3);
+  w.key = read_tuning_key(row, 0);
   w.config_key = row.column_text(4);
   w.median_us = row.column_double(5);
   w.predicted = row.column_int64(6) != 0;
@@ -709,31 +703,30 @@ std::int64_t Database::import_csv(const std::string& in_path, std::vector<std::s
   Impl& impl = checked(impl_);
   const std::lock_guard<std::mutex> lock(impl.mutex);
   sql::Connection& db = impl.db;
-  const auto skip = [&](std::int64_t line, const std::string& reason) {
-    const std::string text = fmt::format("{}:{}: {}", in_path, line, reason);
-    logger().warn("import row skipped reason=\"{}\"", text);
-    if (skipped != nullptr) skipped->push_back(text);
+  // Stores each of `rows` that `problem_of` finds nothing wrong with through `store` (which
+  // returns the rows it added); logs and lists the others by the line they started on.
+  const auto import_rows = [&](const auto& rows, const std::vector<std::int64_t>& lines,
+                               const auto& problem_of, const auto& store) {
+    std::int64_t added = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (const std::string problem = problem_of(rows[i]); !problem.empty()) {
+        const std::string text = fmt::format("{}:{}: {}", in_path, lines[i], problem);
+        logger().warn("import row skipped reason=\"{}\"", text);
+        if (skipped != nullptr) skipped->push_back(text);
+        continue;
+      }
+      added += store(rows[i]);
+    }
+    return added;
   };
   sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
-  std::int64_t added = 0;
   sql::Statement insert(db, insert_measurement_sql());
-  for (std::size_t i = 0; i < contents.measurements.size(); ++i) {
-    const Measurement& m = contents.measurements[i];
-    if (const std::string problem = measurement_problem(m); !problem.empty()) {
-      skip(contents.measurement_lines[i], problem);
-      continue;
-    }
-    added += insert_measurement(db, insert, m);
-  }
+  std::int64_t added =
+      import_rows(contents.measurements, contents.measurement_lines, measurement_problem,
+                  [&](const Measurement& m) { return insert_measurement(db, insert, m); });
   sql::Statement upsert(db, upsert_winner_sql(kMergeWinnerRule));
-  for (std::size_t i = 0; i < contents.winners.size(); ++i) {
-    const Winner& w = contents.winners[i];
-    if (const std::string problem = winner_problem(w); !problem.empty()) {
-      skip(contents.winner_lines[i], problem);
-      continue;
-    }
-    added += upsert_winner(db, upsert, w);
-  }
+  added += import_rows(contents.winners, contents.winner_lines, winner_problem,
+                       [&](const Winner& w) { return upsert_winner(db, upsert, w); });
   transaction.commit();
   logger().info("database imported path={} from={} rows_added={}", impl.path, in_path, added);
   return added;

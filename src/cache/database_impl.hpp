@@ -1,5 +1,5 @@
-// The private state behind kt::cache::Database, shared by the files that implement its members
-// (database.cpp, run_state.cpp). Not part of the cache's interface.
+// The private state behind kt::cache::Database and the row reading shared by the files that
+// implement its members (database.cpp, run_state.cpp). Not part of the cache's interface.
 #pragma once
 
 #include <memory>
@@ -27,6 +27,17 @@ template <typename Impl>
 Impl& checked(const std::unique_ptr<Impl>& impl) {
   if (!impl) throw Error(ErrorKind::kInternal, "use of a moved-from kt::cache::Database");
   return *impl;
+}
+
+// The TuningKey stored in columns first to first + 3 of `row`: problem_key, device_fingerprint,
+// protocol_version, template_version (the order of every table that stores one).
+inline TuningKey read_tuning_key(const sql::Statement& row, int first) {
+  TuningKey key;
+  key.problem_key = row.column_text(first);
+  key.device_fingerprint = row.column_text(first + 1);
+  key.protocol_version = row.column_int(first + 2);
+  key.template_version = row.column_int(first + 3);
+  return key;
 }
 
 }  // namespace kt::cache

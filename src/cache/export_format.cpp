@@ -25,6 +25,17 @@ namespace {
 constexpr const char* kMeasurementKind = "measurement";
 constexpr const char* kWinnerKind = "winner";
 
+// The fields every kind of row starts with: kind, the tuning key, config_key.
+std::vector<std::string> leading_fields(const char* kind, const TuningKey& key,
+                                        const std::string& config_key) {
+  return {kind,
+          key.problem_key,
+          key.device_fingerprint,
+          std::to_string(key.protocol_version),
+          std::to_string(key.template_version),
+          config_key};
+}
+
 }  // namespace
 
 std::string canonical_real(double value) {
@@ -43,43 +54,21 @@ const std::vector<std::string>& export_columns() {
 }
 
 std::vector<std::string> export_fields(const Measurement& m) {
-  return {kMeasurementKind,
-          m.key.problem_key,
-          m.key.device_fingerprint,
-          std::to_string(m.key.protocol_version),
-          std::to_string(m.key.template_version),
-          m.config_key,
-          to_string(m.status),
-          canonical_real(m.median_us),
-          canonical_real(m.spread_pct),
-          std::to_string(m.num_reps),
-          canonical_real(m.tflops),
-          std::to_string(m.sm_clock_mhz),
-          canonical_real(m.predicted_us),
-          "",
-          m.detail,
-          m.run_id,
-          std::to_string(m.created_unix)};
+  std::vector<std::string> fields = leading_fields(kMeasurementKind, m.key, m.config_key);
+  fields.insert(
+      fields.end(),
+      {to_string(m.status), canonical_real(m.median_us), canonical_real(m.spread_pct),
+       std::to_string(m.num_reps), canonical_real(m.tflops), std::to_string(m.sm_clock_mhz),
+       canonical_real(m.predicted_us), "", m.detail, m.run_id, std::to_string(m.created_unix)});
+  return fields;
 }
 
 std::vector<std::string> export_fields(const Winner& w) {
-  return {kWinnerKind,
-          w.key.problem_key,
-          w.key.device_fingerprint,
-          std::to_string(w.key.protocol_version),
-          std::to_string(w.key.template_version),
-          w.config_key,
-          "",
-          canonical_real(w.median_us),
-          "",
-          "",
-          "",
-          "",
-          "",
-          w.predicted ? "1" : "0",
-          "",
-          w.run_id,
-          std::to_string(w.created_unix)};
+  std::vector<std::string> fields = leading_fields(kWinnerKind, w.key, w.config_key);
+  fields.insert(fields.end(),
+                {"", canonical_real(w.median_us), "", "", "", "", "", w.predicted ? "1" : "0", "",
+                 w.run_id, std::to_string(w.created_unix)});
+  return fields;
 }
 
 namespace {

@@ -49,10 +49,7 @@ BlocklistEntry read_entry(const sql::Statement& row, const std::string& path) {
 TuningRun read_run(const sql::Statement& row) {
   TuningRun r;
   r.run_id = row.column_text(0);
-  r.key.problem_key = row.column_text(1);
-  r.key.device_fingerprint = row.column_text(2);
-  r.key.protocol_version = row.column_int(3);
-  r.key.template_version = row.column_int(4);
+  r.key = read_tuning_key(row, 1);
   r.options_sha256 = row.column_text(5);
   r.done = row.column_text(6) == "done";
   r.pid = row.column_int64(7);
@@ -77,8 +74,8 @@ bool is_device_fault(const BlocklistEntry& entry) {
     case Status::kLaunchFailure:
       return true;
     case Status::kTimeout:
-      // NOTE: the compile worker's time-out detail has always begun so (candidate_compiler.cpp);
-      // the benchmark worker's begins "benchmark worker".
+      // NOTE: the compile worker's time-out detail has always begun so (candidate_compiler.cpp,
+      // tuner/lost_worker.hpp); the benchmark worker's begins "benchmark worker".
       return entry.detail.rfind("compile worker", 0) != 0;
     default:
       return false;

@@ -23,38 +23,37 @@ std::string DeviceDesc::class_key() const {
 
 namespace {
 
-DeviceDesc make_a100() {
+// A profile of compute capability <cc_major>.0 with what sm_80 and sm_90 share: 64K registers,
+// 2048 threads and 32 CTAs per SM, and a block may opt in to all of an SM's shared memory but the
+// 1 KB the system reserves per CTA.
+DeviceDesc make_profile(const char* name, int cc_major, int num_sms, int smem_per_sm_bytes) {
   DeviceDesc d;
-  d.name = "NVIDIA A100-SXM4-80GB";
-  d.cc_major = 8;
+  d.name = name;
+  d.cc_major = cc_major;
   d.cc_minor = 0;
-  d.num_sms = 108;
-  d.max_smem_per_block_optin_bytes = 166912;
-  d.smem_per_sm_bytes = 167936;
+  d.num_sms = num_sms;
+  d.max_smem_per_block_optin_bytes = smem_per_sm_bytes - 1024;
+  d.smem_per_sm_bytes = smem_per_sm_bytes;
   d.regs_per_sm = 65536;
   d.max_threads_per_sm = 2048;
   d.max_ctas_per_sm = 32;
+  d.from_profile = true;
+  return d;
+}
+
+DeviceDesc make_a100() {
+  DeviceDesc d = make_profile("NVIDIA A100-SXM4-80GB", 8, 108, 167936);
   d.l2_bytes = 40LL << 20;
   d.memory_bytes = 80LL << 30;
   d.sm_clock_mhz = 1410;
   d.dram_gbps = 1800;
   d.mma_sync_tflops = 312;
   d.wgmma_tflops = 0;
-  d.from_profile = true;
   return d;
 }
 
 DeviceDesc make_hopper(const char* name, double dram_gbps, std::int64_t memory_bytes) {
-  DeviceDesc d;
-  d.name = name;
-  d.cc_major = 9;
-  d.cc_minor = 0;
-  d.num_sms = 132;
-  d.max_smem_per_block_optin_bytes = 232448;
-  d.smem_per_sm_bytes = 233472;
-  d.regs_per_sm = 65536;
-  d.max_threads_per_sm = 2048;
-  d.max_ctas_per_sm = 32;
+  DeviceDesc d = make_profile(name, 9, 132, 233472);
   d.l2_bytes = 50LL << 20;
   d.memory_bytes = memory_bytes;
   d.sm_clock_mhz = 1980;
@@ -63,7 +62,6 @@ DeviceDesc make_hopper(const char* name, double dram_gbps, std::int64_t memory_b
   d.dram_gbps = dram_gbps;
   d.mma_sync_tflops = 660;
   d.wgmma_tflops = 989;
-  d.from_profile = true;
   return d;
 }
 

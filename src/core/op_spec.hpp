@@ -23,6 +23,10 @@ struct ShapeOptions {
   std::vector<std::string> flags;  // the op's flags given (OpFlag::name), e.g. "causal"
 };
 
+// Whether `flag`, the op's one flag, was given in `options` (never, when `flag` is empty). Throws
+// kt::Error (invalid argument), "<op> takes no --<flag>", for the first other flag given.
+bool take_flag(const ShapeOptions& options, std::string_view op, std::string_view flag = {});
+
 // An op-specific CLI flag (`--causal`, `--residual`).
 struct OpFlag {
   std::string name;

@@ -1,12 +1,14 @@
 // An OpSpec over an op's own problem and config types: the key-taking entry points parse the keys
 // once and call typed ones (by default the op's validate, estimate and explain_config), so the
-// parsing, the catching and the key plumbing live here once.
+// parsing, the catching, the ranking and the key plumbing live here once.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/op_spec.hpp"
@@ -19,6 +21,9 @@ class TypedOpSpec : public OpSpec {
   // Both throw kt::Error (invalid argument) naming the problem with the key.
   virtual Problem parse_problem(std::string_view problem_key) const = 0;
   virtual Config parse_config(std::string_view config_key) const = 0;
+  // The op's config space for `problem` on `device` (valid configs only), in its own order.
+  virtual std::vector<Config> configs_for(const Problem& problem,
+                                          const DeviceDesc& device) const = 0;
   // By default the op's own free functions, found by argument-dependent lookup beside its types:
   // validate(p, c, device) (why `config` cannot serve `problem` on `device`, or nullopt),
   // estimate(p, c, device, registers).predicted_us and explain_config(p, c, device).
@@ -40,6 +45,18 @@ class TypedOpSpec : public OpSpec {
   }
 
   void check_config_key(std::string_view config_key) const final { parse_config(config_key); }
+
+  // configs_for ranked by predict_us (estimated registers); ties keep the space's order.
+  std::vector<RankedConfigKey> ranked_configs(std::string_view problem_key,
+                                              const DeviceDesc& device) const final {
+    const Problem problem = parse_problem(problem_key);
+    std::vector<RankedConfigKey> out;
+    for (const Config& config : configs_for(problem, device))
+      out.push_back({to_key(config), predict_us(problem, config, device, 0)});
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& a, const auto& b) { return a.predicted_us < b.predicted_us; });
+    return out;
+  }
 
   std::optional<std::string> validate_config(std::string_view problem_key,
                                              std::string_view config_key,

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "tuner/lost_worker.hpp"
 #include "tuner/worker_messages.hpp"
 
 namespace kt::tune {
@@ -61,12 +62,7 @@ TrialOutcome BenchWorker::measure(const std::string& config_key, const cache::Cu
   TrialOutcome out;
   if (reply.kind != WorkerReply::Kind::kReply) {
     ++restarts_;
-    out.worker_died = true;
-    out.status = reply.kind == WorkerReply::Kind::kTimedOut ? cache::Status::kTimeout
-                                                            : cache::Status::kLaunchFailure;
-    out.detail = fmt::format("benchmark worker {}", reply.death);
-    logger().warn("benchmark worker lost config={} status={} detail=\"{}\"", config_key,
-                  cache::to_string(out.status), out.detail);
+    record_lost_worker(out, reply, "benchmark worker", cache::Status::kLaunchFailure, config_key);
     return out;
   }
   out.status = cache::parse_status(reply.message.get("status"));

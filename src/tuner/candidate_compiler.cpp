@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "generator/nvrtc_compiler.hpp"
+#include "tuner/lost_worker.hpp"
 #include "tuner/worker_messages.hpp"
 
 namespace kt::tune {
@@ -71,12 +72,7 @@ CompileOutcome CandidateCompiler::compile(const std::string& config_key,
   release(std::move(worker));
   if (reply.kind != WorkerReply::Kind::kReply) {
     ++restarts_;
-    out.worker_died = true;
-    out.status = reply.kind == WorkerReply::Kind::kTimedOut ? cache::Status::kTimeout
-                                                            : cache::Status::kCompileCrash;
-    out.detail = fmt::format("compile worker {}", reply.death);
-    logger().warn("compile worker lost config={} status={} detail=\"{}\"", config_key,
-                  cache::to_string(out.status), out.detail);
+    record_lost_worker(out, reply, "compile worker", cache::Status::kCompileCrash, config_key);
     return out;
   }
   const std::string& status = reply.message.get("status");

@@ -1,7 +1,6 @@
 // Attention forward's OpSpec: problem and config keys, the fa2/fa3 space and model, explain.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "core/arith.hpp"
@@ -84,12 +83,7 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
       throw_invalid("attention has no --layout (tensors are addressed through strides)");
     AttentionProblem p;
     p.dtype = o.dtype;
-    for (const std::string& flag : o.flags) {
-      if (flag == "causal")
-        p.causal = true;
-      else
-        throw_invalid(fmt::format("attention takes no --{}", flag));
-    }
+    p.causal = take_flag(o, "attention", "causal");
     parse_attention_shape(shape, p);
     return to_key(p);
   }
@@ -119,13 +113,9 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
     return parse_attention_config_key(key);
   }
 
-  std::vector<RankedConfigKey> ranked_configs(std::string_view key,
-                                              const DeviceDesc& device) const override {
-    const AttentionProblem p = parse_attention_key(key);
-    std::vector<RankedConfigKey> out;
-    for (const auto& r : rank_by_model(p, enumerate_attention_configs(p, device), device))
-      out.push_back({to_key(r.config), r.estimate.predicted_us});
-    return out;
+  std::vector<AttentionConfig> configs_for(const AttentionProblem& p,
+                                           const DeviceDesc& device) const override {
+    return enumerate_attention_configs(p, device);
   }
 
   // Variant "lse": the instantiation that also stores the row logsumexp.

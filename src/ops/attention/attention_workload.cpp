@@ -14,6 +14,7 @@
 #include "ops/attention/attention_source.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "tuner/gathered_samples.hpp"
 
 namespace kt::tune {
 
@@ -148,25 +149,16 @@ OutputCheck AttentionWorkload::check_output(bool check_lse) {
               count = count_device_.get();
   void* args[] = {&prm, &head_dim, &rows_ptr, &num, &gathered, &count};
   launch(gen::kAttentionGatherRows, 132 * 8, args);
-  rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(check)");
-  std::vector<float> got(reference_.size());
-  unsigned long long nonfinite = 0;
-  rt::check(d.memcpy_dtoh(got.data(), gathered, got.size() * sizeof(float)),
-            "cuMemcpyDtoH(gathered)");
-  rt::check(d.memcpy_dtoh(&nonfinite, count, sizeof(nonfinite)), "cuMemcpyDtoH(count)");
+  const GatheredSamples<float> got =
+      read_gathered<float>(stream_, gathered, reference_.size(), count);
 
   OutputCheck check;
-  check.nonfinite = nonfinite;
+  check.nonfinite = got.nonfinite;
   check.tolerance = attention_tolerance(problem_.dtype);
-  double diff2 = 0, ref2 = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    const double delta = double(got[i]) - reference_[i];
-    diff2 += delta * delta;
-    ref2 += double(reference_[i]) * reference_[i];
-  }
-  check.relative_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  if (nonfinite > 0) {
-    check.detail = fmt::format("{} values of O are NaN/Inf (unwritten or overflowed)", nonfinite);
+  check.relative_error = relative_error(got.values, reference_);
+  if (got.nonfinite > 0) {
+    check.detail =
+        fmt::format("{} values of O are NaN/Inf (unwritten or overflowed)", got.nonfinite);
     return check;
   }
   if (!(check.relative_error <= check.tolerance)) {

@@ -88,7 +88,7 @@ class GemmSpec final : public TypedOpSpec<GemmProblem, GemmConfig> {
   }
 
   std::string problem_key(std::string_view shape, const ShapeOptions& o) const override {
-    if (!o.flags.empty()) throw_invalid(fmt::format("GEMM takes no --{}", o.flags.front()));
+    take_flag(o, "GEMM");
     GemmProblem p;
     p.in_dtype = o.dtype;
     p.out_dtype = o.out_dtype.value_or(o.dtype);
@@ -125,13 +125,9 @@ class GemmSpec final : public TypedOpSpec<GemmProblem, GemmConfig> {
     return kt::workspace_bytes(p, c, device.num_sms);
   }
 
-  std::vector<RankedConfigKey> ranked_configs(std::string_view key,
-                                              const DeviceDesc& device) const override {
-    const GemmProblem p = parse_gemm_key(key);
-    std::vector<RankedConfigKey> out;
-    for (const RankedConfig& r : rank_by_model(p, enumerate_gemm_configs(p, device), device))
-      out.push_back({to_key(r.config), r.estimate.predicted_us});
-    return out;
+  std::vector<GemmConfig> configs_for(const GemmProblem& p,
+                                      const DeviceDesc& device) const override {
+    return enumerate_gemm_configs(p, device);
   }
 
   KernelSource kernel_source(std::string_view key, std::string_view config,

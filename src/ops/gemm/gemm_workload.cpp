@@ -13,6 +13,7 @@
 #include "ops/gemm/gemm_source.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "tuner/gathered_samples.hpp"
 
 namespace kt::tune {
 
@@ -153,29 +154,24 @@ OutputCheck GemmWorkload::check_output() {
   int m = int(problem_.m), n = int(problem_.n), num = num_samples();
   void* args[] = {&c_ptr, &ldc, &m, &n, &rows_ptr, &cols_ptr, &num, &gathered_ptr, &count_ptr};
   launch(gen::kGatherAndCount, blocks_for(problem_.m * problem_.n, 132 * 16), args);
-  rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(check)");
-  std::vector<double> gathered(reference_.size());
-  unsigned long long nonfinite = 0;
-  rt::check(d.memcpy_dtoh(gathered.data(), gathered_ptr, gathered.size() * sizeof(double)),
-            "cuMemcpyDtoH(gathered)");
-  rt::check(d.memcpy_dtoh(&nonfinite, count_ptr, sizeof(nonfinite)), "cuMemcpyDtoH(count)");
+  const GatheredSamples<double> got =
+      read_gathered<double>(stream_, gathered_ptr, reference_.size(), count_ptr);
+  const std::vector<double>& gathered = got.values;
+  const unsigned long long nonfinite = got.nonfinite;
 
   OutputCheck check;
   check.nonfinite = nonfinite;
   check.tolerance = gemm_tolerance(problem_.out_dtype);
-  double diff2 = 0, ref2 = 0;
+  check.relative_error = relative_error(gathered, reference_);
   std::size_t worst = 0;
   double worst_abs = -1;
   for (std::size_t i = 0; i < reference_.size(); ++i) {
-    const double delta = gathered[i] - reference_[i];
-    diff2 += delta * delta;
-    ref2 += reference_[i] * reference_[i];
-    if (!(std::fabs(delta) <= worst_abs)) {
-      worst_abs = std::fabs(delta);
+    const double abs_delta = std::fabs(gathered[i] - reference_[i]);
+    if (!(abs_delta <= worst_abs)) {
+      worst_abs = abs_delta;
       worst = i;
     }
   }
-  check.relative_error = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   if (nonfinite > 0) {
     check.detail = fmt::format("{} of {} outputs are NaN/Inf (unwritten or overflowed)", nonfinite,
                                problem_.m * problem_.n);

@@ -1,7 +1,6 @@
 // RMSNorm's OpSpec: codecs, validity, space and model over the problem and config keys.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -44,12 +43,7 @@ class RmsnormSpec final : public TypedOpSpec<RmsnormProblem, RmsnormConfig> {
     if (o.out_dtype && *o.out_dtype != o.dtype)
       throw_invalid("RMSNorm writes its input dtype: drop --out-dtype or make it --dtype");
     if (!o.layout.empty()) throw_invalid("RMSNorm has no --layout (rows are dense)");
-    for (const std::string& flag : o.flags) {
-      if (flag == "residual")
-        p.residual = true;
-      else
-        throw_invalid(fmt::format("RMSNorm takes no --{}", flag));
-    }
+    p.residual = take_flag(o, "RMSNorm", "residual");
     parse_rmsnorm_shape(shape, p);
     return to_key(p);
   }
@@ -75,15 +69,9 @@ class RmsnormSpec final : public TypedOpSpec<RmsnormProblem, RmsnormConfig> {
     return parse_rmsnorm_config_key(key);
   }
 
-  std::vector<RankedConfigKey> ranked_configs(std::string_view key,
-                                              const DeviceDesc& device) const override {
-    const RmsnormProblem p = parse_rmsnorm_key(key);
-    std::vector<RankedConfigKey> out;
-    for (const RmsnormConfig& c : enumerate_rmsnorm_configs(p, device))
-      out.push_back({to_key(c), estimate(p, c, device).predicted_us});
-    std::stable_sort(out.begin(), out.end(),
-                     [](const auto& a, const auto& b) { return a.predicted_us < b.predicted_us; });
-    return out;
+  std::vector<RmsnormConfig> configs_for(const RmsnormProblem& p,
+                                         const DeviceDesc& device) const override {
+    return enumerate_rmsnorm_configs(p, device);
   }
 
   KernelSource kernel_source(std::string_view key, std::string_view config,
