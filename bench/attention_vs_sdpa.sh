@@ -2,7 +2,7 @@
 # Attention forward (the FlashAttention benchmark: 16k tokens, hidden 2048; GQA; d = 256) vs SDPA's FlashAttention-2 and cuDNN, BF16 and FP16.
 # Run on the GPU machine (PyTorch with Triton) from the repository root with dist/ installed: bash bench/attention_vs_sdpa.sh RESULTS_DIR [DTYPES]
 # DTYPES: comma-separated, default bf16,fp16.
-# Writes session.txt, tune.log, attention_vs_sdpa.csv, measurements.csv into RESULTS_DIR; prints the table.
+# Writes session.txt, tune.log, attention_vs_sdpa.csv, attention_heldout.csv, measurements.csv into RESULTS_DIR; prints the tables.
 set -euo pipefail
 out=${1:?usage: bash bench/attention_vs_sdpa.sh RESULTS_DIR [DTYPES]}
 dtypes=${2:-bf16,fp16}
@@ -25,4 +25,7 @@ for dtype in ${dtypes//,/ }; do
     2>>"$out/tune_progress.log"
 done
 PYTHONUNBUFFERED=1 python3 python/bench_attention.py --dtypes "$dtypes" --csv "$out/attention_vs_sdpa.csv"
+# Shapes no suite holds, served from the tuned neighbours or the model.
+PYTHONUNBUFFERED=1 python3 python/bench_attention.py --dtypes "$dtypes" --heldout 8 \
+  --csv "$out/attention_heldout.csv"
 kerntune cache export "$out/measurements.csv" >/dev/null

@@ -1,11 +1,14 @@
 """kerntune attention forward beside PyTorch SDPA's FlashAttention-2 and cuDNN backends, in one
 process on the same tensors, timed the same way (triton.testing.do_bench medians, which flush
 L2). Run on the GPU machine after `kerntune tune --op attention ...` filled the database:
-    KERNTUNE_DB=... python3 python/bench_attention.py [--dtypes bf16,fp16] [--csv OUT.csv]"""
+    KERNTUNE_DB=... python3 python/bench_attention.py [--dtypes bf16,fp16] [--csv OUT.csv]
+With --heldout N it times N seeded shapes that no suite holds instead (dispatched from the tuned
+neighbours or the model, as a user's untuned shape would be)."""
 import argparse
 import csv
 import math
 import os
+import random
 import sys
 
 import torch
@@ -21,6 +24,22 @@ CASES = [(16384 // n, 2048 // d, 2048 // d, n, d, c) for d in (64, 128)
 CASES += [(1, 32, 8, 8192, 128, True), (2, 8, 8, 4096, 256, False)]
 
 
+def heldout_cases(count, seed):
+    """Seeded shapes off the suites' grid: 4k-32k tokens, ragged lengths, GQA or not, d 64/128."""
+    rng = random.Random(seed)
+    cases = []
+    while len(cases) < count:
+        d = rng.choice((64, 128))
+        n = rng.randrange(300, 12000)
+        b = max(1, rng.randrange(4096, 32768) // n)
+        hkv = rng.choice((4, 8, 16)) if d == 128 else rng.choice((8, 16, 32))
+        hq = hkv * rng.choice((1, 1, 4))
+        case = (b, hq, hkv, n, d, rng.random() < 0.5)
+        if case not in CASES:
+            cases.append(case)
+    return cases
+
+
 def flops(b, h, n, d, causal):
     pairs = n * (n + 1) / 2 if causal else n * n
     return 4 * b * h * pairs * d
@@ -30,7 +49,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv")
     ap.add_argument("--dtypes", default="bf16,fp16", help="comma-separated: bf16, fp16")
+    ap.add_argument("--heldout", type=int, default=0, help="time N seeded untuned shapes instead")
+    ap.add_argument("--seed", type=int, default=36, help="seed of the --heldout shapes")
     args = ap.parse_args()
+    cases = heldout_cases(args.heldout, args.seed) if args.heldout else CASES
     torch_dtypes = {"bf16": torch.bfloat16, "fp16": torch.float16}
     dtypes = args.dtypes.split(",")
     for name in dtypes:
@@ -39,7 +61,7 @@ def main():
     rt = kerntune.Runtime()
     rows = []
     print(f"{'dtype':>5} {'B':>3} {'Hq':>3} {'Hkv':>3} {'N':>6} {'d':>4} {'causal':>6} | {'kerntune':>8} {'FA2':>8} {'cuDNN':>8} | {'vs FA2':>6} {'vs cuDNN':>8}  err")
-    for dtype, (b, hq, hkv, n, d, causal) in ((t, c) for t in dtypes for c in CASES):
+    for dtype, (b, hq, hkv, n, d, causal) in ((t, c) for t in dtypes for c in cases):
         q = torch.randn(b, hq, n, d, device="cuda", dtype=torch_dtypes[dtype])
         k = torch.randn(b, hkv, n, d, device="cuda", dtype=torch_dtypes[dtype])
         v = torch.randn(b, hkv, n, d, device="cuda", dtype=torch_dtypes[dtype])

@@ -1,9 +1,11 @@
 """Attention decode steps (a few query rows against a long KV cache) beside PyTorch SDPA's backends
 and a copy of the K and V bytes, in one process on the same tensors (triton.testing.do_bench
-medians, which flush L2). Run on the GPU machine after `kerntune tune --op attention` filled the
+medians, which flush L2). "of copy" is the bandwidth of reading K and V once (their bytes over
+kerntune's time) over the copy's (twice those bytes, read and written, over its time). Run on the GPU machine after `kerntune tune --op attention` filled the
 database for these shapes:
     KERNTUNE_DB=... python3 python/bench_decode_attention.py [--nq 1] [--csv OUT.csv]"""
 import argparse
+import warnings
 import csv
 import os
 import sys
@@ -31,9 +33,10 @@ def main():
     ap.add_argument("--nq", type=int, default=1, help="query rows per sequence (1: one decode step)")
     ap.add_argument("--csv")
     args = ap.parse_args()
+    warnings.filterwarnings("ignore", message="For dense input")  # SDPA on GQA shapes
     rt = kerntune.Runtime()
     rows = []
-    print(f"{'Nk':>6} | {'kerntune':>9} {'copy':>8} {'best torch':>10} | {'of copy':>7} {'vs torch':>8}  backend  err")
+    print(f"{'Nk':>6} | {'kerntune':>9} {'copy':>8} {'best torch':>10} | {'GB/s':>6} {'of copy':>7} {'vs torch':>8}  backend  err")
     for nk in SEQLENS_K:
         gen = torch.Generator(device="cuda").manual_seed(nk)
         q = torch.randn(B, HQ, args.nq, D, device="cuda", dtype=torch.bfloat16, generator=gen)
@@ -62,11 +65,14 @@ def main():
             if us < best[1]:
                 best = (name, us)
         res["best_torch"] = best[0]
-        res["of_copy"] = res["copy_us"] / res["kerntune_us"]
+        kv_bytes = 2 * k.numel() * k.element_size()
+        res["kerntune_gbps"] = kv_bytes / res["kerntune_us"] / 1e3
+        res["copy_gbps"] = 2 * kv_bytes / res["copy_us"] / 1e3
+        res["of_copy"] = res["kerntune_gbps"] / res["copy_gbps"]
         res["vs_torch"] = best[1] / res["kerntune_us"]
         rows.append(res)
         print(f"{nk:>6} | {res['kerntune_us']:9.1f} {res['copy_us']:8.1f} {best[1]:10.1f} | "
-              f"{res['of_copy']:7.3f} {res['vs_torch']:8.3f}  {best[0]:<8} {err:.1e}", flush=True)
+              f"{res['kerntune_gbps']:6.0f} {res['of_copy']:7.3f} {res['vs_torch']:8.3f}  {best[0]:<8} {err:.1e}", flush=True)
         del q, k, v, src, dst
     if args.csv:
         with open(args.csv, "w", newline="") as f:

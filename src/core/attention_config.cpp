@@ -118,14 +118,11 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
     return "fa3 configs have no warps field (warps = 0: block_m sets the warpgroups)";
   if (c.block_m != 64 && c.block_m != 128 && c.block_m != 192)
     return "fa3 block_m must be 64, 128 or 192 (one to three consumer warpgroups of 64 query rows)";
-  if (c.block_n != 64 && c.block_n != 128 && c.block_n != 176)
-    return "fa3 block_n must be 64, 128 or 176";
+  if (c.block_n != 64 && c.block_n != 128) return "fa3 block_n must be 64 or 128";
   if (c.pingpong && c.block_m == 64)
     return "fa3 ping-pong needs two or three consumers (block_m >= 128)";
   if (c.block_m == 192 && (p.head_dim != 64 || c.block_n > 128))
     return "fa3 block_m 192 needs head_dim 64 and block_n <= 128 (160 registers a consumer)";
-  if (c.block_n == 176 && (c.block_m != 128 || p.head_dim > 128))
-    return "fa3 block_n 176 needs block_m 128 and head_dim <= 128 (registers)";
   if (c.pack_gqa && (p.seqlen_q != 1 || p.heads_q == p.heads_kv || c.block_m != 64))
     return "fa3 pack_gqa needs one query row, heads_q > heads_kv and block_m 64";
   if (c.stages < 2 || c.stages > 4)

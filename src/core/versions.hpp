@@ -34,7 +34,8 @@ inline constexpr int kGemmTemplateVersion = 16;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 // 5: fa3's stage ring shared with the GEMM (common/stage_ring.cuh): its instruction order moves.
-// 6: fa3 ping-pong, three consumers and 176-key blocks join the space.
+// 6: fa3 ping-pong, three consumers and packed GQA decode join the space; K and V free their
+//    stages separately.
 inline constexpr int kAttentionTemplateVersion = 6;
 
 }  // namespace kt

@@ -1,14 +1,14 @@
 // The sm_90a FlashAttention forward (the "fa3" family): O = softmax(scale · Q·Kᵀ) · V per
 // (batch, head) on wgmma, warp-specialized. A producer warpgroup loads the CTA's Q once and streams
-// K/V blocks by TMA (4D tensor maps over any strided layout) into a kStages ring of 128B-swizzled
-// shared memory guarded by full/empty mbarriers; each consumer warpgroup owns 64 query rows, takes
-// S = Q·Kᵀ with both operands in shared memory, runs the online softmax in FP32 registers and
-// feeds P from registers straight into O += P·V (V read N-major through the transpose flag).
-// S of block j is computed while P·V of block j - 1 is still on the tensor cores. With ping-pong
-// the consumers take turns issuing their GEMMs (named barriers pass the turn round), so one
-// warpgroup's softmax runs while the others' GEMMs hold the tensor cores. O is staged in the
-// warpgroup's Q buffer and written by TMA stores; the row logsumexp optionally.
-// Instantiated by NVRTC name expressions (kt::attention_fwd_sm90<...>); sm_90a only.
+// K/V blocks by TMA (4D tensor maps over any strided layout) into kStages rings of 128B-swizzled
+// shared memory guarded by full/empty mbarriers (K's slot frees after S, V's after P·V); each
+// consumer warpgroup owns 64 query rows, takes S = Q·Kᵀ with both operands in shared memory, runs
+// the online softmax in FP32 registers and feeds P from registers straight into O += P·V (V read
+// N-major through the transpose flag). S of block j is computed while P·V of block j - 1 is still
+// on the tensor cores. With ping-pong the consumers take turns issuing their GEMMs (named barriers
+// pass the turn round), so one warpgroup's softmax runs while the others' GEMMs hold the tensor
+// cores. O is staged in the warpgroup's Q buffer and written by TMA stores; the row logsumexp
+// optionally. Instantiated by NVRTC name expressions (kt::attention_fwd_sm90<...>); sm_90a only.
 #pragma once
 
 #include "kerntune/attention/attention_params.h"
@@ -28,12 +28,12 @@ constexpr int kBoxBytes = 64 * 128;  // a {64 columns, 64 rows} TMA box of Q or 
 constexpr int kTurnBarrier = 4;
 
 // Register split (setmaxnreg) of a CTA launched with 65536 / threads registers per thread:
-// two consumers 40 + 2 x 232 = 3 x 168 (24 + 2 x 240 for 176-key blocks, whose S holds 88
-// registers), three 32 + 3 x 160 = 4 x 128. One consumer keeps the launch allocation.
-template <int kConsumers, int kBlockN>
+// two consumers 40 + 2 x 232 = 3 x 168, three 32 + 3 x 160 = 4 x 128. One consumer keeps the
+// launch allocation.
+template <int kConsumers>
 struct RegisterSplit {
-  static constexpr int kProducer = kConsumers == 3 ? 32 : kBlockN > 128 ? 24 : 40;
-  static constexpr int kConsumer = kConsumers == 3 ? 160 : kBlockN > 128 ? 240 : 232;
+  static constexpr int kProducer = kConsumers == 3 ? 32 : 40;
+  static constexpr int kConsumer = kConsumers == 3 ? 160 : 232;
   static constexpr int kLaunchRegs = 65536 / (128 * (kConsumers + 1)) / 8 * 8;
   static_assert(kConsumers == 1 ||
                     kProducer + kConsumers * kConsumer <= (kConsumers + 1) * kLaunchRegs,
@@ -89,8 +89,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
                 "kHeadDim must be 64, 128 or 256");
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 192,
                 "one to three consumer warpgroups of 64 rows");
-  static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 176,
-                "kBlockN must be 64, 128 or 176");
+  static_assert(kBlockN == 64 || kBlockN == 128, "kBlockN must be 64 or 128");
   static_assert(!kPingPong || kBlockM > 64, "ping-pong needs two consumers at least");
   // S of block j needs K_j while P·V of block j - 1 still reads V_{j-1}: two stages at least.
   static_assert(kStages >= 2 && kStages <= 4, "2 to 4 K/V stages");
@@ -108,7 +107,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   constexpr int kOAccs = kHeadDim / 2;    // FP32 outputs per thread
   constexpr int kKvSlabBytes = kBlockN * 128;
   constexpr int kKvBytes = kSlabs * kKvSlabBytes;  // one K or V block
-  using Regs = fa3::RegisterSplit<kConsumers, kBlockN>;
+  using Regs = fa3::RegisterSplit<kConsumers>;
 
   // [barriers (1 KB)] [Q: kConsumers x kSlabs boxes] [K stages] [V stages], 1024-byte aligned for
   // the 128B swizzle (the host adds the slack).
@@ -117,7 +116,8 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   const unsigned int q_full = bars;
   const unsigned int k_full = bars + 8;                // + 8 stage: K landed
   const unsigned int v_full = k_full + 8 * kStages;    // V landed
-  const unsigned int kv_empty = v_full + 8 * kStages;  // every consumer is done with the stage
+  const unsigned int k_empty = v_full + 8 * kStages;   // every consumer's S is done with K
+  const unsigned int v_empty = k_empty + 8 * kStages;  // every consumer's P·V is done with V
   const unsigned int smem_q = bars + 1024;
   const unsigned int smem_k = smem_q + kBlockM * kHeadDim * 2;
   const unsigned int smem_v = smem_k + kStages * kKvBytes;
@@ -135,7 +135,8 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(k_full + 8 * s, 1);
       mbarrier_init(v_full + 8 * s, 1);
-      mbarrier_init(kv_empty + 8 * s, kConsumers);
+      mbarrier_init(k_empty + 8 * s, kConsumers);
+      mbarrier_init(v_empty + 8 * s, kConsumers);
     }
     fence_mbarrier_init();
   }
@@ -155,22 +156,24 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
       for (int slab = 0; slab < kSlabs; ++slab)
         tma_load_4d(smem_q + (c * kSlabs + slab) * fa3::kBoxBytes, &params.q_map, 64 * slab,
                     m0 + fa3::kRows * c, head, batch, q_full);
-    StageRing<kStages> ring;
-    for (int block = num_blocks - 1; block >= 0; --block) {
-      mbarrier_wait(kv_empty + 8 * ring.stage, ring.phase ^ 1);
-      const unsigned int k_bar = k_full + 8 * ring.stage;
-      const unsigned int v_bar = v_full + 8 * ring.stage;
-      mbarrier_arrive_expect_tx(k_bar, kKvBytes);
+    // Block b's K and V share stage b's slot in two rings whose slots free separately: K's once
+    // every S of the block is done, V's once every P·V is. K runs one block ahead of V, so K of
+    // block j + 1 lands while P·V of block j - 1 still holds V's slot.
+    auto load = [&](const void* map, unsigned int tiles, unsigned int full, unsigned int empty,
+                    StageRing<kStages>& ring, int block) {
+      mbarrier_wait(empty + 8 * ring.stage, ring.phase ^ 1);
+      mbarrier_arrive_expect_tx(full + 8 * ring.stage, kKvBytes);
 #pragma unroll
       for (int slab = 0; slab < kSlabs; ++slab)
-        tma_load_4d(smem_k + ring.stage * kKvBytes + slab * kKvSlabBytes, &params.k_map, 64 * slab,
-                    block * kBlockN, kv_head, batch, k_bar);
-      mbarrier_arrive_expect_tx(v_bar, kKvBytes);
-#pragma unroll
-      for (int slab = 0; slab < kSlabs; ++slab)
-        tma_load_4d(smem_v + ring.stage * kKvBytes + slab * kKvSlabBytes, &params.v_map, 64 * slab,
-                    block * kBlockN, kv_head, batch, v_bar);
+        tma_load_4d(tiles + ring.stage * kKvBytes + slab * kKvSlabBytes, map, 64 * slab,
+                    block * kBlockN, kv_head, batch, full + 8 * ring.stage);
       ring.advance();
+    };
+    StageRing<kStages> k_ring, v_ring;
+    if (num_blocks > 0) load(&params.k_map, smem_k, k_full, k_empty, k_ring, num_blocks - 1);
+    for (int block = num_blocks - 1; block >= 0; --block) {
+      if (block > 0) load(&params.k_map, smem_k, k_full, k_empty, k_ring, block - 1);
+      load(&params.v_map, smem_v, v_full, v_empty, v_ring, block);
     }
     return;
   }
@@ -197,7 +200,10 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   for (int i = my_blocks; i < num_blocks; ++i) {
     mbarrier_wait(k_full + 8 * ring.stage, ring.phase);
     mbarrier_wait(v_full + 8 * ring.stage, ring.phase);
-    if (thread == 0) mbarrier_arrive(kv_empty + 8 * ring.stage);
+    if (thread == 0) {
+      mbarrier_arrive(k_empty + 8 * ring.stage);
+      mbarrier_arrive(v_empty + 8 * ring.stage);
+    }
     ring.advance();
   }
 
@@ -228,7 +234,12 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     fence_accumulators(o[0]);
 #pragma unroll
     for (int t = 0; t < kPSteps; ++t) fence_operands(pa[t]);
-    if (thread == 0) mbarrier_arrive(kv_empty + 8 * v_stage);
+    if (thread == 0) mbarrier_arrive(v_empty + 8 * v_stage);
+  };
+
+  // Once S of the current stage's block has completed: its K slot is free.
+  auto release_k = [&]() {
+    if (thread == 0) mbarrier_arrive(k_empty + 8 * ring.stage);
   };
 
   // S = Q·Kᵀ for the block in the current stage: one wgmma group (scale-d 0 on the first step).
@@ -309,6 +320,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     issue_scores();
     end_turn(false);
     wgmma_wait<0>();
+    release_k();
     softmax(my_blocks - 1, factor);
     fa3::pack_operand<T>(pa, s);
     StageRing<kStages> previous = ring;
@@ -321,6 +333,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
       issue_pv(previous.stage, previous.phase);
       end_turn(false);
       wgmma_wait<1>();
+      release_k();
       softmax(block, factor);
       retire_pv(previous.stage);
       // Rescale O only when a row of the warp raised its max (the factor is exactly 1 otherwise).

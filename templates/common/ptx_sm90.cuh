@@ -413,9 +413,6 @@ __device__ __forceinline__ void fence_operands(unsigned int (&a)[kCount]) {
   "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, " \
   "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define KT_WGMMA_D64_71 "%64, %65, %66, %67, %68, %69, %70, %71"
-#define KT_WGMMA_D64_87                                                                        \
-  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, " \
-  "%82, %83, %84, %85, %86, %87"
 #define KT_WGMMA_D64_95                                                                        \
   "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, " \
   "%82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
@@ -459,9 +456,9 @@ __device__ __forceinline__ void fence_operands(unsigned int (&a)[kCount]) {
 template <typename T, int kN, int kTransB>
 __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[kN / 2], unsigned long long desc_a,
                                                 unsigned long long desc_b, int scale_d) {
-  static_assert(kN == 16 || kN == 32 || kN == 64 || kN == 128 || kN == 144 || kN == 176 ||
-                    kN == 192 || kN == 256,
-                "kN must be 16, 32, 64, 128, 144, 176, 192 or 256");
+  static_assert(
+      kN == 16 || kN == 32 || kN == 64 || kN == 128 || kN == 144 || kN == 192 || kN == 256,
+      "kN must be 16, 32, 64, 128, 144, 192 or 256");
   if constexpr (kN == 16) {
     KT_WGMMA_SS_TYPED(16, "%0, %1, %2, %3, %4, %5, %6, %7", 8, 9, 10, 11, KT_ACC4(0), KT_ACC4(4))
   } else if constexpr (kN == 32) {
@@ -475,10 +472,6 @@ __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[kN / 2], unsigned lon
   } else if constexpr (kN == 128) {
     KT_WGMMA_SS_TYPED(128, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63, 64, 65, 66, 67, KT_ACC32(0),
                       KT_ACC32(32))
-  } else if constexpr (kN == 176) {
-    KT_WGMMA_SS_TYPED(176, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_87, 88, 89, 90, 91,
-                      KT_ACC32(0), KT_ACC32(32), KT_ACC4(64), KT_ACC4(68), KT_ACC4(72), KT_ACC4(76),
-                      KT_ACC4(80), KT_ACC4(84))
   } else if constexpr (kN == 192) {
     KT_WGMMA_SS_TYPED(192, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_95, 96, 97, 98, 99,
                       KT_ACC32(0), KT_ACC32(32), KT_ACC32(64))
@@ -550,7 +543,6 @@ __device__ __forceinline__ void wgmma_m64k16_rs(float (&d)[kN / 2], const unsign
 #undef KT_ACC4
 #undef KT_WGMMA_D96_127
 #undef KT_WGMMA_D64_95
-#undef KT_WGMMA_D64_87
 #undef KT_WGMMA_D64_71
 #undef KT_WGMMA_D32_63
 #undef KT_WGMMA_D0_31

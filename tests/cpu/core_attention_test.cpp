@@ -206,11 +206,10 @@ TEST(AttentionFa3, TheSpaceHasFa3ConfigsOnHopperOnly) {
     return n;
   };
   // d128: bm64 x bn 64/128 x s 2-4 (5: bn128.s4 does not fit in 227 KB), bm128 the same with and
-  // without ping-pong (10), bm128.bn176.s2 with and without (2: s3 does not fit). d64 adds
-  // bm192 x bn 64/128 x s 2-4 x ping-pong (12) and bn176 at every stage count: 6 + 18 + 12. d256
+  // without ping-pong (10). d64 adds bm192 x bn 64/128 x s 2-4 x ping-pong (12): 6 + 12 + 12. d256
   // (bn 64 only): bm64.s2, bm64.s3, bm128.s2 and bm128.s2.pp.
-  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "h200"), 17);
-  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=64", "h100-sxm"), 36);
+  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "h200"), 15);
+  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=64", "h100-sxm"), 30);
   EXPECT_EQ(count_fa3("b=2,h=8,s=4096,d=256", "h200"), 4);
   EXPECT_EQ(count_fa3("b=2,h=8,s=777,d=96", "h200"), 0);
   EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "a100"), 0);
@@ -240,8 +239,8 @@ TEST(AttentionFa3, LaunchPlanIsAProducerPlusConsumerWarpgroupsOverTheFlashGrid) 
   fp16.causal = false;
   EXPECT_EQ(attention_kernel_expression(fp16, fa3_config(64, 64, 1), false),
             "kt::attention_fwd_sm90<kt::fp16, 128, 64, 64, 1, false, false, false>");
-  EXPECT_EQ(attention_kernel_expression(p, fa3_config(128, 176, 2, true), false),
-            "kt::attention_fwd_sm90<kt::bf16, 128, 128, 176, 2, true, true, false>");
+  EXPECT_EQ(attention_kernel_expression(p, fa3_config(128, 128, 3, true), false),
+            "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 3, true, true, false>");
   const LaunchPlan three = plan_launch(shape("b=1,h=8,s=1000,d=64"), fa3_config(192, 128, 2, true));
   EXPECT_EQ(three.grid[0], 6u);
   EXPECT_EQ(three.num_threads(), 512u);
@@ -249,7 +248,7 @@ TEST(AttentionFa3, LaunchPlanIsAProducerPlusConsumerWarpgroupsOverTheFlashGrid) 
 
 TEST(AttentionFa3, PingPongThreeConsumersAndWideBlocksHaveTheirRules) {
   const DeviceDesc& h200 = device_profile("h200");
-  EXPECT_EQ(to_key(fa3_config(128, 176, 2, true)), "fa3.bm128.bn176.s2.pp");
+  EXPECT_EQ(to_key(fa3_config(128, 128, 3, true)), "fa3.bm128.bn128.s3.pp");
   EXPECT_EQ(parse_attention_config_key("fa3.bm192.bn128.s3.pp"), fa3_config(192, 128, 3, true));
   EXPECT_EQ(parse_attention_config_key("fa3.bm128.bn128.s3"), fa3_config(128, 128, 3));
   EXPECT_THROW(parse_attention_config_key("fa3.bm128.bn128.s3.p"), Error);
@@ -262,11 +261,9 @@ TEST(AttentionFa3, PingPongThreeConsumersAndWideBlocksHaveTheirRules) {
             std::string::npos);
   EXPECT_NE(why(d128, fa3_config(192, 128, 2, true)).find("block_m 192 needs head_dim 64"),
             std::string::npos);
-  EXPECT_NE(why(d64, fa3_config(192, 176, 2, true)).find("block_m 192 needs"), std::string::npos);
-  EXPECT_NE(why(d64, fa3_config(64, 176, 2)).find("block_n 176 needs block_m 128"),
-            std::string::npos);
+
   EXPECT_EQ(why(d64, fa3_config(192, 128, 2, true)), "");
-  EXPECT_EQ(why(d128, fa3_config(128, 176, 2, true)), "");
+  EXPECT_EQ(why(d128, fa3_config(128, 128, 3, true)), "");
 }
 
 TEST(AttentionFa3, PackedGqaMakesAKvHeadsQueryHeadsItsRows) {

@@ -27,7 +27,7 @@ inline const std::vector<ShippedAttentionConfig>& shipped_fa3_configs() {
   static const std::vector<ShippedAttentionConfig> all = {
       {64, fa3_config(128, 128, 2)},        {64, fa3_config(64, 128, 2)},
       {64, fa3_config(192, 128, 2, true)},  {128, fa3_config(128, 128, 2)},
-      {128, fa3_config(128, 128, 2, true)}, {128, fa3_config(128, 176, 2, true)},
+      {128, fa3_config(128, 128, 2, true)}, {128, fa3_config(128, 128, 3, true)},
       {128, fa3_config(64, 128, 2)},        {128, fa3_config(128, 64, 3)},
       {256, fa3_config(128, 64, 2)},        {256, fa3_config(128, 64, 2, true)}};
   return all;
