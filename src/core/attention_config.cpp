@@ -26,8 +26,9 @@ constexpr double kLaunchUs = 3.0;
 
 // fa3: the fraction of the wgmma rate its consumers sustain between softmax steps; the share of
 // the exp unit's time (exps of a block over its mma time: 64 / d on Hopper, 16 exp2 per clock
-// per SM against 4096 FLOPs) left exposed — 0.9 of it when an SM holds two or more consumer
-// warpgroups (two per CTA, or one-consumer CTAs two per SM), all of it with a single one, which
+// per SM against 4096 FLOPs) left exposed — 0.9 of it when an SM holds two consumer warpgroups
+// (two per CTA, or one-consumer CTAs two per SM), 0.75 when two take turns (ping-pong), 0.63 with
+// three (one softmax under two others' GEMMs, turns or not), all of it with a single one, which
 // also leaves issue gaps (the one-warpgroup factor, as for the GEMM); the cost of two stages
 // (the producer cannot fetch K of block j + 1 until P·V of block j − 1 frees its stage, so every
 // S waits for a load); and the per-block overhead (barriers, row reductions) that 64-key blocks
@@ -40,7 +41,8 @@ constexpr double kFa3CtaFixedUs = 2.4;
 constexpr double kFa3PersistentTileFixedUs = 1.0;
 constexpr double kFa3ExpShareTimesHeadDim = 64;
 constexpr double kFa3ExposedExpOverlapped = 0.9;
-constexpr double kFa3ExposedExpPingPong = 0.5;
+constexpr double kFa3ExposedExpPingPong = 0.75;
+constexpr double kFa3ExposedExpThreeConsumers = 0.63;
 constexpr double kFa3SingleWarpgroupFactor = 0.8;
 constexpr double kFa3TwoStageFactor = 1.0 / 1.13;
 constexpr double kFa3NarrowBlockFactor = 1.0 / 1.06;
@@ -141,10 +143,12 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
 double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const DeviceDesc& d,
                       int ctas_per_sm) {
   if (c.family == AttentionFamily::kSm90) {
-    const bool overlapped = c.block_m / 64 * ctas_per_sm >= 2;  // consumer warpgroups per SM
-    const double exposed_exp = (c.pingpong   ? kFa3ExposedExpPingPong
-                                : overlapped ? kFa3ExposedExpOverlapped
-                                             : 1.0) *
+    const int consumers = c.block_m / 64 * ctas_per_sm;  // consumer warpgroups per SM
+    const bool overlapped = consumers >= 2;
+    const double exposed_exp = (consumers >= 3 ? kFa3ExposedExpThreeConsumers
+                                : c.pingpong   ? kFa3ExposedExpPingPong
+                                : overlapped   ? kFa3ExposedExpOverlapped
+                                               : 1.0) *
                                kFa3ExpShareTimesHeadDim / double(p.head_dim);
     return d.wgmma_tflops * 1e12 / d.num_sms * kFa3WgmmaEfficiency *
            (overlapped ? 1.0 : kFa3SingleWarpgroupFactor) *
