@@ -100,18 +100,17 @@ AttentionParams make_attention_params(const AttentionProblem& problem, const Att
   p.v = t.v;
   p.o = t.o;
   p.lse = t.lse;
-  p.q_batch_stride = t.q_strides[0];
-  p.q_row_stride = t.q_strides[1];
-  p.q_head_stride = t.q_strides[2];
-  p.k_batch_stride = t.k_strides[0];
-  p.k_row_stride = t.k_strides[1];
-  p.k_head_stride = t.k_strides[2];
-  p.v_batch_stride = t.v_strides[0];
-  p.v_row_stride = t.v_strides[1];
-  p.v_head_stride = t.v_strides[2];
-  p.o_batch_stride = t.o_strides[0];
-  p.o_row_stride = t.o_strides[1];
-  p.o_head_stride = t.o_strides[2];
+  // {batch, row, head} element strides into the block's named fields.
+  auto strides = [](const std::int64_t(&from)[3], long long& batch, long long& row,
+                    long long& head) {
+    batch = from[0];
+    row = from[1];
+    head = from[2];
+  };
+  strides(t.q_strides, p.q_batch_stride, p.q_row_stride, p.q_head_stride);
+  strides(t.k_strides, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
+  strides(t.v_strides, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
+  strides(t.o_strides, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
   p.batch = int(problem.batch);
   p.heads_q = int(problem.heads_q);
   p.heads_kv = int(problem.heads_kv);
