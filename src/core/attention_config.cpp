@@ -29,22 +29,17 @@ constexpr double kLaunchUs = 3.0;
 // per SM against 4096 FLOPs) left exposed — 0.9 of it when an SM holds two consumer warpgroups
 // (two per CTA, or one-consumer CTAs two per SM), 0.75 when two take turns (ping-pong), 0.63 with
 // three (one softmax under two others' GEMMs, turns or not), all of it with a single one, which
-// also leaves issue gaps (the one-warpgroup factor, as for the GEMM); the cost of two stages
-// (the producer cannot fetch K of block j + 1 until P·V of block j − 1 frees its stage, so every
-// S waits for a load); and the per-block overhead (barriers, row reductions) that 64-key blocks
-// pay twice as often; and the fixed cost of a CTA (Q load, pipeline fill, O store), paid once
-// per wave of CTAs. Fitted to tuning exports (bench/NOTES.md, "Attention").
+// also leaves issue gaps (the one-warpgroup factor, as for the GEMM); and the per-block overhead
+// (barriers, row reductions) that 64-key blocks pay twice as often; and the fixed cost of a CTA (Q
+// load, pipeline fill, O store), paid once per wave of CTAs. Fitted to tuning exports
+// (bench/NOTES.md, "Attention").
 constexpr double kFa3WgmmaEfficiency = 0.85;
 constexpr double kFa3CtaFixedUs = 2.4;
-// fa3 persistent: the fixed cost of each tile after a CTA's first (the next tile's Q and first K/V
-// blocks load under the current one's last blocks; its O is stored from registers).
-constexpr double kFa3PersistentTileFixedUs = 1.0;
 constexpr double kFa3ExpShareTimesHeadDim = 64;
 constexpr double kFa3ExposedExpOverlapped = 0.9;
 constexpr double kFa3ExposedExpPingPong = 0.75;
 constexpr double kFa3ExposedExpThreeConsumers = 0.63;
 constexpr double kFa3SingleWarpgroupFactor = 0.8;
-constexpr double kFa3TwoStageFactor = 1.0 / 1.13;
 constexpr double kFa3NarrowBlockFactor = 1.0 / 1.06;
 // fa3: dynamic shared memory beyond the Q tile and K/V stages (mbarriers, 1024-byte alignment),
 // and the registers: two or three consumers, the __launch_bounds__ cap (65536 / threads) that
@@ -128,7 +123,6 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
     return "fa3 ping-pong needs two or three consumers (block_m >= 128)";
   if (c.block_m == 192 && (p.head_dim != 64 || c.block_n > 128))
     return "fa3 block_m 192 needs head_dim 64 and block_n <= 128 (160 registers a consumer)";
-  if (c.persistent && c.family != AttentionFamily::kSm90) return "persistent is an fa3 field";
   if (c.pack_gqa && (p.seqlen_q != 1 || p.heads_q == p.heads_kv || c.block_m != 64))
     return "fa3 pack_gqa needs one query row, heads_q > heads_kv and block_m 64";
   if (c.stages < 2 || c.stages > 4)
@@ -152,7 +146,6 @@ double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const
                                kFa3ExpShareTimesHeadDim / double(p.head_dim);
     return d.wgmma_tflops * 1e12 / d.num_sms * kFa3WgmmaEfficiency *
            (overlapped ? 1.0 : kFa3SingleWarpgroupFactor) *
-           (c.stages == 2 ? kFa3TwoStageFactor : 1.0) *
            (c.block_n == 64 ? kFa3NarrowBlockFactor : 1.0) / (1.0 + exposed_exp);
   }
   // Two row tiles per warp read each K and V fragment once for both (half the smem traffic).
@@ -165,9 +158,8 @@ double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const
 
 std::string to_key(const AttentionConfig& c) {
   if (c.family == AttentionFamily::kSm90)
-    return fmt::format("fa3.bm{}.bn{}.s{}{}{}{}", c.block_m, c.block_n, c.stages,
-                       c.pingpong ? ".pp" : "", c.persistent ? ".ps" : "",
-                       c.pack_gqa ? ".gqa" : "");
+    return fmt::format("fa3.bm{}.bn{}.s{}{}{}", c.block_m, c.block_n, c.stages,
+                       c.pingpong ? ".pp" : "", c.pack_gqa ? ".gqa" : "");
   return fmt::format("fa2.bm{}.bn{}.w{}.s{}", c.block_m, c.block_n, c.warps, c.stages);
 }
 
@@ -180,20 +172,18 @@ AttentionConfig parse_attention_config_key(std::string_view key) {
     parse_key_fields(key, parts,
                      {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}},
                      hint);
-  } else if (parts.size() >= 4 && parts.size() <= 7 && parts[0] == "fa3") {
+  } else if (parts.size() >= 4 && parts.size() <= 6 && parts[0] == "fa3") {
     c.family = AttentionFamily::kSm90;
     c.warps = 0;
     std::size_t i = 4;
     c.pingpong = i < parts.size() && parts[i] == "pp";
     i += c.pingpong;
-    c.persistent = i < parts.size() && parts[i] == "ps";
-    i += c.persistent;
     c.pack_gqa = i < parts.size() && parts[i] == "gqa";
     i += c.pack_gqa;
     if (i != parts.size())
       throw_invalid(
-          fmt::format("'{}' is not an attention config key (fa3 keys may end in .pp, "
-                      ".ps and .gqa, in that order): {}",
+          fmt::format("'{}' is not an attention config key (fa3 keys end in .pp, "
+                      ".gqa or both, in that order): {}",
                       key, hint));
     parse_key_fields(key, parts, {{"bm", &c.block_m}, {"bn", &c.block_n}, {"s", &c.stages}}, hint);
   } else {
@@ -240,14 +230,11 @@ std::optional<std::string> validate(const AttentionProblem& p, const AttentionCo
   return std::nullopt;
 }
 
-LaunchPlan plan_launch(const AttentionProblem& problem, const AttentionConfig& c, int num_sms) {
+LaunchPlan plan_launch(const AttentionProblem& problem, const AttentionConfig& c) {
   const AttentionProblem p = kernel_problem(problem, c);
   LaunchPlan plan;
   plan.grid = {std::uint32_t(ceil_div(p.seqlen_q, c.block_m)), std::uint32_t(p.heads_q),
                std::uint32_t(p.batch)};
-  if (c.persistent)
-    plan.grid = {std::uint32_t(std::min<std::int64_t>(num_ctas(problem, c), std::max(1, num_sms))),
-                 1, 1};
   plan.block = {std::uint32_t(c.num_threads()), 1, 1};
   plan.smem_bytes = std::uint32_t(smem_bytes(p, c));
   return plan;
@@ -257,10 +244,10 @@ std::string attention_kernel_expression(const AttentionProblem& problem, const A
                                         bool write_lse) {
   const AttentionProblem p = kernel_problem(problem, c);
   if (c.family == AttentionFamily::kSm90)
-    return fmt::format("kt::attention_fwd_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}>",
+    return fmt::format("kt::attention_fwd_sm90<{}, {}, {}, {}, {}, {}, {}, {}>",
                        device_type_name(p.dtype), p.head_dim, c.block_m, c.block_n, c.stages,
-                       c.pingpong ? "true" : "false", c.persistent ? "true" : "false",
-                       p.causal ? "true" : "false", write_lse ? "true" : "false");
+                       c.pingpong ? "true" : "false", p.causal ? "true" : "false",
+                       write_lse ? "true" : "false");
   return fmt::format("kt::attention_fwd_sm80<{}, {}, {}, {}, {}, {}, {}, {}>",
                      device_type_name(p.dtype), p.head_dim, c.block_m, c.block_n, c.warps, c.stages,
                      p.causal ? "true" : "false", write_lse ? "true" : "false");
@@ -286,9 +273,7 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
       for (int bn : d.fa3_block_n)
         for (int s : d.fa3_stages)
           for (bool pp : d.fa3_pingpong)
-            for (bool ps : d.fa3_persistent)
-              for (bool pack : {false, true})
-                keep({bm, bn, 0, s, AttentionFamily::kSm90, pp, ps, pack});
+            for (bool pack : {false, true}) keep({bm, bn, 0, s, AttentionFamily::kSm90, pp, pack});
   return out;
 }
 
@@ -306,11 +291,6 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
   if (c.family == AttentionFamily::kSm90 && c.block_m > 64 && e.occupancy.ctas_per_sm > 1) {
     e.occupancy.ctas_per_sm = 1;
     e.occupancy.limiter = "launch bounds";
-  }
-  // A persistent grid holds one CTA per SM, each walking its tiles.
-  if (c.persistent && e.occupancy.ctas_per_sm > 1) {
-    e.occupancy.ctas_per_sm = 1;
-    e.occupancy.limiter = "persistent grid";
   }
   e.waves = wave_stats(e.num_ctas, d.num_sms, e.occupancy.ctas_per_sm);
 
@@ -334,12 +314,9 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
       covered_blocks * block_s / d.num_sms / std::max(e.waves.efficiency, 0.01);
   const double longest_s = max_cta_blocks * block_s * std::max(1, e.occupancy.ctas_per_sm);
   const double fixed_us = c.family == AttentionFamily::kSm90 ? kFa3CtaFixedUs : kFa2CtaFixedUs;
-  const double tile_waves =
-      double(e.num_ctas) / (double(d.num_sms) * std::max(1, e.occupancy.ctas_per_sm));
   e.compute_us =
       std::max(balanced_s, longest_s) * 1e6 +
-      (c.persistent ? kFa3CtaFixedUs + kFa3PersistentTileFixedUs * std::max(0.0, tile_waves - 1)
-                    : fixed_us * tile_waves);
+      fixed_us * double(e.num_ctas) / (double(d.num_sms) * std::max(1, e.occupancy.ctas_per_sm));
   // K/V are re-read by every query block of a head: from L2 mostly; count DRAM once.
   e.memory_us = p.min_bytes() / (d.dram_gbps * 1e9) * 1e6;
   e.predicted_us = std::max(e.compute_us, e.memory_us) + kLaunchUs;

@@ -28,7 +28,6 @@ struct AttentionConfig {
   int stages = 2;     // K/V shared-memory buffers
   AttentionFamily family = AttentionFamily::kSm80;
   bool pingpong = false;  // fa3 with two or three consumers: one's softmax under the others' GEMMs
-  bool persistent = false;  // fa3: one CTA per SM walks the tiles (the next tile's loads overlap)
   bool pack_gqa = false;  // fa3, one query row (a decode step): a KV head's query heads as its rows
 
   // fa3: one producer warpgroup plus block_m / 64 consumers, 4 warps each.
@@ -51,12 +50,10 @@ struct AttentionDomains {
   std::vector<int> fa3_block_n{64, 128};
   std::vector<int> fa3_stages{2, 3, 4};
   std::vector<bool> fa3_pingpong{false, true};
-  std::vector<bool> fa3_persistent{false, true};
 };
 
 // Canonical key, e.g. "fa2.bm128.bn64.w8.s2", "fa3.bm128.bn128.s2", with ping-pong
-// "fa3.bm128.bn128.s2.pp", persistent "fa3.bm128.bn128.s2.pp.ps", with packed GQA rows
-// "fa3.bm64.bn128.s3.gqa"; parse is its exact
+// "fa3.bm128.bn128.s2.pp", with packed GQA rows "fa3.bm64.bn128.s3.gqa"; parse is its exact
 // inverse (throws kt::Error naming the field, or the canonical spelling).
 std::string to_key(const AttentionConfig& config);
 AttentionConfig parse_attention_config_key(std::string_view key);
@@ -72,11 +69,10 @@ std::int64_t num_ctas(const AttentionProblem& p, const AttentionConfig& c);
 
 std::optional<std::string> validate(const AttentionProblem& p, const AttentionConfig& c,
                                     const DeviceDesc& device);
-// `num_sms`: the device's SMs, which size a persistent config's grid (one CTA per SM at most).
-LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c, int num_sms);
+LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c);
 
 // "kt::attention_fwd_sm80<kt::bf16, 128, 128, 64, 8, 2, true, false>" or
-// "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, false, false, true, false>".
+// "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, false, true, false>".
 std::string attention_kernel_expression(const AttentionProblem& p, const AttentionConfig& c,
                                         bool write_lse);
 

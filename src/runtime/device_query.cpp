@@ -68,10 +68,4 @@ DeviceDesc query_current_device() {
   return query_device(device);
 }
 
-int current_device_sms() {
-  CUdevice device = 0;
-  check(driver().ctx_get_device(&device), "cuCtxGetDevice");
-  return attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "MULTIPROCESSOR_COUNT");
-}
-
 }  // namespace kt::rt

@@ -13,7 +13,4 @@ DeviceDesc query_device(CUdevice device);
 // query_device of the calling thread's current context's device.
 DeviceDesc query_current_device();
 
-// The SM count of the calling thread's current context's device (a persistent grid's size).
-int current_device_sms();
-
 }  // namespace kt::rt

@@ -66,11 +66,6 @@ __device__ __forceinline__ int visited_blocks(int row_begin, int rows, const Att
   return key_end > 0 ? (key_end + kBlockN - 1) / kBlockN : 0;
 }
 
-// A tile of the grid: query rows [m_block · kBlockM, + kBlockM) of (head, batch).
-struct Tile {
-  int m_block, head, batch;
-};
-
 }  // namespace fa3
 
 // Ping-pong (kPingPong, two or three consumers): consumer c waits for its turn (barrier
@@ -86,7 +81,7 @@ struct Tile {
 // the last one down, so the blocks that need a per-element mask come first and set the running
 // max early (later blocks rarely raise it, and O is rescaled only when a row's max rises).
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kStages, bool kPingPong,
-          bool kPersistent, bool kCausal, bool kWriteLse>
+          bool kCausal, bool kWriteLse>
 __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     attention_fwd_sm90(const __grid_constant__ AttentionSm90Params params) {
   static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
@@ -119,41 +114,23 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned int bars = (shared_address(smem_raw) + 1023u) & ~1023u;
   const unsigned int q_full = bars;
-  const unsigned int q_empty = bars + 8 * (1 + 4 * kStages);  // every consumer's S is done with Q
-  const unsigned int k_full = bars + 8;                       // + 8 stage: K landed
-  const unsigned int v_full = k_full + 8 * kStages;           // V landed
-  const unsigned int k_empty = v_full + 8 * kStages;          // every consumer's S is done with K
+  const unsigned int k_full = bars + 8;                // + 8 stage: K landed
+  const unsigned int v_full = k_full + 8 * kStages;    // V landed
+  const unsigned int k_empty = v_full + 8 * kStages;   // every consumer's S is done with K
   const unsigned int v_empty = k_empty + 8 * kStages;  // every consumer's P·V is done with V
   const unsigned int smem_q = bars + 1024;
   const unsigned int smem_k = smem_q + kBlockM * kHeadDim * 2;
   const unsigned int smem_v = smem_k + kStages * kKvBytes;
 
-  // This CTA's tiles: the one of its block index, or (persistent) tiles blockIdx.x + i gridDim.x.
-  const int m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
-  const int tiles = kPersistent ? m_blocks * p.heads_q * p.batch : 1;
-  const int first_tile = kPersistent ? blockIdx.x : 0;
-  const int tile_stride = kPersistent ? gridDim.x : 1;
-  // Tile t of a persistent CTA's walk: head and batch vary fastest, then the m block; causal
-  // grids take the m blocks from the last (the longest) down, so short tiles fill the last wave.
-  auto tile_at = [&](int t) {
-    fa3::Tile tile;
-    if constexpr (kPersistent) {
-      const int heads_batch = p.heads_q * p.batch;
-      const int m_block = t / heads_batch;
-      tile.head = t % heads_batch % p.heads_q;
-      tile.batch = t % heads_batch / p.heads_q;
-      tile.m_block = kCausal ? m_blocks - 1 - m_block : m_block;
-    } else {
-      tile.head = blockIdx.y;
-      tile.batch = blockIdx.z;
-      tile.m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-    }
-    return tile;
-  };
+  const int head = blockIdx.y;
+  const int batch = blockIdx.z;
+  const int kv_head = head / (p.heads_q / p.heads_kv);
+  const int m0 = (kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * kBlockM;
+  const int num_blocks =
+      fa3::visited_blocks<kBlockN, kCausal>(m0, min(p.seqlen_q - m0, kBlockM), p);
 
   if (threadIdx.x == 0) {
     mbarrier_init(q_full, 1);
-    mbarrier_init(q_empty, kConsumers);
 #pragma unroll 1
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(k_full + 8 * s, 1);
@@ -172,43 +149,31 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     // Producer: one thread issues every TMA load; the others leave.
     if constexpr (kConsumers > 1) setmaxnreg_dec<Regs::kProducer>();
     if (threadIdx.x != 0) return;
+    mbarrier_arrive_expect_tx(q_full, kBlockM * kHeadDim * 2);
+#pragma unroll
+    for (int c = 0; c < kConsumers; ++c)
+#pragma unroll
+      for (int slab = 0; slab < kSlabs; ++slab)
+        tma_load_4d(smem_q + (c * kSlabs + slab) * fa3::kBoxBytes, &params.q_map, 64 * slab,
+                    m0 + fa3::kRows * c, head, batch, q_full);
     // Block b's K and V share stage b's slot in two rings whose slots free separately: K's once
     // every S of the block is done, V's once every P·V is. K runs one block ahead of V, so K of
     // block j + 1 lands while P·V of block j - 1 still holds V's slot.
-    auto load = [&](const void* map, unsigned int buffers, unsigned int full, unsigned int empty,
-                    StageRing<kStages>& ring, int kv_head, int batch, int block) {
+    auto load = [&](const void* map, unsigned int tiles, unsigned int full, unsigned int empty,
+                    StageRing<kStages>& ring, int block) {
       mbarrier_wait(empty + 8 * ring.stage, ring.phase ^ 1);
       mbarrier_arrive_expect_tx(full + 8 * ring.stage, kKvBytes);
 #pragma unroll
       for (int slab = 0; slab < kSlabs; ++slab)
-        tma_load_4d(buffers + ring.stage * kKvBytes + slab * kKvSlabBytes, map, 64 * slab,
+        tma_load_4d(tiles + ring.stage * kKvBytes + slab * kKvSlabBytes, map, 64 * slab,
                     block * kBlockN, kv_head, batch, full + 8 * ring.stage);
       ring.advance();
     };
     StageRing<kStages> k_ring, v_ring;
-#pragma unroll 1
-    for (int t = first_tile, iter = 0; t < tiles; t += tile_stride, ++iter) {
-      const fa3::Tile tile = tile_at(t);
-      const int m0 = tile.m_block * kBlockM;
-      const int num_blocks =
-          fa3::visited_blocks<kBlockN, kCausal>(m0, min(p.seqlen_q - m0, kBlockM), p);
-      // Q's boxes hold the previous tile's O until every consumer has stored it.
-      if constexpr (kPersistent) mbarrier_wait(q_empty, (iter & 1) ^ 1);
-      mbarrier_arrive_expect_tx(q_full, kBlockM * kHeadDim * 2);
-#pragma unroll
-      for (int c = 0; c < kConsumers; ++c)
-#pragma unroll
-        for (int slab = 0; slab < kSlabs; ++slab)
-          tma_load_4d(smem_q + (c * kSlabs + slab) * fa3::kBoxBytes, &params.q_map, 64 * slab,
-                      m0 + fa3::kRows * c, tile.head, tile.batch, q_full);
-      const int kv_head = tile.head / (p.heads_q / p.heads_kv);
-      if (num_blocks > 0)
-        load(&params.k_map, smem_k, k_full, k_empty, k_ring, kv_head, tile.batch, num_blocks - 1);
-      for (int block = num_blocks - 1; block >= 0; --block) {
-        if (block > 0)
-          load(&params.k_map, smem_k, k_full, k_empty, k_ring, kv_head, tile.batch, block - 1);
-        load(&params.v_map, smem_v, v_full, v_empty, v_ring, kv_head, tile.batch, block);
-      }
+    if (num_blocks > 0) load(&params.k_map, smem_k, k_full, k_empty, k_ring, num_blocks - 1);
+    for (int block = num_blocks - 1; block >= 0; --block) {
+      if (block > 0) load(&params.k_map, smem_k, k_full, k_empty, k_ring, block - 1);
+      load(&params.v_map, smem_v, v_full, v_empty, v_ring, block);
     }
     return;
   }
@@ -219,245 +184,213 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   const int thread = threadIdx.x % 128;
   const int warp = thread / 32;
   const int lane = thread % 32;
+  const int row_begin = m0 + fa3::kRows * consumer;   // this warpgroup's first query row
+  const int row0 = row_begin + 16 * warp + lane / 4;  // this thread's rows: row0, row0 + 8
   const int diagonal = p.seqlen_k - p.seqlen_q;
+  const int my_blocks = kPingPong ? num_blocks
+                                  : fa3::visited_blocks<kBlockN, kCausal>(
+                                        row_begin, min(p.seqlen_q - row_begin, fa3::kRows), p);
   const float scale_log2 = p.scale_log2;
   const unsigned int q_tile = smem_q + consumer * kSlabs * fa3::kBoxBytes;
+
   StageRing<kStages> ring;
-
+  // Blocks right of this warpgroup's last visible key (causal, or rows past seqlen_q): release
+  // them as they land, in order, so the empty barriers count one arrival per phase.
 #pragma unroll 1
-  for (int t = first_tile, iter = 0; t < tiles; t += tile_stride, ++iter) {
-    const fa3::Tile tile = tile_at(t);
-    const int head = tile.head;
-    const int batch = tile.batch;
-    const int m0 = tile.m_block * kBlockM;
-    const int num_blocks =
-        fa3::visited_blocks<kBlockN, kCausal>(m0, min(p.seqlen_q - m0, kBlockM), p);
-    const int row_begin = m0 + fa3::kRows * consumer;   // this warpgroup's first query row
-    const int row0 = row_begin + 16 * warp + lane / 4;  // this thread's rows: row0, row0 + 8
-    const int my_blocks = kPingPong ? num_blocks
-                                    : fa3::visited_blocks<kBlockN, kCausal>(
-                                          row_begin, min(p.seqlen_q - row_begin, fa3::kRows), p);
-    // Blocks right of this warpgroup's last visible key (causal, or rows past seqlen_q): release
-    // them as they land, in order, so the empty barriers count one arrival per phase.
-#pragma unroll 1
-    for (int i = my_blocks; i < num_blocks; ++i) {
-      mbarrier_wait(k_full + 8 * ring.stage, ring.phase);
-      mbarrier_wait(v_full + 8 * ring.stage, ring.phase);
-      if (thread == 0) {
-        mbarrier_arrive(k_empty + 8 * ring.stage);
-        mbarrier_arrive(v_empty + 8 * ring.stage);
-      }
-      ring.advance();
+  for (int i = my_blocks; i < num_blocks; ++i) {
+    mbarrier_wait(k_full + 8 * ring.stage, ring.phase);
+    mbarrier_wait(v_full + 8 * ring.stage, ring.phase);
+    if (thread == 0) {
+      mbarrier_arrive(k_empty + 8 * ring.stage);
+      mbarrier_arrive(v_empty + 8 * ring.stage);
     }
+    ring.advance();
+  }
 
-    float o[1][kOAccs];
+  float o[1][kOAccs];
 #pragma unroll
-    for (int i = 0; i < kOAccs; ++i) o[0][i] = 0.0f;
-    float s[kSAccs];
-    unsigned int pa[kPSteps][4];
-    float row_max[2] = {attn::negative_infinity(), attn::negative_infinity()};
-    float row_sum[2] = {0.0f, 0.0f};  // this lane's share; the quad's sum at the end
+  for (int i = 0; i < kOAccs; ++i) o[0][i] = 0.0f;
+  float s[kSAccs];
+  unsigned int pa[kPSteps][4];
+  float row_max[2] = {attn::negative_infinity(), attn::negative_infinity()};
+  float row_sum[2] = {0.0f, 0.0f};  // this lane's share; the quad's sum at the end
 
-    // O += P·V for the block whose V lands in `v_stage` with parity `v_phase` (P in pa): one wgmma
-    // group, fenced on its own since the barrier wait separates it from the S wgmma's fence.
-    auto issue_pv = [&](int v_stage, unsigned int v_phase) {
-      const unsigned int v_tile = smem_v + v_stage * kKvBytes;
-      mbarrier_wait(v_full + 8 * v_stage, v_phase);
-      wgmma_fence();
+  // O += P·V for the block whose V lands in `v_stage` with parity `v_phase` (P in pa): one wgmma
+  // group, fenced on its own since the barrier wait separates it from the S wgmma's fence.
+  auto issue_pv = [&](int v_stage, unsigned int v_phase) {
+    const unsigned int v_tile = smem_v + v_stage * kKvBytes;
+    mbarrier_wait(v_full + 8 * v_stage, v_phase);
+    wgmma_fence();
 #pragma unroll
-      for (int t = 0; t < kPSteps; ++t)
-        wgmma_m64k16_rs<T, kHeadDim, 1>(o[0], pa[t],
-                                        mnmajor_descriptor(v_tile + 2048 * t, kKvSlabBytes), 1);
-      wgmma_commit();
-    };
+    for (int t = 0; t < kPSteps; ++t)
+      wgmma_m64k16_rs<T, kHeadDim, 1>(o[0], pa[t],
+                                      mnmajor_descriptor(v_tile + 2048 * t, kKvSlabBytes), 1);
+    wgmma_commit();
+  };
 
-    // Once P·V has completed: O and P may be touched again, and the block's stage is free.
-    auto retire_pv = [&](int v_stage) {
-      wgmma_wait<0>();
-      fence_accumulators(o[0]);
+  // Once P·V has completed: O and P may be touched again, and the block's stage is free.
+  auto retire_pv = [&](int v_stage) {
+    wgmma_wait<0>();
+    fence_accumulators(o[0]);
 #pragma unroll
-      for (int t = 0; t < kPSteps; ++t) fence_operands(pa[t]);
-      if (thread == 0) mbarrier_arrive(v_empty + 8 * v_stage);
-    };
+    for (int t = 0; t < kPSteps; ++t) fence_operands(pa[t]);
+    if (thread == 0) mbarrier_arrive(v_empty + 8 * v_stage);
+  };
 
-    // Persistent: once every S of the tile has completed, Q's boxes may take the next tile's Q.
-    auto release_q = [&]() {
-      if constexpr (kPersistent)
-        if (thread == 0) mbarrier_arrive(q_empty);
-    };
+  // Once S of the current stage's block has completed: its K slot is free.
+  auto release_k = [&]() {
+    if (thread == 0) mbarrier_arrive(k_empty + 8 * ring.stage);
+  };
 
-    // Once S of the current stage's block has completed: its K slot is free.
-    auto release_k = [&]() {
-      if (thread == 0) mbarrier_arrive(k_empty + 8 * ring.stage);
-    };
+  // S = Q·Kᵀ for the block in the current stage: one wgmma group (scale-d 0 on the first step).
+  auto issue_scores = [&]() {
+    const unsigned int k_tile = smem_k + ring.stage * kKvBytes;
+    mbarrier_wait(k_full + 8 * ring.stage, ring.phase);
+    fence_accumulators(s);
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kKSteps; ++ks)
+      wgmma_m64k16_ss<T, kBlockN, 0>(
+          s, kmajor_descriptor(q_tile + (ks / 4) * fa3::kBoxBytes + 32 * (ks % 4)),
+          kmajor_descriptor(k_tile + (ks / 4) * kKvSlabBytes + 32 * (ks % 4)), ks > 0);
+    wgmma_commit();
+  };
 
-    // S = Q·Kᵀ for the block in the current stage: one wgmma group (scale-d 0 on the first step).
-    auto issue_scores = [&]() {
-      const unsigned int k_tile = smem_k + ring.stage * kKvBytes;
-      mbarrier_wait(k_full + 8 * ring.stage, ring.phase);
-      fence_accumulators(s);
-      wgmma_fence();
+  // The online softmax of key block `block` on the finished scores s: masks the seqlen_k tail and
+  // (causal) the keys right of the diagonal with -inf, then P = 2^(S c - m_new c) in place, with
+  // c = scale_log2; a row whose max is still -inf (no visible key yet) uses base 0, so its P and
+  // its factor are 0. factor[h]: what O's row h must be multiplied by.
+  auto softmax = [&](int block, float(&factor)[2]) {
+    fence_accumulators(s);
+    const int key0 = block * kBlockN + 2 * (lane % 4);
+    const bool masked = block * kBlockN + kBlockN > p.seqlen_k ||
+                        (kCausal && block * kBlockN + kBlockN - 1 > row_begin + diagonal);
+    if (masked) {
 #pragma unroll
-      for (int ks = 0; ks < kKSteps; ++ks)
-        wgmma_m64k16_ss<T, kBlockN, 0>(
-            s, kmajor_descriptor(q_tile + (ks / 4) * fa3::kBoxBytes + 32 * (ks % 4)),
-            kmajor_descriptor(k_tile + (ks / 4) * kKvSlabBytes + 32 * (ks % 4)), ks > 0);
-      wgmma_commit();
-    };
-
-    // The online softmax of key block `block` on the finished scores s: masks the seqlen_k tail and
-    // (causal) the keys right of the diagonal with -inf, then P = 2^(S c - m_new c) in place, with
-    // c = scale_log2; a row whose max is still -inf (no visible key yet) uses base 0, so its P and
-    // its factor are 0. factor[h]: what O's row h must be multiplied by.
-    auto softmax = [&](int block, float(&factor)[2]) {
-      fence_accumulators(s);
-      const int key0 = block * kBlockN + 2 * (lane % 4);
-      const bool masked = block * kBlockN + kBlockN > p.seqlen_k ||
-                          (kCausal && block * kBlockN + kBlockN - 1 > row_begin + diagonal);
-      if (masked) {
+      for (int j = 0; j < kSAccs / 4; ++j)
 #pragma unroll
-        for (int j = 0; j < kSAccs / 4; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int key = key0 + 8 * j + (e & 1);
-            const int row = row0 + 8 * (e >> 1);
-            const bool visible = key < p.seqlen_k && (!kCausal || key <= row + diagonal);
-            if (!visible) s[4 * j + e] = attn::negative_infinity();
-          }
-      }
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        float block_max = s[2 * h];
-#pragma unroll
-        for (int j = 0; j < kSAccs / 4; ++j)
-          block_max = fmaxf(block_max, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
-        block_max = attn::quad_reduce<true>(block_max);
-        const float new_max = fmaxf(row_max[h], block_max);
-        const float base = new_max == attn::negative_infinity() ? 0.0f : new_max * scale_log2;
-        factor[h] = exp2_approx(row_max[h] * scale_log2 - base);
-        row_max[h] = new_max;
-        float sum = 0.0f;
-#pragma unroll
-        for (int j = 0; j < kSAccs / 4; ++j)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const float v = exp2_approx(fmaf(s[4 * j + 2 * h + e], scale_log2, -base));
-            s[4 * j + 2 * h + e] = v;
-            sum += v;
-          }
-        row_sum[h] = row_sum[h] * factor[h] + sum;
-      }
-    };
-
-    // Ping-pong turns (see above); without ping-pong these are empty.
-    auto begin_turn = [&]() {
-      if constexpr (kPingPong) named_barrier_sync(fa3::kTurnBarrier + consumer, 128 * 2);
-    };
-    auto end_turn = [&](bool last) {
-      if constexpr (kPingPong)
-        if (!last || consumer != kConsumers - 1)
-          named_barrier_arrive(fa3::kTurnBarrier + (consumer + 1) % kConsumers, 128 * 2);
-    };
-
-    mbarrier_wait(q_full, iter & 1);
-    if (my_blocks > 0) {
-      if constexpr (kPingPong)
-        if (consumer == kConsumers - 1) named_barrier_arrive(fa3::kTurnBarrier, 128 * 2);
-      // The first (last-indexed) block: O is zero, so no P·V is pending and nothing to rescale.
-      float factor[2];
-      begin_turn();
-      issue_scores();
-      end_turn(false);
-      wgmma_wait<0>();
-      release_k();
-      softmax(my_blocks - 1, factor);
-      fa3::pack_operand<T>(pa, s);
-      StageRing<kStages> previous = ring;
-      ring.advance();
-#pragma unroll 1
-      for (int block = my_blocks - 2; block >= 0; --block) {
-        begin_turn();
-        issue_scores();
-        // P·V of the previous block runs on the tensor cores during this block's softmax.
-        issue_pv(previous.stage, previous.phase);
-        end_turn(false);
-        wgmma_wait<1>();
-        release_k();
-        softmax(block, factor);
-        retire_pv(previous.stage);
-        // Rescale O only when a row of the warp raised its max (the factor is exactly 1 otherwise).
-        if (__any_sync(0xFFFFFFFFu, factor[0] != 1.0f || factor[1] != 1.0f)) {
-#pragma unroll
-          for (int j = 0; j < kOAccs / 4; ++j) {
-            o[0][4 * j] *= factor[0];
-            o[0][4 * j + 1] *= factor[0];
-            o[0][4 * j + 2] *= factor[1];
-            o[0][4 * j + 3] *= factor[1];
-          }
+        for (int e = 0; e < 4; ++e) {
+          const int key = key0 + 8 * j + (e & 1);
+          const int row = row0 + 8 * (e >> 1);
+          const bool visible = key < p.seqlen_k && (!kCausal || key <= row + diagonal);
+          if (!visible) s[4 * j + e] = attn::negative_infinity();
         }
-        fa3::pack_operand<T>(pa, s);
-        previous = ring;
-        ring.advance();
-      }
-      fence_accumulators(o[0]);
-      release_q();  // every S of the tile is done
-      begin_turn();
-      issue_pv(previous.stage, previous.phase);
-      end_turn(true);
-      retire_pv(previous.stage);
-    } else {
-      release_q();
     }
-
-    // Normalize: O /= l, lse = m · softmax_scale + ln l; a row with no visible key has l = 0 and
-    // gets O = 0, lse = -inf.
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const float sum = attn::quad_reduce<false>(row_sum[h]);
-      const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+      float block_max = s[2 * h];
 #pragma unroll
-      for (int j = 0; j < kOAccs / 4; ++j) {
-        o[0][4 * j + 2 * h] *= inv;
-        o[0][4 * j + 2 * h + 1] *= inv;
-      }
-      if constexpr (kWriteLse) {
-        const int row = row0 + 8 * h;
-        if (lane % 4 == 0 && row < p.seqlen_q && p.lse != nullptr)
-          p.lse[(static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q + row] =
-              sum > 0.0f ? row_max[h] * p.softmax_scale + logf(sum) : attn::negative_infinity();
-      }
+      for (int j = 0; j < kSAccs / 4; ++j)
+        block_max = fmaxf(block_max, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+      block_max = attn::quad_reduce<true>(block_max);
+      const float new_max = fmaxf(row_max[h], block_max);
+      const float base = new_max == attn::negative_infinity() ? 0.0f : new_max * scale_log2;
+      factor[h] = exp2_approx(row_max[h] * scale_log2 - base);
+      row_max[h] = new_max;
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kSAccs / 4; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const float v = exp2_approx(fmaf(s[4 * j + 2 * h + e], scale_log2, -base));
+          s[4 * j + 2 * h + e] = v;
+          sum += v;
+        }
+      row_sum[h] = row_sum[h] * factor[h] + sum;
     }
+  };
 
-    if constexpr (kPersistent) {
-      // The next tile's Q may already fill the boxes: store O from registers, row by row.
-      T* o_out = static_cast<T*>(p.o) + batch * p.o_batch_stride + head * p.o_head_stride;
+  // Ping-pong turns (see above); without ping-pong these are empty.
+  auto begin_turn = [&]() {
+    if constexpr (kPingPong) named_barrier_sync(fa3::kTurnBarrier + consumer, 128 * 2);
+  };
+  auto end_turn = [&](bool last) {
+    if constexpr (kPingPong)
+      if (!last || consumer != kConsumers - 1)
+        named_barrier_arrive(fa3::kTurnBarrier + (consumer + 1) % kConsumers, 128 * 2);
+  };
+
+  mbarrier_wait(q_full, 0);
+  if (my_blocks > 0) {
+    if constexpr (kPingPong)
+      if (consumer == kConsumers - 1) named_barrier_arrive(fa3::kTurnBarrier, 128 * 2);
+    // The first (last-indexed) block: O is zero, so no P·V is pending and nothing to rescale.
+    float factor[2];
+    begin_turn();
+    issue_scores();
+    end_turn(false);
+    wgmma_wait<0>();
+    release_k();
+    softmax(my_blocks - 1, factor);
+    fa3::pack_operand<T>(pa, s);
+    StageRing<kStages> previous = ring;
+    ring.advance();
+#pragma unroll 1
+    for (int block = my_blocks - 2; block >= 0; --block) {
+      begin_turn();
+      issue_scores();
+      // P·V of the previous block runs on the tensor cores during this block's softmax.
+      issue_pv(previous.stage, previous.phase);
+      end_turn(false);
+      wgmma_wait<1>();
+      release_k();
+      softmax(block, factor);
+      retire_pv(previous.stage);
+      // Rescale O only when a row of the warp raised its max (the factor is exactly 1 otherwise).
+      if (__any_sync(0xFFFFFFFFu, factor[0] != 1.0f || factor[1] != 1.0f)) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = row0 + 8 * h;
-        if (row >= p.seqlen_q) continue;
-        T* out = o_out + row * p.o_row_stride + 2 * (lane % 4);
-#pragma unroll
-        for (int j = 0; j < kOAccs / 4; ++j)
-          *reinterpret_cast<unsigned int*>(out + 8 * j) =
-              DTypeTraits<T>::pack2(o[0][4 * j + 2 * h], o[0][4 * j + 2 * h + 1]);
+        for (int j = 0; j < kOAccs / 4; ++j) {
+          o[0][4 * j] *= factor[0];
+          o[0][4 * j + 1] *= factor[0];
+          o[0][4 * j + 2] *= factor[1];
+          o[0][4 * j + 3] *= factor[1];
+        }
       }
-    } else if (row_begin < p.seqlen_q) {
-      // Stage O in this warpgroup's Q boxes (every wgmma reading them is complete) and TMA-store
-      // it; rows past seqlen_q fall outside the map and are not written.
-#pragma unroll
-      for (int slab = 0; slab < kSlabs; ++slab)
-        sm90::stage_slab<T>(q_tile + slab * fa3::kBoxBytes, o, slab, warp, lane);
-      fence_proxy_async_shared();
-      named_barrier_sync(1 + consumer, 128);
-      if (thread == 0) {
-#pragma unroll
-        for (int slab = 0; slab < kSlabs; ++slab)
-          tma_store_4d(&params.o_map, q_tile + slab * fa3::kBoxBytes, 64 * slab, row_begin, head,
-                       batch);
-        bulk_commit_group();
-        bulk_wait_group_all();
-      }
+      fa3::pack_operand<T>(pa, s);
+      previous = ring;
+      ring.advance();
     }
+    fence_accumulators(o[0]);
+    begin_turn();
+    issue_pv(previous.stage, previous.phase);
+    end_turn(true);
+    retire_pv(previous.stage);
+  }
+
+  // Normalize: O /= l, lse = m · softmax_scale + ln l; a row with no visible key has l = 0 and
+  // gets O = 0, lse = -inf.
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const float sum = attn::quad_reduce<false>(row_sum[h]);
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+#pragma unroll
+    for (int j = 0; j < kOAccs / 4; ++j) {
+      o[0][4 * j + 2 * h] *= inv;
+      o[0][4 * j + 2 * h + 1] *= inv;
+    }
+    if constexpr (kWriteLse) {
+      const int row = row0 + 8 * h;
+      if (lane % 4 == 0 && row < p.seqlen_q && p.lse != nullptr)
+        p.lse[(static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q + row] =
+            sum > 0.0f ? row_max[h] * p.softmax_scale + logf(sum) : attn::negative_infinity();
+    }
+  }
+
+  // Stage O in this warpgroup's Q boxes (every wgmma reading them is complete) and TMA-store it;
+  // rows past seqlen_q fall outside the map and are not written.
+  if (row_begin >= p.seqlen_q) return;
+#pragma unroll
+  for (int slab = 0; slab < kSlabs; ++slab)
+    sm90::stage_slab<T>(q_tile + slab * fa3::kBoxBytes, o, slab, warp, lane);
+  fence_proxy_async_shared();
+  named_barrier_sync(1 + consumer, 128);
+  if (thread == 0) {
+#pragma unroll
+    for (int slab = 0; slab < kSlabs; ++slab)
+      tma_store_4d(&params.o_map, q_tile + slab * fa3::kBoxBytes, 64 * slab, row_begin, head,
+                   batch);
+    bulk_commit_group();
+    bulk_wait_group_all();
   }
 }
 

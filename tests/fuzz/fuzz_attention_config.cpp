@@ -27,7 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     p.causal = size % 3 == 0;
     const kt::DeviceDesc& device = kt::device_profile("h200");
     if (!kt::validate(p, c, device)) {
-      if (kt::plan_launch(p, c, 132).block[0] == 0) std::abort();
+      if (kt::plan_launch(p, c).block[0] == 0) std::abort();
       if (!(kt::estimate(p, c, device).predicted_us > 0)) std::abort();
       (void)kt::attention_kernel_expression(p, c, size % 2 == 0);
     }

@@ -13,12 +13,6 @@ inline AttentionConfig fa3_config(int bm, int bn, int stages, bool pingpong = fa
   return AttentionConfig{bm, bn, 0, stages, AttentionFamily::kSm90, pingpong};
 }
 
-// `c` with a persistent grid.
-inline AttentionConfig persistent(AttentionConfig c) {
-  c.persistent = true;
-  return c;
-}
-
 struct ShippedAttentionConfig {
   std::int64_t head_dim;
   AttentionConfig config;
@@ -31,19 +25,11 @@ struct ShippedAttentionConfig {
 // checks each.
 inline const std::vector<ShippedAttentionConfig>& shipped_fa3_configs() {
   static const std::vector<ShippedAttentionConfig> all = {
-      {64, fa3_config(128, 128, 2)},
-      {64, fa3_config(64, 128, 2)},
-      {64, fa3_config(192, 128, 2, true)},
-      {128, fa3_config(128, 128, 2)},
-      {128, fa3_config(128, 128, 2, true)},
-      {128, fa3_config(128, 128, 3, true)},
-      {128, persistent(fa3_config(128, 128, 3, true))},
-      {64, persistent(fa3_config(192, 128, 3, true))},
-      {256, persistent(fa3_config(128, 64, 2))},
-      {128, fa3_config(64, 128, 2)},
-      {128, fa3_config(128, 64, 3)},
-      {256, fa3_config(128, 64, 2)},
-      {256, fa3_config(128, 64, 2, true)}};
+      {64, fa3_config(128, 128, 2)},        {64, fa3_config(64, 128, 2)},
+      {64, fa3_config(192, 128, 2, true)},  {128, fa3_config(128, 128, 2)},
+      {128, fa3_config(128, 128, 2, true)}, {128, fa3_config(128, 128, 3, true)},
+      {128, fa3_config(64, 128, 2)},        {128, fa3_config(128, 64, 3)},
+      {256, fa3_config(128, 64, 2)},        {256, fa3_config(128, 64, 2, true)}};
   return all;
 }
 

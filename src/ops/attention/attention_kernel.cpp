@@ -12,7 +12,6 @@
 
 #include "core/error.hpp"
 #include "runtime/cuda_driver.hpp"
-#include "runtime/device_query.hpp"
 #include "runtime/tensor_map.hpp"
 
 namespace kt::rt {
@@ -68,7 +67,7 @@ AttentionKernel::AttentionKernel(const AttentionProblem& problem, const Attentio
     : problem_(problem),
       kernel_problem_(kernel_problem(problem, config)),
       config_(config),
-      plan_(plan_launch(problem, config, config.persistent ? current_device_sms() : 0)) {
+      plan_(plan_launch(problem, config)) {
   if (module.functions.empty())
     throw Error(ErrorKind::kInternal, fmt::format("module for {} has no kernel", to_key(config)));
   function_ = module.functions[0];
