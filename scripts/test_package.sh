@@ -48,6 +48,17 @@ for symbol in kt_version kt_runtime_open kt_runtime_close kt_gemm kt_last_error;
   grep -q " T $symbol\$" <<<"$exports" || fail "libkerntune.so does not export $symbol"
 done
 
+step "libkerntune.so exports the C ABI and the public C++ API only (cmake/libkerntune.map)"
+# Demangled, without addresses and types; read once, as above.
+api=$(nm -DC --defined-only "$libdir/libkerntune.so" | sed 's/^[0-9a-f]* [A-Za-z] //')
+foreign=$(grep -Ev '^(kt_[a-z_]+|kt::.*|(typeinfo|typeinfo name|vtable) for kt::[A-Za-z]+)$' \
+  <<<"$api" || true)
+[[ -z $foreign ]] || fail "libkerntune.so exports symbols outside its API: $(head -3 <<<"$foreign")"
+internal=$(grep -E 'fmt::|spdlog::|sqlite|kt::(cache|rt|tune|gen|env|cli)::|kt::Runtime::Impl::' \
+  <<<"$api" | grep -v '^kt::Runtime::Runtime(' || true)
+[[ -z $internal ]] || fail "libkerntune.so exports internals: $(head -3 <<<"$internal")"
+echo "   $(wc -l <<<"$api") symbols"
+
 step "the installed CLI runs"
 "$prefix/bin/kerntune" --help >/dev/null
 "$prefix/bin/kerntune" explain --shape 4100x4096x4096 --db "$scratch/explain.db"
