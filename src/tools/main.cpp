@@ -9,9 +9,15 @@
 
 #include "core/env.hpp"
 #include "core/error.hpp"
+#include "kerntune/kerntune.h"
 #include "tools/commands.hpp"
 
 namespace {
+
+// Exit status (the footer documents it): the command's work failed (a kt::Error or another
+// exception, its message on stderr), or the command line did not parse.
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
 
 void configure_logging(bool verbose) {
   auto logger = spdlog::stderr_color_mt("kerntune");
@@ -32,7 +38,9 @@ constexpr const char* kFooter = R"(Examples:
   kerntune compile --shape 4096x4096x4096 --arch sm_80   NVRTC only: registers and spills
   kerntune cache ls                                 what the database holds
   kerntune doctor                                   check database, toolkit, driver; what to fix
-Run 'kerntune SUBCOMMAND --help' for the options of each.)";
+Run 'kerntune SUBCOMMAND --help' for the options of each.
+Exit status: 0 done; 1 the command failed (the line on stderr says why and what to do);
+2 the command line is wrong (unknown option or subcommand, missing or malformed argument).)";
 
 }  // namespace
 
@@ -43,6 +51,8 @@ int main(int argc, char** argv) {
       "remembers it in a SQLite database, and serves it."};
   app.footer(kFooter);
   app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("kerntune {}", kt_version()),
+                       "Print the version and exit");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "Debug logging (or set KERNTUNE_LOG_LEVEL)");
   app.parse_complete_callback([&verbose] { configure_logging(verbose); });
@@ -58,14 +68,17 @@ int main(int argc, char** argv) {
   kt::cli::register_trace(app);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError&) {
+    return kExitFailure;  // a command that printed its own failure (doctor's FAIL lines)
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version end the parse with status 0; anything else is a usage error.
+    return app.exit(e) == 0 ? 0 : kExitUsage;
   } catch (const kt::Error& e) {
     fmt::print(stderr, "kerntune: {}: {}\n", kt::to_string(e.kind()), e.what());
-    return 1;
+    return kExitFailure;
   } catch (const std::exception& e) {
     fmt::print(stderr, "kerntune: unexpected error: {}\n", e.what());
-    return 1;
+    return kExitFailure;
   }
   return 0;
 }

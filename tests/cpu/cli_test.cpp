@@ -20,6 +20,7 @@
 #include "core/gemm_problem.hpp"
 #include "core/versions.hpp"
 #include "generator/embedded_templates.hpp"
+#include "kerntune/kerntune.h"
 #include "support/cli_runner.hpp"
 #include "support/file_bytes.hpp"
 #include "support/gemm_builders.hpp"
@@ -74,6 +75,21 @@ class Cli : public ::testing::Test {
 };
 
 }  // namespace
+
+// One exit status table (the --help footer): 0 done, 1 the command failed, 2 a usage error.
+TEST_F(Cli, VersionAndExitStatusTable) {
+  const Result version = run("--version");
+  EXPECT_EQ(version.status, 0) << version.output;
+  EXPECT_TRUE(contains(version.output, std::string("kerntune ") + kt_version())) << version.output;
+  for (const char* usage :
+       {"", "tune --bogus", "frobnicate", "tune --shape", "explain --rounds x"}) {
+    const Result r = run(usage);
+    EXPECT_EQ(r.status, 2) << "kerntune " << usage << ":\n" << r.output;
+  }
+  const Result failed = run("explain --shape 0x4096x4096");
+  EXPECT_EQ(failed.status, 1) << failed.output;
+  EXPECT_TRUE(contains(run("--help").output, "Exit status: 0 done; 1 the command failed"));
+}
 
 TEST_F(Cli, HelpListsEverySubcommand) {
   const Result r = run("--help");
