@@ -2,6 +2,7 @@
 #   P/bin/kerntune                      the CLI (layers linked statically: needs no lib at all)
 #   P/lib/libkerntune.so                the embeddable runtime: C ABI (kerntune.h) + kt::Runtime
 #   P/include/kerntune/...              kerntune.h, kerntune.hpp and the core/ headers they include
+#   P/lib/python/kerntune/              the Python package (PYTHONPATH=P/lib/python)
 #   P/lib/cmake/kerntune/               find_package(kerntune CONFIG) -> kerntune::kerntune
 #   P/libexec/kerntune/kerntune-worker  the process the tuner compiles and measures candidates in
 #   P/libexec/kerntune/kt_tests_*       with -DKT_INSTALL_TESTS=ON, to carry the tests elsewhere
@@ -84,6 +85,11 @@ foreach(header IN LISTS KT_PUBLIC_CORE_HEADERS)
   install(FILES ${PROJECT_SOURCE_DIR}/src/${header}
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kerntune/${header_dir})
 endforeach()
+
+# The Python package beside the library it loads (kerntune/_ffi.py looks in <prefix>/lib first
+# after a bundled copy): PYTHONPATH=<prefix>/lib/python imports it.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/kerntune DESTINATION ${CMAKE_INSTALL_LIBDIR}/python
+        FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 
 # The CLI links the layers statically (it needs tuner/, which is not in the library); the RPATH
 # is for anything later linked against libkerntune.so.

@@ -7,5 +7,6 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash scripts/install_deps.sh
-bash scripts/configure_build.sh kerntune
+# The CLI, and libkerntune.so that the C/C++ consumers and the Python package load.
+bash scripts/configure_build.sh kerntune kerntune_runtime kerntune-worker
 "${KT_BUILD_DIR:-build}/src/tools/kerntune" tune --op gemm --shape 4096x4096x4096 "$@"

@@ -63,6 +63,28 @@ step "the installed CLI runs"
 "$prefix/bin/kerntune" --help >/dev/null
 "$prefix/bin/kerntune" explain --shape 4100x4096x4096 --db "$scratch/explain.db"
 
+step "the Python package installed beside the library imports and loads it"
+py_version=$(cd "$scratch" && env -u KERNTUNE_LIB PYTHONPATH="$prefix/lib/python" python3 -c \
+  'import kerntune; print(kerntune.version(), kerntune.library()._name)')
+echo "   $py_version"
+[[ $py_version == *" $libdir/libkerntune.so" ]] || fail "the installed package loaded another library"
+
+step "pip builds a wheel that bundles the library, and it installs and loads offline"
+python3 -m pip --version >/dev/null || fail "python3 has no pip (apt-get install python3-pip)"
+export PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
+KERNTUNE_LIB=$libdir/libkerntune.so python3 -m pip wheel --no-deps --no-index -q \
+  "$repo/python" -w "$scratch/wheels"
+python3 -m pip install --no-deps --no-index -q --target "$scratch/site" "$scratch"/wheels/*.whl
+wheel_version=$(cd "$scratch" && env -u KERNTUNE_LIB PYTHONPATH="$scratch/site" python3 -c '
+import importlib.metadata, kerntune
+print(importlib.metadata.version("kerntune"), kerntune.version(), kerntune.library()._name)')
+echo "   $wheel_version"
+read -r metadata_version library_version loaded <<<"$wheel_version"
+[[ $metadata_version == "$library_version" ]] ||
+  fail "python/pyproject.toml says $metadata_version, the library $library_version"
+[[ $loaded == "$scratch/site/kerntune/lib/libkerntune.so" ]] ||
+  fail "the wheel's package did not load its bundled library"
+
 step "configure, build and run tests/package against the prefix"
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)

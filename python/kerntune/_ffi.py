@@ -45,11 +45,15 @@ class DispatchInfo(ctypes.Structure):
 
 
 def _candidates():
+    """Where library() looks when $KERNTUNE_LIB is unset, in order: the copy bundled in this
+    package (a wheel built with KERNTUNE_LIB set), <prefix>/lib of the CMake install this package
+    came with (<prefix>/lib/python/kerntune), dist/lib and build/ of the checkout it sits in
+    (python/kerntune), then the loader's search path (LD_LIBRARY_PATH, ldconfig)."""
     here = Path(__file__).resolve().parent
-    for up in (here.parent.parent, here.parent):  # repository root, or <prefix>/lib/python
-        yield up / "dist" / "lib" / "libkerntune.so"
-        yield up / "build" / "libkerntune.so"
-        yield up / "lib" / "libkerntune.so"
+    yield here / "lib" / "libkerntune.so"
+    yield here.parent.parent / "libkerntune.so"
+    yield here.parent.parent / "dist" / "lib" / "libkerntune.so"
+    yield here.parent.parent / "build" / "libkerntune.so"
     yield Path("libkerntune.so")
 
 
@@ -69,8 +73,8 @@ def _load(path):
 
 
 def library():
-    """The loaded libkerntune.so: $KERNTUNE_LIB when set (and then only it), else dist/lib or
-    build/ of this checkout, else the loader's path. Raises KerntuneError naming what was tried."""
+    """The loaded libkerntune.so: $KERNTUNE_LIB when set (and then only it), else the first of
+    _candidates() that loads. Raises KerntuneError naming what was tried."""
     global _lib
     if _lib is not None:
         return _lib
@@ -90,8 +94,9 @@ def library():
             except OSError as e:
                 tried.append(f"{path}: {e}")
         else:
-            raise KerntuneError(6, "cannot load libkerntune.so; build it (cmake --build build) or "
-                                   "set KERNTUNE_LIB. Tried:\n  " + "\n  ".join(tried))
+            raise KerntuneError(6, "cannot load libkerntune.so; build it (cmake --build build), "
+                                   "install a wheel that bundles it, or set KERNTUNE_LIB. "
+                                   "Tried:\n  " + "\n  ".join(tried))
     lib.kt_runtime_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]
     lib.kt_runtime_open.restype = ctypes.c_int
     lib.kt_runtime_close.argtypes = [ctypes.c_void_p]
