@@ -44,7 +44,7 @@ exports=$(nm -D --defined-only "$libdir/libkerntune.so")
 if grep -q ' sqlite3_' <<<"$exports"; then
   fail "libkerntune.so exports SQLite symbols (they must stay private)"
 fi
-for symbol in kt_version kt_runtime_open kt_runtime_close kt_gemm kt_last_error; do
+for symbol in kt_version kt_runtime_open kt_runtime_open_device kt_runtime_close kt_gemm kt_last_error; do
   grep -q " T $symbol\$" <<<"$exports" || fail "libkerntune.so does not export $symbol"
 done
 

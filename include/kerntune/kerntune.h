@@ -32,6 +32,10 @@ typedef enum kt_layout { KT_LAYOUT_NN = 0, KT_LAYOUT_NT = 1 } kt_layout;
 /* database_path: NULL for the default ($KERNTUNE_DB or the user cache directory).
  * read_only: nonzero to never write to the database. */
 kt_status kt_runtime_open(const char* database_path, int read_only, kt_runtime** out);
+/* kt_runtime_open on CUDA device `device_ordinal` (>= 0) when the calling thread has no current
+ * context (kt_runtime_open: device 0); with one, that context's device is used. */
+kt_status kt_runtime_open_device(const char* database_path, int read_only, int device_ordinal,
+                                 kt_runtime** out);
 void kt_runtime_close(kt_runtime* runtime);
 
 /* C = A·B on stream (a CUstream / cudaStream_t, or NULL). Row-major, dense. */
@@ -79,7 +83,7 @@ kt_status kt_rmsnorm(kt_runtime* runtime, const kt_rmsnorm_args* args, void* str
 /* Where a problem's kernel comes from, resolved (and loaded) without launching. */
 typedef struct kt_dispatch_info {
   char config_key[160];
-  char grade[32]; /* "exact", "nearest-shape" or "model-default" */
+  char grade[32]; /* "exact", "nearest-shape", "model-default" or "fallback" */
   char tuned_problem_key[160];
   int compiled_now; /* NVRTC ran: the database had no cubin */
   int predicted;    /* the config was picked by the model, not measured */

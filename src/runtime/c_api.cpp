@@ -3,6 +3,8 @@
 // call is reported the same way with or without a GPU.
 #include "kerntune/kerntune.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <exception>
@@ -97,12 +99,22 @@ kt::DType to_dtype(int d) {
 extern "C" {
 
 kt_status kt_runtime_open(const char* database_path, int read_only, kt_runtime** out) {
+  return kt_runtime_open_device(database_path, read_only, 0, out);
+}
+
+kt_status kt_runtime_open_device(const char* database_path, int read_only, int device_ordinal,
+                                 kt_runtime** out) {
   return guarded([&] {
     if (out == nullptr) kt::throw_invalid("kt_runtime_open: out is NULL");
     *out = nullptr;
+    if (device_ordinal < 0)
+      kt::throw_invalid(fmt::format(
+          "kt_runtime_open_device: device ordinal {} is negative (CUDA devices count from 0)",
+          device_ordinal));
     kt::RuntimeOptions options;
     if (database_path != nullptr) options.database_path = database_path;
     options.read_only = read_only != 0;
+    options.device_ordinal = device_ordinal;
     auto handle = std::make_unique<kt_runtime>();
     handle->runtime = kt::Runtime::open(options);
     *out = handle.release();

@@ -166,6 +166,13 @@ TEST(CApiAttention, NullArgsAndThenANullHandleAreNamed) {
 
 TEST(CApiRuntime, OpenWithoutAnOutPointerIsAnInvalidArgument) {
   expect_invalid(kt_runtime_open(nullptr, 0, nullptr), "out is NULL");
+  expect_invalid(kt_runtime_open_device(nullptr, 0, 0, nullptr), "out is NULL");
+}
+
+TEST(CApiRuntime, ANegativeDeviceOrdinalIsNamedBeforeAnyDriverCall) {
+  kt_runtime* runtime = reinterpret_cast<kt_runtime*>(0x1);
+  expect_invalid(kt_runtime_open_device(nullptr, 1, -1, &runtime), "device ordinal -1");
+  EXPECT_EQ(runtime, nullptr);
 }
 
 TEST(CApiRuntime, ClosingNullIsANoOpAndTheLastErrorIsNeverNull) {
