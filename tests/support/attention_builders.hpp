@@ -18,11 +18,11 @@ struct ShippedAttentionConfig {
   AttentionConfig config;
 };
 
-// The fa3 configs we ship as known-good starting points, per head dim and for both masks: two
-// consumer warpgroups over 128-key blocks and one consumer for short sequences; at d = 128 also
-// 64-key blocks over three stages (the first probe's fastest, bench/NOTES.md); 64-key blocks at
-// d = 256 (registers). The nvrtc tier compiles each for sm_90a without spills; the gpu tier
-// checks each.
+// The fa3 configs we ship as known-good starting points, per head dim and for both masks: the
+// H200 winners of 2026-12-03 (three consumers taking turns at d = 64, two at d = 128, 64-key blocks
+// at d = 256 for registers; bench/NOTES.md, "Attention"), the same tiles without ping-pong, one
+// consumer for short sequences, and 64-key blocks over three stages at d = 128. The nvrtc tier
+// compiles each for sm_90a without spills; the gpu tier checks each.
 inline const std::vector<ShippedAttentionConfig>& shipped_fa3_configs() {
   static const std::vector<ShippedAttentionConfig> all = {
       {64, fa3_config(128, 128, 2)},        {64, fa3_config(64, 128, 2)},
