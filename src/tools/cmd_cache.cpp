@@ -53,11 +53,19 @@ void ls(const CacheOptions& o) {
     return std::tie(a.key.device_fingerprint, a.key.problem_key) <
            std::tie(b.key.device_fingerprint, b.key.problem_key);
   });
-  if (!winners.empty())
-    fmt::print("{:<26} {:<36} {:<44} {:>10}  {}\n", "device", "problem", "winner", "us", "source");
+  if (winners.empty()) return;
+  // Columns as wide as their longest entry (attention keys run longer than GEMM's).
+  std::size_t device = 6, problem = 7, winner = 6;
+  for (const auto& w : winners) {
+    device = std::max(device, printable(w.key.device_fingerprint).size());
+    problem = std::max(problem, printable(w.key.problem_key).size());
+    winner = std::max(winner, printable(w.config_key).size());
+  }
+  fmt::print("{:<{}} {:<{}} {:<{}} {:>10}  {}\n", "device", device, "problem", problem, "winner",
+             winner, "us", "source");
   for (const auto& w : winners)
-    fmt::print("{:<26} {:<36} {:<44} {:>10.1f}  {}\n", printable(w.key.device_fingerprint),
-               printable(w.key.problem_key), printable(w.config_key), w.median_us,
+    fmt::print("{:<{}} {:<{}} {:<{}} {:>10.1f}  {}\n", printable(w.key.device_fingerprint), device,
+               printable(w.key.problem_key), problem, printable(w.config_key), winner, w.median_us,
                w.predicted ? "predicted" : "measured");
 }
 

@@ -241,6 +241,46 @@ TEST_F(Cli, ExplainTakesAFinalistsReMeasurementOverItsFirstPass) {
   EXPECT_TRUE(contains(r.output, "measured 1030.0 us")) << r.output;
 }
 
+// `cache ls` sizes its columns to the longest key: a GEMM and an attention winner line up.
+TEST_F(Cli, CacheLsAlignsGemmAndAttentionWinners) {
+  const std::string fingerprint = kt::device_profile("h200").fingerprint();
+  const std::string gemm_key = "gemm:bf16:bf16:nt:4096x4096x4096";
+  const std::string attention_key = "attn:bf16:b32.hq32.hkv8.sq1.sk32768.d128.full";
+  {
+    kt::cache::Database database = kt::cache::Database::open(db_.path());
+    auto finish = [&](const std::string& problem, int template_version, const std::string& config,
+                      const std::string& run_id) {
+      kt::cache::Winner w;
+      w.key = {problem, fingerprint, kt::kBenchmarkProtocolVersion, template_version};
+      w.config_key = config;
+      w.median_us = 1000;
+      w.run_id = run_id;
+      database.set_winner(w);
+    };
+    finish(gemm_key, kt::kGemmTemplateVersion, "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1", "g");
+    finish(attention_key, kt::kAttentionTemplateVersion, "fa3.bm64.bn64.s3.gqa", "a");
+  }
+  const Result r = run("cache ls");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, end; at < r.output.size(); at = end + 1) {
+    end = r.output.find('\n', at);
+    if (end == std::string::npos) end = r.output.size();
+    lines.push_back(r.output.substr(at, end - at));
+  }
+  auto column_of = [&](const std::string& needle) {  // in the table, below the summary line
+    for (std::size_t i = 1; i < lines.size(); ++i)
+      if (const auto at = lines[i].find(needle); at != std::string::npos) return at;
+    return std::string::npos;
+  };
+  const std::size_t winner = column_of("winner");
+  ASSERT_NE(winner, std::string::npos) << r.output;
+  EXPECT_EQ(column_of("sm80.bm128"), winner) << r.output;
+  EXPECT_EQ(column_of("fa3.bm64"), winner) << r.output;
+  EXPECT_EQ(column_of(gemm_key), column_of("problem")) << r.output;
+  EXPECT_EQ(column_of(attention_key), column_of("problem")) << r.output;
+}
+
 TEST_F(Cli, RejectsAZeroDimensionNamingM) { expect_error("explain --shape 0x1x1", {"M = 0"}); }
 
 TEST_F(Cli, RejectsAShapeOfTwoDimensionsNamingTheForm) {
