@@ -132,11 +132,24 @@ cache::Database open_database(const std::string& option) {
   return cache::Database::open(resolve_database_path(option));
 }
 
-tune::ProgressFn progress_printer() {
+tune::ProgressFn progress_printer(std::shared_ptr<const SuitePosition> suite) {
   const bool tty = isatty(STDERR_FILENO) != 0;
-  return [tty](const tune::Progress& p) {
-    const std::string line = fmt::format("[{} {}/{} | {:.1f}s elapsed, ETA {:.1f}s] {}", p.phase,
-                                         p.done, p.total, p.elapsed_s, p.eta_s, p.message);
+  return [tty, suite](const tune::Progress& p) {
+    std::string where;
+    if (suite && suite->count > 1) {
+      where = fmt::format("shape {}/{}", suite->index + 1, suite->count);
+      if (suite->tuned > 0) {
+        const double current =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - suite->shape_start)
+                .count();
+        const double mean = suite->tuned_s / double(suite->tuned);
+        where += fmt::format(", all ETA {:.0f}s",
+                             std::max(0.0, mean * double(suite->count - suite->index) - current));
+      }
+      where += " | ";
+    }
+    const std::string line = fmt::format("[{}{} {}/{} | {:.1f}s elapsed, ETA {:.1f}s] {}", where,
+                                         p.phase, p.done, p.total, p.elapsed_s, p.eta_s, p.message);
     if (tty) {
       fmt::print(stderr, "\r\033[K{}", line.substr(0, 160));
       if (p.done == p.total) fmt::print(stderr, "\n");

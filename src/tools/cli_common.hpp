@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,9 +50,21 @@ std::string profile_for_arch(const std::string& profile, bool profile_given,
 std::string resolve_database_path(const std::string& option);
 cache::Database open_database(const std::string& option);
 
+// Where a run of several shapes stands, for its progress lines: the shape being tuned (0-based)
+// of `count`, and the time the shapes tuned so far took (skipped ones count as none).
+struct SuitePosition {
+  std::size_t index = 0;
+  std::size_t count = 1;
+  std::size_t tuned = 0;
+  double tuned_s = 0;
+  std::chrono::steady_clock::time_point shape_start = std::chrono::steady_clock::now();
+};
+
 // A progress line on stderr with the ETA: redrawn in place on a terminal, a line per step
-// (throttled) otherwise.
-tune::ProgressFn progress_printer();
+// (throttled) otherwise. With `suite` (read at each step) and more than one shape, the line
+// starts with the shape's index and the whole run's ETA: the mean time of the shapes tuned so far
+// for each one left, less what the current one has taken.
+tune::ProgressFn progress_printer(std::shared_ptr<const SuitePosition> suite = nullptr);
 
 // The named shape suites of every op (`--suite foundation`): "op/name" spelled by name alone.
 std::vector<std::string> suite_names();

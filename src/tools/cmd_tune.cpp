@@ -4,7 +4,9 @@
 // problem that command finished before is skipped (--retune tunes it again).
 #include <fmt/format.h>
 
+#include <chrono>
 #include <map>
+#include <memory>
 
 #include "cache/row_checks.hpp"
 #include "core/env.hpp"
@@ -98,7 +100,9 @@ void run(TuneCliOptions o) {
   options.finalists = o.finalists;
   options.device_ordinal = o.device;
   options.seed = o.seed;
-  options.progress = progress_printer();
+  auto suite = std::make_shared<SuitePosition>();
+  suite->count = problems.size();
+  options.progress = progress_printer(suite);
   options.configs = o.configs;
   options.predict_only = predict;
   options.device = device_profile(o.profile);
@@ -107,6 +111,8 @@ void run(TuneCliOptions o) {
   fmt::print("database: {}\n", db.path());
   std::size_t skipped = 0;
   for (std::size_t i = 0; i < problems.size(); ++i) {
+    suite->index = i;
+    suite->shape_start = std::chrono::steady_clock::now();
     if (problems.size() > 1)
       fmt::print("problem {} of {}: {}\n", i + 1, problems.size(), problems[i]);
     if (!o.retune) {
@@ -122,6 +128,10 @@ void run(TuneCliOptions o) {
       }
     }
     print_report(tune::tune_problem(problems[i], db, options));
+    suite->tuned_s +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - suite->shape_start)
+            .count();
+    ++suite->tuned;
   }
   if (skipped > 0)
     fmt::print(

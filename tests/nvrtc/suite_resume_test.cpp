@@ -47,6 +47,8 @@ TEST(SuiteResume, ProblemsAFinishedRunTunedAreSkippedUntilRetune) {
   EXPECT_TRUE(contains(resumed.output, "--retune")) << resumed.output;
   EXPECT_TRUE(contains(resumed.output, "skipped 1 of 2 problems")) << resumed.output;
   EXPECT_TRUE(contains(resumed.output, second + ": 1 candidates")) << resumed.output;
+  // The progress lines of the second shape say where the run stands.
+  EXPECT_TRUE(contains(resumed.output, "[shape 2/2 | compile 1/1")) << resumed.output;
   EXPECT_EQ(rows_of(db.path(), first), first_rows) << "the finished problem was tuned again";
   EXPECT_EQ(rows_of(db.path(), second), 1u);
 
