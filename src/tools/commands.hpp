@@ -15,5 +15,6 @@ void register_cache(CLI::App& app);
 void register_doctor(CLI::App& app);
 void register_trace(CLI::App& app);
 void register_ops(CLI::App& app);
+void register_completion(CLI::App& app);
 
 }  // namespace kt::cli

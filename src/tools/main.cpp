@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   kt::cli::register_cache(app);
   kt::cli::register_doctor(app);
   kt::cli::register_trace(app);
+  kt::cli::register_completion(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError&) {

@@ -281,6 +281,33 @@ TEST_F(Cli, CacheLsAlignsGemmAndAttentionWinners) {
   EXPECT_EQ(column_of(attention_key), column_of("problem")) << r.output;
 }
 
+// The completion script comes from the CLI's definition: sourced in bash it completes
+// subcommands, nested ones and each command's options; zsh gets it through bashcompinit.
+TEST_F(Cli, CompletionScriptsCompleteSubcommandsAndOptions) {
+  const Result bash = run("completion bash");
+  ASSERT_EQ(bash.status, 0) << bash.output;
+  const std::string script = (std::filesystem::temp_directory_path() /
+                              ("kt_completion_" + std::to_string(::getpid()) + ".bash"))
+                                 .string();
+  kt::testing::write_file_bytes(script, bash.output);
+  auto complete = [&](const std::string& words) {
+    return kt::testing::run_shell("bash -c 'source " + script + "; COMP_WORDS=(" + words +
+                                  "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _kerntune; echo "
+                                  "\"${COMPREPLY[*]}\"'")
+        .output;
+  };
+  EXPECT_EQ(complete("kerntune tu"), "tune\n");
+  EXPECT_EQ(complete("kerntune cache l"), "ls\n");
+  EXPECT_EQ(complete("kerntune cache ls --d"), "--db\n");
+  EXPECT_TRUE(contains(complete("kerntune tune --shape 64x64x64 --ca"), "--causal"));
+  EXPECT_TRUE(contains(complete("kerntune explain --"), "--device-profile"));
+  std::filesystem::remove(script);
+  const Result zsh = run("completion zsh");
+  ASSERT_EQ(zsh.status, 0) << zsh.output;
+  EXPECT_TRUE(contains(zsh.output, "bashcompinit")) << zsh.output;
+  expect_error("completion fish", {"fish", "bash or zsh"});
+}
+
 TEST_F(Cli, RejectsAZeroDimensionNamingM) { expect_error("explain --shape 0x1x1", {"M = 0"}); }
 
 TEST_F(Cli, RejectsAShapeOfTwoDimensionsNamingTheForm) {
