@@ -9,6 +9,7 @@
 #include "cache/row_checks.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
+#include "tools/json_text.hpp"
 
 namespace kt::cli {
 
@@ -20,6 +21,7 @@ struct CacheOptions {
   std::string file;
   bool clear = false;
   bool force = false;
+  bool json = false;
 };
 
 using cache::printable;
@@ -42,17 +44,41 @@ void print_skipped(const std::vector<std::string>& skipped) {
   for (const std::string& line : skipped) fmt::print(stderr, "  {}\n", printable(line));
 }
 
+// `cache ls --json`: {"database", "schema_version", "cubins", "cubin_bytes", "measurements",
+// "winners": [{"device", "problem", "config", "median_us", "measured"}]}, winners in the order
+// of the table.
+void print_ls_json(const cache::Database& db, const cache::Summary& s,
+                   const std::vector<cache::Winner>& winners) {
+  fmt::print(
+      "{{\"database\": {}, \"schema_version\": {}, \"cubins\": {}, \"cubin_bytes\": {}, "
+      "\"measurements\": {}, \"winners\": [",
+      json_string(db.path()), s.schema_version, s.num_cubins, s.cubin_bytes, s.num_measurements);
+  for (std::size_t i = 0; i < winners.size(); ++i) {
+    const cache::Winner& w = winners[i];
+    fmt::print(
+        "{}{{\"device\": {}, \"problem\": {}, \"config\": {}, \"median_us\": {}, "
+        "\"measured\": {}}}",
+        i == 0 ? "" : ", ", json_string(w.key.device_fingerprint), json_string(w.key.problem_key),
+        json_string(w.config_key), json_number(w.median_us), w.predicted ? "false" : "true");
+  }
+  fmt::print("]}}\n");
+}
+
 void ls(const CacheOptions& o) {
   cache::Database db = open_for_reading(o.db);
   const cache::Summary s = db.summary();
-  fmt::print("{} (schema {}): {} cubins ({:.1f} MiB), {} measurements, {} winners\n", db.path(),
-             s.schema_version, s.num_cubins, double(s.cubin_bytes) / (1 << 20), s.num_measurements,
-             s.num_winners);
   auto winners = db.all_winners();
   std::sort(winners.begin(), winners.end(), [](const auto& a, const auto& b) {
     return std::tie(a.key.device_fingerprint, a.key.problem_key) <
            std::tie(b.key.device_fingerprint, b.key.problem_key);
   });
+  if (o.json) {
+    print_ls_json(db, s, winners);
+    return;
+  }
+  fmt::print("{} (schema {}): {} cubins ({:.1f} MiB), {} measurements, {} winners\n", db.path(),
+             s.schema_version, s.num_cubins, double(s.cubin_bytes) / (1 << 20), s.num_measurements,
+             s.num_winners);
   if (winners.empty()) return;
   // Columns as wide as their longest entry (attention keys run longer than GEMM's).
   std::size_t device = 6, problem = 7, winner = 6;
@@ -116,6 +142,9 @@ void register_cache(CLI::App& app) {
 
   CLI::App* ls_cmd = cmd->add_subcommand("ls", "Summary and the winner of every tuned problem");
   add_database_option(*ls_cmd, o->db);
+  ls_cmd->add_flag("--json", o->json,
+                   "One JSON object: database, schema_version, cubins, cubin_bytes, "
+                   "measurements, winners [{device, problem, config, median_us, measured}]");
   ls_cmd->callback([o] { ls(*o); });
 
   CLI::App* show_cmd = cmd->add_subcommand("show", "Every measurement of the given problem(s)");

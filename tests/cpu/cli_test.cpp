@@ -308,6 +308,34 @@ TEST_F(Cli, CompletionScriptsCompleteSubcommandsAndOptions) {
   expect_error("completion fish", {"fish", "bash or zsh"});
 }
 
+// --json prints one object a script can parse (python3's json here), stdout only.
+TEST_F(Cli, JsonOfInfoAndCacheLsParses) {
+  {
+    kt::cache::Database database = kt::cache::Database::open(db_.path());
+    kt::cache::Winner w;
+    w.key = {"attn:bf16:b32.hq32.hkv8.sq1.sk4096.d128.full",
+             kt::device_profile("h200").fingerprint(), kt::kBenchmarkProtocolVersion,
+             kt::kAttentionTemplateVersion};
+    w.config_key = "fa3.bm64.bn64.s3.gqa";
+    w.median_us = 130.25;
+    w.run_id = "r";
+    database.set_winner(w);
+  }
+  auto parsed = [&](const std::string& args, const std::string& expression) {
+    return run(args + " 2>/dev/null | python3 -c 'import json, sys; d = json.load(sys.stdin); " +
+               "print(" + expression + ")'")
+        .output;
+  };
+  EXPECT_EQ(parsed("cache ls --json",
+                   "len(d[\"winners\"]), d[\"winners\"][0][\"config\"], "
+                   "d[\"winners\"][0][\"median_us\"], d[\"schema_version\"]"),
+            "1 fa3.bm64.bn64.s3.gqa 130.25 3\n");
+  EXPECT_EQ(parsed("info --json",
+                   "d[\"version\"], d[\"device\"], \"error\" in d[\"driver\"], "
+                   "d[\"database\"][\"winners\"]"),
+            std::string(kt_version()) + " None True 1\n");
+}
+
 TEST_F(Cli, RejectsAZeroDimensionNamingM) { expect_error("explain --shape 0x1x1", {"M = 0"}); }
 
 TEST_F(Cli, RejectsAShapeOfTwoDimensionsNamingTheForm) {
