@@ -4,6 +4,7 @@
 #   P/include/kerntune/...              kerntune.h, kerntune.hpp and the core/ headers they include
 #   P/lib/python/kerntune/              the Python package (PYTHONPATH=P/lib/python)
 #   P/lib/cmake/kerntune/               find_package(kerntune CONFIG) -> kerntune::kerntune
+#   P/lib/pkgconfig/kerntune.pc         pkg-config --cflags --libs kerntune
 #   P/libexec/kerntune/kerntune-worker  the process the tuner compiles and measures candidates in
 #   P/libexec/kerntune/kt_tests_*       with -DKT_INSTALL_TESTS=ON, to carry the tests elsewhere
 # Installed binaries carry RPATH $ORIGIN/../lib, so a prefix can be copied anywhere (dist/ to the
@@ -111,6 +112,12 @@ if(KT_INSTALL_TESTS)
     endif()
   endforeach()
 endif()
+
+# pkg-config, relocatable: the .pc finds the prefix from its own directory.
+file(RELATIVE_PATH KT_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+string(REGEX REPLACE "/$" "" KT_PC_TO_PREFIX "${KT_PC_TO_PREFIX}")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/kerntune.pc.in ${PROJECT_BINARY_DIR}/kerntune.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/kerntune.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 install(EXPORT kerntuneTargets NAMESPACE kerntune:: DESTINATION ${KT_PACKAGE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/kerntuneConfig.cmake.in

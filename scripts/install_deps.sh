@@ -6,10 +6,10 @@
 set -euo pipefail
 
 # clang and libclang-rt-14-dev (libFuzzer and the sanitizers): scripts/run_fuzzers.sh only;
-# clang-format: scripts/check_format.sh; python3-pip: the package test builds and installs the
-# Python wheel (scripts/test_package.sh).
+# clang-format: scripts/check_format.sh; python3-pip and pkgconf: the package test builds and
+# installs the Python wheel and builds a consumer through pkg-config (scripts/test_package.sh).
 packages=(build-essential cmake ninja-build libfmt-dev libspdlog-dev libsqlite3-dev libcli11-dev
-          libgtest-dev clang libclang-rt-14-dev clang-format python3-pip)
+          libgtest-dev clang libclang-rt-14-dev clang-format python3-pip pkgconf)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -63,6 +63,13 @@ step "the installed CLI runs"
 "$prefix/bin/kerntune" --help >/dev/null
 "$prefix/bin/kerntune" explain --shape 4100x4096x4096 --db "$scratch/explain.db"
 
+step "pkg-config builds the C consumer against the prefix"
+pkg_flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs kerntune) ||
+  fail "pkg-config does not find kerntune.pc under $libdir/pkgconfig"
+# shellcheck disable=SC2086  # the flags are words
+cc -std=c11 "$repo/tests/package/main.c" $pkg_flags -o "$scratch/pkg_consumer_c"
+"$scratch/pkg_consumer_c" | grep -q "^kerntune .* (C ABI)$" || fail "the pkg-config build did not run"
+
 step "the Python package installed beside the library imports and loads it"
 py_version=$(cd "$scratch" && env -u KERNTUNE_LIB PYTHONPATH="$prefix/lib/python" python3 -c \
   'import kerntune; print(kerntune.version(), kerntune.library()._name)')
