@@ -114,31 +114,25 @@ struct Runtime::Impl {
     return entries.emplace(cache_key, std::move(entry)).first->second;
   }
 
-  const Entry& lookup(const std::string& problem_key, std::string_view variant) {
+  // The kept kernel of (problem, variant), resolved on a miss; with `unserved` (a kept kernel
+  // that cannot serve a call), the op's fallback kernel instead, kept beside it and logged once.
+  const Entry& lookup(const OpEntry& op, const std::string& problem_key, std::string_view variant,
+                      const Entry* unserved = nullptr) {
     std::string cache_key = problem_key;
     if (!variant.empty()) cache_key.append("#").append(variant);
+    if (unserved != nullptr) cache_key.append("#fallback");
     {
       std::shared_lock lock(mutex);
       if (auto it = entries.find(cache_key); it != entries.end()) return it->second;
     }
-    return resolve(OpRegistry::instance().by_key(problem_key), problem_key, variant, cache_key);
-  }
-
-  // The op's fallback kernel for a call `entry` does not serve (logged once per problem).
-  const Entry& fallback_for(const OpEntry& op, const std::string& problem_key,
-                            std::string_view variant, const Entry& entry) {
-    std::string cache_key = problem_key + "#" + std::string(variant) + "#fallback";
-    {
-      std::shared_lock lock(mutex);
-      if (auto it = entries.find(cache_key); it != entries.end()) return it->second;
-    }
+    if (unserved == nullptr) return resolve(op, problem_key, variant, cache_key);
     const std::string config = op.launcher->fallback_config(problem_key, device);
     if (config.empty())
       throw Error(ErrorKind::kInternal,
                   fmt::format("{}'s kernel {} cannot serve this call and the op has no fallback",
-                              problem_key, entry.info.config_key));
+                              problem_key, unserved->info.config_key));
     logger().debug("dispatch {}: {} cannot serve a call; falling back to {}", problem_key,
-                   entry.info.config_key, config);
+                   unserved->info.config_key, config);
     return resolve(op, problem_key, variant, cache_key, config);
   }
 
@@ -146,8 +140,8 @@ struct Runtime::Impl {
               Stream stream) {
     const OpEntry& op = OpRegistry::instance().by_key(problem_key);
     op.launcher->check_call(problem_key, call);
-    const Entry* entry = &lookup(problem_key, variant);
-    if (!entry->kernel->serves(call)) entry = &fallback_for(op, problem_key, variant, *entry);
+    const Entry* entry = &lookup(op, problem_key, variant);
+    if (!entry->kernel->serves(call)) entry = &lookup(op, problem_key, variant, entry);
     rt::ScopedCurrent current(context.context());
     const CUresult result = entry->kernel->launch(call, workspace, static_cast<CUstream>(stream));
     if (result != CUDA_SUCCESS)
@@ -168,7 +162,7 @@ void Runtime::launch(const std::string& problem_key, std::string_view variant, c
 }
 
 DispatchInfo Runtime::prepare(const std::string& problem_key, std::string_view variant) {
-  return impl_->lookup(problem_key, variant).info;
+  return impl_->lookup(OpRegistry::instance().by_key(problem_key), problem_key, variant).info;
 }
 
 void Runtime::gemm(const GemmProblem& problem, const void* a, const void* b, void* c,
