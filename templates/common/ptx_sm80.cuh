@@ -1,6 +1,7 @@
 // Device primitives of the sm_80 kernel family as inline PTX: shared-window addresses, cp.async,
-// ldmatrix, mma.sync m16n8k16, shared and global vector moves, and ex2. Valid on sm_80 and later
-// (sm_90a too); needs no CUDA header, so NVRTC compiles it with no include path.
+// ldmatrix, mma.sync m16n8k16, shared and global vector moves, ex2, and GPU-scope flag loads and
+// stores between CTAs. Valid on sm_80 and later (sm_90a too); needs no CUDA header, so NVRTC
+// compiles it with no include path.
 #pragma once
 
 #include "kerntune/common/dtypes.cuh"
@@ -18,6 +19,15 @@ __device__ __forceinline__ unsigned int shared_address(const void* p) {
 __device__ __forceinline__ void cp_async_16(unsigned int dst, const void* src,
                                             unsigned int src_bytes) {
   asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes));
+}
+
+// Copies 4 bytes from global `src` to shared `dst` asynchronously (through L1: .ca, the only
+// cp.async of fewer than 16 bytes). Only the first `src_bytes` (0 or 4) are read; src_bytes = 0
+// writes a zero without touching global memory. Both addresses 4-byte aligned.
+__device__ __forceinline__ void cp_async_4(unsigned int dst, const void* src,
+                                           unsigned int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src),
                "r"(src_bytes));
 }
 
@@ -111,6 +121,42 @@ __device__ __forceinline__ void zero_fragments(float (&f)[kA][kB][4]) {
     for (int b = 0; b < kB; ++b)
 #pragma unroll
       for (int e = 0; e < 4; ++e) f[a][b][e] = 0.0f;
+}
+
+// Flags between CTAs: loads and stores of 32-bit flag words at GPU scope (PTX memory model,
+// sm_70+): relaxed ones are morally strong (coherent with every other GPU-scope access of the word)
+// without ordering anything else; acquire orders this thread's later accesses after the load,
+// release orders its earlier ones (and, through a barrier before it, those of the threads that
+// met it) before the store.
+__device__ __forceinline__ unsigned int ld_relaxed_gpu(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned int ld_acquire_gpu(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_relaxed_gpu(unsigned int* p, unsigned int v) {
+  asm volatile("st.relaxed.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void st_release_gpu(unsigned int* p, unsigned int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+// Returns the old value; acquire and release at once.
+__device__ __forceinline__ unsigned int atom_add_acq_rel_gpu(unsigned int* p, unsigned int v) {
+  unsigned int old;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;\n"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
+}
+
+// Suspends the thread for about `ns` nanoseconds (a spin loop's backoff).
+__device__ __forceinline__ void nanosleep_ns(unsigned int ns) {
+  asm volatile("nanosleep.u32 %0;\n" ::"r"(ns));
 }
 
 }  // namespace kt

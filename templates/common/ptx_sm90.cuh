@@ -282,43 +282,7 @@ __device__ __forceinline__ void ld_shared_v4f32(unsigned int addr, float& a, flo
                : "memory");
 }
 
-// ---- global memory: flags between CTAs, partial sums ---------------------------------------
-
-// Loads and stores of 32-bit flag words at GPU scope (PTX memory model): relaxed ones are
-// morally strong (coherent with every other GPU-scope access of the word) without ordering
-// anything else; acquire orders this thread's later accesses after the load, release orders
-// its earlier ones (and, through a barrier before it, those of the threads that met it) before
-// the store.
-__device__ __forceinline__ unsigned int ld_relaxed_gpu(const unsigned int* p) {
-  unsigned int v;
-  asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ unsigned int ld_acquire_gpu(const unsigned int* p) {
-  unsigned int v;
-  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void st_relaxed_gpu(unsigned int* p, unsigned int v) {
-  asm volatile("st.relaxed.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ void st_release_gpu(unsigned int* p, unsigned int v) {
-  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
-}
-// Returns the old value; acquire and release at once.
-__device__ __forceinline__ unsigned int atom_add_acq_rel_gpu(unsigned int* p, unsigned int v) {
-  unsigned int old;
-  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;\n"
-               : "=r"(old)
-               : "l"(p), "r"(v)
-               : "memory");
-  return old;
-}
-
-// Suspends the thread for about `ns` nanoseconds (a spin loop's backoff).
-__device__ __forceinline__ void nanosleep_ns(unsigned int ns) {
-  asm volatile("nanosleep.u32 %0;\n" ::"r"(ns));
-}
+// ---- global memory: partial sums (the flags between CTAs are in ptx_sm80.cuh) --------------
 
 // 16-byte global store of four floats; `p` 16-byte aligned.
 __device__ __forceinline__ void st_global_v4f32(float* p, float a, float b, float c, float d) {
