@@ -26,6 +26,9 @@ struct ShapeOptions {
 // Whether `flag`, the op's one flag, was given in `options` (never, when `flag` is empty). Throws
 // kt::Error (invalid argument), "<op> takes no --<flag>", for the first other flag given.
 bool take_flag(const ShapeOptions& options, std::string_view op, std::string_view flag = {});
+// The same for an op of several flags: whether each of `flags` was given, in their order.
+std::vector<bool> take_flags(const ShapeOptions& options, std::string_view op,
+                             const std::vector<std::string_view>& flags);
 
 // An op-specific CLI flag (`--causal`, `--residual`).
 struct OpFlag {

@@ -89,6 +89,13 @@ __device__ __forceinline__ void st_shared_4(unsigned int addr, unsigned int v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
 
+// Loads the 32-bit word at shared address `addr` (4-byte aligned).
+__device__ __forceinline__ unsigned int ld_shared_4(unsigned int addr) {
+  unsigned int v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+
 // Loads 16 bytes from shared address `addr` (16-byte aligned).
 __device__ __forceinline__ void ld_shared_16(unsigned int (&v)[4], unsigned int addr) {
   asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
@@ -102,6 +109,11 @@ __device__ __forceinline__ void st_global_16(void* p, const unsigned int (&v)[4]
   asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "r"(v[0]), "r"(v[1]),
                "r"(v[2]), "r"(v[3])
                : "memory");
+}
+
+// *p += v at GPU scope, relaxed, returning nothing (a reduction L2 performs; `p` 4-byte aligned).
+__device__ __forceinline__ void red_add_f32(float* p, float v) {
+  asm volatile("red.relaxed.gpu.global.add.f32 [%0], %1;\n" ::"l"(p), "f"(v) : "memory");
 }
 
 // 2^x on the special-function unit (ex2.approx.ftz.f32, a fast approximation; -inf gives +0,

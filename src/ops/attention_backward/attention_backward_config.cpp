@@ -1,0 +1,293 @@
+// Attention backward configs: keys, validity, launch plans, workspace, the space and the model.
+#include "ops/attention_backward/attention_backward_config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/arith.hpp"
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace kt {
+
+namespace {
+
+// The model's constants. Until tuning exports of the backward exist they are the forward's fa2
+// rates scaled by what the backward adds per block (bench/NOTES.md has no fit yet): the share
+// of the mma.sync rate its blocks sustain (the forward's 0.45 less the dSᵀ round trip through
+// shared memory and the chunked recomputation), the FP32 reduction atomics an SM's share of L2
+// retires per clock and the part of their time no mma hides, a step's own cost (its two
+// barriers and the lse and D loads) and, with one Q/dO stage, the part of the next step's loads
+// the dQ phase does not hide, a CTA's fixed cost (K and V loaded, dK and dV stored) per wave, and
+// each of the three launches.
+constexpr double kBwdMmaEfficiency = 0.30;
+constexpr double kDqAtomicsPerClockPerSm = 2.0;
+constexpr double kExposedAtomicShare = 0.5;
+constexpr double kStepUs = 0.15;
+constexpr double kOneStageExposedLoadUs = 0.4;
+constexpr double kCtaFixedUs = 3.0;
+constexpr double kLaunchUs = 3.0;
+constexpr double kSideLaunchUs = 2.0;
+// Registers of a thread beyond the accumulators: operands in flight, ldmatrix addresses, the
+// step's indices (ptxas 13.0 allocates 168 to 255 registers over the space).
+constexpr int kOperandRegisters = 90;
+constexpr int kMaxRegisters = 255;
+constexpr int kPrepThreads = 128;
+constexpr int kSmallestBlockM = 32;
+constexpr std::int64_t kWorkspaceAlign = 256;
+
+std::int64_t align_up(std::int64_t v) { return ceil_div(v, kWorkspaceAlign) * kWorkspaceAlign; }
+
+int keys_per_warp(const AttentionBackwardConfig& c) { return c.block_n / c.warps; }
+
+// The queries a warp works at once (the template's kQChunk).
+int query_chunk(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
+  const int span = int(p.head_dim) * (keys_per_warp(c) / 16);
+  return span > 128 ? 8 : 2048 / span;
+}
+
+// Query blocks the CTA of key block n works for one query head (all of them, or, causal, those
+// from the one holding the first row that sees key n · block_n).
+std::int64_t query_blocks_seen(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c,
+                               std::int64_t n) {
+  const std::int64_t m_blocks = ceil_div(p.seqlen_q, c.block_m);
+  if (!p.causal) return m_blocks;
+  const std::int64_t first_row = n * c.block_n - (p.seqlen_k - p.seqlen_q);
+  if (first_row >= p.seqlen_q) return 0;
+  return m_blocks - (first_row > 0 ? first_row / c.block_m : 0);
+}
+
+std::int64_t rows_of(const AttentionBackwardProblem& p) { return p.batch * p.heads_q * p.seqlen_q; }
+
+LaunchPlan row_kernel_plan(const AttentionBackwardProblem& p) {
+  LaunchPlan plan;
+  const std::int64_t rows_per_cta = kPrepThreads / (p.head_dim / 8);
+  plan.grid = {std::uint32_t(ceil_div(rows_of(p), rows_per_cta)), 1, 1};
+  plan.block = {std::uint32_t(kPrepThreads), 1, 1};
+  return plan;
+}
+
+}  // namespace
+
+std::string to_key(const AttentionBackwardConfig& c) {
+  return fmt::format("fa2.bm{}.bn{}.w{}.s{}", c.block_m, c.block_n, c.warps, c.stages);
+}
+
+AttentionBackwardConfig parse_attention_backward_config_key(std::string_view key) {
+  const char* hint = "expected e.g. fa2.bm64.bn64.w4.s2";
+  const auto parts = split(key, '.');
+  if (parts.size() != 5 || parts[0] != "fa2")
+    throw_invalid(fmt::format("'{}' is not an attention backward config key: {}", key, hint));
+  AttentionBackwardConfig c;
+  const struct {
+    std::string_view prefix;
+    int* value;
+  } fields[] = {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}};
+  for (int i = 0; i < 4; ++i) {
+    const std::string_view part = parts[i + 1];
+    if (!part.starts_with(fields[i].prefix))
+      throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key, i + 1,
+                                fields[i].prefix, hint));
+    const std::int64_t v = parse_int(part.substr(fields[i].prefix.size()),
+                                     fmt::format("config field '{}'", fields[i].prefix));
+    if (v < 1 || v > 4096)
+      throw_invalid(fmt::format("config field '{}' = {} is out of range", fields[i].prefix, v));
+    *fields[i].value = int(v);
+  }
+  if (to_key(c) != key)
+    throw_invalid(
+        fmt::format("config key '{}' is not canonical: write it as '{}'", key, to_key(c)));
+  return c;
+}
+
+int smem_bytes(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
+  const std::int64_t kv = std::int64_t(c.block_n) * p.head_dim * 2;
+  const std::int64_t q = std::int64_t(c.block_m) * p.head_dim * 2;
+  const std::int64_t stats = 2 * std::int64_t(c.block_m) * 4;
+  const std::int64_t ds = std::int64_t(c.block_n) * c.block_m * 2;
+  return int(2 * kv + c.stages * (2 * q + stats) + ds);
+}
+
+int estimated_registers(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
+  const int tiles = std::max(1, keys_per_warp(c) / 16);
+  return tiles * int(p.head_dim) + tiles * query_chunk(p, c) + kOperandRegisters;
+}
+
+std::int64_t num_ctas(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
+  return ceil_div(p.seqlen_k, c.block_n) * p.heads_kv * p.batch;
+}
+
+std::optional<std::string> validate(const AttentionBackwardProblem& p,
+                                    const AttentionBackwardConfig& c, const DeviceDesc& device) {
+  if (device.cc_major < 8) return "the fa2 backward family needs compute capability >= 8.0";
+  if (c.warps != 4 && c.warps != 8) return "warps must be 4 or 8";
+  if (c.block_n != 16 * c.warps && c.block_n != 32 * c.warps)
+    return "block_n must be 16 or 32 x warps (each warp owns 16 or 32 keys)";
+  if (c.block_m != 32 && c.block_m != 64 && c.block_m != 128)
+    return "block_m must be 32, 64 or 128";
+  if (c.stages != 1 && c.stages != 2) return "stages must be 1 or 2";
+  if (p.head_dim != 64 && p.head_dim != 128) return "head_dim must be 64 or 128";
+  if (keys_per_warp(c) * p.head_dim > 16 * 128)
+    return fmt::format(
+        "{} keys a warp at head_dim {} keep dK and dV in {} FP32 registers a thread, over the "
+        "{} a thread has (16 keys a warp at head_dim 128)",
+        keys_per_warp(c), p.head_dim, 2 * keys_per_warp(c) * p.head_dim / 32, kMaxRegisters);
+  if (estimated_registers(p, c) > kMaxRegisters)
+    return fmt::format("needs ~{} registers a thread, over {}", estimated_registers(p, c),
+                       kMaxRegisters);
+  const int smem = smem_bytes(p, c);
+  if (smem > device.max_smem_per_block_optin_bytes)
+    return fmt::format("needs {} B of shared memory; the device allows {} B per block", smem,
+                       device.max_smem_per_block_optin_bytes);
+  if (p.heads_kv > 65535 || p.batch > 65535)
+    return "grid too large (heads_kv and batch must be <= 65535)";
+  if (num_ctas(p, c) > std::int64_t(2147483647)) return "grid too large (over 2^31 - 1 CTAs)";
+  return std::nullopt;
+}
+
+AttentionBackwardWorkspace attention_backward_workspace(const AttentionBackwardProblem& p) {
+  AttentionBackwardWorkspace w;
+  const std::int64_t rows = rows_of(p);
+  w.dq_accum_offset = 0;
+  w.d_rows_offset = align_up(rows * p.head_dim * 4);
+  w.semaphores_offset = align_up(w.d_rows_offset + rows * 4);
+  const std::int64_t semaphores =
+      p.deterministic ? 1 + p.batch * p.heads_q * ceil_div(p.seqlen_q, kSmallestBlockM) : 0;
+  w.bytes = align_up(w.semaphores_offset + semaphores * 4);
+  return w;
+}
+
+AttentionBackwardLaunch plan_launch(const AttentionBackwardProblem& p,
+                                    const AttentionBackwardConfig& c) {
+  AttentionBackwardLaunch launch;
+  launch.preprocess = row_kernel_plan(p);
+  launch.convert = row_kernel_plan(p);
+  const std::int64_t n_blocks = ceil_div(p.seqlen_k, c.block_n);
+  if (p.deterministic)
+    launch.main.grid = {std::uint32_t(n_blocks * p.heads_kv * p.batch), 1, 1};
+  else
+    launch.main.grid = {std::uint32_t(n_blocks), std::uint32_t(p.heads_kv), std::uint32_t(p.batch)};
+  launch.main.block = {std::uint32_t(c.num_threads()), 1, 1};
+  launch.main.smem_bytes = std::uint32_t(smem_bytes(p, c));
+  return launch;
+}
+
+std::vector<std::string> attention_backward_kernel_expressions(const AttentionBackwardProblem& p,
+                                                               const AttentionBackwardConfig& c) {
+  const std::string_view t = device_type_name(p.dtype);
+  const char* det = p.deterministic ? "true" : "false";
+  return {
+      fmt::format("kt::attention_bwd_sm80<{}, {}, {}, {}, {}, {}, {}, {}>", t, p.head_dim,
+                  c.block_m, c.block_n, c.warps, c.stages, p.causal ? "true" : "false", det),
+      fmt::format("kt::attention_bwd_preprocess<{}, {}, {}, {}>", t, p.head_dim, c.block_m, det),
+      fmt::format("kt::attention_bwd_convert_dq<{}, {}>", t, p.head_dim)};
+}
+
+std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
+    const AttentionBackwardProblem& p, const DeviceDesc& device,
+    const AttentionBackwardDomains& d) {
+  std::vector<AttentionBackwardConfig> out;
+  for (int bm : d.block_m)
+    for (int warps : d.warps)
+      for (int bn : d.block_n)
+        for (int s : d.stages) {
+          const AttentionBackwardConfig c{bm, bn, warps, s};
+          if (!validate(p, c, device)) out.push_back(c);
+        }
+  return out;
+}
+
+AttentionBackwardEstimate estimate(const AttentionBackwardProblem& p,
+                                   const AttentionBackwardConfig& c, const DeviceDesc& d,
+                                   int regs) {
+  AttentionBackwardEstimate e;
+  e.num_ctas = num_ctas(p, c);
+  e.threads = c.num_threads();
+  e.regs_per_thread = regs > 0 ? regs : estimated_registers(p, c);
+  e.smem_bytes = smem_bytes(p, c);
+  e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
+  const int ctas_per_sm = std::max(1, e.occupancy.ctas_per_sm);
+  e.waves = wave_stats(e.num_ctas, d.num_sms, ctas_per_sm);
+
+  // Visited (query block, key block) pairs over every CTA; each CTA works its query blocks for
+  // every query head of its key/value head.
+  const std::int64_t n_blocks = ceil_div(p.seqlen_k, c.block_n);
+  const std::int64_t group = p.heads_q / p.heads_kv;
+  double visited = 0, max_steps = 0;
+  for (std::int64_t n = 0; n < n_blocks; ++n) {
+    const double steps = double(query_blocks_seen(p, c, n)) * double(group);
+    visited += steps;
+    max_steps = std::max(max_steps, steps);
+  }
+  visited *= double(p.batch) * double(p.heads_kv);
+  e.max_cta_steps = max_steps;
+  const double covered_pairs = visited * c.block_m * c.block_n;
+  e.block_efficiency = covered_pairs > 0 ? p.visible_pairs() / covered_pairs : 0;
+
+  const double sm_rate = d.mma_sync_tflops * 1e12 / d.num_sms * kBwdMmaEfficiency *
+                         std::min(1.0, 0.5 + 0.0625 * ctas_per_sm * c.warps);
+  const double block_flops_s = 10.0 * c.block_m * c.block_n * double(p.head_dim) / sm_rate;
+  const double block_atomics_s =
+      double(c.block_m) * double(p.head_dim) / (kDqAtomicsPerClockPerSm * d.sm_clock_mhz * 1e6);
+  const double block_s = block_flops_s + kExposedAtomicShare * block_atomics_s +
+                         (kStepUs + (c.stages == 1 ? kOneStageExposedLoadUs : 0.0)) * 1e-6;
+  const double balanced_s = visited * block_s / d.num_sms / std::max(e.waves.efficiency, 0.01);
+  const double longest_s = max_steps * block_s * ctas_per_sm;
+  const double fixed_us = kCtaFixedUs * double(e.num_ctas) / (double(d.num_sms) * ctas_per_sm);
+  e.compute_us = std::max(balanced_s, longest_s) * 1e6 + fixed_us;
+  if (p.deterministic)
+    e.serial_us = (max_steps + double(n_blocks - 1)) * block_s * ctas_per_sm * 1e6 + fixed_us;
+  e.memory_us = p.min_bytes() / (d.dram_gbps * 1e9) * 1e6;
+  // Preprocess: O and dO read, dQ's FP32 accumulator zeroed, D written; convert: the accumulator
+  // read, dQ written.
+  const double elements = double(rows_of(p)) * double(p.head_dim);
+  const double side_bytes = elements * (2.0 * size_bytes(p.dtype) + 4.0 + 4.0) +
+                            elements * size_bytes(p.dtype) + double(rows_of(p)) * 4.0;
+  e.side_us = side_bytes / (d.dram_gbps * 1e9) * 1e6 + 2 * kSideLaunchUs;
+  e.predicted_us = std::max({e.compute_us, e.serial_us, e.memory_us}) + e.side_us + kLaunchUs;
+  e.predicted_tflops = p.flops() / (e.predicted_us * 1e-6) / 1e12;
+  return e;
+}
+
+std::string explain_config(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c,
+                           const DeviceDesc& d) {
+  const AttentionBackwardEstimate e = estimate(p, c, d);
+  const AttentionBackwardWorkspace w = attention_backward_workspace(p);
+  std::string out;
+  out += fmt::format(
+      "  family       fa2 backward: mma.sync + cp.async, {} warps of {} keys (dK, dV in "
+      "registers), {} query rows a step in chunks of {}, {} Q/dO stage(s)\n",
+      c.warps, keys_per_warp(c), c.block_m, query_chunk(p, c), c.stages);
+  out += fmt::format(
+      "  CTAs         ceil(Nk / Bc) x Hkv x B = {} x {} x {} = {} ({} query head(s) each)\n",
+      ceil_div(p.seqlen_k, c.block_n), p.heads_kv, p.batch, e.num_ctas, p.heads_q / p.heads_kv);
+  out += fmt::format("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
+                     e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
+                     e.occupancy.limiter);
+  out += fmt::format(
+      "  waves        {} on {} SMs (last wave {} of {} slots), wave efficiency {:.1f}%\n",
+      e.waves.waves, d.num_sms, e.waves.last_wave_ctas, e.waves.slots, 100 * e.waves.efficiency);
+  out += fmt::format(
+      "  blocks       {:.1f}% of the visited (q, k) block area is visible{}; busiest CTA {:.0f} "
+      "query blocks\n",
+      100 * e.block_efficiency, p.causal ? " (causal: diagonal blocks are masked)" : "",
+      e.max_cta_steps);
+  out += fmt::format(
+      "  dQ           FP32 accumulator, {} atomics a block{}\n", c.block_m * p.head_dim,
+      p.deterministic ? "; deterministic: added in key-block order (semaphores), serial chain " +
+                            fmt::format("{:.1f} us", e.serial_us)
+                      : "");
+  out += fmt::format("  workspace    {} B (dQ accumulator, D{})\n", w.bytes,
+                     p.deterministic ? ", semaphores" : "");
+  out += fmt::format(
+      "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}{}) + preprocess/convert "
+      "{:.1f} + launch -> {:.0f} TFLOP/s (10 x pairs x d)\n",
+      e.predicted_us, e.compute_us, e.memory_us,
+      p.deterministic ? fmt::format(", ordered dQ {:.1f}", e.serial_us) : "", e.side_us,
+      e.predicted_tflops);
+  return out;
+}
+
+}  // namespace kt

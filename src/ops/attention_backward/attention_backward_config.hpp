@@ -1,0 +1,117 @@
+// One point of the attention backward's search space (the sm80 family, FlashAttention-2 on
+// mma.sync), its validity, launch plans, kernel names, workspace and the model's time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/device_desc.hpp"
+#include "core/launch_plan.hpp"
+#include "core/occupancy.hpp"
+#include "ops/attention_backward/attention_backward_problem.hpp"
+
+namespace kt {
+
+struct AttentionBackwardConfig {
+  int block_m = 64;  // query rows a CTA takes per step (Br)
+  int block_n = 64;  // keys a CTA owns (Bc): 16 or 32 a warp
+  int warps = 4;
+  int stages = 2;  // Q/dO buffers: 2 loads the next query block during this one
+
+  int num_threads() const { return 32 * warps; }
+  bool operator==(const AttentionBackwardConfig&) const = default;
+};
+
+// The enumerated values (validate() is the authority on combinations).
+struct AttentionBackwardDomains {
+  std::vector<int> block_m{32, 64, 128};
+  std::vector<int> block_n{64, 128};
+  std::vector<int> warps{4, 8};
+  std::vector<int> stages{1, 2};
+};
+
+// "fa2.bm64.bn64.w4.s2"; parse is its exact inverse (throws kt::Error naming the field, or the
+// canonical spelling).
+std::string to_key(const AttentionBackwardConfig& config);
+AttentionBackwardConfig parse_attention_backward_config_key(std::string_view key);
+
+// Dynamic shared memory of the main kernel: K and V tiles, `stages` Q and dO tiles with their
+// rows' lse and D, and the dSᵀ tile.
+int smem_bytes(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c);
+// The main kernel's registers a thread as the model and validate() estimate them: dK and dV
+// (head_dim FP32 per 16 keys a warp owns), a query chunk's Sᵀ and dPᵀ, and 90 of addressing and
+// operands (ptxas 13.0 allocates 168-255).
+int estimated_registers(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c);
+std::int64_t num_ctas(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c);
+
+// Why `c` cannot serve `p` on `device`, or nullopt.
+std::optional<std::string> validate(const AttentionBackwardProblem& p,
+                                    const AttentionBackwardConfig& c, const DeviceDesc& device);
+
+// The runtime's scratch a launch uses, the same for every config of a problem (the semaphores
+// are sized for the smallest block_m): the FP32 dQ accumulator, D, and (deterministic) the CTA
+// ticket and the dQ semaphores, each 256-byte aligned.
+struct AttentionBackwardWorkspace {
+  std::int64_t dq_accum_offset = 0;
+  std::int64_t d_rows_offset = 0;
+  std::int64_t semaphores_offset = 0;  // deterministic only
+  std::int64_t bytes = 0;
+};
+AttentionBackwardWorkspace attention_backward_workspace(const AttentionBackwardProblem& p);
+
+// The three launches, in order: preprocess (D, zeroing), the main kernel, dQ's conversion.
+struct AttentionBackwardLaunch {
+  LaunchPlan preprocess;
+  LaunchPlan main;
+  LaunchPlan convert;
+};
+// Main: grid (⌈seqlen_k / block_n⌉, heads_kv, batch), or deterministic the same count along x;
+// preprocess and convert: one CTA of 128 threads per 128 / (head_dim / 8) rows.
+AttentionBackwardLaunch plan_launch(const AttentionBackwardProblem& p,
+                                    const AttentionBackwardConfig& c);
+
+// The name expressions of the three kernels, main first:
+// "kt::attention_bwd_sm80<kt::bf16, 128, 64, 64, 4, 2, true, false>",
+// "kt::attention_bwd_preprocess<kt::bf16, 128, 64, false>", "kt::attention_bwd_convert_dq<...>".
+std::vector<std::string> attention_backward_kernel_expressions(const AttentionBackwardProblem& p,
+                                                               const AttentionBackwardConfig& c);
+
+// Every valid config for `p` on `device`.
+std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
+    const AttentionBackwardProblem& p, const DeviceDesc& device,
+    const AttentionBackwardDomains& domains = {});
+
+struct AttentionBackwardEstimate {
+  std::int64_t num_ctas = 0;
+  int threads = 0, regs_per_thread = 0, smem_bytes = 0;
+  Occupancy occupancy;
+  WaveStats waves;
+  double block_efficiency = 0;  // visible (q, k) pairs over the pairs the visited blocks cover
+  double max_cta_steps = 0;     // query blocks the busiest CTA works (all its query heads)
+  double compute_us = 0;        // the main kernel's blocks, atomics included
+  double serial_us = 0;         // deterministic: the longest chain of ordered dQ additions
+  double memory_us = 0;         // the main kernel's bytes at DRAM bandwidth
+  double side_us = 0;           // preprocess and convert: their bytes and launches
+  double predicted_us = 0;
+  double predicted_tflops = 0;
+};
+
+// The model (uncalibrated: the forward's fa2 rates until tuning exports of the backward exist):
+// every visited (query block, key block) pair costs its five products (10 · Br · Bc · d FLOPs)
+// at the SM's mma.sync rate times an efficiency below the forward's (smem round trips of dSᵀ,
+// the chunked recomputation), plus its Br · d dQ atomics at an L2 rate; balanced over the SMs
+// and stretched by wave quantization, never below the busiest CTA; deterministic mode adds the
+// key blocks' ordered wait (the last key block of a head starts its additions num_n_blocks - 1
+// block-steps after the first). Plus the preprocess and convert kernels' bytes and launches.
+AttentionBackwardEstimate estimate(const AttentionBackwardProblem& p,
+                                   const AttentionBackwardConfig& c, const DeviceDesc& device,
+                                   int regs_per_thread = 0);
+
+// The model's reasoning for `kerntune explain`, several lines.
+std::string explain_config(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c,
+                           const DeviceDesc& device);
+
+}  // namespace kt

@@ -1,0 +1,121 @@
+// Attention backward's OpSpec: problem and config keys, the fa2 space and model, the workspace,
+// explain and the kernels a config instantiates.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/typed_op_spec.hpp"
+#include "ops/attention_backward/attention_backward_config.hpp"
+#include "ops/attention_backward/attention_backward_op.hpp"
+
+namespace kt {
+
+namespace {
+
+class AttentionBackwardSpec final
+    : public TypedOpSpec<AttentionBackwardProblem, AttentionBackwardConfig> {
+ public:
+  std::string name() const override { return "attention-backward"; }
+  std::string key_prefix() const override { return "attnbwd:"; }
+  std::string shape_syntax() const override { return "b=B,hq=HQ,hkv=HKV,sq=SQ,sk=SK,d=D"; }
+  std::string description() const override {
+    return "attention backward, dQ dK dV from dO, O and the forward's logsumexp, GQA/MQA, "
+           "bf16/fp16, head_dim 64/128 (shape as attention's)";
+  }
+  std::vector<std::string> families() const override { return {"fa2"}; }
+  std::vector<OpFlag> flags() const override {
+    return {
+        {"causal", "Attention: causal mask (bottom-right aligned)"},
+        {"deterministic", "Attention backward: dQ summed in a fixed order (bitwise reproducible)"}};
+  }
+  int template_version() const override { return 1; }
+  std::vector<std::pair<std::string, std::vector<std::string>>> suites() const override {
+    // FlashAttention's benchmark (batch x seqlen = 16k tokens, hidden 2048), as the forward's.
+    return {{"attention-backward-d128",
+             {"b=32,h=16,s=512,d=128", "b=16,h=16,s=1024,d=128", "b=8,h=16,s=2048,d=128",
+              "b=4,h=16,s=4096,d=128", "b=2,h=16,s=8192,d=128", "b=1,h=16,s=16384,d=128"}},
+            {"attention-backward-d64",
+             {"b=32,h=32,s=512,d=64", "b=16,h=32,s=1024,d=64", "b=8,h=32,s=2048,d=64",
+              "b=4,h=32,s=4096,d=64", "b=2,h=32,s=8192,d=64", "b=1,h=32,s=16384,d=64"}},
+            {"attention-backward-extra", {"b=1,hq=32,hkv=8,s=8192,d=128"}}};
+  }
+
+  std::string problem_key(std::string_view shape, const ShapeOptions& o) const override {
+    if (o.out_dtype && *o.out_dtype != o.dtype)
+      throw_invalid("attention backward writes dQ, dK, dV in its input dtype: drop --out-dtype");
+    if (!o.layout.empty())
+      throw_invalid("attention backward has no --layout (tensors are addressed through strides)");
+    AttentionBackwardProblem p;
+    p.dtype = o.dtype;
+    const std::vector<bool> given =
+        take_flags(o, "attention backward", {"causal", "deterministic"});
+    p.causal = given[0];
+    p.deterministic = given[1];
+    parse_attention_backward_shape(shape, p);
+    return to_key(p);
+  }
+
+  ProblemSummary summarize(std::string_view key) const override {
+    const AttentionBackwardProblem p = parse_attention_backward_key(key);
+    return {p.flops(), p.min_bytes(), false};
+  }
+
+  // Configs carry over between problems of one dtype, head_dim, mask and determinism; the
+  // distance is in (B·Hkv, Hq/Hkv, Nq, Nk), the CTAs, the query heads each works, the lengths.
+  std::optional<double> distance(std::string_view a, std::string_view b) const override {
+    const AttentionBackwardProblem x = parse_attention_backward_key(a),
+                                   y = parse_attention_backward_key(b);
+    if (x.dtype != y.dtype || x.head_dim != y.head_dim || x.causal != y.causal ||
+        x.deterministic != y.deterministic)
+      return std::nullopt;
+    auto d = [](std::int64_t u, std::int64_t v) { return std::log2(double(u) / double(v)); };
+    const double ctas = d(x.batch * x.heads_kv, y.batch * y.heads_kv);
+    const double group = d(x.heads_q / x.heads_kv, y.heads_q / y.heads_kv);
+    return std::sqrt(ctas * ctas + group * group +
+                     d(x.seqlen_q, y.seqlen_q) * d(x.seqlen_q, y.seqlen_q) +
+                     d(x.seqlen_k, y.seqlen_k) * d(x.seqlen_k, y.seqlen_k));
+  }
+
+  std::string neighbour_prefix(std::string_view key) const override {
+    return fmt::format("attnbwd:{}:", to_string(parse_attention_backward_key(key).dtype));
+  }
+
+  AttentionBackwardProblem parse_problem(std::string_view key) const override {
+    return parse_attention_backward_key(key);
+  }
+  AttentionBackwardConfig parse_config(std::string_view key) const override {
+    return parse_attention_backward_config_key(key);
+  }
+
+  std::vector<AttentionBackwardConfig> configs_for(const AttentionBackwardProblem& p,
+                                                   const DeviceDesc& device) const override {
+    return enumerate_attention_backward_configs(p, device);
+  }
+
+  // The FP32 dQ accumulator, D and the semaphores: the same for every config of a problem.
+  std::int64_t workspace_for(const AttentionBackwardProblem& p, const AttentionBackwardConfig&,
+                             const DeviceDesc&) const override {
+    return attention_backward_workspace(p).bytes;
+  }
+
+  KernelSource kernel_source(std::string_view key, std::string_view config,
+                             std::string_view variant) const override {
+    if (!variant.empty())
+      throw_invalid(fmt::format("attention backward has no kernel variant '{}'", variant));
+    const AttentionBackwardProblem p = parse_attention_backward_key(key);
+    const AttentionBackwardConfig c = parse_attention_backward_config_key(config);
+    return {fmt::format("bwd.{}.d{}.{}.{}{}", to_key(c), p.head_dim, to_string(p.dtype),
+                        p.causal ? "causal" : "full", p.deterministic ? ".det" : ""),
+            {"kerntune/attention_backward/attention_bwd_sm80.cuh"},
+            attention_backward_kernel_expressions(p, c)};
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const OpSpec> make_attention_backward_spec() {
+  return std::make_shared<AttentionBackwardSpec>();
+}
+
+}  // namespace kt

@@ -1,0 +1,576 @@
+// The sm_80 FlashAttention-2 backward on mma.sync: dQ, dK, dV of O = softmax(scale · Q·Kᵀ) · V
+// from dO, recomputing P from Q, K and the forward's logsumexp. Three kernels, launched in this
+// order on one stream (AttentionBackwardKernel):
+//   attention_bwd_preprocess   D = rowsum(dO ∘ O) in FP32; zeroes the FP32 dQ accumulator (and,
+//                              deterministic, the dQ semaphores and the CTA ticket);
+//   attention_bwd_sm80         one CTA per (key block, key/value head, batch): dK, dV of its
+//                              kBlockN keys in registers across every query block of every query
+//                              head of its key/value head (GQA summed in the CTA), dQ added to the
+//                              accumulator with FP32 atomics;
+//   attention_bwd_convert_dq   dQ = accumulator · softmax_scale, in T.
+// Instantiated by NVRTC name expressions; runs on sm_80 and later.
+#pragma once
+
+#include "kerntune/attention/tile_io_sm80.cuh"
+#include "kerntune/attention_backward/attention_bwd_params.h"
+#include "kerntune/common/dtypes.cuh"
+#include "kerntune/common/ptx_sm80.cuh"
+#include "kerntune/common/swizzled_tile.cuh"
+#include "kerntune/common/test_fault.cuh"
+
+namespace kt {
+namespace attn_bwd {
+
+// Threads of the preprocess and convert kernels: a row of head_dim elements per kHeadDim / 8
+// threads (8 elements, 16 bytes each).
+constexpr int kRowThreads = 128;
+constexpr float kLog2e = 1.4426950408889634f;
+
+// Eight 16-bit elements or four floats, moved as one 16-byte access.
+struct alignas(16) Chunk16 {
+  unsigned int w[4];
+};
+
+// The coordinates of row r = (b · heads + h) · seqlen + i.
+__device__ __forceinline__ void decode_row(long long r, int heads, int seqlen, int& b, int& h,
+                                           int& i) {
+  i = int(r % seqlen);
+  const long long bh = r / seqlen;
+  h = int(bh % heads);
+  b = int(bh / heads);
+}
+
+// The dQ semaphores of a launch: word 0 is the CTA ticket, then one word per (batch, query head,
+// query block of kBlockM rows).
+template <int kBlockM>
+__device__ __forceinline__ long long num_semaphore_words(const AttentionBwdParams& p) {
+  return 1 + (long long)p.batch * p.heads_q * ((p.seqlen_q + kBlockM - 1) / kBlockM);
+}
+
+// The A fragment of k16 step kq from the C fragments of n8 tiles 2 kq and 2 kq + 1 of one m16
+// row tile, converted to T in pairs: (row g, k 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8).
+template <typename T, int kTiles>
+__device__ __forceinline__ void pack_a_fragment(const float (&c)[kTiles][4], int kq,
+                                                unsigned int (&a)[4]) {
+  a[0] = DTypeTraits<T>::pack2(c[2 * kq][0], c[2 * kq][1]);
+  a[1] = DTypeTraits<T>::pack2(c[2 * kq][2], c[2 * kq][3]);
+  a[2] = DTypeTraits<T>::pack2(c[2 * kq + 1][0], c[2 * kq + 1][1]);
+  a[3] = DTypeTraits<T>::pack2(c[2 * kq + 1][2], c[2 * kq + 1][3]);
+}
+
+}  // namespace attn_bwd
+
+// D[r] = Σ_d dO[r, d] · O[r, d] in FP32 and dq_accum[r, :] = 0 for every row r = (b · heads_q +
+// h) · seqlen_q + i; kDeterministic also zeroes the dQ semaphores of kBlockM-row query blocks.
+// Launch: grid ⌈rows / (128 / (kHeadDim / 8))⌉, 128 threads, no dynamic shared memory.
+template <typename T, int kHeadDim, int kBlockM, bool kDeterministic>
+__global__ void __launch_bounds__(attn_bwd::kRowThreads)
+    attention_bwd_preprocess(const AttentionBwdParams params) {
+  static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "a row is 8 to 32 16-byte chunks");
+  constexpr int kThreadsPerRow = kHeadDim / 8;
+  constexpr int kRowsPerCta = attn_bwd::kRowThreads / kThreadsPerRow;
+  const int tid = threadIdx.x;
+  if constexpr (kDeterministic) {
+    const long long words = attn_bwd::num_semaphore_words<kBlockM>(params);
+    for (long long x = (long long)blockIdx.x * attn_bwd::kRowThreads + tid; x < words;
+         x += (long long)gridDim.x * attn_bwd::kRowThreads)
+      params.dq_semaphores[x] = 0;
+  }
+  const long long rows = (long long)params.batch * params.heads_q * params.seqlen_q;
+  const long long row = (long long)blockIdx.x * kRowsPerCta + tid / kThreadsPerRow;
+  const int part = tid % kThreadsPerRow;
+  float sum = 0.0f;
+  if (row < rows) {
+    int b, h, i;
+    attn_bwd::decode_row(row, params.heads_q, params.seqlen_q, b, h, i);
+    const T* o = static_cast<const T*>(params.o) + b * params.o_batch_stride +
+                 h * params.o_head_stride + i * params.o_row_stride + part * 8;
+    const T* dout = static_cast<const T*>(params.dout) + b * params.dout_batch_stride +
+                    h * params.dout_head_stride + i * params.dout_row_stride + part * 8;
+    const attn_bwd::Chunk16 oc = *reinterpret_cast<const attn_bwd::Chunk16*>(o);
+    const attn_bwd::Chunk16 dc = *reinterpret_cast<const attn_bwd::Chunk16*>(dout);
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      sum += DTypeTraits<T>::to_float(T{(unsigned short)(oc.w[w] & 0xFFFFu)}) *
+             DTypeTraits<T>::to_float(T{(unsigned short)(dc.w[w] & 0xFFFFu)});
+      sum += DTypeTraits<T>::to_float(T{(unsigned short)(oc.w[w] >> 16)}) *
+             DTypeTraits<T>::to_float(T{(unsigned short)(dc.w[w] >> 16)});
+    }
+    attn_bwd::Chunk16* acc =
+        reinterpret_cast<attn_bwd::Chunk16*>(params.dq_accum + row * kHeadDim + part * 8);
+    acc[0] = attn_bwd::Chunk16{{0u, 0u, 0u, 0u}};
+    acc[1] = attn_bwd::Chunk16{{0u, 0u, 0u, 0u}};
+  }
+  // The row's threads are consecutive lanes of one warp.
+#pragma unroll
+  for (int offset = kThreadsPerRow / 2; offset > 0; offset /= 2)
+    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, offset);
+  if (row < rows && part == 0) params.d_rows[row] = sum;
+}
+
+// dQ[b, i, h, :] = dq_accum[r, :] · softmax_scale in T for every row r = (b · heads_q + h) ·
+// seqlen_q + i. Launch as attention_bwd_preprocess.
+template <typename T, int kHeadDim>
+__global__ void __launch_bounds__(attn_bwd::kRowThreads)
+    attention_bwd_convert_dq(const AttentionBwdParams params) {
+  constexpr int kThreadsPerRow = kHeadDim / 8;
+  constexpr int kRowsPerCta = attn_bwd::kRowThreads / kThreadsPerRow;
+  const int tid = threadIdx.x;
+  const long long rows = (long long)params.batch * params.heads_q * params.seqlen_q;
+  const long long row = (long long)blockIdx.x * kRowsPerCta + tid / kThreadsPerRow;
+  const int part = tid % kThreadsPerRow;
+  if (row >= rows) return;
+  int b, h, i;
+  attn_bwd::decode_row(row, params.heads_q, params.seqlen_q, b, h, i);
+  const float* acc = params.dq_accum + row * kHeadDim + part * 8;
+  const attn_bwd::Chunk16 lo = *reinterpret_cast<const attn_bwd::Chunk16*>(acc);
+  const attn_bwd::Chunk16 hi = *reinterpret_cast<const attn_bwd::Chunk16*>(acc + 4);
+  const float scale = params.softmax_scale;
+  attn_bwd::Chunk16 out;
+#pragma unroll
+  for (int w = 0; w < 2; ++w) {
+    out.w[w] = DTypeTraits<T>::pack2(__uint_as_float(lo.w[2 * w]) * scale,
+                                     __uint_as_float(lo.w[2 * w + 1]) * scale);
+    out.w[2 + w] = DTypeTraits<T>::pack2(__uint_as_float(hi.w[2 * w]) * scale,
+                                         __uint_as_float(hi.w[2 * w + 1]) * scale);
+  }
+  T* dq = static_cast<T*>(params.dq) + b * params.dq_batch_stride + h * params.dq_head_stride +
+          i * params.dq_row_stride + part * 8;
+  *reinterpret_cast<attn_bwd::Chunk16*>(dq) = out;
+}
+
+// Dynamic shared memory of attention_bwd_sm80: the CTA's K and V tiles, kStages pairs of Q and dO
+// tiles, the dSᵀ tile (keys x queries) and kStages pairs of the query rows' lse and D (FP32).
+template <int kHeadDim, int kBlockM, int kBlockN, int kStages>
+struct AttentionBwdSmem {
+  static constexpr int kKVBytes = kBlockN * kHeadDim * 2;
+  static constexpr int kQBytes = kBlockM * kHeadDim * 2;
+  static constexpr int kDsBytes = kBlockN * kBlockM * 2;
+  static constexpr int kStatsBytes = 2 * kBlockM * 4;
+  static constexpr int kBytes = 2 * kKVBytes + kStages * (2 * kQBytes + kStatsBytes) + kDsBytes;
+};
+
+// dK, dV of kBlockN keys of one key/value head and the dQ they add, FlashAttention-2's backward
+// (conventions of attention_fwd_sm80: causal bottom-right aligned, key j visible to query i iff
+// j <= i + seqlen_k - seqlen_q; a row that sees no key contributes nothing).
+// One CTA per (key block n_block, key/value head, batch). K and V of the block stay in shared
+// memory; each of the kWarps warps owns kBlockN / kWarps = 16 or 32 consecutive keys (kNTiles =
+// 1 or 2 m16 tiles) and keeps their dK and dV (kNTiles x 16 x kHeadDim each) in FP32 registers
+// while the CTA walks every query block that sees the keys, for every query head of the
+// key/value head in turn (the GQA sum stays in registers; dK and dV are written once, in T).
+// Per query block of kBlockM rows (Q, dO, lse, D in shared memory, kStages deep), a warp
+// computes for its keys, transposed so that its accumulators are rows of keys:
+//   Sᵀ = K·Qᵀ, Pᵀ = 2^(Sᵀ · scale_log2 - lse · log2 e) (masked elements 0), dV += Pᵀ·dO,
+//   dPᵀ = V·dOᵀ, dSᵀ = Pᵀ ∘ (dPᵀ - D), dK += dSᵀ·Q,
+// Pᵀ and dSᵀ feeding the A operands of dV and dK straight from their accumulators (as P does
+// P·V in the forward). dSᵀ also goes to shared memory; after a barrier the warps split the
+// block's dQ = dS·K (kBlockM x kHeadDim) by rows and head_dim columns and add it to the FP32
+// accumulator with atomics (the convert kernel applies softmax_scale; dK gets it at the end).
+// Query rows past seqlen_q arrive zero-filled (Q, dO, lse and D), so they add nothing to dK and
+// dV, and their dQ rows are not stored. kDeterministic: CTAs take their (n_block, head, batch)
+// from a ticket counter in CTA start order, and a CTA adds its dQ of query block m only after
+// the CTA of the key block before it did (a semaphore per (batch, query head, query block)
+// counting the key blocks added), so every dQ element is summed in key-block order: bitwise
+// reproducible; a CTA waits only on CTAs that started before it, so it cannot deadlock.
+// Launch: grid (⌈seqlen_k / kBlockN⌉, heads_kv, batch), or kDeterministic the same count along
+// x, 32 kWarps threads, AttentionBwdSmem<...>::kBytes of dynamic shared memory. Needs 16-byte
+// aligned tensor bases and strides that are multiples of 8 elements; after
+// attention_bwd_preprocess on the same stream.
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kWarps, int kStages, bool kCausal,
+          bool kDeterministic>
+__global__ void __launch_bounds__(kWarps * 32, 1)
+    attention_bwd_sm80(const AttentionBwdParams params) {
+  static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
+  static_assert(kHeadDim == 64 || kHeadDim == 128, "kHeadDim must be 64 or 128");
+  static_assert(kWarps == 4 || kWarps == 8, "kWarps must be 4 or 8");
+  static_assert(kBlockN == 16 * kWarps || kBlockN == 32 * kWarps,
+                "each warp owns 16 or 32 keys: kBlockN = 16 or 32 x kWarps");
+  static_assert(kBlockM == 32 || kBlockM == 64 || kBlockM == 128, "kBlockM must be 32, 64 or 128");
+  static_assert(kStages == 1 || kStages == 2, "kStages must be 1 or 2");
+  using Smem = AttentionBwdSmem<kHeadDim, kBlockM, kBlockN, kStages>;
+  static_assert(Smem::kBytes <= 227 * 1024,
+                "more shared memory than any sm_80+ GPU gives a CTA (227 KB)");
+
+  if (test_fault(params.dk)) return;
+  constexpr int kThreads = kWarps * 32;
+  constexpr int kKeysPerWarp = kBlockN / kWarps;
+  constexpr int kNTiles = kKeysPerWarp / 16;  // m16 key tiles of a warp
+  constexpr int kKSteps = kHeadDim / 16;      // k16 steps of Sᵀ and dPᵀ
+  // Queries a warp works at once, as n8 tiles of Sᵀ and as k16 steps of dV and dK: their Sᵀ
+  // (Pᵀ) and dPᵀ (dSᵀ) take kNTiles · kQChunk / 2 FP32 registers a thread each, fewer as dK and
+  // dV (kNTiles · kHeadDim) take more: 16 queries at head_dim 128 or 32 keys a warp, else 32.
+  // NOTE: 32 queries at head_dim 128 leave ptxas (13.0) at 255 registers with spills in most
+  // configs (sm_80 and sm_90a); 16 cost a fifth more ldmatrix and spill in none of them.
+  constexpr int kQChunk = kHeadDim * kNTiles > 128 ? 8 : 2048 / (kHeadDim * kNTiles);
+  constexpr int kChunkTiles = kQChunk / 8;
+  constexpr int kChunkSteps = kQChunk / 16;
+  constexpr int kDTiles = kHeadDim / 8;  // n8 head_dim tiles of dK and dV
+  // dQ = dS·K: kDqWarpsM warps along the block's rows (kDqRowTiles m16 tiles each), kDqWarpsD
+  // along head_dim (kDqCols columns each, in passes of at most 64 columns to bound the
+  // accumulators live beside dK and dV).
+  constexpr int kDqWarpsM = kWarps < kBlockM / 16 ? kWarps : kBlockM / 16;
+  constexpr int kDqWarpsD = kWarps / kDqWarpsM;
+  constexpr int kDqRowTiles = kBlockM / 16 / kDqWarpsM;
+  constexpr int kDqCols = kHeadDim / kDqWarpsD;
+  constexpr int kDqPassCols = kDqCols < 64 ? kDqCols : 64;
+  constexpr int kDqPasses = kDqCols / kDqPassCols;
+  constexpr int kDqPassTiles = kDqPassCols / 8;
+  static_assert(kQChunk >= 16, "dK and dV of 32 keys a warp at head_dim 128 exceed the registers");
+  static_assert(kDqPassCols % 16 == 0, "dQ columns come in pairs of n8 tiles");
+  using TileQ = SwizzledTile<kBlockM, kHeadDim>;   // Q and dO: queries x head_dim
+  using TileKV = SwizzledTile<kBlockN, kHeadDim>;  // K and V: keys x head_dim
+  using TileS = SwizzledTile<kBlockN, kBlockM>;    // dSᵀ: keys x queries
+
+  extern __shared__ __align__(128) unsigned char smem[];
+  const unsigned int smem_k = shared_address(smem);
+  const unsigned int smem_v = smem_k + TileKV::kBytes;
+  const unsigned int smem_q = smem_v + TileKV::kBytes;  // stage s: Q, then dO
+  const unsigned int smem_ds = smem_q + kStages * 2 * TileQ::kBytes;
+  float* const stats = reinterpret_cast<float*>(smem + 2 * TileKV::kBytes +
+                                                kStages * 2 * TileQ::kBytes + TileS::kBytes);
+
+  const int tid = threadIdx.x;
+  const int lane = tid % 32;
+  const int warp = tid / 32;
+  const int seqlen_q = params.seqlen_q;
+  const int seqlen_k = params.seqlen_k;
+  const int num_n_blocks = (seqlen_k + kBlockN - 1) / kBlockN;
+  const int num_m_blocks = (seqlen_q + kBlockM - 1) / kBlockM;
+
+  int n_block, kv_head, batch;
+  if constexpr (kDeterministic) {
+    // Tickets in CTA start order: a CTA waits only for CTAs of smaller tickets, which are
+    // running or done.
+    __shared__ unsigned int ticket;
+    if (tid == 0) ticket = atomicAdd(params.dq_semaphores, 1u);
+    __syncthreads();
+    n_block = int(ticket % unsigned(num_n_blocks));
+    kv_head = int(ticket / unsigned(num_n_blocks) % unsigned(params.heads_kv));
+    batch = int(ticket / unsigned(num_n_blocks) / unsigned(params.heads_kv));
+  } else {
+    n_block = blockIdx.x;
+    kv_head = blockIdx.y;
+    batch = blockIdx.z;
+  }
+  const int group = params.heads_q / params.heads_kv;
+  const int n0 = n_block * kBlockN;
+  const int diagonal = seqlen_k - seqlen_q;
+  // Query blocks that see a key of this block: all, or (causal) from the one holding the first
+  // row that sees key n0 (row n0 - diagonal).
+  int m_first = 0;
+  if constexpr (kCausal) {
+    const int first_row = n0 - diagonal;
+    m_first = first_row >= seqlen_q ? num_m_blocks : (first_row > 0 ? first_row / kBlockM : 0);
+  }
+  const int steps_per_head = num_m_blocks - m_first;
+  const int num_steps = steps_per_head * group;  // (query head, query block) pairs, head-major
+
+  const T* k = static_cast<const T*>(params.k) + batch * params.k_batch_stride +
+               kv_head * params.k_head_stride;
+  const T* v = static_cast<const T*>(params.v) + batch * params.v_batch_stride +
+               kv_head * params.v_head_stride;
+
+  // Prologue: K and V of the block (group 0), the first step's Q, dO, lse and D (group 1).
+  attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_k, k + n0 * params.k_row_stride,
+                                                     params.k_row_stride, seqlen_k - n0, tid);
+  attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_v, v + n0 * params.v_row_stride,
+                                                     params.v_row_stride, seqlen_k - n0, tid);
+  cp_async_commit();
+
+  // Issues the copies of step `step` (query head, query block) into stage `stage`: Q and dO rows
+  // (zero past seqlen_q), and their lse and D (zero past seqlen_q). Issues no commit.
+  const auto load_step = [&](int step, int stage) {
+    const int head = kv_head * group + step / steps_per_head;
+    const int m0 = (m_first + step % steps_per_head) * kBlockM;
+    const T* q = static_cast<const T*>(params.q) + batch * params.q_batch_stride +
+                 head * params.q_head_stride + m0 * params.q_row_stride;
+    const T* dout = static_cast<const T*>(params.dout) + batch * params.dout_batch_stride +
+                    head * params.dout_head_stride + m0 * params.dout_row_stride;
+    const unsigned int q_tile = smem_q + stage * 2 * TileQ::kBytes;
+    attn::copy_tile_async<kBlockM, kHeadDim, kThreads>(q_tile, q, params.q_row_stride,
+                                                       seqlen_q - m0, tid);
+    attn::copy_tile_async<kBlockM, kHeadDim, kThreads>(q_tile + TileQ::kBytes, dout,
+                                                       params.dout_row_stride, seqlen_q - m0, tid);
+    const long long row0 = ((long long)batch * params.heads_q + head) * seqlen_q + m0;
+    const unsigned int stats_tile = shared_address(stats + stage * 2 * kBlockM);
+    for (int x = tid; x < 2 * kBlockM; x += kThreads) {
+      const int r = x % kBlockM;
+      const float* src = (x < kBlockM ? params.lse : params.d_rows) + row0 + r;
+      const bool in_bounds = m0 + r < seqlen_q;
+      cp_async_4(stats_tile + 4 * x, in_bounds ? src : params.lse, in_bounds ? 4u : 0u);
+    }
+  };
+  if (num_steps > 0) load_step(0, 0);
+  cp_async_commit();
+
+  // ldmatrix lanes (see attention_fwd_sm80 for the four 8x8 matrices of each operand).
+  // K and V as A of Sᵀ and dPᵀ (rows: this warp's keys, k: head_dim).
+  const attn::LaneAddress<TileKV> lane_kv(warp * kKeysPerWarp + lane % 16, lane / 16);
+  // Q and dO as B of Sᵀ and dPᵀ (n: queries, k: head_dim), stored n x k.
+  const attn::LaneAddress<TileQ> lane_qn(lane % 8 + (lane / 16) * 8, (lane / 8) % 2);
+  // Q and dO as B of dK and dV (k: queries, n: head_dim), stored k x n: .trans.
+  const attn::LaneAddress<TileQ> lane_qk(lane % 8 + ((lane / 8) % 2) * 8, lane / 16);
+  // dSᵀ as A of dQ (rows: queries, k: keys), stored k x m: .trans.
+  const attn::LaneAddress<TileS> lane_ds(lane % 8 + (lane / 16) * 8, (lane / 8) % 2);
+  // K as B of dQ (k: keys, n: head_dim), stored k x n: .trans.
+  const attn::LaneAddress<TileKV> lane_kk(lane % 8 + ((lane / 8) % 2) * 8, lane / 16);
+
+  float dk_acc[kNTiles][kDTiles][4];
+  float dv_acc[kNTiles][kDTiles][4];
+  zero_fragments(dk_acc);
+  zero_fragments(dv_acc);
+
+  // The key of accumulator rows lane / 4 (+ 16 nt + 8 r) and the query of columns 2 (lane % 4)
+  // (+ 8 t + (e & 1)), relative to the block.
+  const int key_row = warp * kKeysPerWarp + lane / 4;
+  const int query_col = 2 * (lane % 4);
+  const float scale_log2 = params.scale_log2;
+  const int dq_warp_m = warp % kDqWarpsM;
+  const int dq_warp_d = warp / kDqWarpsM;
+
+#pragma unroll 1
+  for (int step = 0; step < num_steps; ++step) {
+    const int stage = kStages == 2 ? step & 1 : 0;
+    const int head = kv_head * group + step / steps_per_head;
+    const int m_block = m_first + step % steps_per_head;
+    const int m0 = m_block * kBlockM;
+    const unsigned int q_tile = smem_q + stage * 2 * TileQ::kBytes;
+    const unsigned int do_tile = q_tile + TileQ::kBytes;
+    const float* lse_rows = stats + stage * 2 * kBlockM;
+    const float* d_rows = lse_rows + kBlockM;
+
+    // This step's tiles landed, and every warp is done with the previous step (its stage, the
+    // dSᵀ tile).
+    cp_async_wait<0>();
+    __syncthreads();
+    if constexpr (kStages == 2) {
+      if (step + 1 < num_steps) load_step(step + 1, stage ^ 1);
+      cp_async_commit();
+    }
+
+    // Blocks crossing seqlen_k or (causal) the diagonal mask per element; a block whose first
+    // row sees its last key needs no mask (rows past seqlen_q add nothing either way).
+    bool masked = n0 + kBlockN > seqlen_k;
+    if constexpr (kCausal) masked = masked || m0 + diagonal < n0 + kBlockN - 1;
+
+      // The block's queries in chunks of kQChunk: each chunk's Sᵀ, Pᵀ, dPᵀ and dSᵀ live only while
+      // the chunk is worked, beside dK and dV, whatever kBlockM is.
+#pragma unroll 1
+    for (int chunk = 0; chunk < kBlockM / kQChunk; ++chunk) {
+      // Sᵀ = K·Qᵀ for the warp's keys and the chunk's queries, then Pᵀ in place.
+      float s[kNTiles][kChunkTiles][4];
+      zero_fragments(s);
+#pragma unroll
+      for (int ks = 0; ks < kKSteps; ++ks) {
+        unsigned int a[kNTiles][4];
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt) ldmatrix_x4(a[nt], smem_k + lane_kv.at(nt, ks));
+#pragma unroll
+        for (int p = 0; p < kChunkTiles / 2; ++p) {
+          unsigned int r[4];
+          ldmatrix_x4(r, q_tile + lane_qn.at(chunk * kChunkTiles / 2 + p, ks));
+          const unsigned int b0[2] = {r[0], r[1]};
+          const unsigned int b1[2] = {r[2], r[3]};
+#pragma unroll
+          for (int nt = 0; nt < kNTiles; ++nt) {
+            mma_m16n8k16<T>(s[nt][2 * p], a[nt], b0);
+            mma_m16n8k16<T>(s[nt][2 * p + 1], a[nt], b1);
+          }
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < kChunkTiles; ++t) {
+        const int col = chunk * kQChunk + 8 * t + query_col;
+        const float lse_log2[2] = {lse_rows[col] * attn_bwd::kLog2e,
+                                   lse_rows[col + 1] * attn_bwd::kLog2e};
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            float p = exp2_approx(s[nt][t][e] * scale_log2 - lse_log2[e & 1]);
+            if (masked) {
+              const int key = n0 + key_row + 16 * nt + 8 * (e / 2);
+              const int query = m0 + col + (e & 1);
+              const bool visible = key < seqlen_k && (!kCausal || key <= query + diagonal);
+              p = visible ? p : 0.0f;
+            }
+            s[nt][t][e] = p;
+          }
+      }
+
+      // dV += Pᵀ·dO: the C fragments of n8 tiles 2 kq and 2 kq + 1 of Pᵀ, converted to T in
+      // pairs, are its A fragment of k16 step kq (as P·V in the forward).
+#pragma unroll
+      for (int kq = 0; kq < kChunkSteps; ++kq) {
+        unsigned int a[kNTiles][4];
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt) attn_bwd::pack_a_fragment<T>(s[nt], kq, a[nt]);
+#pragma unroll
+        for (int p = 0; p < kDTiles / 2; ++p) {
+          unsigned int r[4];
+          ldmatrix_x4_trans(r, do_tile + lane_qk.at(chunk * kChunkSteps + kq, p));
+          const unsigned int b0[2] = {r[0], r[1]};
+          const unsigned int b1[2] = {r[2], r[3]};
+#pragma unroll
+          for (int nt = 0; nt < kNTiles; ++nt) {
+            mma_m16n8k16<T>(dv_acc[nt][2 * p], a[nt], b0);
+            mma_m16n8k16<T>(dv_acc[nt][2 * p + 1], a[nt], b1);
+          }
+        }
+      }
+
+      // dPᵀ = V·dOᵀ, then dSᵀ = Pᵀ ∘ (dPᵀ - D) in place.
+      float ds[kNTiles][kChunkTiles][4];
+      zero_fragments(ds);
+#pragma unroll
+      for (int ks = 0; ks < kKSteps; ++ks) {
+        unsigned int a[kNTiles][4];
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt) ldmatrix_x4(a[nt], smem_v + lane_kv.at(nt, ks));
+#pragma unroll
+        for (int p = 0; p < kChunkTiles / 2; ++p) {
+          unsigned int r[4];
+          ldmatrix_x4(r, do_tile + lane_qn.at(chunk * kChunkTiles / 2 + p, ks));
+          const unsigned int b0[2] = {r[0], r[1]};
+          const unsigned int b1[2] = {r[2], r[3]};
+#pragma unroll
+          for (int nt = 0; nt < kNTiles; ++nt) {
+            mma_m16n8k16<T>(ds[nt][2 * p], a[nt], b0);
+            mma_m16n8k16<T>(ds[nt][2 * p + 1], a[nt], b1);
+          }
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < kChunkTiles; ++t) {
+        const int col = chunk * kQChunk + 8 * t + query_col;
+        const float d[2] = {d_rows[col], d_rows[col + 1]};
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) ds[nt][t][e] = s[nt][t][e] * (ds[nt][t][e] - d[e & 1]);
+      }
+
+      // dK += dSᵀ·Q, and dSᵀ (as T) into its shared tile for dQ: the A fragment's words are the
+      // pairs at (row, n8 tile) = (r, 2 kq), (r + 8, 2 kq), (r, 2 kq + 1), (r + 8, 2 kq + 1).
+#pragma unroll
+      for (int kq = 0; kq < kChunkSteps; ++kq) {
+        unsigned int a[kNTiles][4];
+#pragma unroll
+        for (int nt = 0; nt < kNTiles; ++nt) {
+          attn_bwd::pack_a_fragment<T>(ds[nt], kq, a[nt]);
+          const int row = key_row + 16 * nt;
+          const int tile = chunk * kChunkTiles + 2 * kq;
+#pragma unroll
+          for (int w = 0; w < 4; ++w)
+            st_shared_4(smem_ds + TileS::offset(row + 8 * (w % 2), tile + w / 2) + query_col * 2,
+                        a[nt][w]);
+        }
+#pragma unroll
+        for (int p = 0; p < kDTiles / 2; ++p) {
+          unsigned int r[4];
+          ldmatrix_x4_trans(r, q_tile + lane_qk.at(chunk * kChunkSteps + kq, p));
+          const unsigned int b0[2] = {r[0], r[1]};
+          const unsigned int b1[2] = {r[2], r[3]};
+#pragma unroll
+          for (int nt = 0; nt < kNTiles; ++nt) {
+            mma_m16n8k16<T>(dk_acc[nt][2 * p], a[nt], b0);
+            mma_m16n8k16<T>(dk_acc[nt][2 * p + 1], a[nt], b1);
+          }
+        }
+      }
+    }
+
+    // dSᵀ is whole, and every warp is done with this stage's Q, dO, lse and D.
+    __syncthreads();
+    if constexpr (kStages == 1) {
+      if (step + 1 < num_steps) load_step(step + 1, 0);
+      cp_async_commit();
+    }
+
+    // The dQ semaphore of (batch, head, m_block): fewer than batch · heads_q · seqlen_q words.
+    const int semaphore = 1 + (batch * params.heads_q + head) * num_m_blocks + m_block;
+    if constexpr (kDeterministic) {
+      // The key blocks before this one have added their dQ of this query block.
+      if (tid == 0)
+        while (ld_acquire_gpu(params.dq_semaphores + semaphore) != unsigned(n_block))
+          nanosleep_ns(100);
+      __syncthreads();
+    }
+
+    // dQ += dS·K for the warp's rows and head_dim columns, added to the accumulator.
+    float* dq_block =
+        params.dq_accum + (((long long)batch * params.heads_q + head) * seqlen_q + m0) * kHeadDim;
+#pragma unroll
+    for (int i = 0; i < kDqRowTiles; ++i) {
+      const int row_tile = dq_warp_m + i * kDqWarpsM;
+#pragma unroll
+      for (int pass = 0; pass < kDqPasses; ++pass) {
+        const int pair0 = (dq_warp_d * kDqCols + pass * kDqPassCols) / 16;  // 16-column pairs
+        float acc[kDqPassTiles][4];
+#pragma unroll
+        for (int t = 0; t < kDqPassTiles; ++t)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[t][e] = 0.0f;
+#pragma unroll
+        for (int kn = 0; kn < kBlockN / 16; ++kn) {
+          unsigned int a[4];
+          ldmatrix_x4_trans(a, smem_ds + lane_ds.at(kn, row_tile));
+#pragma unroll
+          for (int p = 0; p < kDqPassTiles / 2; ++p) {
+            unsigned int r[4];
+            ldmatrix_x4_trans(r, smem_k + lane_kk.at(kn, pair0 + p));
+            const unsigned int b0[2] = {r[0], r[1]};
+            const unsigned int b1[2] = {r[2], r[3]};
+            mma_m16n8k16<T>(acc[2 * p], a, b0);
+            mma_m16n8k16<T>(acc[2 * p + 1], a, b1);
+          }
+        }
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = 16 * row_tile + lane / 4 + 8 * half;
+          if (m0 + row < seqlen_q) {
+            float* dq_row = dq_block + row * kHeadDim + pair0 * 16 + query_col;
+#pragma unroll
+            for (int t = 0; t < kDqPassTiles; ++t) {
+              red_add_f32(dq_row + 8 * t, acc[t][2 * half]);
+              red_add_f32(dq_row + 8 * t + 1, acc[t][2 * half + 1]);
+            }
+          }
+        }
+      }
+    }
+
+    if constexpr (kDeterministic) {
+      // Every thread's additions are issued; the release publishes them to the next key block.
+      __syncthreads();
+      if (tid == 0) st_release_gpu(params.dq_semaphores + semaphore, unsigned(n_block + 1));
+    }
+  }
+  // Only empty groups (or, without steps, K and V) can remain; drain them.
+  cp_async_wait<0>();
+
+  // dK (times softmax_scale) and dV of the warp's keys inside seqlen_k, in T.
+  T* dk =
+      static_cast<T*>(params.dk) + batch * params.dk_batch_stride + kv_head * params.dk_head_stride;
+  T* dv =
+      static_cast<T*>(params.dv) + batch * params.dv_batch_stride + kv_head * params.dv_head_stride;
+  const float scale = params.softmax_scale;
+#pragma unroll
+  for (int nt = 0; nt < kNTiles; ++nt)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int key = n0 + key_row + 16 * nt + 8 * half;
+      if (key >= seqlen_k) continue;
+      T* dk_row = dk + key * params.dk_row_stride + query_col;
+      T* dv_row = dv + key * params.dv_row_stride + query_col;
+#pragma unroll
+      for (int t = 0; t < kDTiles; ++t) {
+        *reinterpret_cast<unsigned int*>(dk_row + 8 * t) = DTypeTraits<T>::pack2(
+            dk_acc[nt][t][2 * half] * scale, dk_acc[nt][t][2 * half + 1] * scale);
+        *reinterpret_cast<unsigned int*>(dv_row + 8 * t) =
+            DTypeTraits<T>::pack2(dv_acc[nt][t][2 * half], dv_acc[nt][t][2 * half + 1]);
+      }
+    }
+}
+
+}  // namespace kt

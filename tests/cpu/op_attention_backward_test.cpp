@@ -1,0 +1,284 @@
+// Attention backward through the op registry without a GPU: keys and their errors, the shape
+// syntax with both flags, head_dims refused with a reason, validate()'s reasons, the space, the
+// workspace (one size for every config), launch plans and name expressions, the model's ranking
+// and FLOP count, neighbour distances, and `kerntune explain` as a subprocess.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <string>
+
+#include "core/device_desc.hpp"
+#include "core/error.hpp"
+#include "core/op_registry.hpp"
+#include "ops/attention_backward/attention_backward_config.hpp"
+#include "support/cli_runner.hpp"
+
+namespace kt {
+namespace {
+
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+AttentionBackwardProblem shape(const char* text, bool causal = false, bool det = false) {
+  AttentionBackwardProblem p;
+  p.causal = causal;
+  p.deterministic = det;
+  parse_attention_backward_shape(text, p);
+  return p;
+}
+
+TEST(AttentionBackwardKeys, GoldenStringsAndRoundTrips) {
+  const AttentionBackwardProblem p = shape("b=4,hq=32,hkv=8,sq=4096,sk=2048,d=128", true, true);
+  EXPECT_EQ(to_key(p), "attnbwd:bf16:b4.hq32.hkv8.sq4096.sk2048.d128.causal.det");
+  EXPECT_EQ(parse_attention_backward_key(to_key(p)), p);
+  AttentionBackwardProblem q = shape("b=1,h=2,s=127,d=64");
+  q.dtype = DType::kFP16;
+  EXPECT_EQ(to_key(q), "attnbwd:fp16:b1.hq2.hkv2.sq127.sk127.d64.full");
+  EXPECT_EQ(parse_attention_backward_key(to_key(q)), q);
+  EXPECT_EQ(q.forward().seqlen_k, 127);
+  const AttentionBackwardConfig c{32, 128, 8, 1};
+  EXPECT_EQ(to_key(c), "fa2.bm32.bn128.w8.s1");
+  EXPECT_EQ(parse_attention_backward_config_key(to_key(c)), c);
+}
+
+TEST(AttentionBackwardKeys, RefuseMalformedKeysNamingTheProblem) {
+  EXPECT_NE(error_of([] {
+              parse_attention_backward_key("attn:bf16:b1.hq1.hkv1.sq1.sk1.d64.full");
+            }).find("not an attention backward problem key"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_attention_backward_key("attnbwd:bf16:b1.hq1.hkv1.sq1.sk1.d64.full.fast");
+            }).find("expected attnbwd"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_attention_backward_key("attnbwd:bf16:b01.hq1.hkv1.sq1.sk1.d64.full");
+            }).find("not canonical"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_attention_backward_key("attnbwd:bf16:b1.hq1.hkv1.sq1.sk1.d64.masked");
+            }).find("'causal' or 'full'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_attention_backward_config_key("fa2.bm64.bn64.w4");
+            }).find("fa2.bm64.bn64.w4.s2"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_attention_backward_config_key("fa2.bm64.bn64.w04.s2");
+            }).find("not canonical"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_attention_backward_config_key("fa3.bm64.bn64.w4.s2");
+            }).find("not an attention backward config key"),
+            std::string::npos);
+}
+
+TEST(AttentionBackwardShape, TakesBothFlagsAndNamesTheBadField) {
+  const OpSpec& op = op_spec("attention-backward");
+  ShapeOptions o;
+  EXPECT_EQ(op.problem_key("b=2,h=4,sq=100,sk=300,d=128", o),
+            "attnbwd:bf16:b2.hq4.hkv4.sq100.sk300.d128.full");
+  o.flags = {"deterministic", "causal"};
+  EXPECT_EQ(op.problem_key("b=1,hq=8,hkv=1,s=77,d=64", o),
+            "attnbwd:bf16:b1.hq8.hkv1.sq77.sk77.d64.causal.det");
+  ShapeOptions residual;
+  residual.flags = {"residual"};
+  EXPECT_NE(error_of([&] { op.problem_key("b=1,h=1,s=1,d=64", residual); }).find("--residual"),
+            std::string::npos);
+  const ShapeOptions none;
+  EXPECT_NE(error_of([&] { op.problem_key("b=1,h=1,s=1", none); }).find("head dimension"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { op.problem_key("b=1,hq=6,hkv=4,s=1,d=64", none); }).find("multiple"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { op.problem_key("b=1,h=1,s=1,d=64,x=3", none); }).find("'x'"),
+            std::string::npos);
+}
+
+TEST(AttentionBackwardShape, RefusesHeadDimsTheFamilyLacksSayingWhy) {
+  const std::string d256 = error_of([] { shape("b=1,h=2,s=64,d=256"); });
+  EXPECT_NE(d256.find("head_dim = 256 is not supported yet"), std::string::npos) << d256;
+  EXPECT_NE(d256.find("registers"), std::string::npos) << d256;
+  EXPECT_NE(error_of([] { shape("b=1,h=2,s=64,d=96"); }).find("expected 64 or 128"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { shape("b=1,h=2,s=64,d=32"); }).find("head_dim = 32"), std::string::npos);
+  // A key is validated as the op's own: the forward's head_dims are not the backward's.
+  EXPECT_NE(error_of([] {
+              parse_attention_backward_key("attnbwd:bf16:b1.hq1.hkv1.sq1.sk1.d32.full");
+            }).find("expected 64 or 128"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { shape("b=1,h=2,s=64,d=0"); }).find(">= 1"), std::string::npos);
+  EXPECT_NE(error_of([] { shape("b=65536,h=256,s=65536,d=64"); }).find("exceeds 2^31-1"),
+            std::string::npos);
+}
+
+TEST(AttentionBackwardValidate, NamesWhatDoesNotFit) {
+  const DeviceDesc& h200 = device_profile("h200");
+  const AttentionBackwardProblem d128 = shape("b=1,h=2,s=1000,d=128");
+  const AttentionBackwardProblem d64 = shape("b=1,h=2,s=1000,d=64");
+  const auto why = [&](const AttentionBackwardProblem& p, AttentionBackwardConfig c,
+                       const DeviceDesc& d) { return validate(p, c, d).value_or(""); };
+  EXPECT_NE(why(d128, {64, 128, 4, 2}, h200).find("32 keys a warp at head_dim 128"),
+            std::string::npos);
+  EXPECT_EQ(why(d64, {64, 128, 4, 2}, h200), "");  // 32 keys a warp fit at head_dim 64
+  EXPECT_NE(why(d64, {64, 96, 4, 2}, h200).find("16 or 32 x warps"), std::string::npos);
+  EXPECT_NE(why(d64, {64, 64, 2, 2}, h200).find("warps must be 4 or 8"), std::string::npos);
+  EXPECT_NE(why(d64, {16, 64, 4, 2}, h200).find("block_m"), std::string::npos);
+  EXPECT_NE(why(d64, {64, 64, 4, 3}, h200).find("stages"), std::string::npos);
+  // 64 + 128 + 32 + 2 KB of shared memory: an H200 holds it, an A100 does not.
+  EXPECT_EQ(why(d128, {128, 128, 8, 2}, h200), "");
+  EXPECT_NE(why(d128, {128, 128, 8, 2}, device_profile("a100")).find("shared memory"),
+            std::string::npos);
+  DeviceDesc turing = h200;
+  turing.cc_major = 7;
+  EXPECT_NE(why(d64, {64, 64, 4, 2}, turing).find("compute capability"), std::string::npos);
+}
+
+TEST(AttentionBackwardSpace, EveryEnumeratedConfigValidatesAndFitsItsLaunch) {
+  const DeviceDesc& h200 = device_profile("h200");
+  for (const char* text : {"b=2,hq=8,hkv=2,s=1000,d=128", "b=3,h=4,sq=127,sk=999,d=64"}) {
+    for (bool det : {false, true}) {
+      const AttentionBackwardProblem p = shape(text, true, det);
+      const auto configs = enumerate_attention_backward_configs(p, h200);
+      EXPECT_EQ(configs.size(), p.head_dim == 64 ? 18u : 12u) << text;
+      std::set<std::int64_t> workspaces;
+      for (const AttentionBackwardConfig& c : configs) {
+        SCOPED_TRACE(to_key(c));
+        EXPECT_FALSE(validate(p, c, h200));
+        EXPECT_LE(estimated_registers(p, c), 255);
+        const AttentionBackwardLaunch plan = plan_launch(p, c);
+        const std::int64_t n_blocks = (p.seqlen_k + c.block_n - 1) / c.block_n;
+        EXPECT_EQ(plan.main.num_ctas(), n_blocks * p.heads_kv * p.batch);
+        EXPECT_EQ(plan.main.grid[1], det ? 1u : std::uint32_t(p.heads_kv));
+        EXPECT_EQ(plan.main.block[0], std::uint32_t(32 * c.warps));
+        EXPECT_EQ(plan.main.smem_bytes, std::uint32_t(smem_bytes(p, c)));
+        // Preprocess and convert: 128 threads, a row per head_dim / 8 of them.
+        const std::int64_t rows_per_cta = 128 / (p.head_dim / 8);
+        EXPECT_EQ(
+            plan.preprocess.grid[0],
+            std::uint32_t((p.batch * p.heads_q * p.seqlen_q + rows_per_cta - 1) / rows_per_cta));
+        EXPECT_EQ(plan.preprocess.block[0], 128u);
+        EXPECT_EQ(plan.convert.grid, plan.preprocess.grid);
+        workspaces.insert(
+            op_spec("attention-backward").workspace_bytes(to_key(p), to_key(c), h200));
+      }
+      // One workspace for every config (the runtime grants a problem's, whichever it picks).
+      ASSERT_EQ(workspaces.size(), 1u);
+      const AttentionBackwardWorkspace w = attention_backward_workspace(p);
+      EXPECT_EQ(*workspaces.begin(), w.bytes);
+      const std::int64_t rows = p.batch * p.heads_q * p.seqlen_q;
+      EXPECT_GE(w.d_rows_offset, rows * p.head_dim * 4);
+      EXPECT_EQ(w.d_rows_offset % 256, 0);
+      EXPECT_GE(w.semaphores_offset, w.d_rows_offset + rows * 4);
+      const std::int64_t semaphores = det ? 1 + p.batch * p.heads_q * ((p.seqlen_q + 31) / 32) : 0;
+      EXPECT_GE(w.bytes, w.semaphores_offset + semaphores * 4);
+      EXPECT_LT(w.bytes, w.semaphores_offset + semaphores * 4 + 256);
+    }
+  }
+  // An A100 fits fewer (its 163 KB of shared memory), never none.
+  const AttentionBackwardProblem p = shape("b=1,h=2,s=1000,d=128");
+  const auto a100 = enumerate_attention_backward_configs(p, device_profile("a100"));
+  EXPECT_FALSE(a100.empty());
+  EXPECT_LT(a100.size(), 12u);
+}
+
+TEST(AttentionBackwardSource, NamesThreeKernelsMainFirst) {
+  const OpSpec& op = op_spec("attention-backward");
+  const std::string key = "attnbwd:fp16:b2.hq8.hkv2.sq100.sk300.d64.causal.det";
+  const KernelSource s = op.kernel_source(key, "fa2.bm64.bn128.w8.s2", "");
+  EXPECT_EQ(s.headers,
+            std::vector<std::string>{"kerntune/attention_backward/attention_bwd_sm80.cuh"});
+  ASSERT_EQ(s.name_expressions.size(), 3u);
+  EXPECT_EQ(s.name_expressions[0],
+            "kt::attention_bwd_sm80<kt::fp16, 64, 64, 128, 8, 2, true, true>");
+  EXPECT_EQ(s.name_expressions[1], "kt::attention_bwd_preprocess<kt::fp16, 64, 64, true>");
+  EXPECT_EQ(s.name_expressions[2], "kt::attention_bwd_convert_dq<kt::fp16, 64>");
+  EXPECT_NE(error_of([&] { op.kernel_source(key, "fa2.bm64.bn128.w8.s2", "lse"); }).find("lse"),
+            std::string::npos);
+}
+
+TEST(AttentionBackwardModel, CountsFiveProductsAndRanksTheSpace) {
+  const DeviceDesc& h200 = device_profile("h200");
+  const AttentionBackwardProblem p = shape("b=4,hq=32,hkv=8,s=4096,d=128", true);
+  // 10 · pairs · d: 2.5 times the forward's 4 · pairs · d.
+  EXPECT_DOUBLE_EQ(p.flops(), 2.5 * p.forward().flops());
+  const OpSpec& op = op_spec("attention-backward");
+  const auto ranked = op.ranked_configs(to_key(p), h200);
+  ASSERT_EQ(ranked.size(), 12u);
+  for (std::size_t i = 1; i < ranked.size(); ++i)
+    EXPECT_LE(ranked[i - 1].predicted_us, ranked[i].predicted_us);
+  // Never faster than the FLOPs at the mma.sync peak; the causal mask saves about half.
+  const double peak_us = p.flops() / (h200.mma_sync_tflops * 1e12) * 1e6;
+  EXPECT_GT(ranked.front().predicted_us, peak_us);
+  AttentionBackwardProblem full = p;
+  full.causal = false;
+  const auto full_ranked = op.ranked_configs(to_key(full), h200);
+  EXPECT_GT(full_ranked.front().predicted_us, 1.6 * ranked.front().predicted_us);
+  // Ordering dQ's additions never makes a config faster.
+  AttentionBackwardProblem det = p;
+  det.deterministic = true;
+  for (const RankedConfigKey& r : ranked)
+    EXPECT_GE(op.predicted_us(to_key(det), r.config_key, h200), r.predicted_us) << r.config_key;
+  // One query block a step per CTA more (stages 1) never wins over loading it during the step.
+  EXPECT_LT(op.predicted_us(to_key(p), "fa2.bm64.bn128.w8.s2", h200),
+            op.predicted_us(to_key(p), "fa2.bm64.bn128.w8.s1", h200));
+  const std::string text = op.explain(to_key(det), "fa2.bm64.bn128.w8.s2", h200);
+  for (const char* part : {"8 warps of 16 keys", "chunks of 16", "CTAs", "4 query head(s) each",
+                           "key-block order", "workspace", "predicted"})
+    EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
+}
+
+TEST(AttentionBackwardDistance, NeighboursShareDtypeHeadDimMaskAndDeterminism) {
+  const OpSpec& op = op_spec("attention-backward");
+  auto d = [&](const char* a, const char* b) { return op.distance(a, b); };
+  const char* base = "attnbwd:bf16:b4.hq32.hkv8.sq4096.sk4096.d128.causal";
+  EXPECT_EQ(d(base, base), 0.0);
+  EXPECT_DOUBLE_EQ(*d(base, "attnbwd:bf16:b4.hq32.hkv8.sq2048.sk4096.d128.causal"), 1.0);
+  EXPECT_DOUBLE_EQ(*d(base, "attnbwd:bf16:b8.hq32.hkv8.sq4096.sk4096.d128.causal"), 1.0);
+  EXPECT_FALSE(d(base, "attnbwd:bf16:b4.hq32.hkv8.sq4096.sk4096.d128.causal.det"));
+  EXPECT_FALSE(d(base, "attnbwd:bf16:b4.hq32.hkv8.sq4096.sk4096.d128.full"));
+  EXPECT_FALSE(d(base, "attnbwd:bf16:b4.hq32.hkv8.sq4096.sk4096.d64.causal"));
+  EXPECT_FALSE(d(base, "attnbwd:fp16:b4.hq32.hkv8.sq4096.sk4096.d128.causal"));
+  EXPECT_EQ(op.neighbour_prefix(base), "attnbwd:bf16:");
+}
+
+TEST(AttentionBackwardRegistry, FoundByNameAndByItsOwnPrefix) {
+  EXPECT_EQ(op_spec("attention-backward").name(), "attention-backward");
+  EXPECT_EQ(op_spec_for_key("attnbwd:bf16:b1.hq1.hkv1.sq1.sk1.d64.full").name(),
+            "attention-backward");
+  // "attn:" and "attnbwd:" never claim each other's keys.
+  EXPECT_EQ(op_spec_for_key("attn:bf16:b1.hq1.hkv1.sq1.sk1.d64.full").name(), "attention");
+}
+
+TEST(AttentionBackwardCli, ExplainsWithBothFlagsAndListsTheOp) {
+  const std::string db = (std::filesystem::temp_directory_path() /
+                          ("kt_cli_attnbwd_" + std::to_string(getpid()) + ".db"))
+                             .string();
+  const auto ops = testing::run_cli("ops", db);
+  EXPECT_EQ(ops.status, 0) << ops.output;
+  for (const char* text : {"attention-backward", "--deterministic", "attention-backward-d128"})
+    EXPECT_NE(ops.output.find(text), std::string::npos) << text << "\n" << ops.output;
+  const auto r = testing::run_cli(
+      "explain --op attention-backward --shape b=2,hq=16,hkv=4,sq=1000,sk=2000,d=64 --causal "
+      "--deterministic",
+      db);
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* text : {"attnbwd:bf16:b2.hq16.hkv4.sq1000.sk2000.d64.causal.det",
+                           "model's pick: fa2.", "predicted"})
+    EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
+  const auto d256 =
+      testing::run_cli("explain --op attention-backward --shape b=1,h=2,s=64,d=256", db);
+  EXPECT_EQ(d256.status, 1) << d256.output;
+  EXPECT_NE(d256.output.find("not supported yet"), std::string::npos) << d256.output;
+  std::filesystem::remove(db);
+}
+
+}  // namespace
+}  // namespace kt

@@ -1,0 +1,149 @@
+// The attention backward's kernels under NVRTC, no GPU needed: every config of the space (the
+// configs validate() admits are the ones shipped) compiles for sm_90a and sm_80 with zero spill
+// bytes, on both head dims, masks, dtypes and with and without the deterministic dQ order (each
+// config in two variants, the pairs covering all of them); the PTX adds dQ with FP32 reductions
+// and, deterministic, orders them with acquire/release flags; the check kernels compile; and
+// `kerntune tune --op attention-backward` predicts and stores a winner.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/device_desc.hpp"
+#include "core/error.hpp"
+#include "core/op_registry.hpp"
+#include "generator/generated_source.hpp"
+#include "generator/nvrtc_compiler.hpp"
+#include "ops/attention_backward/attention_backward_config.hpp"
+#include "support/cli_runner.hpp"
+#include "support/parallel_for.hpp"
+
+namespace kt {
+namespace {
+
+struct Variant {
+  DType dtype;
+  bool causal;
+  bool deterministic;
+  const char* arch;
+};
+
+AttentionBackwardProblem problem(std::int64_t d, const Variant& v) {
+  AttentionBackwardProblem p;
+  p.batch = 2;
+  p.heads_q = 8;
+  p.heads_kv = 2;
+  p.seqlen_q = 1000;
+  p.seqlen_k = 777;
+  p.head_dim = d;
+  p.dtype = v.dtype;
+  p.causal = v.causal;
+  p.deterministic = v.deterministic;
+  return p;
+}
+
+TEST(AttentionBackwardCompile, EveryConfigOfTheSpaceCompilesSpillFreeForSm90aAndSm80) {
+  // Each config in two complementary variants; the two lists together cover both dtypes, masks,
+  // orders and archs.
+  const Variant variants[2][2] = {
+      {{DType::kBF16, true, false, "sm_90a"}, {DType::kFP16, false, true, "sm_80"}},
+      {{DType::kFP16, false, false, "sm_90a"}, {DType::kBF16, true, true, "sm_80"}}};
+  const DeviceDesc& h200 = device_profile("h200");
+  const OpSpec& op = op_spec("attention-backward");
+  struct Case {
+    std::string label;
+    gen::GeneratedSource source;
+  };
+  std::vector<Case> cases;
+  for (std::int64_t d : {64, 128}) {
+    const auto configs = enumerate_attention_backward_configs(problem(d, variants[0][0]), h200);
+    ASSERT_EQ(configs.size(), d == 64 ? 18u : 12u);
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      for (const Variant& v : variants[i % 2]) {
+        const AttentionBackwardProblem p = problem(d, v);
+        cases.push_back({to_key(p) + " " + to_key(configs[i]) + " " + v.arch,
+                         gen::generate(op, to_key(p), to_key(configs[i]), "", v.arch)});
+      }
+  }
+  std::vector<std::string> failures(cases.size()), table(cases.size());
+  testing::parallel_for(cases.size(), [&](std::size_t i) {
+    try {
+      const gen::CompiledKernel k = gen::compile(cases[i].source);
+      const gen::KernelResources main = k.resources(0);
+      table[i] = cases[i].label + ": " + std::to_string(main.registers) + " registers";
+      if (k.cubin.empty()) failures[i] = cases[i].label + ": empty cubin";
+      if (k.report.total_spill_bytes() != 0)
+        failures[i] =
+            cases[i].label + ": spills " + std::to_string(k.report.total_spill_bytes()) + " bytes";
+      if (main.registers == 0 || k.resources(1).registers == 0 || k.resources(2).registers == 0)
+        failures[i] = cases[i].label + ": no ptxas report for one of its three kernels";
+    } catch (const CompileError& e) {
+      failures[i] = cases[i].label + ": " + e.log().substr(0, 2000);
+    }
+  });
+  for (const std::string& line : table) std::printf("%s\n", line.c_str());
+  for (const std::string& f : failures) EXPECT_TRUE(f.empty()) << f;
+}
+
+TEST(AttentionBackwardCompile, DqIsReducedInFp32AndOrderedWhenDeterministic) {
+  const OpSpec& op = op_spec("attention-backward");
+  const Variant plain{DType::kBF16, true, false, "sm_90a"};
+  const Variant ordered{DType::kBF16, true, true, "sm_90a"};
+  const std::string free_ptx = gen::compile_to_ptx(
+      gen::generate(op, to_key(problem(128, plain)), "fa2.bm64.bn128.w8.s2", "", "sm_90a"));
+  const std::string det_ptx = gen::compile_to_ptx(
+      gen::generate(op, to_key(problem(128, ordered)), "fa2.bm64.bn128.w8.s2", "", "sm_90a"));
+  for (const std::string* ptx : {&free_ptx, &det_ptx}) {
+    EXPECT_NE(ptx->find("red.relaxed.gpu.global.add.f32"), std::string::npos);
+    EXPECT_NE(ptx->find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"), std::string::npos);
+    EXPECT_NE(ptx->find("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), std::string::npos);
+  }
+  EXPECT_EQ(free_ptx.find("ld.acquire.gpu"), std::string::npos);
+  EXPECT_NE(det_ptx.find("ld.acquire.gpu"), std::string::npos);
+  EXPECT_NE(det_ptx.find("st.release.gpu"), std::string::npos);
+}
+
+TEST(AttentionBackwardCompile, CheckKernelsCompileForBothDtypes) {
+  for (const char* type : {"kt::bf16", "kt::fp16"}) {
+    const KernelSource checks{
+        "attention_bwd_check",
+        {"kerntune/attention_backward/attention_bwd_check.cuh"},
+        {std::string("kt::fill_random<") + type + ">", std::string("kt::fill_poison<") + type + ">",
+         std::string("kt::attention_bwd_reference_forward<") + type + ">",
+         std::string("kt::attention_bwd_reference_dq<") + type + ">",
+         std::string("kt::attention_bwd_reference_dkv<") + type + ">",
+         std::string("kt::attention_bwd_gather_rows<") + type + ">"}};
+    const gen::CompiledKernel k = gen::compile(gen::generate(checks, "sm_80"));
+    EXPECT_EQ(k.lowered_names.size(), 6u) << type;
+    EXPECT_EQ(k.report.total_spill_bytes(), 0) << type;
+  }
+}
+
+TEST(AttentionBackwardCompile, TuneWithoutAGpuStoresAPredictedWinner) {
+  const std::string db = (std::filesystem::temp_directory_path() /
+                          ("kt_attnbwd_predict_" + std::to_string(getpid()) + ".db"))
+                             .string();
+  std::filesystem::remove(db);
+  const auto tune = testing::run_cli(
+      "tune --op attention-backward --shape b=1,hq=8,hkv=2,sq=300,sk=500,d=64 --causal "
+      "--deterministic --candidates 2",
+      db);
+  EXPECT_EQ(tune.status, 0) << tune.output;
+  EXPECT_NE(tune.output.find("winner"), std::string::npos) << tune.output;
+  const auto ls = testing::run_cli("cache ls", db);
+  EXPECT_NE(ls.output.find("attnbwd:bf16:b1.hq8.hkv2.sq300.sk500.d64.causal.det"),
+            std::string::npos)
+      << ls.output;
+  const auto gen = testing::run_cli(
+      "gen --op attention-backward --shape b=1,h=2,s=64,d=128 --config fa2.bm64.bn64.w4.s2", db);
+  EXPECT_EQ(gen.status, 0) << gen.output;
+  EXPECT_NE(gen.output.find("kt::attention_bwd_sm80<kt::bf16, 128, 64, 64, 4, 2, false, false>"),
+            std::string::npos)
+      << gen.output;
+  std::filesystem::remove(db);
+}
+
+}  // namespace
+}  // namespace kt
