@@ -22,7 +22,10 @@ struct RuntimeOptions {
   bool read_only = false;                   // never write compiled cubins back to the database
   bool compile_on_miss = true;              // false: a shape without a cubin in the DB is an error
   int device_ordinal = 0;                   // used when the calling thread has no current context
-  std::size_t workspace_bytes = 64u << 20;  // split-K scratch, allocated once at open
+  // Scratch allocated once at open; it bounds what configs may choose to use (GEMM's split-K).
+  // A problem that cannot run with less (attention backward's FP32 dQ accumulator) is given its
+  // own, allocated once when the problem is first resolved and kept for the runtime's life.
+  std::size_t workspace_bytes = 64u << 20;
 };
 
 struct DispatchInfo {

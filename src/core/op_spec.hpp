@@ -108,6 +108,13 @@ class OpSpec {
                                        const DeviceDesc& /*device*/) const {
     return 0;
   }
+  // Scratch every config of the problem needs on `device`, whichever serves it (attention
+  // backward's FP32 dQ accumulator): the runtime and the tuner grant it beyond their workspace
+  // cap (runtime/op_dispatch.hpp, workspace_cap_for). Default: none.
+  virtual std::int64_t required_workspace_bytes(std::string_view /*problem_key*/,
+                                                const DeviceDesc& /*device*/) const {
+    return 0;
+  }
   // The model's reasoning for `kerntune explain`, several lines.
   virtual std::string explain(std::string_view problem_key, std::string_view config_key,
                               const DeviceDesc& device) const = 0;

@@ -37,6 +37,11 @@ const char* to_string(DispatchGrade grade) {
   return "?";
 }
 
+std::int64_t workspace_cap_for(const OpSpec& op, const std::string& problem_key,
+                               const DeviceDesc& device, std::int64_t cap_bytes) {
+  return std::max(cap_bytes, op.required_workspace_bytes(problem_key, device));
+}
+
 std::vector<std::string> model_ranked_configs(const OpSpec& op, const std::string& problem_key,
                                               const DeviceDesc& device, std::int64_t max_workspace,
                                               std::size_t count) {

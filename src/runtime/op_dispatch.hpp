@@ -25,6 +25,13 @@ struct DispatchChoice {
   bool predicted = false;         // the winner came from a prediction, not a measurement
 };
 
+// max(cap_bytes, op.required_workspace_bytes(...)): the workspace the problem's configs may
+// use. The runtime and the tuner grant a problem the scratch it cannot run without (attention
+// backward's FP32 dQ accumulator) beyond their cap, so the cap bounds what a config may choose
+// to use (GEMM's split-K), never whether a problem runs.
+std::int64_t workspace_cap_for(const OpSpec& op, const std::string& problem_key,
+                               const DeviceDesc& device, std::int64_t cap_bytes);
+
 // db may be null. Throws kt::Error (unsupported) when no config of the space fits.
 DispatchChoice choose_config(const cache::Database* db, const OpSpec& op,
                              const std::string& problem_key, const DeviceDesc& device,

@@ -7,6 +7,8 @@
 #include <optional>
 #include <shared_mutex>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -30,6 +32,7 @@ struct Entry {
   const OpEntry* op = nullptr;
   std::unique_ptr<rt::OpKernel> kernel;
   DispatchInfo info;
+  CUdeviceptr workspace = 0;  // the runtime's, or a grown one when the config needs more
 };
 
 }  // namespace
@@ -41,6 +44,10 @@ struct Runtime::Impl {
   std::optional<cache::Database> db;
   rt::ModuleCache modules;
   CUdeviceptr workspace = 0;
+  // Workspaces allocated for problems that need more scratch than options.workspace_bytes
+  // (workspace_cap_for), largest last; kept for the runtime's life, since kernels in flight and
+  // captured graphs hold their addresses.
+  std::vector<std::pair<CUdeviceptr, std::size_t>> grown_workspaces;
   std::shared_mutex mutex;
   std::unordered_map<std::string, Entry> entries;  // by problem key + '#' + variant
 
@@ -66,6 +73,23 @@ struct Runtime::Impl {
 
   ~Impl() {
     if (workspace != 0) rt::driver().mem_free(workspace);
+    for (const auto& [pointer, bytes] : grown_workspaces) rt::driver().mem_free(pointer);
+  }
+
+  // A workspace of at least `bytes`: the runtime's, else the largest grown one, else a new one
+  // (readied by every op, as the runtime's is). Under the unique lock, in the context.
+  CUdeviceptr workspace_of(std::int64_t bytes) {
+    if (bytes <= std::int64_t(options.workspace_bytes)) return workspace;
+    if (!grown_workspaces.empty() && std::int64_t(grown_workspaces.back().second) >= bytes)
+      return grown_workspaces.back().first;
+    CUdeviceptr grown = 0;
+    rt::check(rt::driver().mem_alloc(&grown, std::size_t(bytes)), "cuMemAlloc(workspace)");
+    grown_workspaces.emplace_back(grown, std::size_t(bytes));
+    for (const OpEntry& op : OpRegistry::instance().all())
+      op.launcher->prepare_workspace(grown, std::size_t(bytes));
+    logger().info("workspace grown to {} B for a problem that needs more than {} B", bytes,
+                  options.workspace_bytes);
+    return grown;
   }
 
   rt::CubinResult compile(const OpSpec& op, const std::string& problem_key,
@@ -86,7 +110,8 @@ struct Runtime::Impl {
     if (auto it = entries.find(cache_key); it != entries.end()) return it->second;
     rt::ScopedCurrent current(context.context());
     cache::Database* database = db ? &*db : nullptr;
-    const std::int64_t max_workspace = std::int64_t(options.workspace_bytes);
+    const std::int64_t max_workspace =
+        rt::workspace_cap_for(op, problem_key, device, std::int64_t(options.workspace_bytes));
     const rt::DispatchChoice choice =
         fallback.empty() ? rt::choose_config(database, op, problem_key, device, max_workspace)
                          : rt::DispatchChoice{fallback, rt::DispatchGrade::kFallback, "", true};
@@ -108,7 +133,8 @@ struct Runtime::Impl {
         options.compile_on_miss, !options.read_only);
     Entry entry{&op_entry, op_entry.launcher->load(problem_key, config, module),
                 DispatchInfo{config, rt::to_string(choice.grade), choice.tuned_problem_key,
-                             cubin.compiled_now, choice.predicted}};
+                             cubin.compiled_now, choice.predicted},
+                workspace_of(op.workspace_bytes(problem_key, config, device))};
     logger().debug("dispatch {} -> {} grade={} compiled={}", problem_key, config, entry.info.grade,
                    entry.info.compiled_now);
     return entries.emplace(cache_key, std::move(entry)).first->second;
@@ -143,7 +169,8 @@ struct Runtime::Impl {
     const Entry* entry = &lookup(op, problem_key, variant);
     if (!entry->kernel->serves(call)) entry = &lookup(op, problem_key, variant, entry);
     rt::ScopedCurrent current(context.context());
-    const CUresult result = entry->kernel->launch(call, workspace, static_cast<CUstream>(stream));
+    const CUresult result =
+        entry->kernel->launch(call, entry->workspace, static_cast<CUstream>(stream));
     if (result != CUDA_SUCCESS)
       rt::check(result, fmt::format("cuLaunchKernel({})", op.spec->name()).c_str());
   }

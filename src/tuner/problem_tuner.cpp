@@ -10,6 +10,7 @@
 #include "core/op_registry.hpp"
 #include "core/versions.hpp"
 #include "generator/generated_source.hpp"
+#include "runtime/op_dispatch.hpp"
 #include "tuner/op_tuning.hpp"
 #include "tuner/tuning_record.hpp"
 
@@ -76,10 +77,13 @@ TuneReport tune_problem(const std::string& problem_key, cache::Database& db, con
   report.predicted = o.predict_only;
   report.device_fingerprint = device.fingerprint();
 
+  // The workspace the problem's configs may use: the cap, or the scratch every config of the
+  // problem needs when that is more (rt::workspace_cap_for, as the runtime grants it).
+  const std::int64_t max_workspace =
+      rt::workspace_cap_for(op, problem_key, device, std::int64_t(o.max_workspace_bytes));
   std::vector<RankedConfigKey> ranked;
   for (RankedConfigKey& r : op.ranked_configs(problem_key, device))
-    if (op.workspace_bytes(problem_key, r.config_key, device) <=
-        std::int64_t(o.max_workspace_bytes))
+    if (op.workspace_bytes(problem_key, r.config_key, device) <= max_workspace)
       ranked.push_back(std::move(r));
   std::unique_ptr<OpSearch> search;
   // A round of the search, cut to what the cap leaves (the round lists its best first).

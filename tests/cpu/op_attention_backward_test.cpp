@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/op_registry.hpp"
 #include "ops/attention_backward/attention_backward_config.hpp"
+#include "runtime/op_dispatch.hpp"
 #include "support/cli_runner.hpp"
 
 namespace kt {
@@ -187,6 +188,25 @@ TEST(AttentionBackwardSpace, EveryEnumeratedConfigValidatesAndFitsItsLaunch) {
   const auto a100 = enumerate_attention_backward_configs(p, device_profile("a100"));
   EXPECT_FALSE(a100.empty());
   EXPECT_LT(a100.size(), 12u);
+}
+
+// The scratch a problem cannot run without is granted beyond the runtime's and the tuner's cap;
+// the cap still bounds what a config may choose (GEMM's split-K needs none to run).
+TEST(AttentionBackwardWorkspace, TheProblemsScratchIsGrantedBeyondTheCap) {
+  const DeviceDesc& h200 = device_profile("h200");
+  const OpSpec& bwd = op_spec("attention-backward");
+  // 16k tokens x 16 heads x d128: a 128 MiB FP32 dQ accumulator, over the default 64 MiB.
+  const std::string big = "attnbwd:bf16:b4.hq16.hkv16.sq4096.sk4096.d128.causal";
+  const std::int64_t needed = attention_backward_workspace(parse_attention_backward_key(big)).bytes;
+  EXPECT_GT(needed, std::int64_t(128) << 20);
+  EXPECT_EQ(bwd.required_workspace_bytes(big, h200), needed);
+  EXPECT_EQ(rt::workspace_cap_for(bwd, big, h200, std::int64_t(64) << 20), needed);
+  EXPECT_EQ(rt::workspace_cap_for(bwd, big, h200, std::int64_t(1) << 30), std::int64_t(1) << 30);
+  // Every config fits the granted cap, so dispatch always finds one.
+  EXPECT_EQ(rt::model_ranked_configs(bwd, big, h200, needed, 100).size(), 12u);
+  const OpSpec& gemm = op_spec("gemm");
+  EXPECT_EQ(gemm.required_workspace_bytes("gemm:bf16:bf16:nt:512x512x32768", h200), 0);
+  EXPECT_EQ(rt::workspace_cap_for(gemm, "gemm:bf16:bf16:nt:512x512x32768", h200, 4096), 4096);
 }
 
 TEST(AttentionBackwardSource, NamesThreeKernelsMainFirst) {

@@ -145,5 +145,18 @@ TEST(AttentionBackwardCompile, TuneWithoutAGpuStoresAPredictedWinner) {
   std::filesystem::remove(db);
 }
 
+TEST(AttentionBackwardCompile, TuneGrantsTheWorkspaceTheProblemNeeds) {
+  // 16k tokens x 16 heads x d128: a 128 MiB FP32 dQ accumulator, over the tuner's 64 MiB cap.
+  const std::string db = (std::filesystem::temp_directory_path() /
+                          ("kt_attnbwd_workspace_" + std::to_string(getpid()) + ".db"))
+                             .string();
+  std::filesystem::remove(db);
+  const auto tune = testing::run_cli(
+      "tune --op attention-backward --shape b=4,h=16,s=4096,d=128 --causal --candidates 1", db);
+  EXPECT_EQ(tune.status, 0) << tune.output;
+  EXPECT_NE(tune.output.find("winner"), std::string::npos) << tune.output;
+  std::filesystem::remove(db);
+}
+
 }  // namespace
 }  // namespace kt

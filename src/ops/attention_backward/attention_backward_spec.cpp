@@ -99,6 +99,10 @@ class AttentionBackwardSpec final
     return attention_backward_workspace(p).bytes;
   }
 
+  std::int64_t required_workspace_bytes(std::string_view key, const DeviceDesc&) const override {
+    return attention_backward_workspace(parse_attention_backward_key(key)).bytes;
+  }
+
   KernelSource kernel_source(std::string_view key, std::string_view config,
                              std::string_view variant) const override {
     if (!variant.empty())
