@@ -108,6 +108,8 @@ echo "$c_out"
 version=$(sed -n 's/^kerntune \([0-9][0-9.]*\)$/\1/p' <<<"$cpp_out")
 [[ -n $version ]] || fail "kt_consumer_cpp printed no version"
 grep -q "^problem gemm:bf16:bf16:nt:4096x4096x4096 " <<<"$cpp_out" || fail "wrong problem key"
+grep -q "^problem attnbwd:bf16:b2.hq16.hkv4.sq1024.sk1024.d128.causal.det " <<<"$cpp_out" ||
+  fail "wrong attention backward problem key"
 
 if command -v python3 >/dev/null; then
   step "ctypes loads libkerntune.so"

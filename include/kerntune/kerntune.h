@@ -64,6 +64,41 @@ typedef struct kt_attention_args {
 /* O = softmax(scale * Q K^T [causal]) V on stream; GQA/MQA when heads_kv < heads_q. */
 kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* args, void* stream);
 
+/* One attention-backward call: dq, dk, dv of the forward problem from dout, the forward's o and
+ * its lse ([batch, heads_q, seqlen_q] FP32 natural-log logsumexp, as kt_attention_forward writes
+ * it); dk, dv of a key/value head are summed over its query heads. deterministic nonzero sums dq
+ * in a fixed order (bitwise reproducible). head_dim 64 or 128. Strides as kt_attention_args
+ * (elements: batch, row, head; multiples of 8; head_dim contiguous); softmax_scale the forward's
+ * (0 means 1/sqrt(head_dim)). Uses the runtime's workspace (a problem needing more gets its own
+ * on first use); calls on one runtime must not run concurrently on different streams. */
+typedef struct kt_attention_backward_args {
+  int64_t batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim;
+  kt_dtype dtype;
+  int causal;
+  int deterministic;
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* o;
+  const void* dout;
+  const float* lse;
+  void* dq;
+  void* dk;
+  void* dv;
+  int64_t q_strides[3];
+  int64_t k_strides[3];
+  int64_t v_strides[3];
+  int64_t o_strides[3];
+  int64_t dout_strides[3];
+  int64_t dq_strides[3];
+  int64_t dk_strides[3];
+  int64_t dv_strides[3];
+  float softmax_scale;
+} kt_attention_backward_args;
+
+kt_status kt_attention_backward(kt_runtime* runtime, const kt_attention_backward_args* args,
+                                void* stream);
+
 /* One fused RMSNorm call: y = x * rsqrt(mean(x^2) + eps) * weight per row of hidden elements;
  * with residual (and residual_out) set, x = x + residual first and the sum is written to
  * residual_out (which may be residual itself). Dense rows, 16-byte aligned pointers. */
@@ -89,7 +124,8 @@ typedef struct kt_dispatch_info {
   int predicted;    /* the config was picked by the model, not measured */
 } kt_dispatch_info;
 
-/* Any op by its problem key ("gemm:...", "attn:...", "rmsnorm:...", as `kerntune ops` lists);
+/* Any op by its problem key ("gemm:...", "attn:...", "attnbwd:...", "rmsnorm:...", as
+ * `kerntune ops` lists);
  * variant NULL or "" for the default instantiation (attention: "lse" too). */
 kt_status kt_prepare(kt_runtime* runtime, const char* problem_key, const char* variant,
                      kt_dispatch_info* out);

@@ -11,6 +11,7 @@
 #include "core/attention_problem.hpp"
 #include "core/error.hpp"
 #include "core/gemm_problem.hpp"
+#include "ops/attention_backward/attention_backward_problem.hpp"
 #include "ops/rmsnorm/rmsnorm_problem.hpp"
 
 namespace kt {
@@ -18,10 +19,10 @@ namespace kt {
 using Stream = void*;  // a CUstream (cudaStream_t); nullptr is the legacy default stream
 
 struct RuntimeOptions {
-  std::string database_path;                // empty: $KERNTUNE_DB or the user cache directory
-  bool read_only = false;                   // never write compiled cubins back to the database
-  bool compile_on_miss = true;              // false: a shape without a cubin in the DB is an error
-  int device_ordinal = 0;                   // used when the calling thread has no current context
+  std::string database_path;    // empty: $KERNTUNE_DB or the user cache directory
+  bool read_only = false;       // never write compiled cubins back to the database
+  bool compile_on_miss = true;  // false: a shape without a cubin in the DB is an error
+  int device_ordinal = 0;       // used when the calling thread has no current context
   // Scratch allocated once at open; it bounds what configs may choose to use (GEMM's split-K).
   // A problem that cannot run with less (attention backward's FP32 dQ accumulator) is given its
   // own, allocated once when the problem is first resolved and kept for the runtime's life.
@@ -85,14 +86,26 @@ class Runtime {
                          Stream stream = nullptr);
   DispatchInfo prepare_attention(const AttentionProblem& problem, bool write_lse = false);
 
+  // dQ, dK, dV of attention_forward's problem from dO, the forward's O and its logsumexp
+  // (tensors.lse, the "lse" variant's output), dK and dV of a key/value head summed over its
+  // query heads; problem.deterministic sums dQ in a fixed order (bitwise reproducible). Uses
+  // the runtime's workspace for dQ's FP32 accumulator (a problem needing more than
+  // RuntimeOptions::workspace_bytes gets its own on first use: prepare it before capturing a
+  // graph); calls sharing a runtime must not run concurrently on different streams. Dispatch
+  // and threading as gemm(). Throws kt::Error naming the bad argument.
+  void attention_backward(const AttentionBackwardProblem& problem,
+                          const AttentionBackwardTensors& tensors, Stream stream = nullptr);
+  DispatchInfo prepare_attention_backward(const AttentionBackwardProblem& problem);
+
   // y = x · rsqrt(mean(x²) + eps) · w per row (after x = x + residual, the sum written to
   // tensors.residual_out, when problem.residual). Dispatch and threading as gemm().
   void rmsnorm(const RmsnormProblem& problem, const RmsnormTensors& tensors,
                Stream stream = nullptr);
   DispatchInfo prepare_rmsnorm(const RmsnormProblem& problem);
 
-  // Any registered op by its problem key ("gemm:...", "attn:...", "rmsnorm:..."): `call` points
-  // to the op's call struct (GemmCall, AttentionTensors, RmsnormTensors), checked against the
+  // Any registered op by its problem key ("gemm:...", "attn:...", "attnbwd:...", "rmsnorm:..."):
+  // `call` points to the op's call struct (GemmCall, AttentionTensors, AttentionBackwardTensors,
+  // RmsnormTensors), checked against the
   // problem before anything else; `variant` names an instantiation the op offers (attention's
   // "lse"), empty for the default. The per-op entries above are these with the op's types.
   void launch(const std::string& problem_key, std::string_view variant, const void* call,

@@ -174,6 +174,46 @@ kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* arg
   });
 }
 
+kt_status kt_attention_backward(kt_runtime* runtime, const kt_attention_backward_args* args,
+                                void* stream) {
+  return guarded([&] {
+    if (args == nullptr) kt::throw_invalid("kt_attention_backward: args is NULL");
+    kt::AttentionBackwardProblem p;
+    p.batch = args->batch;
+    p.heads_q = args->heads_q;
+    p.heads_kv = args->heads_kv;
+    p.seqlen_q = args->seqlen_q;
+    p.seqlen_k = args->seqlen_k;
+    p.head_dim = args->head_dim;
+    p.dtype = to_dtype(raw_value(args->dtype));
+    p.causal = args->causal != 0;
+    p.deterministic = args->deterministic != 0;
+    kt::AttentionBackwardTensors t;
+    t.q = args->q;
+    t.k = args->k;
+    t.v = args->v;
+    t.o = args->o;
+    t.dout = args->dout;
+    t.lse = args->lse;
+    t.dq = args->dq;
+    t.dk = args->dk;
+    t.dv = args->dv;
+    for (int i = 0; i < 3; ++i) {
+      t.q_strides[i] = args->q_strides[i];
+      t.k_strides[i] = args->k_strides[i];
+      t.v_strides[i] = args->v_strides[i];
+      t.o_strides[i] = args->o_strides[i];
+      t.dout_strides[i] = args->dout_strides[i];
+      t.dq_strides[i] = args->dq_strides[i];
+      t.dk_strides[i] = args->dk_strides[i];
+      t.dv_strides[i] = args->dv_strides[i];
+    }
+    t.softmax_scale = args->softmax_scale;
+    kt::validate(p);
+    launch_checked(runtime, "kt_attention_backward", kt::to_key(p), "", &t, stream);
+  });
+}
+
 kt_status kt_rmsnorm(kt_runtime* runtime, const kt_rmsnorm_args* args, void* stream) {
   return guarded([&] {
     if (args == nullptr) kt::throw_invalid("kt_rmsnorm: args is NULL");

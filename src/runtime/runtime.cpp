@@ -215,6 +215,17 @@ DispatchInfo Runtime::prepare_attention(const AttentionProblem& problem, bool wr
   return prepare(to_key(problem), write_lse ? "lse" : "");
 }
 
+void Runtime::attention_backward(const AttentionBackwardProblem& problem,
+                                 const AttentionBackwardTensors& tensors, Stream stream) {
+  validate(problem);
+  launch(to_key(problem), "", &tensors, stream);
+}
+
+DispatchInfo Runtime::prepare_attention_backward(const AttentionBackwardProblem& problem) {
+  validate(problem);
+  return prepare(to_key(problem));
+}
+
 void Runtime::rmsnorm(const RmsnormProblem& problem, const RmsnormTensors& tensors, Stream stream) {
   validate(problem);
   launch(to_key(problem), "", &tensors, stream);

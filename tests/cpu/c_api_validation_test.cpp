@@ -164,6 +164,74 @@ TEST(CApiAttention, NullArgsAndThenANullHandleAreNamed) {
   expect_invalid(kt_attention_forward(nullptr, &args, nullptr), "runtime is NULL");
 }
 
+kt_attention_backward_args valid_backward_args() {
+  kt_attention_backward_args args{};
+  args.batch = 2;
+  args.heads_q = 8;
+  args.heads_kv = 2;
+  args.seqlen_q = args.seqlen_k = 128;
+  args.head_dim = 128;
+  args.dtype = KT_DTYPE_BF16;
+  args.causal = 1;
+  args.deterministic = 1;
+  const void** inputs[] = {&args.q, &args.k, &args.v, &args.o, &args.dout};
+  for (int i = 0; i < 5; ++i) *inputs[i] = address(kAligned + 0x100000 * std::uintptr_t(i));
+  args.lse = static_cast<const float*>(address(kAligned + 0x500000));
+  args.dq = address(kAligned + 0x600000);
+  args.dk = address(kAligned + 0x700000);
+  args.dv = address(kAligned + 0x800000);
+  // (B, N, H, d)
+  const int64_t q_strides[3] = {128 * 8 * 128, 8 * 128, 128};
+  const int64_t kv_strides[3] = {128 * 2 * 128, 2 * 128, 128};
+  for (int i = 0; i < 3; ++i) {
+    args.q_strides[i] = args.o_strides[i] = args.dout_strides[i] = args.dq_strides[i] =
+        q_strides[i];
+    args.k_strides[i] = args.v_strides[i] = args.dk_strides[i] = args.dv_strides[i] = kv_strides[i];
+  }
+  return args;
+}
+
+struct BackwardCase {
+  const char* name;
+  std::function<void(kt_attention_backward_args&)> change;
+  const char* needle;
+};
+
+TEST(CApiAttentionBackward, EveryBadArgumentIsNamedBeforeTheRuntimeHandle) {
+  using Args = kt_attention_backward_args;
+  const BackwardCase cases[] = {
+      {"zero batch", [](Args& a) { a.batch = 0; }, "batch (b) = 0"},
+      {"heads not grouped", [](Args& a) { a.heads_kv = 3; }, "not a multiple"},
+      {"head_dim 256", [](Args& a) { a.head_dim = 256; }, "head_dim = 256 is not supported yet"},
+      {"head_dim 96", [](Args& a) { a.head_dim = 96; }, "expected 64 or 128"},
+      {"unknown dtype", [](Args& a) { a.dtype = static_cast<kt_dtype>(9); }, "kt_dtype value 9"},
+      {"null dout", [](Args& a) { a.dout = nullptr; }, "tensor dO is a null pointer"},
+      {"null dk", [](Args& a) { a.dk = nullptr; }, "tensor dK is a null pointer"},
+      {"misaligned dq", [](Args& a) { a.dq = address(kAligned + 0x600008); },
+       "tensor dQ at 0x7f0000700008 is not 16-byte aligned"},
+      {"dv stride not a multiple of 8", [](Args& a) { a.dv_strides[1] = 260; },
+       "dV has row stride 260"},
+      {"colliding dq rows", [](Args& a) { a.dq_strides[1] = 0; },
+       "output dQ has row stride 0 over 128 rows"},
+      {"null lse", [](Args& a) { a.lse = nullptr; }, "lse is a null pointer"},
+      {"misaligned lse", [](Args& a) { a.lse = static_cast<const float*>(address(kAligned + 2)); },
+       "lse is not 4-byte aligned"},
+      {"nan scale", [](Args& a) { a.softmax_scale = std::nanf(""); }, "softmax_scale = nan"},
+  };
+  for (const BackwardCase& test : cases) {
+    SCOPED_TRACE(test.name);
+    kt_attention_backward_args args = valid_backward_args();
+    test.change(args);
+    expect_invalid(kt_attention_backward(nullptr, &args, nullptr), test.needle);
+  }
+}
+
+TEST(CApiAttentionBackward, NullArgsAndThenANullHandleAreNamed) {
+  expect_invalid(kt_attention_backward(nullptr, nullptr, nullptr), "args is NULL");
+  const kt_attention_backward_args args = valid_backward_args();
+  expect_invalid(kt_attention_backward(nullptr, &args, nullptr), "runtime is NULL");
+}
+
 TEST(CApiRuntime, OpenWithoutAnOutPointerIsAnInvalidArgument) {
   expect_invalid(kt_runtime_open(nullptr, 0, nullptr), "out is NULL");
   expect_invalid(kt_runtime_open_device(nullptr, 0, 0, nullptr), "out is NULL");

@@ -1,7 +1,7 @@
 // The C++ side of the package test: uses the public API of an installed kerntune. Prints
-// kt_version() and a problem key; then opens a runtime, which on a machine without a GPU throws
-// kt::Error (caught here by type, across the library boundary) and with one prints the device
-// and the dispatch of a 4096^3 GEMM.
+// kt_version() and two problem keys (a GEMM's, an attention backward's); then opens a runtime,
+// which on a machine without a GPU throws kt::Error (caught here by type, across the library
+// boundary) and with one prints the device and the dispatch of a 4096^3 GEMM.
 #include <kerntune/kerntune.h>
 
 #include <cstdio>
@@ -15,6 +15,9 @@ int main() {
   kt::parse_gemm_shape("4096x4096x4096", problem);
   kt::validate(problem);
   std::printf("problem %s (%.3g GFLOP)\n", kt::to_key(problem).c_str(), problem.flops() / 1e9);
+  kt::AttentionBackwardProblem backward{.causal = true, .deterministic = true};
+  kt::parse_attention_backward_shape("b=2,hq=16,hkv=4,s=1024,d=128", backward);
+  std::printf("problem %s (%.3g GFLOP)\n", kt::to_key(backward).c_str(), backward.flops() / 1e9);
 
   try {
     kt::RuntimeOptions options;
