@@ -1,4 +1,5 @@
-// Fuzzes the C ABI's argument checks (kt_gemm, kt_attention_forward) with a NULL runtime, which
+// Fuzzes the C ABI's argument checks (kt_gemm, kt_attention_forward, kt_attention_backward) with
+// a NULL runtime, which
 // they check last: any sizes, dtypes, layouts, pointers, strides and scale give a status and a
 // message, never a crash or an exception through the ABI; arguments that pass every check are
 // refused for the NULL runtime.
@@ -42,7 +43,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FuzzedDataProvider in(data, size);
-  if (in.ConsumeBool()) {
+  const int entry = in.ConsumeIntegralInRange(0, 2);
+  if (entry == 0) {
     const auto m = in.ConsumeIntegral<std::int64_t>();
     const auto n = in.ConsumeIntegral<std::int64_t>();
     const auto k = in.ConsumeIntegral<std::int64_t>();
@@ -53,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const void* b = address(in);
     void* c = const_cast<void*>(address(in));
     expect_refused(kt_gemm(nullptr, m, n, k, in_dtype, out_dtype, layout, a, b, c, nullptr));
-  } else {
+  } else if (entry == 1) {
     kt_attention_args args;
     std::memset(&args, 0, sizeof args);
     for (std::int64_t* size_field : {&args.batch, &args.heads_q, &args.heads_kv, &args.seqlen_q,
@@ -71,6 +73,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       for (int i = 0; i < 3; ++i) strides[i] = in.ConsumeIntegral<std::int64_t>();
     args.softmax_scale = in.ConsumeFloatingPoint<float>();
     expect_refused(kt_attention_forward(nullptr, &args, nullptr));
+  } else {
+    kt_attention_backward_args args;
+    std::memset(&args, 0, sizeof args);
+    for (std::int64_t* size_field : {&args.batch, &args.heads_q, &args.heads_kv, &args.seqlen_q,
+                                     &args.seqlen_k, &args.head_dim})
+      *size_field = in.ConsumeIntegral<std::int64_t>();
+    const int raw_dtype = in.ConsumeIntegralInRange(-2, 4);
+    std::memcpy(&args.dtype, &raw_dtype, sizeof raw_dtype);
+    args.causal = in.ConsumeIntegral<int>();
+    args.deterministic = in.ConsumeIntegral<int>();
+    for (const void** input : {&args.q, &args.k, &args.v, &args.o, &args.dout})
+      *input = address(in);
+    args.lse = in.ConsumeBool() ? nullptr : static_cast<const float*>(address(in));
+    for (void** output : {&args.dq, &args.dk, &args.dv}) *output = const_cast<void*>(address(in));
+    for (std::int64_t* strides :
+         {args.q_strides, args.k_strides, args.v_strides, args.o_strides, args.dout_strides,
+          args.dq_strides, args.dk_strides, args.dv_strides})
+      for (int i = 0; i < 3; ++i) strides[i] = in.ConsumeIntegral<std::int64_t>();
+    args.softmax_scale = in.ConsumeFloatingPoint<float>();
+    expect_refused(kt_attention_backward(nullptr, &args, nullptr));
   }
   return 0;
 }
