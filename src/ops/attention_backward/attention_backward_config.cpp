@@ -31,7 +31,7 @@ constexpr double kCtaFixedUs = 3.0;
 constexpr double kLaunchUs = 3.0;
 constexpr double kSideLaunchUs = 2.0;
 // Registers of a thread beyond the accumulators: operands in flight, ldmatrix addresses, the
-// step's indices (ptxas 13.0 allocates 168 to 255 registers over the space).
+// step's indices (ptxas 13.0 allocates 188 to 255 registers over the space).
 constexpr int kOperandRegisters = 90;
 constexpr int kMaxRegisters = 255;
 constexpr int kPrepThreads = 128;

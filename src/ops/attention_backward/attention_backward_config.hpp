@@ -43,7 +43,7 @@ AttentionBackwardConfig parse_attention_backward_config_key(std::string_view key
 int smem_bytes(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c);
 // The main kernel's registers a thread as the model and validate() estimate them: dK and dV
 // (head_dim FP32 per 16 keys a warp owns), a query chunk's Sᵀ and dPᵀ, and 90 of addressing and
-// operands (ptxas 13.0 allocates 168-255).
+// operands (ptxas 13.0 allocates 188-255).
 int estimated_registers(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c);
 std::int64_t num_ctas(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c);
 

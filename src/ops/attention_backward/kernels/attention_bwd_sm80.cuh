@@ -158,8 +158,9 @@ struct AttentionBwdSmem {
 // 1 or 2 m16 tiles) and keeps their dK and dV (kNTiles x 16 x kHeadDim each) in FP32 registers
 // while the CTA walks every query block that sees the keys, for every query head of the
 // key/value head in turn (the GQA sum stays in registers; dK and dV are written once, in T).
-// Per query block of kBlockM rows (Q, dO, lse, D in shared memory, kStages deep), a warp
-// computes for its keys, transposed so that its accumulators are rows of keys:
+// Per query block of kBlockM rows (Q, dO, lse, D in shared memory, kStages deep) and per chunk of
+// kQChunk of its queries, a warp computes for its keys, transposed so that its accumulators are
+// rows of keys:
 //   Sᵀ = K·Qᵀ, Pᵀ = 2^(Sᵀ · scale_log2 - lse · log2 e) (masked elements 0), dV += Pᵀ·dO,
 //   dPᵀ = V·dOᵀ, dSᵀ = Pᵀ ∘ (dPᵀ - D), dK += dSᵀ·Q,
 // Pᵀ and dSᵀ feeding the A operands of dV and dK straight from their accumulators (as P does
@@ -176,6 +177,8 @@ struct AttentionBwdSmem {
 // x, 32 kWarps threads, AttentionBwdSmem<...>::kBytes of dynamic shared memory. Needs 16-byte
 // aligned tensor bases and strides that are multiples of 8 elements; after
 // attention_bwd_preprocess on the same stream.
+// NOTE: __launch_bounds__ names one CTA an SM: without it ptxas (13.0) caps some head_dim 64
+// configs at 168 registers (three CTAs of 128 threads an SM) and spills; with it none spills.
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kWarps, int kStages, bool kCausal,
           bool kDeterministic>
 __global__ void __launch_bounds__(kWarps * 32, 1)
