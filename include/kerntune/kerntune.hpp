@@ -24,8 +24,9 @@ struct RuntimeOptions {
   bool compile_on_miss = true;  // false: a shape without a cubin in the DB is an error
   int device_ordinal = 0;       // used when the calling thread has no current context
   // Scratch allocated once at open; it bounds what configs may choose to use (GEMM's split-K).
-  // A problem that cannot run with less (attention backward's FP32 dQ accumulator) is given its
-  // own, allocated once when the problem is first resolved and kept for the runtime's life.
+  // An op's scratch it cannot run without (attention backward's FP32 dQ accumulator) is a buffer
+  // of its own instead, of any size, allocated when a problem needing more is first resolved and
+  // kept for the runtime's life.
   std::size_t workspace_bytes = 64u << 20;
 };
 
@@ -88,11 +89,11 @@ class Runtime {
 
   // dQ, dK, dV of attention_forward's problem from dO, the forward's O and its logsumexp
   // (tensors.lse, the "lse" variant's output), dK and dV of a key/value head summed over its
-  // query heads; problem.deterministic sums dQ in a fixed order (bitwise reproducible). Uses
-  // the runtime's workspace for dQ's FP32 accumulator (a problem needing more than
-  // RuntimeOptions::workspace_bytes gets its own on first use: prepare it before capturing a
-  // graph); calls sharing a runtime must not run concurrently on different streams. Dispatch
-  // and threading as gemm(). Throws kt::Error naming the bad argument.
+  // query heads; problem.deterministic sums dQ in a fixed order (bitwise reproducible). dQ's
+  // FP32 accumulator is the runtime's scratch buffer (4 · B · Hq · Nq · d bytes and more,
+  // allocated when a problem needing more is first resolved: prepare it before capturing a
+  // graph), which calls on one runtime share: they must not run concurrently on different
+  // streams. Dispatch and threading as gemm(). Throws kt::Error naming the bad argument.
   void attention_backward(const AttentionBackwardProblem& problem,
                           const AttentionBackwardTensors& tensors, Stream stream = nullptr);
   DispatchInfo prepare_attention_backward(const AttentionBackwardProblem& problem);

@@ -110,7 +110,8 @@ class OpSpec {
   }
   // Scratch every config of the problem needs on `device`, whichever serves it (attention
   // backward's FP32 dQ accumulator): the runtime and the tuner grant it beyond their workspace
-  // cap (runtime/op_dispatch.hpp, workspace_cap_for). Default: none.
+  // cap (runtime/op_dispatch.hpp, workspace_cap_for), the runtime as a scratch buffer apart
+  // from its shared workspace. Default: none.
   virtual std::int64_t required_workspace_bytes(std::string_view /*problem_key*/,
                                                 const DeviceDesc& /*device*/) const {
     return 0;

@@ -32,7 +32,7 @@ struct Entry {
   const OpEntry* op = nullptr;
   std::unique_ptr<rt::OpKernel> kernel;
   DispatchInfo info;
-  CUdeviceptr workspace = 0;  // the runtime's, or a grown one when the config needs more
+  CUdeviceptr workspace = 0;  // the runtime's shared one, or a scratch buffer (scratch_of)
 };
 
 }  // namespace
@@ -44,10 +44,10 @@ struct Runtime::Impl {
   std::optional<cache::Database> db;
   rt::ModuleCache modules;
   CUdeviceptr workspace = 0;
-  // Workspaces allocated for problems that need more scratch than options.workspace_bytes
-  // (workspace_cap_for), largest last; kept for the runtime's life, since kernels in flight and
-  // captured graphs hold their addresses.
-  std::vector<std::pair<CUdeviceptr, std::size_t>> grown_workspaces;
+  // Scratch buffers of the problems whose op declares scratch they cannot run without
+  // (OpSpec::required_workspace_bytes), largest last; kept for the runtime's life, since kernels
+  // in flight and captured graphs hold their addresses.
+  std::vector<std::pair<CUdeviceptr, std::size_t>> scratch_buffers;
   std::shared_mutex mutex;
   std::unordered_map<std::string, Entry> entries;  // by problem key + '#' + variant
 
@@ -73,23 +73,22 @@ struct Runtime::Impl {
 
   ~Impl() {
     if (workspace != 0) rt::driver().mem_free(workspace);
-    for (const auto& [pointer, bytes] : grown_workspaces) rt::driver().mem_free(pointer);
+    for (const auto& [pointer, bytes] : scratch_buffers) rt::driver().mem_free(pointer);
   }
 
-  // A workspace of at least `bytes`: the runtime's, else the largest grown one, else a new one
-  // (readied by every op, as the runtime's is). Under the unique lock, in the context.
-  CUdeviceptr workspace_of(std::int64_t bytes) {
-    if (bytes <= std::int64_t(options.workspace_bytes)) return workspace;
-    if (!grown_workspaces.empty() && std::int64_t(grown_workspaces.back().second) >= bytes)
-      return grown_workspaces.back().first;
-    CUdeviceptr grown = 0;
-    rt::check(rt::driver().mem_alloc(&grown, std::size_t(bytes)), "cuMemAlloc(workspace)");
-    grown_workspaces.emplace_back(grown, std::size_t(bytes));
-    for (const OpEntry& op : OpRegistry::instance().all())
-      op.launcher->prepare_workspace(grown, std::size_t(bytes));
-    logger().info("workspace grown to {} B for a problem that needs more than {} B", bytes,
-                  options.workspace_bytes);
-    return grown;
+  // A scratch buffer of at least `bytes`: the largest one, else a new one. Under the unique
+  // lock, in the context.
+  // NOTE: never the shared workspace, whose first 64 KB hold GEMM's split-K flags and launch
+  // epoch across launches (sm90_flags.cuh): a kernel that sets up its own scratch there would
+  // overwrite them.
+  CUdeviceptr scratch_of(std::int64_t bytes) {
+    if (!scratch_buffers.empty() && std::int64_t(scratch_buffers.back().second) >= bytes)
+      return scratch_buffers.back().first;
+    CUdeviceptr buffer = 0;
+    rt::check(rt::driver().mem_alloc(&buffer, std::size_t(bytes)), "cuMemAlloc(scratch)");
+    scratch_buffers.emplace_back(buffer, std::size_t(bytes));
+    logger().info("scratch buffer of {} B allocated", bytes);
+    return buffer;
   }
 
   rt::CubinResult compile(const OpSpec& op, const std::string& problem_key,
@@ -134,7 +133,9 @@ struct Runtime::Impl {
     Entry entry{&op_entry, op_entry.launcher->load(problem_key, config, module),
                 DispatchInfo{config, rt::to_string(choice.grade), choice.tuned_problem_key,
                              cubin.compiled_now, choice.predicted},
-                workspace_of(op.workspace_bytes(problem_key, config, device))};
+                op.required_workspace_bytes(problem_key, device) > 0
+                    ? scratch_of(op.workspace_bytes(problem_key, config, device))
+                    : workspace};
     logger().debug("dispatch {} -> {} grade={} compiled={}", problem_key, config, entry.info.grade,
                    entry.info.compiled_now);
     return entries.emplace(cache_key, std::move(entry)).first->second;
