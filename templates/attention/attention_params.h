@@ -19,7 +19,11 @@ struct AttentionParams {
   const void* k;
   const void* v;
   void* o;
-  float* lse;                // [batch, heads_q, seqlen_q] contiguous FP32, or null (not written)
+  float* lse;  // [batch, heads_q, seqlen_q] contiguous FP32, or null (not written)
+  // Split-KV (fa3, num_splits > 1): each split's O, normalized by its own row sum, as
+  // [num_splits][batch · heads_q · seqlen_q][head_dim] FP32, then each split's row logsumexp as
+  // [num_splits][batch · heads_q · seqlen_q]; combined into O (and lse) by a second kernel.
+  float* partials;
   long long q_batch_stride;  // all strides in elements
   long long q_row_stride;
   long long q_head_stride;
@@ -39,7 +43,7 @@ struct AttentionParams {
   int seqlen_k;
   float softmax_scale;  // usually 1 / sqrt(head_dim)
   float scale_log2;     // softmax_scale * log2(e), for exp2-based softmax
-  int reserved;
+  int num_splits;       // key ranges the fa3 split-KV kernel divides each row's keys into (>= 1)
 };
 
 // The sm90 (fa3) family's parameter block: TMA maps of Q, K, V and O as 4D tensors

@@ -156,8 +156,8 @@ TEST_F(Cli, Fa3KeysAreExplainedAndGeneratedForSm90a) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "#include \"kerntune/attention/attention_fwd_sm90.cuh\""))
       << r.output;
-  EXPECT_TRUE(
-      contains(r.output, "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, false, true, false>"))
+  EXPECT_TRUE(contains(
+      r.output, "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, false, false, true, false>"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "--gpu-architecture=sm_90a")) << r.output;
   expect_error("explain " + shape + " --config fa3.bm128.bn128.s2 --device-profile a100",

@@ -31,8 +31,15 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
   else
     out += fmt::format("  family       fa2: mma.sync + cp.async, {} warps of {} query rows\n",
                        c.warps, c.block_m / c.warps);
-  out += fmt::format("  CTAs         B x Hq x ceil(Nq / Br) = {} x {} x {} = {}\n", p.batch,
-                     p.heads_q, ceil_div(p.seqlen_q, c.block_m), e.num_ctas);
+  if (c.splits > 1)
+    out += fmt::format(
+        "  CTAs         B x Hq x ceil(Nq / Br) x splits = {} x {} x {} x {} = {} (split-KV: each "
+        "takes 1/{} of the key blocks; a combine pass of {:.1f} us merges the partials)\n",
+        p.batch, p.heads_q, ceil_div(p.seqlen_q, c.block_m), c.splits, e.num_ctas, c.splits,
+        e.combine_us);
+  else
+    out += fmt::format("  CTAs         B x Hq x ceil(Nq / Br) = {} x {} x {} = {}\n", p.batch,
+                       p.heads_q, ceil_div(p.seqlen_q, c.block_m), e.num_ctas);
   out += fmt::format("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
                      e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
                      e.occupancy.limiter);
@@ -43,9 +50,10 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
                      100 * e.block_efficiency,
                      p.causal ? " (causal: diagonal blocks are masked)" : "");
   out += fmt::format(
-      "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}) + launch -> {:.0f} "
+      "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}){} + launch -> {:.0f} "
       "TFLOP/s\n",
-      e.predicted_us, e.compute_us, e.memory_us, e.predicted_tflops);
+      e.predicted_us, e.compute_us, e.memory_us,
+      c.splits > 1 ? fmt::format(" + combine {:.1f}", e.combine_us) : "", e.predicted_tflops);
   return out;
 }
 
@@ -118,6 +126,11 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
     return enumerate_attention_configs(p, device);
   }
 
+  std::int64_t workspace_for(const AttentionProblem& p, const AttentionConfig& c,
+                             const DeviceDesc&) const override {
+    return split_workspace_bytes(p, c);
+  }
+
   // Variant "lse": the instantiation that also stores the row logsumexp.
   KernelSource kernel_source(std::string_view key, std::string_view config,
                              std::string_view variant) const override {
@@ -126,11 +139,19 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
     const bool write_lse = variant == "lse";
     const AttentionProblem p = parse_attention_key(key);
     const AttentionConfig c = parse_attention_config_key(config);
-    return {fmt::format("{}.d{}.{}.{}{}", to_key(c), p.head_dim, to_string(p.dtype),
-                        p.causal ? "causal" : "full", write_lse ? ".lse" : ""),
-            {c.family == AttentionFamily::kSm90 ? "kerntune/attention/attention_fwd_sm90.cuh"
-                                                : "kerntune/attention/attention_fwd_sm80.cuh"},
-            {attention_kernel_expression(p, c, write_lse)}};
+    KernelSource source{
+        fmt::format("{}.d{}.{}.{}{}", to_key(c), p.head_dim, to_string(p.dtype),
+                    p.causal ? "causal" : "full", write_lse ? ".lse" : ""),
+        {c.family == AttentionFamily::kSm90 ? "kerntune/attention/attention_fwd_sm90.cuh"
+                                            : "kerntune/attention/attention_fwd_sm80.cuh"},
+        {attention_kernel_expression(p, c, write_lse)}};
+    // Split-KV: the split count is a run-time parameter, so every count shares these kernels
+    // (and their cubin); the combine pass writes O and the logsumexp.
+    if (c.splits > 1) {
+      source.headers.push_back("kerntune/attention/attention_split_combine.cuh");
+      source.name_expressions.push_back(split_combine_expression(kernel_problem(p, c)));
+    }
+    return source;
   }
 };
 
