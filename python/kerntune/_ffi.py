@@ -106,6 +106,10 @@ def library():
     lib.kt_gemm.restype = ctypes.c_int
     lib.kt_attention_forward.argtypes = [ctypes.c_void_p, ctypes.POINTER(AttentionArgs), ctypes.c_void_p]
     lib.kt_attention_forward.restype = ctypes.c_int
+    lib.kt_attention_varlen.argtypes = [ctypes.c_void_p, ctypes.POINTER(AttentionArgs),
+                                        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                                        ctypes.c_int64, ctypes.c_void_p]
+    lib.kt_attention_varlen.restype = ctypes.c_int
     lib.kt_rmsnorm.argtypes = [ctypes.c_void_p, ctypes.POINTER(RmsnormArgs), ctypes.c_void_p]
     lib.kt_rmsnorm.restype = ctypes.c_int
     lib.kt_prepare.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,

@@ -99,6 +99,40 @@ class Runtime:
         check(self._lib.kt_attention_forward(self._handle, ctypes.byref(args), _stream()))
         return (out, lse) if return_lse else out
 
+    def attention_varlen(self, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                         causal=False, scale=None, return_lse=False, out=None):
+        """Attention forward over a packed variable-length batch, as flash_attn_varlen_func takes
+        it: q (total_q, Hq, d), k and v (total_k, Hkv, d), cu_seqlens_q / cu_seqlens_k int32
+        (batch + 1) row offsets, max_seqlen_q / max_seqlen_k the longest sequence's lengths;
+        causal masks each sequence on its own (bottom-right aligned). Returns O (total_q, Hq, d)
+        (and the (Hq, total_q) FP32 logsumexp when return_lse). Batches of similar lengths share
+        one tuned kernel (`kerntune tune --op attention --shape b=..,sq=..,tq=..`)."""
+        torch = _torch()
+        if out is None:
+            out = torch.empty_like(q)
+        lse = None
+        if return_lse and q.dim() == 3:
+            lse = torch.empty(q.shape[1], q.shape[0], device=q.device, dtype=torch.float32)
+        (b, hq, hkv, total_q, total_k, d), strides = checks.check_attention_varlen(
+            checks.describe("q", q), checks.describe("k", k), checks.describe("v", v),
+            checks.describe("out", out), checks.optional_info("lse", lse),
+            checks.describe("cu_seqlens_q", cu_seqlens_q),
+            checks.describe("cu_seqlens_k", cu_seqlens_k), int(max_seqlen_q), int(max_seqlen_k),
+            scale)
+        args = AttentionArgs()
+        args.batch, args.heads_q, args.heads_kv = b, hq, hkv
+        args.seqlen_q, args.seqlen_k, args.head_dim = int(max_seqlen_q), int(max_seqlen_k), d
+        args.dtype, args.causal = KT_DTYPES[checks.describe("q", q).dtype], int(causal)
+        args.q, args.k, args.v, args.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
+        args.lse = lse.data_ptr() if lse is not None else None
+        for name, short in (("q", "q"), ("k", "k"), ("v", "v"), ("out", "o")):
+            getattr(args, f"{short}_strides")[:] = list(strides[name])
+        args.softmax_scale = float(scale) if scale is not None else 1.0 / math.sqrt(d)
+        check(self._lib.kt_attention_varlen(
+            self._handle, ctypes.byref(args), ctypes.c_void_p(cu_seqlens_q.data_ptr()),
+            ctypes.c_void_p(cu_seqlens_k.data_ptr()), total_q, total_k, _stream()))
+        return (out, lse) if return_lse else out
+
     def rmsnorm(self, x, weight, eps=1e-6, residual=None, out=None):
         """y = x * rsqrt(mean(x**2, -1) + eps) * weight over the last dimension (FP32 inside).
         With residual: x = x + residual first, written back into residual (in place, as fused

@@ -137,6 +137,7 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
   if (p.head_dim == 256 && c.block_n != 64) return "fa3 head_dim 256 needs block_n 64 (registers)";
   if (c.splits < 1 || c.splits > kMaxSplits)
     return fmt::format("fa3 splits must be 1 to {}", kMaxSplits);
+  if (c.splits > 1 && p.varlen) return "fa3 split-KV does not serve packed varlen batches";
   if (c.splits > 1) {
     const AttentionProblem k = kernel_problem(p, c);
     if (c.block_m != ceil_div(k.seqlen_q, 64) * 64)
@@ -332,7 +333,22 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
                            const DeviceDesc& d, int regs) {
   const AttentionProblem p = kernel_problem(problem, c);
   AttentionEstimate e;
-  e.num_ctas = num_ctas(problem, c);
+  // The sequences of the batch (a packed one's synthetic lengths), each a query block loop.
+  std::vector<AttentionProblem> sequences(1, p);
+  if (p.varlen) {
+    const auto lq = varlen_lengths(p, false), lk = varlen_lengths(p, true);
+    sequences.assign(lq.size(), p);
+    for (std::size_t i = 0; i < lq.size(); ++i) {
+      sequences[i].batch = 1;
+      sequences[i].seqlen_q = lq[i];
+      sequences[i].seqlen_k = lk[i];
+    }
+  }
+  // CTAs with work (a packed batch's grid also holds the shorter sequences' empty ones, which
+  // leave at once).
+  e.num_ctas = 0;
+  for (const AttentionProblem& s : sequences)
+    e.num_ctas += ceil_div(s.seqlen_q, c.block_m) * c.splits * s.heads_q * s.batch;
   e.threads = c.num_threads();
   e.regs_per_thread = regs > 0 ? regs : estimated_registers(p, c);
   e.smem_bytes = smem_bytes(p, c);
@@ -346,14 +362,13 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
   e.waves = wave_stats(e.num_ctas, d.num_sms, e.occupancy.ctas_per_sm);
 
   // Work the visited blocks cover (masked blocks still cost a full block).
-  const std::int64_t query_blocks = ceil_div(p.seqlen_q, c.block_m);
   double covered_pairs = 0, max_cta_blocks = 0;
-  for (std::int64_t qb = 0; qb < query_blocks; ++qb) {
-    const std::int64_t blocks = visited_key_blocks(p, c, qb);
-    covered_pairs += double(blocks) * c.block_n * c.block_m;
-    max_cta_blocks = std::max(max_cta_blocks, double(ceil_div(blocks, c.splits)));
-  }
-  covered_pairs *= double(p.batch) * double(p.heads_q);
+  for (const AttentionProblem& s : sequences)
+    for (std::int64_t qb = 0; qb < ceil_div(s.seqlen_q, c.block_m); ++qb) {
+      const std::int64_t blocks = visited_key_blocks(s, c, qb);
+      covered_pairs += double(blocks) * c.block_n * c.block_m * double(s.batch * s.heads_q);
+      max_cta_blocks = std::max(max_cta_blocks, double(ceil_div(blocks, c.splits)));
+    }
   e.block_efficiency = covered_pairs > 0 ? p.visible_pairs() / covered_pairs : 0;
 
   const double sm_rate = sm_flops_per_s(p, c, d, e.occupancy.ctas_per_sm);

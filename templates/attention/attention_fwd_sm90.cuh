@@ -14,6 +14,7 @@
 #pragma once
 
 #include "kerntune/attention/attention_params.h"
+#include "kerntune/attention/attention_sequence.cuh"
 #include "kerntune/attention/softmax_rows.cuh"
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm90.cuh"
@@ -58,11 +59,11 @@ __device__ __forceinline__ void pack_operand(unsigned int (&a)[kSteps][4],
 // (key j visible to query i iff j <= i + seqlen_k - seqlen_q), so the last row decides. Returns
 // the number of kBlockN key blocks they visit (0 when no row exists or none sees a key).
 template <int kBlockN, bool kCausal>
-__device__ __forceinline__ int visited_blocks(int row_begin, int rows, const AttentionParams& p) {
+__device__ __forceinline__ int visited_blocks(int row_begin, int rows, const attn::Sequence& s) {
   if (rows <= 0) return 0;
-  int key_end = p.seqlen_k;
+  int key_end = s.seqlen_k;
   if constexpr (kCausal) {
-    const int last_row_end = row_begin + rows + p.seqlen_k - p.seqlen_q;
+    const int last_row_end = row_begin + rows + s.seqlen_k - s.seqlen_q;
     key_end = last_row_end < key_end ? last_row_end : key_end;
   }
   return key_end > 0 ? (key_end + kBlockN - 1) / kBlockN : 0;
@@ -77,6 +78,24 @@ __device__ __forceinline__ KeyRange split_range(int blocks, int split, int split
   const int per = (blocks + splits - 1) / splits;
   const int first = min(blocks, split * per);
   return {first, min(blocks, first + per)};
+}
+
+// O rows [row0, row0 + 8] of a consumer thread straight from its accumulators (normalized) to
+// global memory, rows past seqlen_q left out: for a packed batch's last box of a sequence, which a
+// TMA store would write past the sequence's end into the next one's rows.
+template <typename T, int kOAccs>
+__device__ __forceinline__ void store_rows_direct(const AttentionParams& p, T* o_head, int row0,
+                                                  int seqlen_q, const float (&o)[kOAccs],
+                                                  int lane) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + 8 * h;
+    if (row >= seqlen_q) continue;
+    T* out = o_head + row * p.o_row_stride + 2 * (lane % 4);
+#pragma unroll
+    for (int j = 0; j < kOAccs / 4; ++j)
+      store_two<T>(out + 8 * j, o[4 * j + 2 * h], o[4 * j + 2 * h + 1]);
+  }
 }
 
 // Split-KV: one row's partial output (normalized by the split's own row sum) and logsumexp, in
@@ -165,9 +184,14 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   const int m_block = kSplitKv ? int(blockIdx.x) / splits : int(blockIdx.x);
   const int m_blocks = kSplitKv ? int(gridDim.x) / splits : int(gridDim.x);
   const int m0 = (kCausal ? m_blocks - 1 - m_block : m_block) * kBlockM;
+  // Packed batches: the sequence's rows start at seq.q_begin / k_begin of maps with one batch.
+  const attn::Sequence seq = attn::sequence_of(p, batch);
+  if (m0 >= seq.seqlen_q) return;  // a packed batch's shorter sequence: the grid fits the longest
+  const int map_batch = p.cu_seqlens_q == nullptr ? batch : 0;
   // The CTA's key blocks [first_block, end_block), visited from the last one down.
   const fa3::KeyRange range = fa3::split_range(
-      fa3::visited_blocks<kBlockN, kCausal>(m0, min(p.seqlen_q - m0, kBlockM), p), split, splits);
+      fa3::visited_blocks<kBlockN, kCausal>(m0, min(seq.seqlen_q - m0, kBlockM), seq), split,
+      splits);
   const int first_block = range.first, end_block = range.end;
 
   if (threadIdx.x == 0) {
@@ -196,7 +220,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
 #pragma unroll
       for (int slab = 0; slab < kSlabs; ++slab)
         tma_load_4d(smem_q + (c * kSlabs + slab) * fa3::kBoxBytes, &params.q_map, 64 * slab,
-                    m0 + fa3::kRows * c, head, batch, q_full);
+                    seq.q_begin + m0 + fa3::kRows * c, head, map_batch, q_full);
     // Block b's K and V share stage b's slot in two rings whose slots free separately: K's once
     // every S of the block is done, V's once every P·V is. K runs one block ahead of V, so K of
     // block j + 1 lands while P·V of block j - 1 still holds V's slot.
@@ -207,7 +231,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
 #pragma unroll
       for (int slab = 0; slab < kSlabs; ++slab)
         tma_load_4d(tiles + ring.stage * kKvBytes + slab * kKvSlabBytes, map, 64 * slab,
-                    block * kBlockN, kv_head, batch, full + 8 * ring.stage);
+                    seq.k_begin + block * kBlockN, kv_head, map_batch, full + 8 * ring.stage);
       ring.advance();
     };
     StageRing<kStages> k_ring, v_ring;
@@ -228,14 +252,15 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   const int lane = thread % 32;
   const int row_begin = m0 + fa3::kRows * consumer;   // this warpgroup's first query row
   const int row0 = row_begin + 16 * warp + lane / 4;  // this thread's rows: row0, row0 + 8
-  const int diagonal = p.seqlen_k - p.seqlen_q;
+  const int diagonal = seq.seqlen_k - seq.seqlen_q;
   // This warpgroup's blocks are [first_block, my_end): those right of its last visible key
   // (causal, or rows past seqlen_q) are skipped, except with ping-pong, whose turns pair up.
   const int my_end =
-      kPingPong ? end_block
-                : max(first_block,
-                      min(end_block, fa3::visited_blocks<kBlockN, kCausal>(
-                                         row_begin, min(p.seqlen_q - row_begin, fa3::kRows), p)));
+      kPingPong
+          ? end_block
+          : max(first_block,
+                min(end_block, fa3::visited_blocks<kBlockN, kCausal>(
+                                   row_begin, min(seq.seqlen_q - row_begin, fa3::kRows), seq)));
   const float scale_log2 = p.scale_log2;
   const unsigned int q_tile = smem_q + consumer * kSlabs * fa3::kBoxBytes;
 
@@ -309,7 +334,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   auto softmax = [&](int block, float(&factor)[2]) {
     fence_accumulators(s);
     const int key0 = block * kBlockN + 2 * (lane % 4);
-    const bool masked = block * kBlockN + kBlockN > p.seqlen_k ||
+    const bool masked = block * kBlockN + kBlockN > seq.seqlen_k ||
                         (kCausal && block * kBlockN + kBlockN - 1 > row_begin + diagonal);
     if (masked) {
 #pragma unroll
@@ -318,7 +343,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
         for (int e = 0; e < 4; ++e) {
           const int key = key0 + 8 * j + (e & 1);
           const int row = row0 + 8 * (e >> 1);
-          const bool visible = key < p.seqlen_k && (!kCausal || key <= row + diagonal);
+          const bool visible = key < seq.seqlen_k && (!kCausal || key <= row + diagonal);
           if (!visible) s[4 * j + e] = attn::negative_infinity();
         }
     }
@@ -415,20 +440,27 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
       o[0][4 * j + 2 * h + 1] *= inv;
     }
     const int row = row0 + 8 * h;
-    const long long row_index =
-        (static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q + row;
+    const long long row_index = attn::lse_index(p, seq, batch, head, row);
     const float lse =
         sum > 0.0f ? row_max[h] * p.softmax_scale + logf(sum) : attn::negative_infinity();
     if constexpr (kSplitKv) {
-      if (row < p.seqlen_q) fa3::store_partial_row(p, split, row_index, o[0], h, lane, lse);
+      if (row < seq.seqlen_q) fa3::store_partial_row(p, split, row_index, o[0], h, lane, lse);
     } else if constexpr (kWriteLse) {
-      if (lane % 4 == 0 && row < p.seqlen_q && p.lse != nullptr) p.lse[row_index] = lse;
+      if (lane % 4 == 0 && row < seq.seqlen_q && p.lse != nullptr) p.lse[row_index] = lse;
     }
   }
 
   // Stage O in this warpgroup's Q boxes (every wgmma reading them is complete) and TMA-store it;
-  // rows past seqlen_q fall outside the map and are not written. Split-KV wrote its partials.
-  if (kSplitKv || row_begin >= p.seqlen_q) return;
+  // rows past seqlen_q fall outside a padded batch's map and are not written; a packed batch's
+  // box that crosses its sequence's end is stored directly. Split-KV wrote its partials.
+  if (kSplitKv || row_begin >= seq.seqlen_q) return;
+  if (p.cu_seqlens_q != nullptr && row_begin + fa3::kRows > seq.seqlen_q) {
+    fa3::store_rows_direct(p,
+                           static_cast<T*>(p.o) + head * p.o_head_stride +
+                               static_cast<long long>(seq.q_begin) * p.o_row_stride,
+                           row0, seq.seqlen_q, o[0], lane);
+    return;
+  }
 #pragma unroll
   for (int slab = 0; slab < kSlabs; ++slab)
     sm90::stage_slab<T>(q_tile + slab * fa3::kBoxBytes, o, slab, warp, lane);
@@ -437,8 +469,8 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   if (thread == 0) {
 #pragma unroll
     for (int slab = 0; slab < kSlabs; ++slab)
-      tma_store_4d(&params.o_map, q_tile + slab * fa3::kBoxBytes, 64 * slab, row_begin, head,
-                   batch);
+      tma_store_4d(&params.o_map, q_tile + slab * fa3::kBoxBytes, 64 * slab,
+                   seq.q_begin + row_begin, head, map_batch);
     bulk_commit_group();
     bulk_wait_group_all();
   }

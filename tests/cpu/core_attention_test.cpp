@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "core/attention_config.hpp"
 #include "core/error.hpp"
@@ -31,6 +32,56 @@ TEST(AttentionKey, GoldenStringAndRoundTrip) {
   EXPECT_EQ(parse_attention_config_key(to_key(c)), c);
   EXPECT_THROW(parse_attention_config_key("fa2.bm064.bn32.w4.s1"), Error);
   EXPECT_THROW(parse_attention_key("attn:bf16:b4.hq32"), Error);
+}
+
+// Packed varlen batches: the key names the bucket (longest lengths and totals), round-trips,
+// parses from tq/tk, refuses totals no batch of those lengths holds; the synthetic batch sums to
+// the totals with the longest first; buckets round up within what such a batch holds.
+TEST(AttentionVarlen, KeysShapesBucketsAndSyntheticLengths) {
+  const AttentionProblem p = shape("b=4,hq=32,hkv=8,sq=1000,tq=2500,d=128", true);
+  EXPECT_TRUE(p.varlen);
+  EXPECT_EQ(p.total_q, 2500);
+  EXPECT_EQ(p.total_k, 2500);
+  EXPECT_EQ(p.seqlen_k, 1000);
+  EXPECT_EQ(to_key(p), "attn:bf16:b4.hq32.hkv8.sq1000.sk1000.d128.causal.varlen.tq2500.tk2500");
+  EXPECT_EQ(parse_attention_key(to_key(p)), p);
+  EXPECT_EQ(varlen_lengths(p, false), (std::vector<std::int64_t>{1000, 500, 500, 500}));
+  const AttentionProblem odd = shape("b=3,h=2,sq=7,sk=9,tq=10,tk=12,d=64");
+  EXPECT_EQ(varlen_lengths(odd, false), (std::vector<std::int64_t>{7, 2, 1}));
+  EXPECT_EQ(varlen_lengths(odd, true), (std::vector<std::int64_t>{9, 2, 1}));
+  // Visible pairs per sequence: 7x9 + 2x2 + 1x1 per head.
+  EXPECT_DOUBLE_EQ(odd.visible_pairs(), 2.0 * (63 + 4 + 1));
+  EXPECT_DOUBLE_EQ(odd.min_bytes(), 2.0 * 64 * (2 * 2 * 10 + 2 * 2 * 12));
+
+  for (const char* bad : {"b=4,h=8,sq=1000,tq=1002,d=128", "b=4,h=8,sq=1000,tq=4001,d=128",
+                          "b=2,h=8,sq=10,tk=12,d=128"})
+    EXPECT_THROW(shape(bad), Error) << bad;
+  EXPECT_THROW(parse_attention_key("attn:bf16:b4.hq8.hkv8.sq100.sk100.d128.full.tq300.tk300"),
+               Error);
+  EXPECT_THROW(parse_attention_key("attn:bf16:b4.hq8.hkv8.sq100.sk100.d128.full.varlen.tq300"),
+               Error);
+
+  const AttentionProblem bucket = varlen_bucket(shape("b=16,hq=32,hkv=8,sq=5000,tq=41000,d=128"));
+  EXPECT_EQ(bucket.seqlen_q, 8192);
+  EXPECT_EQ(bucket.total_q, 65536);
+  EXPECT_EQ(bucket.batch, 16);
+  // Two sequences of 1000 and 1: the longest rounds to 1024, so the total is at least 1025.
+  const AttentionProblem two = varlen_bucket(shape("b=2,h=4,sq=1000,tq=1001,d=64"));
+  EXPECT_EQ(two.seqlen_q, 1024);
+  EXPECT_EQ(two.total_q, 1025);
+  EXPECT_NO_THROW(validate(two));
+  EXPECT_EQ(varlen_bucket(shape("b=2,h=4,sq=3,tq=4,d=64")).seqlen_q, 64);
+
+  // No split-KV or packed GQA rows for a packed batch; the model counts its CTAs with work.
+  const DeviceDesc& h200 = device_profile("h200");
+  AttentionConfig split = testing::fa3_config(64, 64, 2);
+  split.splits = 2;
+  const AttentionProblem short_rows = shape("b=4,h=8,sq=64,sk=4096,tq=200,tk=9000,d=128");
+  const auto why = validate(short_rows, split, h200);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("varlen"), std::string::npos) << *why;
+  const AttentionEstimate e = estimate(p, testing::fa3_config(128, 128, 2, true), h200);
+  EXPECT_EQ(e.num_ctas, (8 + 4 + 4 + 4) * 32);
 }
 
 TEST(AttentionShape, DefaultsKvHeadsAndKeyLengthToTheQueryOnes) {

@@ -146,6 +146,23 @@ TEST_P(AttentionCorrectnessPerFamily, GqaAndMqaWithoutCopies) {
   check_best("b=1,hq=32,hkv=8,sq=77,sk=2000,d=64", DType::kBF16, false, AttentionLayout::kBNHD);
 }
 
+// Packed varlen batches (the workload's synthetic lengths: the longest first, the rest even):
+// ragged lengths with Nq != Nk per sequence, sequences of one row, rows that see no key, GQA and
+// MQA, both masks and layouts, every head dim the family has.
+TEST_P(AttentionCorrectnessPerFamily, PackedVarlenBatchesBothMasksBothLayouts) {
+  int i = 0;
+  for (const char* shape :
+       {"b=4,hq=8,hkv=2,sq=1000,sk=1000,tq=1500,tk=1500,d=128",
+        "b=3,h=4,sq=127,sk=300,tq=200,tk=400,d=64", "b=5,hq=4,hkv=1,sq=4097,tq=4200,d=128",
+        "b=2,h=2,sq=300,sk=77,tq=301,tk=78,d=256", "b=3,h=2,sq=1,sk=1000,tq=3,tk=1500,d=128"})
+    for (bool causal : {false, true}) {
+      const DType dtype = i % 3 == 2 ? DType::kFP16 : DType::kBF16;
+      check_best(shape, dtype, causal,
+                 i % 2 == 0 ? AttentionLayout::kBNHD : AttentionLayout::kBHND);
+      ++i;
+    }
+}
+
 TEST_P(AttentionCorrectnessPerFamily, EveryHeadDimBothLayouts) {
   for (const char* shape :
        {"b=2,h=4,s=777,d=64", "b=2,h=4,s=777,d=96", "b=2,h=4,s=777,d=128", "b=2,h=2,s=777,d=256"})

@@ -17,7 +17,7 @@
 
 namespace kt::rt {
 
-static_assert(sizeof(AttentionParams) == 6 * 8 + 12 * 8 + 8 * 4, "AttentionParams layout changed");
+static_assert(sizeof(AttentionParams) == 8 * 8 + 12 * 8 + 10 * 4, "AttentionParams layout changed");
 static_assert(offsetof(AttentionSm90Params, attn) == 4 * 128 &&
                   sizeof(AttentionSm90Params) == 6 * 128,
               "AttentionSm90Params layout changed");
@@ -127,6 +127,13 @@ AttentionParams make_attention_params(const AttentionProblem& problem, const Att
       t.softmax_scale > 0 ? t.softmax_scale : float(1.0 / std::sqrt(double(problem.head_dim)));
   p.scale_log2 = float(double(p.softmax_scale) * kLog2e);
   p.num_splits = 1;
+  if (problem.varlen) {
+    // Packed: each sequence is addressed from its first row; there is no batch dimension.
+    p.cu_seqlens_q = t.cu_seqlens_q;
+    p.cu_seqlens_k = t.cu_seqlens_k;
+    p.total_q = int(t.total_q);
+    p.q_batch_stride = p.k_batch_stride = p.v_batch_stride = p.o_batch_stride = 0;
+  }
   return p;
 }
 
@@ -136,24 +143,38 @@ CUresult AttentionKernel::make_sm90_params(const AttentionTensors& t,
   const AttentionProblem& p = kernel_problem_;
   const std::uint32_t kv_rows = std::uint32_t(config_.block_n);
   params.attn = make_params(t);
-  const AttentionTensors mapped = kernel_tensors(t);
-  CUresult r = encode_attention_map(params.q_map, "Q", p, mapped.q, mapped.q_strides, p.seqlen_q,
+  const AttentionTensors mapped = map_tensors(t);
+  const std::int64_t rows_q = p.varlen ? t.total_q : p.seqlen_q;
+  const std::int64_t rows_k = p.varlen ? t.total_k : p.seqlen_k;
+  CUresult r = encode_attention_map(params.q_map, "Q", p, mapped.q, mapped.q_strides, rows_q,
                                     p.heads_q, kFa3QueryBoxRows);
   if (r == CUDA_SUCCESS)
-    r = encode_attention_map(params.k_map, "K", p, mapped.k, mapped.k_strides, p.seqlen_k,
-                             p.heads_kv, kv_rows);
+    r = encode_attention_map(params.k_map, "K", p, mapped.k, mapped.k_strides, rows_k, p.heads_kv,
+                             kv_rows);
   if (r == CUDA_SUCCESS)
-    r = encode_attention_map(params.v_map, "V", p, mapped.v, mapped.v_strides, p.seqlen_k,
-                             p.heads_kv, kv_rows);
+    r = encode_attention_map(params.v_map, "V", p, mapped.v, mapped.v_strides, rows_k, p.heads_kv,
+                             kv_rows);
   if (r == CUDA_SUCCESS)
-    r = encode_attention_map(params.o_map, "O", p, mapped.o, mapped.o_strides, p.seqlen_q,
-                             p.heads_q, kFa3QueryBoxRows);
+    r = encode_attention_map(params.o_map, "O", p, mapped.o, mapped.o_strides, rows_q, p.heads_q,
+                             kFa3QueryBoxRows);
   return r;
+}
+
+AttentionTensors AttentionKernel::map_tensors(const AttentionTensors& t) const {
+  AttentionTensors k = kernel_tensors(t);
+  if (!kernel_problem_.varlen) return k;
+  // Packed: a map of one batch entry over all rows; its batch stride spans them (any value TMA
+  // accepts would do, the coordinate is always 0).
+  for (auto [strides, rows] :
+       {std::pair{k.q_strides, t.total_q}, std::pair{k.k_strides, t.total_k},
+        std::pair{k.v_strides, t.total_k}, std::pair{k.o_strides, t.total_q}})
+    strides[0] = strides[1] * rows;
+  return k;
 }
 
 bool AttentionKernel::serves(const AttentionTensors& t) const {
   if (config_.family != AttentionFamily::kSm90) return true;
-  const AttentionTensors k = kernel_tensors(t);
+  const AttentionTensors k = map_tensors(t);
   return !attention_map_error(kernel_problem_, k.q, k.q_strides) &&
          !attention_map_error(kernel_problem_, k.k, k.k_strides) &&
          !attention_map_error(kernel_problem_, k.v, k.v_strides) &&

@@ -52,6 +52,8 @@ class AttentionKernel {
   // The caller's tensors as the kernel addresses them (kernel_problem): with pack_gqa, Q and O with
   // the head stride as the row stride and heads_q / heads_kv heads' stride as the head stride.
   AttentionTensors kernel_tensors(const AttentionTensors& t) const;
+  // kernel_tensors as fa3's TMA maps take them: a packed batch as one batch entry of all rows.
+  AttentionTensors map_tensors(const AttentionTensors& t) const;
 
   AttentionProblem problem_;
   AttentionProblem kernel_problem_;  // kernel_problem(problem_, config_)

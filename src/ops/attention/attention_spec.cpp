@@ -66,7 +66,8 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
   std::string shape_syntax() const override { return "b=B,hq=HQ,hkv=HKV,sq=SQ,sk=SK,d=D"; }
   std::string description() const override {
     return "attention forward, O = softmax(scale Q K^T [causal]) V, GQA/MQA, bf16/fp16, "
-           "head_dim 64/96/128/256 (h= sets hq and hkv, s= sets sq and sk)";
+           "head_dim 64/96/128/256 (h= sets hq and hkv, s= sets sq and sk; tq=,tk= make a "
+           "packed varlen batch of those totals, sq/sk its longest sequence)";
   }
   std::vector<std::string> families() const override { return {"fa2", "fa3"}; }
   std::vector<OpFlag> flags() const override {
@@ -101,13 +102,20 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
     return {p.flops(), p.min_bytes(), false};
   }
 
-  // Configs carry over between problems of one dtype, head_dim and mask.
+  // Configs carry over between problems of one dtype, head_dim and mask; a packed batch is
+  // nearer other packed ones (one octave's penalty for a padded neighbour), whose totals count.
   std::optional<double> distance(std::string_view a, std::string_view b) const override {
     const AttentionProblem x = parse_attention_key(a), y = parse_attention_key(b);
     if (x.dtype != y.dtype || x.head_dim != y.head_dim || x.causal != y.causal) return std::nullopt;
     auto d = [](std::int64_t u, std::int64_t v) { return std::log2(double(u) / double(v)); };
-    return std::hypot(d(x.batch * x.heads_q, y.batch * y.heads_q), d(x.seqlen_q, y.seqlen_q),
-                      d(x.seqlen_k, y.seqlen_k));
+    auto rows = [](const AttentionProblem& p) {
+      return p.varlen ? p.total_q : p.batch * p.seqlen_q;
+    };
+    const double terms[] = {d(x.batch * x.heads_q, y.batch * y.heads_q), d(x.seqlen_q, y.seqlen_q),
+                            d(x.seqlen_k, y.seqlen_k), d(rows(x), rows(y))};
+    double squares = 0;
+    for (double t : terms) squares += t * t;
+    return std::sqrt(squares) + (x.varlen != y.varlen ? 1.0 : 0.0);
   }
 
   std::string neighbour_prefix(std::string_view key) const override {
