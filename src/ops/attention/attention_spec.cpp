@@ -31,7 +31,12 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
   else
     out += fmt::format("  family       fa2: mma.sync + cp.async, {} warps of {} query rows\n",
                        c.warps, c.block_m / c.warps);
-  if (c.splits > 1)
+  if (p.varlen)
+    out += fmt::format(
+        "  CTAs         {} with work: ceil(n_i / Br) x Hq per sequence of the bucket's batch ({} "
+        "sequences, the longest {}, {} rows); the grid's other CTAs leave at once\n",
+        e.num_ctas, p.batch, p.seqlen_q, p.total_q);
+  else if (c.splits > 1)
     out += fmt::format(
         "  CTAs         B x Hq x ceil(Nq / Br) x splits = {} x {} x {} x {} = {} (split-KV: each "
         "takes 1/{} of the key blocks; a combine pass of {:.1f} us merges the partials)\n",
