@@ -99,6 +99,9 @@ void validate(const AttentionProblem& p) {
         "attention head_dim = {} is not supported: expected 64, 96, 128 or 256", p.head_dim));
   if (!is_16bit(p.dtype)) throw_invalid("attention dtype must be bf16 or fp16");
   if (p.varlen) {
+    // One grid row a sequence (and the synthetic batch is a vector of them).
+    if (p.batch > 65535)
+      throw_invalid(fmt::format("attention varlen batch (b) = {} exceeds 65535 sequences", p.batch));
     const struct {
       const char* name;
       std::int64_t total, longest;
