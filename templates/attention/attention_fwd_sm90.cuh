@@ -472,7 +472,10 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
       tma_store_4d(&params.o_map, q_tile + slab * fa3::kBoxBytes, 64 * slab,
                    seq.q_begin + row_begin, head, map_batch);
     bulk_commit_group();
-    bulk_wait_group_all();
+    // Only until the stores have read the staging buffer: shared memory must outlive that, the
+    // global writes complete on their own, and the SM takes its next CTA sooner (short rows run
+    // many waves of CTAs).
+    bulk_wait_group_read<0>();
   }
 }
 
