@@ -101,7 +101,8 @@ void validate(const AttentionProblem& p) {
   if (p.varlen) {
     // One grid row a sequence (and the synthetic batch is a vector of them).
     if (p.batch > 65535)
-      throw_invalid(fmt::format("attention varlen batch (b) = {} exceeds 65535 sequences", p.batch));
+      throw_invalid(
+          fmt::format("attention varlen batch (b) = {} exceeds 65535 sequences", p.batch));
     const struct {
       const char* name;
       std::int64_t total, longest;
