@@ -113,16 +113,55 @@ void blocklist(const CacheOptions& o) {
                printable(e.detail.substr(0, e.detail.find('\n'))));
 }
 
+// The measurements of `problem_key` in `db`, by device, then fastest first.
+std::vector<cache::Measurement> measurements_of(const cache::Database& db,
+                                                const std::string& problem_key) {
+  std::vector<cache::Measurement> rows;
+  for (auto& m : db.all_measurements())
+    if (m.key.problem_key == problem_key) rows.push_back(std::move(m));
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.key.device_fingerprint, a.median_us) <
+           std::tie(b.key.device_fingerprint, b.median_us);
+  });
+  return rows;
+}
+
+// `cache show --json`: {"database", "problems": [{"problem", "measurements": [{"device",
+// "protocol_version", "template_version", "config", "status", "median_us", "spread_pct",
+// "num_reps", "tflops", "sm_clock_mhz", "predicted_us", "detail", "run_id", "created_unix"}]}]},
+// problems in the order given, measurements as in the table (by device, fastest first); a time
+// that is not a number is null.
+void print_show_json(const cache::Database& db, const std::vector<std::string>& problems) {
+  std::vector<std::string> items;
+  for (const std::string& p : problems) {
+    std::vector<std::string> rows;
+    for (const cache::Measurement& m : measurements_of(db, p))
+      rows.push_back(fmt::format(
+          "{{\"device\": {}, \"protocol_version\": {}, \"template_version\": {}, \"config\": {}, "
+          "\"status\": {}, \"median_us\": {}, \"spread_pct\": {}, \"num_reps\": {}, "
+          "\"tflops\": {}, \"sm_clock_mhz\": {}, \"predicted_us\": {}, \"detail\": {}, "
+          "\"run_id\": {}, \"created_unix\": {}}}",
+          json_string(m.key.device_fingerprint), m.key.protocol_version, m.key.template_version,
+          json_string(m.config_key), json_string(cache::to_string(m.status)),
+          json_number(m.median_us), json_number(m.spread_pct), m.num_reps, json_number(m.tflops),
+          m.sm_clock_mhz, json_number(m.predicted_us), json_string(m.detail), json_string(m.run_id),
+          m.created_unix));
+    items.push_back(fmt::format("{{\"problem\": {}, \"measurements\": [{}]}}", json_string(p),
+                                fmt::join(rows, ", ")));
+  }
+  fmt::print("{{\"database\": {}, \"problems\": [{}]}}\n", json_string(db.path()),
+             fmt::join(items, ", "));
+}
+
 void show(const CacheOptions& o) {
   cache::Database db = open_for_reading(o.db);
-  for (const std::string& p : o.problem.problem_keys()) {
-    std::vector<cache::Measurement> rows;
-    for (auto& m : db.all_measurements())
-      if (m.key.problem_key == p) rows.push_back(std::move(m));
-    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.key.device_fingerprint, a.median_us) <
-             std::tie(b.key.device_fingerprint, b.median_us);
-    });
+  const std::vector<std::string> problems = o.problem.problem_keys();
+  if (o.json) {
+    print_show_json(db, problems);
+    return;
+  }
+  for (const std::string& p : problems) {
+    const std::vector<cache::Measurement> rows = measurements_of(db, p);
     fmt::print("{}: {} measurements\n", p, rows.size());
     for (const auto& m : rows)
       fmt::print("  {:<26} {:<44} {:<13} {:>10.1f} us {:>7.1f} TF/s  model {:>8.1f} us  {}\n",
@@ -150,6 +189,10 @@ void register_cache(CLI::App& app) {
   CLI::App* show_cmd = cmd->add_subcommand("show", "Every measurement of the given problem(s)");
   add_database_option(*show_cmd, o->db);
   add_problem_options(*show_cmd, o->problem);
+  show_cmd->add_flag(
+      "--json", o->json,
+      "One JSON object: database, problems [{problem, measurements [{device, "
+      "config, status, median_us, spread_pct, tflops, predicted_us, detail, ...}]}]");
   show_cmd->callback([o] { show(*o); });
 
   CLI::App* export_cmd = cmd->add_subcommand("export", "Write measurements and winners as CSV");
