@@ -494,6 +494,16 @@ TEST_F(Cli, BenchWithoutAGpuFailsSayingSo) {
       << r.output;
 }
 
+// bench --json without a GPU: the error line on stderr and nothing on stdout.
+TEST_F(Cli, BenchJsonWithoutAGpuFailsWithNothingOnStdout) {
+  const std::string out = db_.path() + ".stdout";
+  const Result r = kt::testing::run_cli_stdout_to(out, "bench --json --shape 64x64x64", db_.path());
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "kerntune: unsupported: bench measures on a GPU")) << r.output;
+  EXPECT_EQ(kt::testing::read_file_bytes(out), "");
+  std::filesystem::remove(out);
+}
+
 TEST_F(Cli, InfoReportsNoGpu) {
   const Result r = run("info");
   EXPECT_EQ(r.status, 0) << r.output;
