@@ -103,8 +103,11 @@ void run(const BenchCliOptions& o) {
                             reason));
   std::ofstream csv;
   if (!o.csv.empty()) csv = open_csv(o.csv);
+  // Read-only, as the runtime serves a shipped database: bench never creates, migrates or writes
+  // it (a kernel whose cubin is not stored is compiled for this run only).
   RuntimeOptions ro;
   ro.database_path = resolve_database_path(o.db);
+  ro.read_only = true;
   auto runtime = Runtime::open(ro);
   if (o.dispatch_overhead) return run_dispatch_overhead(*runtime, keys, ro.database_path, o.json);
 

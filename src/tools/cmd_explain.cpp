@@ -1,6 +1,7 @@
 // `kerntune explain`: the model's figures for a config of any op (OpSpec::explain: CTAs,
 // occupancy, waves, efficiencies, predicted time); without --config, the measured winner and
-// runner-up from the database when there are any, else the model's pick and its runner-up.
+// runner-up from the database when there are any, else the model's pick and its runner-up. Reads
+// the database only: never creates or migrates it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -48,19 +49,16 @@ struct ExplainedProblem {
 // config: the interleaved re-measurement where there is one (the pick was made by it), else the
 // latest row.
 std::vector<cache::Measurement> measured_best(const OpSpec& op, const std::string& problem_key,
-                                              const DeviceDesc& device, const std::string& db) {
+                                              const DeviceDesc& device,
+                                              const cache::Database& database) {
   std::map<std::string, cache::Measurement> latest;
-  try {
-    cache::Database database = open_database(db);
-    for (auto& m : database.measurements({problem_key, device.fingerprint(),
-                                          kBenchmarkProtocolVersion, op.template_version()})) {
-      if (m.status != cache::Status::kOk) continue;
-      auto [kept, inserted] = latest.try_emplace(m.config_key, m);
-      if (!inserted &&
-          (m.detail == tune::kFinalistDetail || kept->second.detail != tune::kFinalistDetail))
-        kept->second = std::move(m);
-    }
-  } catch (const Error&) {
+  for (auto& m : database.measurements(
+           {problem_key, device.fingerprint(), kBenchmarkProtocolVersion, op.template_version()})) {
+    if (m.status != cache::Status::kOk) continue;
+    auto [kept, inserted] = latest.try_emplace(m.config_key, m);
+    if (!inserted &&
+        (m.detail == tune::kFinalistDetail || kept->second.detail != tune::kFinalistDetail))
+      kept->second = std::move(m);
   }
   std::vector<cache::Measurement> measured;
   for (auto& [config, m] : latest) measured.push_back(std::move(m));
@@ -70,8 +68,10 @@ std::vector<cache::Measurement> measured_best(const OpSpec& op, const std::strin
   return measured;
 }
 
+// `database`: null when there is none to read (the model's picks are explained then).
 ExplainedProblem explain_problem(const ExplainOptions& o, const OpSpec& op,
-                                 const DeviceDesc& device, const std::string& p) {
+                                 const DeviceDesc& device, const cache::Database* database,
+                                 const std::string& p) {
   ExplainedProblem e{p, op.summarize(p), "given", {}};
   auto add = [&](const char* role, const std::string& config, double predicted_us,
                  std::optional<double> measured_us) {
@@ -84,7 +84,9 @@ ExplainedProblem explain_problem(const ExplainOptions& o, const OpSpec& op,
     return e;
   }
   const char* roles[] = {"winner", "runner_up"};
-  const std::vector<cache::Measurement> measured = measured_best(op, p, device, o.db);
+  const std::vector<cache::Measurement> measured = database != nullptr
+                                                       ? measured_best(op, p, device, *database)
+                                                       : std::vector<cache::Measurement>{};
   e.source = measured.empty() ? "model" : "measured";
   for (std::size_t i = 0; i < measured.size(); ++i)
     add(roles[i], measured[i].config_key, measured[i].predicted_us, measured[i].median_us);
@@ -116,12 +118,13 @@ void print_text(const ExplainOptions& o, const std::vector<ExplainedProblem>& pr
   }
 }
 
-// `explain --json`: {"device_profile", "device", "problems": [{"problem", "gflop", "min_bytes",
-// "flop_per_byte", "source": "given" | "measured" | "model", "configs": [{"role": "given" |
-// "winner" | "runner_up", "config", "predicted_us", "measured_us" (null unless measured),
-// "explanation" (the text's lines, one string)}]}]}.
-void print_json(const ExplainOptions& o, const DeviceDesc& device,
-                const std::vector<ExplainedProblem>& problems) {
+// `explain --json`: {"device_profile", "device", "database" (its path; null with --config,
+// which reads none), "database_error" (why it was not read; null when it was or there is none),
+// "problems": [{"problem", "gflop", "min_bytes", "flop_per_byte", "source": "given" | "measured" |
+// "model", "configs": [{"role": "given" | "winner" | "runner_up", "config", "predicted_us",
+// "measured_us" (null unless measured), "explanation" (the text's lines, one string)}]}]}.
+void print_json(const ExplainOptions& o, const DeviceDesc& device, const std::string& database,
+                const std::string& database_error, const std::vector<ExplainedProblem>& problems) {
   std::vector<std::string> items;
   for (const ExplainedProblem& e : problems) {
     std::vector<std::string> configs;
@@ -138,18 +141,37 @@ void print_json(const ExplainOptions& o, const DeviceDesc& device,
         json_number(e.summary.min_bytes), json_number(e.summary.flops / e.summary.min_bytes),
         json_string(e.source), fmt::join(configs, ", ")));
   }
-  fmt::print("{{\"device_profile\": {}, \"device\": {}, \"problems\": [{}]}}\n",
-             json_string(o.profile), json_string(device.fingerprint()), fmt::join(items, ", "));
+  fmt::print(
+      "{{\"device_profile\": {}, \"device\": {}, \"database\": {}, \"database_error\": {}, "
+      "\"problems\": [{}]}}\n",
+      json_string(o.profile), json_string(device.fingerprint()),
+      database.empty() ? "null" : json_string(database),
+      database_error.empty() ? "null" : json_string(database_error), fmt::join(items, ", "));
 }
 
 void run(const ExplainOptions& o) {
   const DeviceDesc& device = device_profile(o.profile);
   const OpSpec& op = o.problem.spec();
+  const std::vector<std::string> keys = o.problem.problem_keys();
+  // Read-only: explain never creates or migrates a database. One it cannot read is reported
+  // (stderr, and "database_error" in JSON) and the model's picks explained instead.
+  std::string path, database_error;
+  std::optional<cache::Database> database;
+  if (o.config.empty()) {
+    try {
+      path = resolve_database_path(o.db);
+      database = open_existing_database(o.db);
+    } catch (const Error& e) {
+      database_error = e.what();
+      fmt::print(stderr, "kerntune: the database was not read, so the model's picks follow: {}\n",
+                 e.what());
+    }
+  }
   std::vector<ExplainedProblem> problems;
-  for (const std::string& p : o.problem.problem_keys())
-    problems.push_back(explain_problem(o, op, device, p));
+  for (const std::string& p : keys)
+    problems.push_back(explain_problem(o, op, device, database ? &*database : nullptr, p));
   if (o.json)
-    print_json(o, device, problems);
+    print_json(o, device, path, database_error, problems);
   else
     print_text(o, problems);
 }
@@ -166,7 +188,8 @@ void register_explain(CLI::App& app) {
   add_profile_option(*cmd, o->profile);
   add_database_option(*cmd, o->db);
   cmd->add_flag("--json", o->json,
-                "One JSON object: device_profile, device, problems [{problem, gflop, min_bytes, "
+                "One JSON object: device_profile, device, database, database_error, problems "
+                "[{problem, gflop, min_bytes, "
                 "flop_per_byte, source, configs [{role, config, predicted_us, measured_us, "
                 "explanation}]}]");
   cmd->callback([o] { run(*o); });

@@ -180,8 +180,8 @@ Section check_database(const std::string& path, const MachineFacts& machine) {
     lines.push_back(
         warn(fmt::format("schema version {}, older than this kerntune's {}", h.schema_version,
                          cache::kSchemaVersion),
-             fmt::format("it is upgraded on its next read-write open, e.g. `kerntune cache ls --db "
-                         "{}`; a read-only runtime refuses it until then",
+             fmt::format("upgrade it with `kerntune cache migrate --db {}` (commands that only "
+                         "read leave it as it is, and a read-only runtime refuses it until then)",
                          quoted(path))));
   } else {
     lines.push_back(ok(fmt::format("schema version {} (this kerntune reads up to {})",

@@ -511,11 +511,13 @@ TEST_F(Cli, InfoReportsNoGpu) {
   EXPECT_TRUE(contains(r.output, db_.path())) << r.output;
 }
 
-TEST_F(Cli, CacheLsOnAFreshDatabaseShowsNothingTuned) {
+// `cache ls` only reads: without a database it says so and how to make one, and makes none.
+TEST_F(Cli, CacheLsWithoutADatabaseSaysSoAndCreatesNone) {
   const Result r = run("cache ls");
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "0 winners")) << r.output;
-  EXPECT_TRUE(std::filesystem::exists(db_.path()));
+  EXPECT_TRUE(contains(r.output, "no database at '" + db_.path() + "' yet")) << r.output;
+  EXPECT_TRUE(contains(r.output, "`kerntune tune`")) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(db_.path()));
 }
 
 TEST_F(Cli, TuneHelpDocumentsTheTimeLimitAndTheBlocklistOverride) {
