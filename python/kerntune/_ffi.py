@@ -112,6 +112,9 @@ def library():
                                    "Tried:\n  " + "\n  ".join(tried))
     lib.kt_runtime_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]
     lib.kt_runtime_open.restype = ctypes.c_int
+    lib.kt_runtime_open_device.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
+                                           ctypes.POINTER(ctypes.c_void_p)]
+    lib.kt_runtime_open_device.restype = ctypes.c_int
     lib.kt_runtime_close.argtypes = [ctypes.c_void_p]
     lib.kt_runtime_close.restype = None
     lib.kt_gemm.argtypes = [ctypes.c_void_p] + [ctypes.c_int64] * 3 + [ctypes.c_int] * 3 + \
