@@ -8,14 +8,24 @@ from ._ffi import (AttentionArgs, DispatchInfo, RmsnormArgs, KT_DTYPES, KT_LAYOU
                    KerntuneError, check, library)
 
 
-def _torch():
+def _torch(who="kerntune.Runtime"):
     """PyTorch, or a KerntuneError saying how to get it (kerntune does not depend on it)."""
     try:
         import torch
     except ImportError as e:
-        raise KerntuneError(6, "kerntune.Runtime takes PyTorch tensors, but PyTorch cannot be "
+        raise KerntuneError(6, f"{who} takes PyTorch tensors, but PyTorch cannot be "
                                f"imported ({e}); install it (pip install torch)") from None
     return torch
+
+
+def cuda_index(device):
+    """The index of a CUDA device given as an index, a torch.device or a string ("cuda:1");
+    None and a device without an index are the current one."""
+    torch = _torch()
+    if isinstance(device, int):
+        return device
+    index = torch.device(device).index if device is not None else None
+    return torch.cuda.current_device() if index is None else index
 
 
 def _stream():
@@ -23,17 +33,22 @@ def _stream():
 
 
 class Runtime:
-    """Opens the tuning database (default: $KERNTUNE_DB or ~/.cache/kerntune/kerntune.db) on the
-    current CUDA device. Shapes without a tuned winner dispatch from the nearest tuned shape or
-    the model; nothing is tuned on the fly."""
+    """Opens the tuning database (default: $KERNTUNE_DB or ~/.cache/kerntune/kerntune.db) on a
+    CUDA device: `device` (an index or a torch.device), else the current one; its tensors must
+    live there. Shapes without a tuned winner dispatch from the nearest tuned shape or the model;
+    nothing is tuned on the fly."""
 
-    def __init__(self, database=None, read_only=False):
+    def __init__(self, database=None, read_only=False, device=None):
         torch = _torch()
         self._lib = library()
         self._handle = ctypes.c_void_p()
-        torch.cuda.init()  # make the primary context current, shared with PyTorch
+        torch.cuda.init()
+        self.device = cuda_index(device)
         path = database.encode() if database else None
-        check(self._lib.kt_runtime_open(path, int(read_only), ctypes.byref(self._handle)))
+        # The device's primary context made current, shared with PyTorch.
+        with torch.cuda.device(self.device):
+            check(self._lib.kt_runtime_open_device(path, int(read_only), self.device,
+                                                   ctypes.byref(self._handle)))
 
     def close(self):
         if getattr(self, "_handle", None):
@@ -133,22 +148,31 @@ class Runtime:
             ctypes.c_void_p(cu_seqlens_k.data_ptr()), total_q, total_k, _stream()))
         return (out, lse) if return_lse else out
 
-    def rmsnorm(self, x, weight, eps=1e-6, residual=None, out=None):
+    def rmsnorm(self, x, weight, eps=1e-6, residual=None, out=None, residual_out=None):
         """y = x * rsqrt(mean(x**2, -1) + eps) * weight over the last dimension (FP32 inside).
-        With residual: x = x + residual first, written back into residual (in place, as fused
-        add-RMSNorm layers do); returns (y, residual) then, else y. Raises KerntuneError naming
-        the tensor before any launch when they do not fit (checks.py)."""
+        With residual: x = x + residual first, written to residual_out, by default residual
+        itself (in place, as fused add-RMSNorm layers do); returns (y, that sum) then, else y.
+        Raises KerntuneError naming the tensor before any launch when they do not fit
+        (checks.py)."""
         torch = _torch()
+        if residual_out is not None and residual is None:
+            raise KerntuneError(checks.KT_ERROR_INVALID_ARGUMENT,
+                                "residual_out is where x + residual goes: pass residual too")
         rows, hidden = checks.check_rmsnorm(
             checks.describe("x", x), checks.describe("weight", weight),
             checks.optional_info("residual", residual), checks.optional_info("out", out), eps)
+        if residual_out is not None:
+            checks.check_rmsnorm(checks.describe("x", x), checks.describe("weight", weight),
+                                 checks.describe("residual_out", residual_out), None, eps)
+        else:
+            residual_out = residual
         if out is None:
             out = torch.empty_like(x)
         args = RmsnormArgs()
         args.rows, args.hidden, args.dtype = rows, hidden, KT_DTYPES[str(x.dtype).replace("torch.", "")]
         args.x, args.weight, args.y = x.data_ptr(), weight.data_ptr(), out.data_ptr()
         if residual is not None:
-            args.residual = args.residual_out = residual.data_ptr()
+            args.residual, args.residual_out = residual.data_ptr(), residual_out.data_ptr()
         args.eps = float(eps)
         check(self._lib.kt_rmsnorm(self._handle, ctypes.byref(args), _stream()))
-        return (out, residual) if residual is not None else out
+        return (out, residual_out) if residual is not None else out
