@@ -32,6 +32,20 @@ def _stream():
     return ctypes.c_void_p(_torch().cuda.current_stream().cuda_stream)
 
 
+def _attention_args(dims, q, k, v, out, lse, strides, causal, scale):
+    """The C ABI's kt_attention_args of one call: dims (batch, heads_q, heads_kv, seqlen_q,
+    seqlen_k, head_dim), the tensors, their checked (batch, row, head) strides."""
+    args = AttentionArgs()
+    (args.batch, args.heads_q, args.heads_kv, args.seqlen_q, args.seqlen_k, args.head_dim) = dims
+    args.dtype, args.causal = KT_DTYPES[checks.describe("q", q).dtype], int(causal)
+    args.q, args.k, args.v, args.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
+    args.lse = lse.data_ptr() if lse is not None else None
+    for name, short in (("q", "q"), ("k", "k"), ("v", "v"), ("out", "o")):
+        getattr(args, f"{short}_strides")[:] = list(strides[name])
+    args.softmax_scale = float(scale) if scale is not None else 1.0 / math.sqrt(dims[5])
+    return args
+
+
 class Runtime:
     """Opens the tuning database (default: $KERNTUNE_DB or ~/.cache/kerntune/kerntune.db) on a
     CUDA device: `device` (an index or a torch.device), else the current one; its tensors must
@@ -102,15 +116,7 @@ class Runtime:
         (b, hq, hkv, sq, sk, d), strides = checks.check_attention(
             checks.describe("q", q), checks.describe("k", k), checks.describe("v", v),
             checks.describe("out", out), checks.optional_info("lse", lse), layout, scale)
-        args = AttentionArgs()
-        args.batch, args.heads_q, args.heads_kv = b, hq, hkv
-        args.seqlen_q, args.seqlen_k, args.head_dim = sq, sk, d
-        args.dtype, args.causal = KT_DTYPES[checks.describe("q", q).dtype], int(causal)
-        args.q, args.k, args.v, args.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
-        args.lse = lse.data_ptr() if lse is not None else None
-        for name, short in (("q", "q"), ("k", "k"), ("v", "v"), ("out", "o")):
-            getattr(args, f"{short}_strides")[:] = list(strides[name])
-        args.softmax_scale = float(scale) if scale is not None else 1.0 / math.sqrt(d)
+        args = _attention_args((b, hq, hkv, sq, sk, d), q, k, v, out, lse, strides, causal, scale)
         check(self._lib.kt_attention_forward(self._handle, ctypes.byref(args), _stream()))
         return (out, lse) if return_lse else out
 
@@ -134,15 +140,8 @@ class Runtime:
             checks.describe("cu_seqlens_q", cu_seqlens_q),
             checks.describe("cu_seqlens_k", cu_seqlens_k), int(max_seqlen_q), int(max_seqlen_k),
             scale)
-        args = AttentionArgs()
-        args.batch, args.heads_q, args.heads_kv = b, hq, hkv
-        args.seqlen_q, args.seqlen_k, args.head_dim = int(max_seqlen_q), int(max_seqlen_k), d
-        args.dtype, args.causal = KT_DTYPES[checks.describe("q", q).dtype], int(causal)
-        args.q, args.k, args.v, args.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
-        args.lse = lse.data_ptr() if lse is not None else None
-        for name, short in (("q", "q"), ("k", "k"), ("v", "v"), ("out", "o")):
-            getattr(args, f"{short}_strides")[:] = list(strides[name])
-        args.softmax_scale = float(scale) if scale is not None else 1.0 / math.sqrt(d)
+        args = _attention_args((b, hq, hkv, int(max_seqlen_q), int(max_seqlen_k), d), q, k, v, out,
+                               lse, strides, causal, scale)
         check(self._lib.kt_attention_varlen(
             self._handle, ctypes.byref(args), ctypes.c_void_p(cu_seqlens_q.data_ptr()),
             ctypes.c_void_p(cu_seqlens_k.data_ptr()), total_q, total_k, _stream()))
