@@ -8,8 +8,11 @@ set -euo pipefail
 # clang and libclang-rt-14-dev (libFuzzer and the sanitizers): scripts/run_fuzzers.sh only;
 # clang-format: scripts/check_format.sh; python3-pip and pkgconf: the package test builds and
 # installs the Python wheel and builds a consumer through pkg-config (scripts/test_package.sh).
+# python3-torch: a CPU-only PyTorch (1.13 on Debian 12) for the cpu tier's checks of kerntune.ops
+# (python/tests/test_ops_no_gpu.py: the fake implementations under FakeTensorMode, the argument
+# errors, the operands gemm copies); no GPU test uses it (they need a CUDA PyTorch).
 packages=(build-essential cmake ninja-build libfmt-dev libspdlog-dev libsqlite3-dev libcli11-dev
-          libgtest-dev clang libclang-rt-14-dev clang-format python3-pip pkgconf)
+          libgtest-dev clang libclang-rt-14-dev clang-format python3-pip pkgconf python3-torch)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -26,6 +26,19 @@ for file in bin/kerntune include/kerntune/kerntune.h include/kerntune/kerntune.h
   [[ -e $prefix/$file ]] || fail "$file was not installed"
 done
 
+step "libkerntune.so has a versioned SONAME: the file, its SONAME link, the development link"
+soname=$(readelf -d "$libdir/libkerntune.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+read -r ffi_soname ffi_version < <(cd "$scratch" && PYTHONPATH="$prefix/lib/python" python3 -c \
+  'from kerntune import _ffi; print(_ffi.SONAME, _ffi.LIBRARY_VERSION)')
+echo "   SONAME $soname, file libkerntune.so.$ffi_version"
+[[ $soname == "$ffi_soname" ]] ||
+  fail "the SONAME is '$soname' but python/kerntune/_ffi.py looks for '$ffi_soname'"
+[[ -f $libdir/libkerntune.so.$ffi_version && ! -L $libdir/libkerntune.so.$ffi_version ]] ||
+  fail "no file libkerntune.so.$ffi_version (python/kerntune/_ffi.py's LIBRARY_VERSION)"
+[[ $(readlink "$libdir/$soname") == "libkerntune.so.$ffi_version" ]] ||
+  fail "$soname does not link to libkerntune.so.$ffi_version"
+[[ $(readlink "$libdir/libkerntune.so") == "$soname" ]] || fail "libkerntune.so does not link to $soname"
+
 step "installed binaries need only the C/C++ runtime (the GPU machine has nothing else)"
 for binary in "$prefix/bin/kerntune" "$libdir/libkerntune.so"; do
   needed=$(readelf -d "$binary" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
@@ -69,12 +82,16 @@ pkg_flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs kernt
 # shellcheck disable=SC2086  # the flags are words
 cc -std=c11 "$repo/tests/package/main.c" $pkg_flags -o "$scratch/pkg_consumer_c"
 "$scratch/pkg_consumer_c" | grep -q "^kerntune .* (C ABI)$" || fail "the pkg-config build did not run"
+needed=$(readelf -d "$scratch/pkg_consumer_c" | sed -n 's/.*(NEEDED).*\[\(libkerntune[^]]*\)\]/\1/p')
+[[ $needed == "$soname" ]] || fail "the C consumer needs '$needed', not the SONAME $soname"
 
 step "the Python package installed beside the library imports and loads it"
 py_version=$(cd "$scratch" && env -u KERNTUNE_LIB PYTHONPATH="$prefix/lib/python" python3 -c \
   'import kerntune; print(kerntune.version(), kerntune.library()._name)')
 echo "   $py_version"
 [[ $py_version == *" $libdir/libkerntune.so" ]] || fail "the installed package loaded another library"
+[[ $py_version == "$ffi_version "* ]] ||
+  fail "python/kerntune/_ffi.py's LIBRARY_VERSION is $ffi_version, the library's ${py_version%% *}"
 
 step "pip builds a wheel that bundles the library, and it installs and loads offline"
 python3 -m pip --version >/dev/null || fail "python3 has no pip (apt-get install python3-pip)"
@@ -122,4 +139,16 @@ print(f"   ctypes: kt_version() = {version}")
 sys.exit(0 if version == sys.argv[2] else 1)
 PY
 fi
+step "the installed package finds the library by its SONAME, and as the file alone"
+# A runtime-only install has no development link; a copy that dropped symlinks, the file alone.
+# (Last: the consumers above need the links.)
+rm "$libdir/libkerntune.so"
+for expected in "$libdir/$soname" "$libdir/libkerntune.so.$ffi_version"; do
+  loaded=$(cd "$scratch" && env -u KERNTUNE_LIB PYTHONPATH="$prefix/lib/python" python3 -c \
+    'import kerntune; kerntune.version(); print(kerntune.library()._name)')
+  echo "   $loaded"
+  [[ $loaded == "$expected" ]] || fail "the installed package loaded $loaded, not $expected"
+  rm -f "$libdir/$soname"
+done
+
 step "passed (kerntune $version)"

@@ -64,6 +64,15 @@ typedef struct kt_attention_args {
 /* O = softmax(scale * Q K^T [causal]) V on stream; GQA/MQA when heads_kv < heads_q. */
 kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* args, void* stream);
 
+/* A packed variable-length batch (flash_attn_varlen_func's layout): args->batch sequences, the
+ * longest args->seqlen_q x args->seqlen_k; Q and O hold total_q rows, K and V total_k (the batch
+ * strides are unused); cu_seqlens_q / cu_seqlens_k are device arrays of batch + 1 non-decreasing
+ * int32 offsets from 0 to the totals (not checked by the kernels); lse, if set, is
+ * [heads_q, total_q]. Causal masks each sequence on its own, bottom-right aligned. */
+kt_status kt_attention_varlen(kt_runtime* runtime, const kt_attention_args* args,
+                              const int32_t* cu_seqlens_q, const int32_t* cu_seqlens_k,
+                              int64_t total_q, int64_t total_k, void* stream);
+
 /* One attention-backward call: dq, dk, dv of the forward problem from dout, the forward's o and
  * its lse ([batch, heads_q, seqlen_q] FP32 natural-log logsumexp, as kt_attention_forward writes
  * it); dk, dv of a key/value head are summed over its query heads. deterministic nonzero sums dq

@@ -53,6 +53,15 @@ struct AttentionTensors {
   std::int64_t v_strides[3]{};
   std::int64_t o_strides[3]{};
   float softmax_scale = 0;  // 0: 1 / sqrt(head_dim)
+  // A packed variable-length batch (problem.varlen): Q and O hold total_q rows, K and V total_k
+  // (batch strides unused), and cu_seqlens_q / cu_seqlens_k are device arrays of batch + 1
+  // non-decreasing int32 row offsets from 0 to total_q / total_k whose differences are at most
+  // the problem's seqlen_q / seqlen_k (the caller's contract, as flash_attn_varlen_func's: the
+  // kernels do not check them). lse is then [heads_q, total_q].
+  const std::int32_t* cu_seqlens_q = nullptr;
+  const std::int32_t* cu_seqlens_k = nullptr;
+  std::int64_t total_q = 0;
+  std::int64_t total_k = 0;
 
   // Dense (B, N, H, d) strides for every tensor (the FlashAttention layout).
   void set_bnhd_strides(const AttentionProblem& problem);
@@ -86,6 +95,11 @@ class Runtime {
   void attention_forward(const AttentionProblem& problem, const AttentionTensors& tensors,
                          Stream stream = nullptr);
   DispatchInfo prepare_attention(const AttentionProblem& problem, bool write_lse = false);
+  // A packed variable-length batch: `exact` holds its sequence count, longest lengths and totals
+  // (varlen set), `tensors` its cu_seqlens. Dispatched as its bucket (varlen_bucket), so batches
+  // of similar lengths share one tuned kernel. Throws kt::Error naming the bad argument.
+  void attention_varlen(const AttentionProblem& exact, const AttentionTensors& tensors,
+                        Stream stream = nullptr);
 
   // dQ, dK, dV of attention_forward's problem from dO, the forward's O and its logsumexp
   // (tensors.lse, the "lse" variant's output), dK and dV of a key/value head summed over its

@@ -7,6 +7,9 @@ torch.nn.functional.scaled_dot_product_attention or torch.matmul in one process.
     o = rt.attention(q, k, v, causal=True)       # q: (B, Hq, N, d), k/v: (B, Hkv, N, d)
     o, lse = rt.attention(q, k, v, return_lse=True, layout="bnhd")   # FlashAttention layout
     c = rt.gemm(a, w)                            # a: (M, K), w: (N, K) -> (M, N) = a @ w.T
+
+kerntune.ops (import it: it needs PyTorch 2.4 or newer) has the same kernels as PyTorch custom
+operators with fake implementations, for torch.compile.
 """
 from . import checks  # noqa: F401
 from ._ffi import KerntuneError, library, version  # noqa: F401

@@ -44,17 +44,30 @@ class DispatchInfo(ctypes.Structure):
     ]
 
 
+# The library's version and its SONAME, as cmake/install.cmake names them (the package test
+# checks both against the built library): the SONAME carries major.minor while the major
+# version is 0.
+LIBRARY_VERSION = "0.1.0"
+SONAME = "libkerntune.so." + ".".join(LIBRARY_VERSION.split(".")[:2])
+# The names of the library in a directory: the development link (and the bundled copy's name),
+# the SONAME (all a runtime-only install has), the file itself (a copy that dropped the links).
+LIBRARY_NAMES = ("libkerntune.so", SONAME, f"libkerntune.so.{LIBRARY_VERSION}")
+
+
 def _candidates():
     """Where library() looks when $KERNTUNE_LIB is unset, in order: the copy bundled in this
     package (a wheel built with KERNTUNE_LIB set), <prefix>/lib of the CMake install this package
     came with (<prefix>/lib/python/kerntune), dist/lib and build/ of the checkout it sits in
-    (python/kerntune), then the loader's search path (LD_LIBRARY_PATH, ldconfig)."""
+    (python/kerntune), then the loader's search path (LD_LIBRARY_PATH, ldconfig). In each
+    directory, the names of LIBRARY_NAMES in that order; on the loader's path, the first two."""
     here = Path(__file__).resolve().parent
     yield here / "lib" / "libkerntune.so"
-    yield here.parent.parent / "libkerntune.so"
-    yield here.parent.parent / "dist" / "lib" / "libkerntune.so"
-    yield here.parent.parent / "build" / "libkerntune.so"
-    yield Path("libkerntune.so")
+    for directory in (here.parent.parent, here.parent.parent / "dist" / "lib",
+                      here.parent.parent / "build"):
+        for name in LIBRARY_NAMES:
+            yield directory / name
+    for name in LIBRARY_NAMES[:2]:
+        yield Path(name)
 
 
 _lib = None
@@ -99,6 +112,9 @@ def library():
                                    "Tried:\n  " + "\n  ".join(tried))
     lib.kt_runtime_open.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]
     lib.kt_runtime_open.restype = ctypes.c_int
+    lib.kt_runtime_open_device.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
+                                           ctypes.POINTER(ctypes.c_void_p)]
+    lib.kt_runtime_open_device.restype = ctypes.c_int
     lib.kt_runtime_close.argtypes = [ctypes.c_void_p]
     lib.kt_runtime_close.restype = None
     lib.kt_gemm.argtypes = [ctypes.c_void_p] + [ctypes.c_int64] * 3 + [ctypes.c_int] * 3 + \
@@ -106,6 +122,10 @@ def library():
     lib.kt_gemm.restype = ctypes.c_int
     lib.kt_attention_forward.argtypes = [ctypes.c_void_p, ctypes.POINTER(AttentionArgs), ctypes.c_void_p]
     lib.kt_attention_forward.restype = ctypes.c_int
+    lib.kt_attention_varlen.argtypes = [ctypes.c_void_p, ctypes.POINTER(AttentionArgs),
+                                        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                                        ctypes.c_int64, ctypes.c_void_p]
+    lib.kt_attention_varlen.restype = ctypes.c_int
     lib.kt_rmsnorm.argtypes = [ctypes.c_void_p, ctypes.POINTER(RmsnormArgs), ctypes.c_void_p]
     lib.kt_rmsnorm.restype = ctypes.c_int
     lib.kt_prepare.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,

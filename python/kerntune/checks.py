@@ -171,6 +171,42 @@ def check_attention(q, k, v, out, lse, layout, scale):
     return (b, hq, hkv, sq, sk, d), strides
 
 
+def check_attention_varlen(q, k, v, out, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                           max_seqlen_k, scale):
+    """Checks a packed variable-length attention call (flash_attn_varlen_func's layout): q and out
+    (total_q, Hq, d), k and v (total_k, Hkv, d), as check_attention checks them viewed as one
+    batch entry of layout "bnhd"; cu_seqlens_q and cu_seqlens_k int32 vectors of one length
+    (batch + 1) on q's device; the longest lengths >= 1 and at most the totals; lse (when given)
+    float32 (Hq, total_q) contiguous. Their contents (offsets from 0 to the totals, each length
+    at most the longest) are the caller's contract, as for flash_attn_varlen_func: reading them
+    would synchronize. Returns ((batch, hq, hkv, total_q, total_k, d), strides)."""
+    for t in (q, k, v, out):
+        _check_rank(t, 3, "attention_varlen")
+    as_4d = [TensorInfo(t.name, (1,) + t.shape, (0,) + t.strides, t.dtype, t.device, t.data_ptr)
+             for t in (q, k, v, out)]
+    (_, hq, hkv, total_q, total_k, d), strides = check_attention(*as_4d, None, "bnhd", scale)
+    for cu in (cu_seqlens_q, cu_seqlens_k):
+        _check_rank(cu, 1, "cu_seqlens")
+        _check_dtype(cu, ("int32",))
+        _check_devices([q, cu])
+        if cu.strides != (1,):
+            _fail(f"{cu.name} has stride {cu.strides[0]}: it must be contiguous")
+    if cu_seqlens_q.shape != cu_seqlens_k.shape or cu_seqlens_q.shape[0] < 2:
+        _fail(f"cu_seqlens_q has {cu_seqlens_q.shape[0]} offsets and cu_seqlens_k "
+              f"{cu_seqlens_k.shape[0]}: both are batch + 1 (>= 2) long")
+    batch = cu_seqlens_q.shape[0] - 1
+    for name, longest, total in (("max_seqlen_q", max_seqlen_q, total_q),
+                                 ("max_seqlen_k", max_seqlen_k, total_k)):
+        if not 1 <= longest <= total:
+            _fail(f"{name} = {longest} must be between 1 and the {total} packed rows")
+    if lse is not None:
+        _check_dtype(lse, ("float32",))
+        _check_shape(lse, (hq, total_q), "lse is (Hq, total_q)")
+        if lse.strides != (total_q, 1):
+            _fail(f"{lse.name} has strides {lse.strides}: it must be contiguous")
+    return (batch, hq, hkv, total_q, total_k, d), strides
+
+
 def _check_dense(t):
     """Elements stored without gaps in row-major order (RMSNorm's rows are dense)."""
     expected, step = [], 1

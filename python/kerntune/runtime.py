@@ -8,32 +8,61 @@ from ._ffi import (AttentionArgs, DispatchInfo, RmsnormArgs, KT_DTYPES, KT_LAYOU
                    KerntuneError, check, library)
 
 
-def _torch():
+def _torch(who="kerntune.Runtime"):
     """PyTorch, or a KerntuneError saying how to get it (kerntune does not depend on it)."""
     try:
         import torch
     except ImportError as e:
-        raise KerntuneError(6, "kerntune.Runtime takes PyTorch tensors, but PyTorch cannot be "
+        raise KerntuneError(6, f"{who} takes PyTorch tensors, but PyTorch cannot be "
                                f"imported ({e}); install it (pip install torch)") from None
     return torch
+
+
+def cuda_index(device):
+    """The index of a CUDA device given as an index, a torch.device or a string ("cuda:1");
+    None and a device without an index are the current one."""
+    torch = _torch()
+    if isinstance(device, int):
+        return device
+    index = torch.device(device).index if device is not None else None
+    return torch.cuda.current_device() if index is None else index
 
 
 def _stream():
     return ctypes.c_void_p(_torch().cuda.current_stream().cuda_stream)
 
 
-class Runtime:
-    """Opens the tuning database (default: $KERNTUNE_DB or ~/.cache/kerntune/kerntune.db) on the
-    current CUDA device. Shapes without a tuned winner dispatch from the nearest tuned shape or
-    the model; nothing is tuned on the fly."""
+def _attention_args(dims, q, k, v, out, lse, strides, causal, scale):
+    """The C ABI's kt_attention_args of one call: dims (batch, heads_q, heads_kv, seqlen_q,
+    seqlen_k, head_dim), the tensors, their checked (batch, row, head) strides."""
+    args = AttentionArgs()
+    (args.batch, args.heads_q, args.heads_kv, args.seqlen_q, args.seqlen_k, args.head_dim) = dims
+    args.dtype, args.causal = KT_DTYPES[checks.describe("q", q).dtype], int(causal)
+    args.q, args.k, args.v, args.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
+    args.lse = lse.data_ptr() if lse is not None else None
+    for name, short in (("q", "q"), ("k", "k"), ("v", "v"), ("out", "o")):
+        getattr(args, f"{short}_strides")[:] = list(strides[name])
+    args.softmax_scale = float(scale) if scale is not None else 1.0 / math.sqrt(dims[5])
+    return args
 
-    def __init__(self, database=None, read_only=False):
+
+class Runtime:
+    """Opens the tuning database (default: $KERNTUNE_DB or ~/.cache/kerntune/kerntune.db) on a
+    CUDA device: `device` (an index or a torch.device), else the current one; its tensors must
+    live there. Shapes without a tuned winner dispatch from the nearest tuned shape or the model;
+    nothing is tuned on the fly."""
+
+    def __init__(self, database=None, read_only=False, device=None):
         torch = _torch()
         self._lib = library()
         self._handle = ctypes.c_void_p()
-        torch.cuda.init()  # make the primary context current, shared with PyTorch
+        torch.cuda.init()
+        self.device = cuda_index(device)
         path = database.encode() if database else None
-        check(self._lib.kt_runtime_open(path, int(read_only), ctypes.byref(self._handle)))
+        # The device's primary context made current, shared with PyTorch.
+        with torch.cuda.device(self.device):
+            check(self._lib.kt_runtime_open_device(path, int(read_only), self.device,
+                                                   ctypes.byref(self._handle)))
 
     def close(self):
         if getattr(self, "_handle", None):
@@ -87,34 +116,62 @@ class Runtime:
         (b, hq, hkv, sq, sk, d), strides = checks.check_attention(
             checks.describe("q", q), checks.describe("k", k), checks.describe("v", v),
             checks.describe("out", out), checks.optional_info("lse", lse), layout, scale)
-        args = AttentionArgs()
-        args.batch, args.heads_q, args.heads_kv = b, hq, hkv
-        args.seqlen_q, args.seqlen_k, args.head_dim = sq, sk, d
-        args.dtype, args.causal = KT_DTYPES[checks.describe("q", q).dtype], int(causal)
-        args.q, args.k, args.v, args.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), out.data_ptr()
-        args.lse = lse.data_ptr() if lse is not None else None
-        for name, short in (("q", "q"), ("k", "k"), ("v", "v"), ("out", "o")):
-            getattr(args, f"{short}_strides")[:] = list(strides[name])
-        args.softmax_scale = float(scale) if scale is not None else 1.0 / math.sqrt(d)
+        args = _attention_args((b, hq, hkv, sq, sk, d), q, k, v, out, lse, strides, causal, scale)
         check(self._lib.kt_attention_forward(self._handle, ctypes.byref(args), _stream()))
         return (out, lse) if return_lse else out
 
-    def rmsnorm(self, x, weight, eps=1e-6, residual=None, out=None):
-        """y = x * rsqrt(mean(x**2, -1) + eps) * weight over the last dimension (FP32 inside).
-        With residual: x = x + residual first, written back into residual (in place, as fused
-        add-RMSNorm layers do); returns (y, residual) then, else y. Raises KerntuneError naming
-        the tensor before any launch when they do not fit (checks.py)."""
+    def attention_varlen(self, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                         causal=False, scale=None, return_lse=False, out=None):
+        """Attention forward over a packed variable-length batch, as flash_attn_varlen_func takes
+        it: q (total_q, Hq, d), k and v (total_k, Hkv, d), cu_seqlens_q / cu_seqlens_k int32
+        (batch + 1) row offsets, max_seqlen_q / max_seqlen_k the longest sequence's lengths;
+        causal masks each sequence on its own (bottom-right aligned). Returns O (total_q, Hq, d)
+        (and the (Hq, total_q) FP32 logsumexp when return_lse). Batches of similar lengths share
+        one tuned kernel (`kerntune tune --op attention --shape b=..,sq=..,tq=..`)."""
         torch = _torch()
+        if out is None:
+            out = torch.empty_like(q)
+        lse = None
+        if return_lse and q.dim() == 3:
+            lse = torch.empty(q.shape[1], q.shape[0], device=q.device, dtype=torch.float32)
+        (b, hq, hkv, total_q, total_k, d), strides = checks.check_attention_varlen(
+            checks.describe("q", q), checks.describe("k", k), checks.describe("v", v),
+            checks.describe("out", out), checks.optional_info("lse", lse),
+            checks.describe("cu_seqlens_q", cu_seqlens_q),
+            checks.describe("cu_seqlens_k", cu_seqlens_k), int(max_seqlen_q), int(max_seqlen_k),
+            scale)
+        args = _attention_args((b, hq, hkv, int(max_seqlen_q), int(max_seqlen_k), d), q, k, v, out,
+                               lse, strides, causal, scale)
+        check(self._lib.kt_attention_varlen(
+            self._handle, ctypes.byref(args), ctypes.c_void_p(cu_seqlens_q.data_ptr()),
+            ctypes.c_void_p(cu_seqlens_k.data_ptr()), total_q, total_k, _stream()))
+        return (out, lse) if return_lse else out
+
+    def rmsnorm(self, x, weight, eps=1e-6, residual=None, out=None, residual_out=None):
+        """y = x * rsqrt(mean(x**2, -1) + eps) * weight over the last dimension (FP32 inside).
+        With residual: x = x + residual first, written to residual_out, by default residual
+        itself (in place, as fused add-RMSNorm layers do); returns (y, that sum) then, else y.
+        Raises KerntuneError naming the tensor before any launch when they do not fit
+        (checks.py)."""
+        torch = _torch()
+        if residual_out is not None and residual is None:
+            raise KerntuneError(checks.KT_ERROR_INVALID_ARGUMENT,
+                                "residual_out is where x + residual goes: pass residual too")
         rows, hidden = checks.check_rmsnorm(
             checks.describe("x", x), checks.describe("weight", weight),
             checks.optional_info("residual", residual), checks.optional_info("out", out), eps)
+        if residual_out is not None:
+            checks.check_rmsnorm(checks.describe("x", x), checks.describe("weight", weight),
+                                 checks.describe("residual_out", residual_out), None, eps)
+        else:
+            residual_out = residual
         if out is None:
             out = torch.empty_like(x)
         args = RmsnormArgs()
         args.rows, args.hidden, args.dtype = rows, hidden, KT_DTYPES[str(x.dtype).replace("torch.", "")]
         args.x, args.weight, args.y = x.data_ptr(), weight.data_ptr(), out.data_ptr()
         if residual is not None:
-            args.residual = args.residual_out = residual.data_ptr()
+            args.residual, args.residual_out = residual.data_ptr(), residual_out.data_ptr()
         args.eps = float(eps)
         check(self._lib.kt_rmsnorm(self._handle, ctypes.byref(args), _stream()))
-        return (out, residual) if residual is not None else out
+        return (out, residual_out) if residual is not None else out

@@ -1,5 +1,6 @@
 """kerntune's attention and gemm from PyTorch, against torch on the same tensors (GPU machine).
 Run: python3 -m pytest python/tests (skips without CUDA)."""
+import itertools
 import math
 import os
 import sys
@@ -59,6 +60,36 @@ def test_bnhd_layout_without_copies_matches_sdpa(rt):
     want = torch.nn.functional.scaled_dot_product_attention(
         q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True).transpose(1, 2)
     assert ((o.float() - want.float()).norm() / want.float().norm()) < 2e-2
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("hq,hkv,d", [(8, 2, 128), (4, 1, 64), (2, 2, 256)])
+def test_attention_varlen_matches_each_sequence(rt, causal, hq, hkv, d):
+    """A packed batch of ragged lengths (1, 127, 1000, 4097 among them; Nq != Nk per sequence)
+    against an FP32 reference per sequence, O and the (Hq, total_q) logsumexp."""
+    lq = [1, 127, 1000, 4097, 300, 64]
+    lk = [1, 200, 1000, 4097, 77, 65]
+    cu_q = torch.tensor([0] + list(itertools.accumulate(lq)), dtype=torch.int32,
+                        device="cuda")
+    cu_k = torch.tensor([0] + list(itertools.accumulate(lk)), dtype=torch.int32,
+                        device="cuda")
+    q = torch.randn(sum(lq), hq, d, device="cuda", dtype=torch.bfloat16)
+    k = torch.randn(sum(lk), hkv, d, device="cuda", dtype=torch.bfloat16)
+    v = torch.randn_like(k)
+    o, lse = rt.attention_varlen(q, k, v, cu_q, cu_k, max(lq), max(lk), causal=causal,
+                                 return_lse=True)
+    for i in range(len(lq)):
+        qs = q[cu_q[i]:cu_q[i + 1]].transpose(0, 1)[None]
+        ks = k[cu_k[i]:cu_k[i + 1]].transpose(0, 1)[None]
+        vs = v[cu_k[i]:cu_k[i + 1]].transpose(0, 1)[None]
+        want, want_lse = reference(qs, ks, vs, causal, 1 / math.sqrt(d))
+        got = o[cu_q[i]:cu_q[i + 1]].transpose(0, 1)[None].float()
+        err = (got - want).norm() / want.norm().clamp_min(1e-6)
+        assert err < 2e-2, (i, err)
+        got_lse = lse[:, cu_q[i]:cu_q[i + 1]][None]
+        finite = torch.isfinite(want_lse)
+        assert torch.equal(finite, torch.isfinite(got_lse)), i
+        assert torch.allclose(got_lse[finite], want_lse[finite], atol=2e-2, rtol=1e-3), i
 
 
 def test_gemm_matches_torch(rt):

@@ -167,6 +167,38 @@ def attention_out_on_the_cpu_or_transposed_is_refused():
     expect_error(lambda: attention(qkvo(out=transposed)), "out has head_dim stride 256")
 
 
+def varlen(total_q=300, total_k=300, hq=8, hkv=2, d=128, batch=3, max_q=200, max_k=200, **over):
+    t = {"q": info("q", (total_q, hq, d)), "k": info("k", (total_k, hkv, d)),
+         "v": info("v", (total_k, hkv, d)), "out": info("out", (total_q, hq, d)),
+         "cu_q": info("cu_seqlens_q", (batch + 1,), "int32"),
+         "cu_k": info("cu_seqlens_k", (batch + 1,), "int32"), "lse": None}
+    t.update({name: value if value is None or isinstance(value, checks.TensorInfo)
+              else info(name, value) for name, value in over.items()})
+    return checks.check_attention_varlen(t["q"], t["k"], t["v"], t["out"], t["lse"], t["cu_q"],
+                                         t["cu_k"], max_q, max_k, None)
+
+
+@test
+def attention_varlen_good_call_returns_its_sizes_and_packed_strides():
+    dims, strides = varlen()
+    assert dims == (3, 8, 2, 300, 300, 128), dims
+    assert strides["q"] == (0, 8 * 128, 128) and strides["k"] == (0, 2 * 128, 128), strides
+    dims, _ = varlen(lse=info("lse", (8, 300), "float32"))
+    assert dims[3] == 300
+
+
+@test
+def attention_varlen_bad_offsets_lengths_and_lse_are_refused():
+    expect_error(lambda: varlen(cu_q=info("cu_seqlens_q", (4,), "int64")), "cu_seqlens_q is int64")
+    expect_error(lambda: varlen(cu_k=info("cu_seqlens_k", (3,), "int32")), "batch + 1")
+    expect_error(lambda: varlen(max_q=301), "max_seqlen_q = 301", "300 packed rows")
+    expect_error(lambda: varlen(max_k=0), "max_seqlen_k = 0")
+    expect_error(lambda: varlen(q=(1, 300, 8, 128)), "q has shape", "3-D")
+    expect_error(lambda: varlen(lse=info("lse", (300, 8), "float32")), "lse is (Hq, total_q)")
+    expect_error(lambda: varlen(cu_q=info("cu_seqlens_q", (4,), "int32", device="cpu")),
+                 "cu_seqlens_q is on cpu")
+
+
 @test
 def attention_unknown_layout_and_head_counts_are_refused():
     expect_error(lambda: attention(qkvo(), layout="xx"), "'xx'")

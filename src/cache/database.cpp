@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <utility>
 
 #include "cache/csv.hpp"
 #include "cache/database_impl.hpp"
@@ -324,8 +325,8 @@ sql::Connection open_connection(const std::string& path, sql::OpenMode mode) {
   }
 }
 
-// A connection to a kerntune file that exists and needs no migration, for reading only.
-sql::Connection open_existing_readonly(const std::string& path) {
+// A read-only connection to the existing file at `path` and what inspect() found in it.
+std::pair<sql::Connection, schema::FileState> open_existing(const std::string& path) {
   std::error_code error;
   if (!fs::exists(path, error)) {
     throw Error(
@@ -335,17 +336,24 @@ sql::Connection open_existing_readonly(const std::string& path) {
   sql::Connection db = open_connection(path, sql::OpenMode::kReadOnly);
   db.exec(fmt::format("PRAGMA busy_timeout = {}", kBusyTimeoutMs));
   const schema::FileState state = schema::inspect(db, path);
+  return {std::move(db), state};
+}
+
+// A connection to a kerntune file that exists and needs no migration, for reading only.
+sql::Connection open_existing_readonly(const std::string& path) {
+  auto [db, state] = open_existing(path);
   if (state.empty) {
     throw Error(ErrorKind::kDatabase,
                 schema::unusable_file_message(path, "it is empty (it holds no kerntune schema)"));
   }
   if (state.schema_version < kSchemaVersion) {
     throw Error(ErrorKind::kDatabase,
-                fmt::format("'{}' has schema version {}, older than this kerntune's {}; open it "
-                            "once read-write to upgrade it (e.g. `kerntune cache ls --db '{}'`)",
+                fmt::format("'{}' has schema version {}, older than this kerntune's {}, and was "
+                            "not changed (a read-only open never migrates); upgrade it with "
+                            "`kerntune cache migrate --db '{}'`",
                             path, state.schema_version, kSchemaVersion, path));
   }
-  return db;
+  return std::move(db);
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -790,6 +798,11 @@ InvalidRows Database::invalid_rows() const {
   }
   transaction.commit();
   return invalid;
+}
+
+int schema_version_of(const std::string& path) {
+  if (path.empty()) throw_invalid("empty database path: pass --db PATH or set KERNTUNE_DB");
+  return open_existing(path).second.schema_version;
 }
 
 bool may_write(const std::string& path) {

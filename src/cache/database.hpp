@@ -149,9 +149,11 @@ class Database {
   // One Database may be used from several threads (calls are serialized inside); several
   // processes may open the same file.
   static Database open(const std::string& path);
-  // Opens an existing file read-only (the runtime's mode when it may not write). Throws
-  // kt::Error (kNotFound) when the file does not exist, (kDatabase) as open() does otherwise,
-  // and also for a file of an older schema (which only a read-write open can migrate).
+  // Opens an existing file read-only (the runtime's mode when it may not write, and every CLI
+  // command that only reads): never creates, migrates or writes it. Throws kt::Error (kNotFound)
+  // when the file does not exist, (kDatabase) as open() does otherwise, and also for an empty
+  // file and a file of an older schema (which only a read-write open migrates: the message names
+  // `kerntune cache migrate`).
   static Database open_readonly(const std::string& path);
 
   Database(Database&&) noexcept;
@@ -250,6 +252,11 @@ class Database {
   explicit Database(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The schema version of the existing kerntune file at `path` (0: an empty file, which a
+// read-write open makes a database), read without writing anything. Throws kt::Error as
+// open_readonly() does for a missing, unreadable, damaged, foreign or newer file.
+int schema_version_of(const std::string& path);
 
 // Whether this process may write the file at `path` and create files beside it (a database's
 // -wal, -shm and journal). False for a shipped database on a read-only filesystem or in a

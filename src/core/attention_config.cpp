@@ -48,6 +48,10 @@ constexpr double kFa3NarrowBlockFactor = 1.0 / 1.06;
 // Bc128, d128 Bc64, d128 Bc128; this gives 104, 152, 136, 184), so d64 Bc64 runs two CTAs per SM.
 constexpr int kFa3SmemReserveBytes = 2048;
 constexpr int kFa3OneConsumerAddressingRegs = 24;
+// Split-KV: the combine kernel's launch behind the main one, in the same stream.
+constexpr double kSplitCombineUs = 2.0;
+// Split-KV's key ranges: at most one a lane of the combine kernel's warp.
+constexpr int kMaxSplits = 32;
 
 int estimated_registers(const AttentionProblem& p, const AttentionConfig& c) {
   if (c.family == AttentionFamily::kSm90)
@@ -95,6 +99,7 @@ void parse_key_fields(std::string_view key, const std::vector<std::string_view>&
 std::optional<std::string> validate_sm80(const AttentionProblem& p, const AttentionConfig& c,
                                          const DeviceDesc& device) {
   if (device.cc_major < 8) return "the fa2 family needs compute capability >= 8.0";
+  if (c.splits != 1) return "split-KV (splits > 1) is an fa3 feature";
   if (c.warps != 4 && c.warps != 8) return "warps must be 4 or 8";
   if (c.block_m != 16 * c.warps && c.block_m != 32 * c.warps)
     return "block_m must be 16 or 32 x warps (each warp owns 16 or 32 query rows)";
@@ -130,6 +135,20 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
     return "the fa3 family needs head_dim 64, 128 or 256";
   if (p.head_dim == 256 && c.block_n != 64) return "fa3 head_dim 256 needs block_n 64 (registers)";
+  if (c.splits < 1 || c.splits > kMaxSplits)
+    return fmt::format("fa3 splits must be 1 to {}", kMaxSplits);
+  if (c.splits > 1 && p.varlen) return "fa3 split-KV does not serve packed varlen batches";
+  if (c.splits > 1) {
+    const AttentionProblem k = kernel_problem(p, c);
+    if (c.block_m != ceil_div(k.seqlen_q, 64) * 64)
+      return fmt::format(
+          "fa3 split-KV serves one query block a head, the smallest that holds its {} query "
+          "rows{}: block_m {}",
+          k.seqlen_q, c.pack_gqa ? " (packed)" : "", ceil_div(k.seqlen_q, 64) * 64);
+    if (c.splits > ceil_div(k.seqlen_k, c.block_n))
+      return fmt::format("fa3 split-KV: more splits ({}) than key blocks ({} of {} keys)", c.splits,
+                         ceil_div(k.seqlen_k, c.block_n), c.block_n);
+  }
   return std::nullopt;
 }
 
@@ -158,21 +177,23 @@ double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const
 
 std::string to_key(const AttentionConfig& c) {
   if (c.family == AttentionFamily::kSm90)
-    return fmt::format("fa3.bm{}.bn{}.s{}{}{}", c.block_m, c.block_n, c.stages,
-                       c.pingpong ? ".pp" : "", c.pack_gqa ? ".gqa" : "");
+    return fmt::format("fa3.bm{}.bn{}.s{}{}{}{}", c.block_m, c.block_n, c.stages,
+                       c.pingpong ? ".pp" : "", c.pack_gqa ? ".gqa" : "",
+                       c.splits > 1 ? fmt::format(".kv{}", c.splits) : "");
   return fmt::format("fa2.bm{}.bn{}.w{}.s{}", c.block_m, c.block_n, c.warps, c.stages);
 }
 
 AttentionConfig parse_attention_config_key(std::string_view key) {
   const auto parts = split(key, '.');
   const char* hint =
-      "expected e.g. fa2.bm128.bn64.w8.s2, fa3.bm128.bn128.s2 or fa3.bm128.bn128.s2.pp";
+      "expected e.g. fa2.bm128.bn64.w8.s2, fa3.bm128.bn128.s2, fa3.bm128.bn128.s2.pp or "
+      "fa3.bm64.bn64.s3.gqa.kv4";
   AttentionConfig c;
   if (parts.size() == 5 && parts[0] == "fa2") {
     parse_key_fields(key, parts,
                      {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}},
                      hint);
-  } else if (parts.size() >= 4 && parts.size() <= 6 && parts[0] == "fa3") {
+  } else if (parts.size() >= 4 && parts.size() <= 7 && parts[0] == "fa3") {
     c.family = AttentionFamily::kSm90;
     c.warps = 0;
     std::size_t i = 4;
@@ -180,10 +201,20 @@ AttentionConfig parse_attention_config_key(std::string_view key) {
     i += c.pingpong;
     c.pack_gqa = i < parts.size() && parts[i] == "gqa";
     i += c.pack_gqa;
+    if (i < parts.size() && parts[i].substr(0, 2) == "kv") {
+      const std::int64_t splits = parse_int(parts[i].substr(2), "config field 'kv' (splits)");
+      if (splits < 2 || splits > kMaxSplits)
+        throw_invalid(
+            fmt::format("config field 'kv' = {} is out of range (2 to {}; no field for "
+                        "one split)",
+                        splits, kMaxSplits));
+      c.splits = int(splits);
+      ++i;
+    }
     if (i != parts.size())
       throw_invalid(
-          fmt::format("'{}' is not an attention config key (fa3 keys end in .pp, "
-                      ".gqa or both, in that order): {}",
+          fmt::format("'{}' is not an attention config key (fa3 keys end in .pp, .gqa, "
+                      ".kv<splits>, in that order, each optional): {}",
                       key, hint));
     parse_key_fields(key, parts, {{"bm", &c.block_m}, {"bn", &c.block_n}, {"s", &c.stages}}, hint);
   } else {
@@ -212,7 +243,13 @@ AttentionProblem kernel_problem(const AttentionProblem& p, const AttentionConfig
 
 std::int64_t num_ctas(const AttentionProblem& p, const AttentionConfig& c) {
   const AttentionProblem k = kernel_problem(p, c);
-  return ceil_div(k.seqlen_q, c.block_m) * k.heads_q * k.batch;
+  return ceil_div(k.seqlen_q, c.block_m) * c.splits * k.heads_q * k.batch;
+}
+
+std::int64_t split_workspace_bytes(const AttentionProblem& p, const AttentionConfig& c) {
+  if (c.splits <= 1) return 0;
+  const AttentionProblem k = kernel_problem(p, c);
+  return std::int64_t(c.splits) * k.batch * k.heads_q * k.seqlen_q * (k.head_dim + 1) * 4;
 }
 
 std::optional<std::string> validate(const AttentionProblem& p, const AttentionConfig& c,
@@ -233,24 +270,37 @@ std::optional<std::string> validate(const AttentionProblem& p, const AttentionCo
 LaunchPlan plan_launch(const AttentionProblem& problem, const AttentionConfig& c) {
   const AttentionProblem p = kernel_problem(problem, c);
   LaunchPlan plan;
-  plan.grid = {std::uint32_t(ceil_div(p.seqlen_q, c.block_m)), std::uint32_t(p.heads_q),
+  plan.grid = {std::uint32_t(ceil_div(p.seqlen_q, c.block_m) * c.splits), std::uint32_t(p.heads_q),
                std::uint32_t(p.batch)};
   plan.block = {std::uint32_t(c.num_threads()), 1, 1};
   plan.smem_bytes = std::uint32_t(smem_bytes(p, c));
   return plan;
 }
 
+LaunchPlan plan_split_combine(const AttentionProblem& problem, const AttentionConfig& c) {
+  const AttentionProblem p = kernel_problem(problem, c);
+  LaunchPlan plan;
+  plan.grid = {std::uint32_t(ceil_div(p.batch * p.heads_q * p.seqlen_q, 4)), 1, 1};
+  plan.block = {128, 1, 1};
+  return plan;
+}
+
 std::string attention_kernel_expression(const AttentionProblem& problem, const AttentionConfig& c,
                                         bool write_lse) {
   const AttentionProblem p = kernel_problem(problem, c);
+  auto flag = [](bool b) { return b ? "true" : "false"; };
   if (c.family == AttentionFamily::kSm90)
-    return fmt::format("kt::attention_fwd_sm90<{}, {}, {}, {}, {}, {}, {}, {}>",
+    return fmt::format("kt::attention_fwd_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}>",
                        device_type_name(p.dtype), p.head_dim, c.block_m, c.block_n, c.stages,
-                       c.pingpong ? "true" : "false", p.causal ? "true" : "false",
-                       write_lse ? "true" : "false");
+                       flag(c.pingpong), flag(c.splits > 1), flag(p.causal),
+                       flag(write_lse && c.splits == 1));
   return fmt::format("kt::attention_fwd_sm80<{}, {}, {}, {}, {}, {}, {}, {}>",
                      device_type_name(p.dtype), p.head_dim, c.block_m, c.block_n, c.warps, c.stages,
-                     p.causal ? "true" : "false", write_lse ? "true" : "false");
+                     flag(p.causal), flag(write_lse));
+}
+
+std::string split_combine_expression(const AttentionProblem& p) {
+  return fmt::format("kt::attention_split_combine<{}, {}>", device_type_name(p.dtype), p.head_dim);
 }
 
 std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem& p,
@@ -273,7 +323,9 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
       for (int bn : d.fa3_block_n)
         for (int s : d.fa3_stages)
           for (bool pp : d.fa3_pingpong)
-            for (bool pack : {false, true}) keep({bm, bn, 0, s, AttentionFamily::kSm90, pp, pack});
+            for (bool pack : {false, true})
+              for (int splits : d.fa3_splits)
+                keep({bm, bn, 0, s, AttentionFamily::kSm90, pp, pack, splits});
   return out;
 }
 
@@ -281,7 +333,22 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
                            const DeviceDesc& d, int regs) {
   const AttentionProblem p = kernel_problem(problem, c);
   AttentionEstimate e;
-  e.num_ctas = num_ctas(problem, c);
+  // The sequences of the batch (a packed one's synthetic lengths), each a query block loop.
+  std::vector<AttentionProblem> sequences(1, p);
+  if (p.varlen) {
+    const auto lq = varlen_lengths(p, false), lk = varlen_lengths(p, true);
+    sequences.assign(lq.size(), p);
+    for (std::size_t i = 0; i < lq.size(); ++i) {
+      sequences[i].batch = 1;
+      sequences[i].seqlen_q = lq[i];
+      sequences[i].seqlen_k = lk[i];
+    }
+  }
+  // CTAs with work (a packed batch's grid also holds the shorter sequences' empty ones, which
+  // leave at once).
+  e.num_ctas = 0;
+  for (const AttentionProblem& s : sequences)
+    e.num_ctas += ceil_div(s.seqlen_q, c.block_m) * c.splits * s.heads_q * s.batch;
   e.threads = c.num_threads();
   e.regs_per_thread = regs > 0 ? regs : estimated_registers(p, c);
   e.smem_bytes = smem_bytes(p, c);
@@ -295,14 +362,13 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
   e.waves = wave_stats(e.num_ctas, d.num_sms, e.occupancy.ctas_per_sm);
 
   // Work the visited blocks cover (masked blocks still cost a full block).
-  const std::int64_t query_blocks = ceil_div(p.seqlen_q, c.block_m);
   double covered_pairs = 0, max_cta_blocks = 0;
-  for (std::int64_t qb = 0; qb < query_blocks; ++qb) {
-    const std::int64_t blocks = visited_key_blocks(p, c, qb);
-    covered_pairs += double(blocks) * c.block_n * c.block_m;
-    max_cta_blocks = std::max(max_cta_blocks, double(blocks));
-  }
-  covered_pairs *= double(p.batch) * double(p.heads_q);
+  for (const AttentionProblem& s : sequences)
+    for (std::int64_t qb = 0; qb < ceil_div(s.seqlen_q, c.block_m); ++qb) {
+      const std::int64_t blocks = visited_key_blocks(s, c, qb);
+      covered_pairs += double(blocks) * c.block_n * c.block_m * double(s.batch * s.heads_q);
+      max_cta_blocks = std::max(max_cta_blocks, double(ceil_div(blocks, c.splits)));
+    }
   e.block_efficiency = covered_pairs > 0 ? p.visible_pairs() / covered_pairs : 0;
 
   const double sm_rate = sm_flops_per_s(p, c, d, e.occupancy.ctas_per_sm);
@@ -317,9 +383,15 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
   e.compute_us =
       std::max(balanced_s, longest_s) * 1e6 +
       fixed_us * double(e.num_ctas) / (double(d.num_sms) * std::max(1, e.occupancy.ctas_per_sm));
-  // K/V are re-read by every query block of a head: from L2 mostly; count DRAM once.
-  e.memory_us = p.min_bytes() / (d.dram_gbps * 1e9) * 1e6;
-  e.predicted_us = std::max(e.compute_us, e.memory_us) + kLaunchUs;
+  // K/V are re-read by every query block of a head: from L2 mostly; count DRAM once. A grid
+  // streaming K/V at the bandwidth loses its last wave's idle slots (decode steps are this
+  // bound).
+  e.memory_us = p.min_bytes() / (d.dram_gbps * 1e9) * 1e6 / std::max(e.waves.efficiency, 0.01);
+  // Split-KV: the partials written, then read by the combine kernel, behind a second launch.
+  if (c.splits > 1)
+    e.combine_us =
+        kSplitCombineUs + 2.0 * double(split_workspace_bytes(problem, c)) / (d.dram_gbps * 1e3);
+  e.predicted_us = std::max(e.compute_us, e.memory_us) + e.combine_us + kLaunchUs;
   e.predicted_tflops = p.flops() / (e.predicted_us * 1e-6) / 1e12;
   return e;
 }

@@ -29,6 +29,10 @@ struct AttentionConfig {
   AttentionFamily family = AttentionFamily::kSm80;
   bool pingpong = false;  // fa3 with two or three consumers: one's softmax under the others' GEMMs
   bool pack_gqa = false;  // fa3, one query row (a decode step): a KV head's query heads as its rows
+  // fa3 split-KV: CTAs a query block's keys are divided among (1: none); their partial outputs are
+  // combined by a second kernel. For short query blocks (a decode step or a small chunk) against
+  // long key sequences, whose one CTA per query block would leave SMs idle.
+  int splits = 1;
 
   // fa3: one producer warpgroup plus block_m / 64 consumers, 4 warps each.
   int num_warps() const {
@@ -50,11 +54,13 @@ struct AttentionDomains {
   std::vector<int> fa3_block_n{64, 128};
   std::vector<int> fa3_stages{2, 3, 4};
   std::vector<bool> fa3_pingpong{false, true};
+  std::vector<int> fa3_splits{1, 2, 3, 4, 6, 8, 12, 16};
 };
 
 // Canonical key, e.g. "fa2.bm128.bn64.w8.s2", "fa3.bm128.bn128.s2", with ping-pong
-// "fa3.bm128.bn128.s2.pp", with packed GQA rows "fa3.bm64.bn128.s3.gqa"; parse is its exact
-// inverse (throws kt::Error naming the field, or the canonical spelling).
+// "fa3.bm128.bn128.s2.pp", with packed GQA rows "fa3.bm64.bn128.s3.gqa", split-KV
+// "fa3.bm64.bn128.s3.gqa.kv8"; parse is its exact inverse (throws kt::Error naming the field, or
+// the canonical spelling).
 std::string to_key(const AttentionConfig& config);
 AttentionConfig parse_attention_config_key(std::string_view key);
 
@@ -65,16 +71,24 @@ AttentionConfig parse_attention_config_key(std::string_view key);
 AttentionProblem kernel_problem(const AttentionProblem& p, const AttentionConfig& c);
 
 int smem_bytes(const AttentionProblem& p, const AttentionConfig& c);
+// CTAs of the main kernel (split-KV: every split of every query block).
 std::int64_t num_ctas(const AttentionProblem& p, const AttentionConfig& c);
+// Split-KV's partial outputs and logsumexps (AttentionParams::partials): splits x rows x
+// (head_dim + 1) FP32 over the kernel problem's rows; 0 without splits.
+std::int64_t split_workspace_bytes(const AttentionProblem& p, const AttentionConfig& c);
 
 std::optional<std::string> validate(const AttentionProblem& p, const AttentionConfig& c,
                                     const DeviceDesc& device);
 LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c);
+// Split-KV's second kernel: one warp a row of the kernel problem, four rows a CTA.
+LaunchPlan plan_split_combine(const AttentionProblem& p, const AttentionConfig& c);
 
 // "kt::attention_fwd_sm80<kt::bf16, 128, 128, 64, 8, 2, true, false>" or
-// "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, false, true, false>".
+// "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, false, false, true, false>".
 std::string attention_kernel_expression(const AttentionProblem& p, const AttentionConfig& c,
                                         bool write_lse);
+// Split-KV's combine kernel, "kt::attention_split_combine<kt::bf16, 128>".
+std::string split_combine_expression(const AttentionProblem& p);
 
 std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem& p,
                                                          const DeviceDesc& device,
@@ -86,6 +100,7 @@ struct AttentionEstimate {
   Occupancy occupancy;
   WaveStats waves;
   double block_efficiency = 0;  // visible (q, k) pairs over the pairs the visited blocks cover
+  double combine_us = 0;        // split-KV's second kernel (0 without splits)
   double compute_us = 0;
   double memory_us = 0;
   double predicted_us = 0;

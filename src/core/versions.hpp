@@ -36,6 +36,7 @@ inline constexpr int kGemmTemplateVersion = 16;
 // 5: fa3's stage ring shared with the GEMM (common/stage_ring.cuh): its instruction order moves.
 // 6: fa3 ping-pong, three consumers and packed GQA decode join the space; K and V free their
 //    stages separately.
-inline constexpr int kAttentionTemplateVersion = 6;
+// 7: fa3 split-KV joins the space.
+inline constexpr int kAttentionTemplateVersion = 7;
 
 }  // namespace kt

@@ -143,31 +143,41 @@ kt_status kt_gemm(kt_runtime* runtime, int64_t m, int64_t n, int64_t k, kt_dtype
   });
 }
 
+namespace {
+
+// One attention call's problem and tensors from the C arguments.
+void attention_call(const kt_attention_args& args, kt::AttentionProblem& p,
+                    kt::AttentionTensors& t) {
+  p.batch = args.batch;
+  p.heads_q = args.heads_q;
+  p.heads_kv = args.heads_kv;
+  p.seqlen_q = args.seqlen_q;
+  p.seqlen_k = args.seqlen_k;
+  p.head_dim = args.head_dim;
+  p.dtype = to_dtype(raw_value(args.dtype));
+  p.causal = args.causal != 0;
+  t.q = args.q;
+  t.k = args.k;
+  t.v = args.v;
+  t.o = args.o;
+  t.lse = args.lse;
+  for (int i = 0; i < 3; ++i) {
+    t.q_strides[i] = args.q_strides[i];
+    t.k_strides[i] = args.k_strides[i];
+    t.v_strides[i] = args.v_strides[i];
+    t.o_strides[i] = args.o_strides[i];
+  }
+  t.softmax_scale = args.softmax_scale;
+}
+
+}  // namespace
+
 kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* args, void* stream) {
   return guarded([&] {
     if (args == nullptr) kt::throw_invalid("kt_attention_forward: args is NULL");
     kt::AttentionProblem p;
-    p.batch = args->batch;
-    p.heads_q = args->heads_q;
-    p.heads_kv = args->heads_kv;
-    p.seqlen_q = args->seqlen_q;
-    p.seqlen_k = args->seqlen_k;
-    p.head_dim = args->head_dim;
-    p.dtype = to_dtype(raw_value(args->dtype));
-    p.causal = args->causal != 0;
     kt::AttentionTensors t;
-    t.q = args->q;
-    t.k = args->k;
-    t.v = args->v;
-    t.o = args->o;
-    t.lse = args->lse;
-    for (int i = 0; i < 3; ++i) {
-      t.q_strides[i] = args->q_strides[i];
-      t.k_strides[i] = args->k_strides[i];
-      t.v_strides[i] = args->v_strides[i];
-      t.o_strides[i] = args->o_strides[i];
-    }
-    t.softmax_scale = args->softmax_scale;
+    attention_call(*args, p, t);
     kt::validate(p);
     launch_checked(runtime, "kt_attention_forward", kt::to_key(p), t.lse != nullptr ? "lse" : "",
                    &t, stream);
@@ -211,6 +221,25 @@ kt_status kt_attention_backward(kt_runtime* runtime, const kt_attention_backward
     t.softmax_scale = args->softmax_scale;
     kt::validate(p);
     launch_checked(runtime, "kt_attention_backward", kt::to_key(p), "", &t, stream);
+  });
+}
+
+kt_status kt_attention_varlen(kt_runtime* runtime, const kt_attention_args* args,
+                              const int32_t* cu_seqlens_q, const int32_t* cu_seqlens_k,
+                              int64_t total_q, int64_t total_k, void* stream) {
+  return guarded([&] {
+    if (args == nullptr) kt::throw_invalid("kt_attention_varlen: args is NULL");
+    kt::AttentionProblem p;
+    kt::AttentionTensors t;
+    attention_call(*args, p, t);
+    p.varlen = true;
+    p.total_q = t.total_q = total_q;
+    p.total_k = t.total_k = total_k;
+    t.cu_seqlens_q = cu_seqlens_q;
+    t.cu_seqlens_k = cu_seqlens_k;
+    kt::validate(p);
+    launch_checked(runtime, "kt_attention_varlen", kt::to_key(kt::varlen_bucket(p)),
+                   t.lse != nullptr ? "lse" : "", &t, stream);
   });
 }
 

@@ -1,9 +1,13 @@
-// Dispatch grades for every op: exact -> nearest tuned problems re-scored -> model default.
+// Dispatch grades for every op: exact -> the nearest tuned problems' measurements calibrating the
+// model's ranking for this problem -> model default.
 #include "runtime/op_dispatch.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -14,11 +18,106 @@ namespace kt::rt {
 namespace {
 
 constexpr std::size_t kNearestProblems = 8;
+// The model's own picks for the problem that join the neighbours' measured configs.
+constexpr std::size_t kModelCandidates = 8;
+// A config no neighbour measured is trusted this much less than the model's typical error near
+// here says.
+constexpr double kUnmeasuredPenalty = 1.05;
 
 bool usable(const OpSpec& op, const std::string& problem_key, const std::string& config_key,
             const DeviceDesc& device, std::int64_t max_workspace) {
   return !op.validate_config(problem_key, config_key, device) &&
          op.workspace_bytes(problem_key, config_key, device) <= max_workspace;
+}
+
+// A config's standing near this problem: the model's time here, and the model's error on it at the
+// tuned neighbours (measured over predicted, log-averaged with weights 1 / (1 + distance)).
+struct Candidate {
+  double log_error_sum = 0;
+  double weight_sum = 0;
+  std::string measured_at;  // the nearest neighbour that measured it
+  bool measured = false;    // measured (not predicted) at some neighbour
+};
+
+// The nearest tuned problems' measured configs and the model's own top picks for this problem,
+// each scored as the model's time here times the model's error on that config near here; a config
+// measured at no neighbour takes the neighbours' typical error (their log-mean over all they
+// measured) and kUnmeasuredPenalty. So a neighbour's winner whose tile, split or cluster does not
+// suit this shape loses to what the model ranks first here, unless the measurements say the model
+// misjudges it. Graded nearest-shape when the pick was measured at a neighbour, model-default
+// when it is the model's own; nothing when no neighbour is tuned.
+std::optional<DispatchChoice> nearest_choice(const cache::Database& db, const OpSpec& op,
+                                             const std::string& problem_key,
+                                             const DeviceDesc& device, std::int64_t max_workspace) {
+  // A stored row that does not parse is skipped here, never fatal: it says nothing of this
+  // problem.
+  std::vector<std::pair<double, cache::Winner>> near;
+  for (auto& w : db.winners_with_prefix(device.fingerprint(), op.neighbour_prefix(problem_key),
+                                        kBenchmarkProtocolVersion, op.template_version())) {
+    try {
+      if (auto d = op.distance(problem_key, w.key.problem_key)) near.emplace_back(*d, std::move(w));
+    } catch (const Error& e) {
+      logger().debug("skipping tuned row {}: {}", w.key.problem_key, e.what());
+    }
+  }
+  if (near.empty()) return std::nullopt;
+  std::stable_sort(near.begin(), near.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (near.size() > kNearestProblems) near.resize(kNearestProblems);
+
+  std::map<std::string, Candidate> candidates;
+  double typical_sum = 0, typical_weight = 0;
+  for (const auto& [distance, w] : near) {
+    const double weight = 1.0 / (1.0 + distance);
+    std::vector<cache::Measurement> rows = db.measurements(w.key);
+    if (rows.empty()) {  // a winner without its measurements (imported, or predicted)
+      cache::Measurement m;
+      m.config_key = w.config_key;
+      m.median_us = w.median_us;
+      m.status = w.predicted ? cache::Status::kPredicted : cache::Status::kOk;
+      rows.push_back(m);
+    }
+    for (const cache::Measurement& m : rows) {
+      if (m.status != cache::Status::kOk && m.status != cache::Status::kPredicted) continue;
+      Candidate& c = candidates[m.config_key];
+      if (m.status != cache::Status::kOk || !(m.median_us > 0)) continue;
+      double predicted = 0;
+      try {
+        predicted = op.predicted_us(w.key.problem_key, m.config_key, device);
+      } catch (const Error&) {
+        continue;  // a config of an older space: it says nothing here
+      }
+      if (!(predicted > 0)) continue;
+      const double log_error = std::log(m.median_us / predicted);
+      c.log_error_sum += weight * log_error;
+      c.weight_sum += weight;
+      if (!c.measured) c.measured_at = w.key.problem_key;
+      c.measured = true;
+      typical_sum += weight * log_error;
+      typical_weight += weight;
+    }
+  }
+  for (const std::string& key :
+       model_ranked_configs(op, problem_key, device, max_workspace, kModelCandidates))
+    candidates.try_emplace(key);
+
+  const double typical = typical_weight > 0 ? typical_sum / typical_weight : 0.0;
+  std::optional<DispatchChoice> best;
+  double best_us = 0;
+  for (const auto& [config_key, c] : candidates) {
+    if (!usable(op, problem_key, config_key, device, max_workspace)) continue;
+    const double log_error =
+        c.weight_sum > 0 ? c.log_error_sum / c.weight_sum : typical + std::log(kUnmeasuredPenalty);
+    const double us = op.predicted_us(problem_key, config_key, device) * std::exp(log_error);
+    if (!best || us < best_us) {
+      // Measured near here: nearest-shape; the model's own pick otherwise.
+      best = c.measured
+                 ? DispatchChoice{config_key, DispatchGrade::kNearestShape, c.measured_at, false}
+                 : DispatchChoice{config_key, DispatchGrade::kModelDefault, "", true};
+      best_us = us;
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -69,33 +168,7 @@ DispatchChoice choose_config(const cache::Database* db, const OpSpec& op,
       logger().warn("tuned config {} for {} is not usable here; falling back", winner->config_key,
                     problem_key);
     }
-    // A stored row that does not parse is skipped here, never fatal: it says nothing of this
-    // problem.
-    std::vector<std::pair<double, cache::Winner>> near;
-    for (auto& w : db->winners_with_prefix(device.fingerprint(), op.neighbour_prefix(problem_key),
-                                           kBenchmarkProtocolVersion, op.template_version())) {
-      try {
-        if (auto d = op.distance(problem_key, w.key.problem_key))
-          near.emplace_back(*d, std::move(w));
-      } catch (const Error& e) {
-        logger().debug("skipping tuned row {}: {}", w.key.problem_key, e.what());
-      }
-    }
-    std::stable_sort(near.begin(), near.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (near.size() > kNearestProblems) near.resize(kNearestProblems);
-    std::optional<DispatchChoice> best;
-    double best_us = 0;
-    for (const auto& [distance, w] : near) {
-      if (!usable(op, problem_key, w.config_key, device, max_workspace)) continue;
-      const double us = op.predicted_us(problem_key, w.config_key, device);
-      if (!best || us < best_us) {
-        best = DispatchChoice{w.config_key, DispatchGrade::kNearestShape, w.key.problem_key,
-                              w.predicted};
-        best_us = us;
-      }
-    }
-    if (best) return *best;
+    if (auto near = nearest_choice(*db, op, problem_key, device, max_workspace)) return *near;
   }
   return {model_ranked_configs(op, problem_key, device, max_workspace, 1).front(),
           DispatchGrade::kModelDefault, "", true};

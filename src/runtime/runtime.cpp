@@ -211,6 +211,20 @@ void Runtime::attention_forward(const AttentionProblem& problem, const Attention
   launch(to_key(problem), tensors.lse != nullptr ? "lse" : "", &tensors, stream);
 }
 
+void Runtime::attention_varlen(const AttentionProblem& exact, const AttentionTensors& tensors,
+                               Stream stream) {
+  if (!exact.varlen)
+    throw_invalid(
+        "attention_varlen takes a packed varlen batch: set problem.varlen and its totals "
+        "(attention_forward serves padded batches)");
+  validate(exact);
+  if (tensors.total_q != exact.total_q || tensors.total_k != exact.total_k)
+    throw_invalid(fmt::format(
+        "attention_varlen: tensors hold {} query and {} key rows, the problem says {} and {}",
+        tensors.total_q, tensors.total_k, exact.total_q, exact.total_k));
+  launch(to_key(varlen_bucket(exact)), tensors.lse != nullptr ? "lse" : "", &tensors, stream);
+}
+
 DispatchInfo Runtime::prepare_attention(const AttentionProblem& problem, bool write_lse) {
   validate(problem);
   return prepare(to_key(problem), write_lse ? "lse" : "");

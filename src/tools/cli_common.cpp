@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include "core/error.hpp"
 #include "core/op_registry.hpp"
@@ -130,6 +131,32 @@ std::string resolve_database_path(const std::string& option) {
 
 cache::Database open_database(const std::string& option) {
   return cache::Database::open(resolve_database_path(option));
+}
+
+std::optional<cache::Database> open_existing_database(const std::string& option) {
+  namespace fs = std::filesystem;
+  const std::string path = resolve_database_path(option);
+  std::error_code error;
+  if (fs::exists(path, error)) return cache::Database::open_readonly(path);
+  // No file yet, unless none can ever be there: a path below a file is an error, not "none yet".
+  for (fs::path above = fs::path(path).parent_path(); !above.empty() && above != above.root_path();
+       above = above.parent_path()) {
+    if (!fs::exists(above, error)) continue;
+    if (!fs::is_directory(above, error))
+      throw Error(ErrorKind::kDatabase,
+                  fmt::format("'{}' cannot hold a database: '{}' is not a directory; pass --db "
+                              "PATH naming a file in a directory",
+                              path, above.string()));
+    break;
+  }
+  return std::nullopt;
+}
+
+std::string no_database_note(const std::string& path) {
+  return fmt::format(
+      "no database at '{}' yet: `kerntune tune` or `kerntune cache import` creates one (pass "
+      "--db PATH for another file)",
+      path);
 }
 
 tune::ProgressFn progress_printer(std::shared_ptr<const SuitePosition> suite) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,17 @@ std::string profile_for_arch(const std::string& profile, bool profile_given,
 
 // --db, else $KERNTUNE_DB, else the user cache directory.
 std::string resolve_database_path(const std::string& option);
+// For the commands that write (tune, cache import, merge, migrate, blocklist --clear): created
+// when absent, migrated when older.
 cache::Database open_database(const std::string& option);
+// For every command that only reads: the database opened read-only, never created, migrated or
+// written; nullopt when no file is at the path (each command says what that means: see
+// no_database_note). Throws kt::Error for a file it cannot read as this kerntune's database
+// (damaged, foreign, empty, newer, or of an older schema: that message names `kerntune cache
+// migrate`).
+std::optional<cache::Database> open_existing_database(const std::string& option);
+// "no database at 'PATH' yet: ..." with the commands that create one.
+std::string no_database_note(const std::string& path);
 
 // Where a run of several shapes stands, for its progress lines: the shape being tuned (0-based)
 // of `count`, and the time the shapes tuned so far took (skipped ones count as none).

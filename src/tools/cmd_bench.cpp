@@ -17,6 +17,7 @@
 #include "runtime/cuda_driver.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
+#include "tools/json_reports.hpp"
 #include "tuner/op_tuning.hpp"
 
 namespace kt::cli {
@@ -36,6 +37,7 @@ struct BenchCliOptions {
   int reps = 10;
   std::string csv;
   bool dispatch_overhead = false;
+  bool json = false;
 };
 
 // Throws unless rows can go to `path`: a new file, or one that starts with kCsvHeader, so rows
@@ -72,13 +74,20 @@ std::string csv_field(std::string text) {
 }
 
 void run_dispatch_overhead(Runtime& runtime, const std::vector<std::string>& keys,
-                           const std::string& database_path) {
+                           const std::string& database_path, bool json) {
+  std::vector<tune::DispatchOverhead> overheads;
+  for (const std::string& key : keys)
+    overheads.push_back(
+        OpRegistry::instance().by_key(key).tuning->dispatch_overhead(runtime, key, database_path));
+  if (json) {
+    fmt::print("{}\n", dispatch_overhead_json(database_path, keys, overheads));
+    return;
+  }
   fmt::print("{:<34} {:<44} {:>12} {:>12} {:>12}\n", "problem", "config", "runtime us",
              "raw launch us", "overhead us");
-  for (const std::string& key : keys) {
-    const auto d =
-        OpRegistry::instance().by_key(key).tuning->dispatch_overhead(runtime, key, database_path);
-    fmt::print("{:<34} {:<44} {:>12.3f} {:>12.3f} {:>12.3f}\n", key, d.config_key, d.runtime_us,
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const tune::DispatchOverhead& d = overheads[i];
+    fmt::print("{:<34} {:<44} {:>12.3f} {:>12.3f} {:>12.3f}\n", keys[i], d.config_key, d.runtime_us,
                d.raw_launch_us, d.overhead_us());
   }
 }
@@ -94,10 +103,13 @@ void run(const BenchCliOptions& o) {
                             reason));
   std::ofstream csv;
   if (!o.csv.empty()) csv = open_csv(o.csv);
+  // Read-only, as the runtime serves a shipped database: bench never creates, migrates or writes
+  // it (a kernel whose cubin is not stored is compiled for this run only).
   RuntimeOptions ro;
   ro.database_path = resolve_database_path(o.db);
+  ro.read_only = true;
   auto runtime = Runtime::open(ro);
-  if (o.dispatch_overhead) return run_dispatch_overhead(*runtime, keys, ro.database_path);
+  if (o.dispatch_overhead) return run_dispatch_overhead(*runtime, keys, ro.database_path, o.json);
 
   tune::OpBenchOptions bo;
   bo.rounds = o.rounds;
@@ -108,12 +120,13 @@ void run(const BenchCliOptions& o) {
   // kerntune's share of its bandwidth. "ratio": the baseline's time over kerntune's.
   std::size_t width = 34;  // the problem column fits every key
   for (const std::string& key : keys) width = std::max(width, key.size());
-  fmt::print("{:<{}} {:<44} {:<13} {:>9} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7}  {}\n", "problem",
-             width, "config", "grade", "kt TF/s", "base", "kt TB/s", "base", "copy", "of copy",
-             "ratio", "check");
+  if (!o.json)
+    fmt::print("{:<{}} {:<44} {:<13} {:>9} {:>9} {:>8} {:>8} {:>8} {:>7} {:>7}  {}\n", "problem",
+               width, "config", "grade", "kt TF/s", "base", "kt TB/s", "base", "copy", "of copy",
+               "ratio", "check");
   double log_sum = 0;
   int counted = 0;
-  std::vector<std::string> details;
+  std::vector<std::string> details, json_rows;
   std::set<std::string> notes;
   for (const std::string& key : keys) {
     const OpEntry& op = OpRegistry::instance().by_key(key);
@@ -123,12 +136,15 @@ void run(const BenchCliOptions& o) {
     if (r.baseline.num_reps > 0 && !r.baseline_check.passed)
       check += "; " + r.baseline_name + " FAILED: " + r.baseline_check.detail;
     if (!r.baseline_error.empty()) notes.insert(r.baseline_error);
-    fmt::print(
-        "{:<{}} {:<44} {:<13} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>8.2f} {:>6.0f}% {:>7.3f}  "
-        "{}\n",
-        key, width, r.dispatch.config_key, r.dispatch.grade, rate(s.flops, r.kerntune),
-        rate(s.flops, r.baseline), rate(s.min_bytes, r.kerntune), rate(s.min_bytes, r.baseline),
-        rate(s.min_bytes, r.copy), 100 * r.of_copy(), r.ratio(), check);
+    if (o.json)
+      json_rows.push_back(bench_row_json(key, s, r));
+    else
+      fmt::print(
+          "{:<{}} {:<44} {:<13} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>8.2f} {:>6.0f}% {:>7.3f}  "
+          "{}\n",
+          key, width, r.dispatch.config_key, r.dispatch.grade, rate(s.flops, r.kerntune),
+          rate(s.flops, r.baseline), rate(s.min_bytes, r.kerntune), rate(s.min_bytes, r.baseline),
+          rate(s.min_bytes, r.copy), 100 * r.of_copy(), r.ratio(), check);
     if (r.ratio() > 0) {
       log_sum += std::log(r.ratio());
       ++counted;
@@ -147,9 +163,14 @@ void run(const BenchCliOptions& o) {
       details.push_back(
           fmt::format("{:<{}} {}: {}", key, width, r.baseline_name, r.baseline_detail));
   }
+  const double geomean = counted > 0 ? std::exp(log_sum / counted) : 0;
+  if (o.json) {
+    fmt::print("{}\n",
+               bench_run_json(ro.database_path, json_rows, geomean, {notes.begin(), notes.end()}));
+    return;
+  }
   if (counted > 0)
-    fmt::print("geometric mean ratio (baseline time / kerntune time): {:.3f}\n",
-               std::exp(log_sum / counted));
+    fmt::print("geometric mean ratio (baseline time / kerntune time): {:.3f}\n", geomean);
   for (const std::string& note : notes) fmt::print("baseline: {}\n", note);
   if (!details.empty()) {
     // Which kernel the library ran (for cuBLASLt: cublasLt.h's enum values).
@@ -180,6 +201,9 @@ void register_bench(CLI::App& app) {
   cmd->add_flag("--dispatch-overhead", o->dispatch_overhead,
                 "Measure the host cost of the runtime's launch on a hit versus a raw "
                 "cuLaunchKernel (gemm)");
+  cmd->add_flag("--json", o->json,
+                "One JSON object: database, problems [{problem, config, grade, kerntune, check, "
+                "baseline, copy, ratio, of_copy, ...}], geomean_ratio, notes");
   cmd->footer(
       "Examples:\n"
       "  kerntune bench --shape 4096x4096x4096               # beside cuBLASLt\n"

@@ -8,6 +8,7 @@
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
 #include "tools/doctor_checks.hpp"
+#include "tools/json_text.hpp"
 
 namespace kt::cli {
 
@@ -15,6 +16,7 @@ namespace {
 
 struct DoctorOptions {
   std::string db;
+  bool json = false;
 };
 
 constexpr const char* kDescription = R"(Check this machine's kerntune set-up and print a checklist.
@@ -32,7 +34,8 @@ toolkit   NVRTC found and its version; the CUDA headers.
 driver    libcuda found, the driver version and every device's fingerprint.
 
 Each line is OK, WARN (works, but see the fix) or FAIL (fix it first), and WARN and FAIL lines
-say what to do. Exit status: 0 without FAIL lines, 1 with any.
+say what to do. Exit status: 0 without FAIL lines, 1 with any. --json prints the same checklist
+as one JSON object.
 
 Examples:
   kerntune doctor                         the default database ($KERNTUNE_DB or the cache dir)
@@ -47,25 +50,49 @@ void print(const Section& section) {
   }
 }
 
+// `doctor --json`: {"database", "sections": [{"name": "database" | "blocklist" | "toolkit" |
+// "driver", "title", "lines": [{"verdict": "OK" | "WARN" | "FAIL", "finding", "fix" (empty for
+// OK)}]}], "failures", "warnings"}; the exit status as without --json.
+void print_json(const std::string& path, const std::vector<Section>& sections, int num_fail,
+                int num_warn) {
+  std::vector<std::string> items;
+  for (const Section& section : sections) {
+    std::vector<std::string> lines;
+    for (const CheckLine& line : section.lines)
+      lines.push_back(fmt::format("{{\"verdict\": {}, \"finding\": {}, \"fix\": {}}}",
+                                  json_string(to_string(line.verdict)), json_string(line.finding),
+                                  json_string(line.fix)));
+    items.push_back(fmt::format("{{\"name\": {}, \"title\": {}, \"lines\": [{}]}}",
+                                json_string(section.name), json_string(section.title),
+                                fmt::join(lines, ", ")));
+  }
+  fmt::print("{{\"database\": {}, \"sections\": [{}], \"failures\": {}, \"warnings\": {}}}\n",
+             json_string(path), fmt::join(items, ", "), num_fail, num_warn);
+}
+
 void run(const DoctorOptions& o) {
   const std::string path = resolve_database_path(o.db);
   const MachineFacts machine = gather_machine_facts();
-  const std::vector<std::function<Section()>> sections = {
+  const std::vector<std::function<Section()>> checks = {
       [&] { return check_database(path, machine); },
       [&] { return check_blocklist(path, machine); },
       [&] { return check_toolkit(machine); },
       [&] { return check_driver(machine); },
   };
+  std::vector<Section> sections;
   int num_warn = 0, num_fail = 0;
-  for (const auto& check : sections) {
-    const Section section = check();
-    print(section);
-    for (const CheckLine& line : section.lines) {
+  for (const auto& check : checks) {
+    sections.push_back(check());
+    if (!o.json) print(sections.back());
+    for (const CheckLine& line : sections.back().lines) {
       num_warn += line.verdict == Verdict::kWarn;
       num_fail += line.verdict == Verdict::kFail;
     }
   }
-  fmt::print("{} FAIL, {} WARN\n", num_fail, num_warn);
+  if (o.json)
+    print_json(path, sections, num_fail, num_warn);
+  else
+    fmt::print("{} FAIL, {} WARN\n", num_fail, num_warn);
   if (num_fail > 0) throw CLI::RuntimeError(1);
 }
 
@@ -77,6 +104,9 @@ void register_doctor(CLI::App& app) {
       "doctor", "Check the database, blocklist, toolkit and driver; print what to fix (read-only)");
   cmd->description(kDescription);
   add_database_option(*cmd, options->db);
+  cmd->add_flag("--json", options->json,
+                "One JSON object: database, sections [{name, title, lines [{verdict, finding, "
+                "fix}]}], failures, warnings");
   cmd->callback([options] { run(*options); });
 }
 

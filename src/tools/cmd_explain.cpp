@@ -1,10 +1,12 @@
 // `kerntune explain`: the model's figures for a config of any op (OpSpec::explain: CTAs,
 // occupancy, waves, efficiencies, predicted time); without --config, the measured winner and
-// runner-up from the database when there are any, else the model's pick and its runner-up.
+// runner-up from the database when there are any, else the model's pick and its runner-up. Reads
+// the database only: never creates or migrates it.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "core/versions.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
+#include "tools/json_text.hpp"
 #include "tuner/run_ledger.hpp"
 
 namespace kt::cli {
@@ -23,32 +26,39 @@ struct ExplainOptions {
   std::string config;
   std::string profile = "h200";
   std::string db;
+  bool json = false;
 };
 
-void print_config(const OpSpec& op, const std::string& title, const std::string& problem_key,
-                  const std::string& config_key, const DeviceDesc& device,
-                  const std::string& measured) {
-  fmt::print("{}: {}{}\n{}", title, config_key, measured,
-             op.explain(problem_key, config_key, device));
-}
+// One config explained: the given one, or the winner or runner-up (measured or the model's).
+struct ExplainedConfig {
+  std::string role;  // "given", "winner", "runner_up"
+  std::string config_key;
+  double predicted_us = 0;            // the model's time (as stored beside a measurement)
+  std::optional<double> measured_us;  // the database's median, for a measured one
+  std::string explanation;            // OpSpec::explain: several lines
+};
+
+struct ExplainedProblem {
+  std::string problem_key;
+  ProblemSummary summary;
+  std::string source;  // "given" (--config), "measured" (the database's) or "model"
+  std::vector<ExplainedConfig> configs;
+};
 
 // The measured winner and runner-up for the profile's device in the database, one row per
 // config: the interleaved re-measurement where there is one (the pick was made by it), else the
 // latest row.
 std::vector<cache::Measurement> measured_best(const OpSpec& op, const std::string& problem_key,
-                                              const DeviceDesc& device, const std::string& db) {
+                                              const DeviceDesc& device,
+                                              const cache::Database& database) {
   std::map<std::string, cache::Measurement> latest;
-  try {
-    cache::Database database = open_database(db);
-    for (auto& m : database.measurements({problem_key, device.fingerprint(),
-                                          kBenchmarkProtocolVersion, op.template_version()})) {
-      if (m.status != cache::Status::kOk) continue;
-      auto [kept, inserted] = latest.try_emplace(m.config_key, m);
-      if (!inserted &&
-          (m.detail == tune::kFinalistDetail || kept->second.detail != tune::kFinalistDetail))
-        kept->second = std::move(m);
-    }
-  } catch (const Error&) {
+  for (auto& m : database.measurements(
+           {problem_key, device.fingerprint(), kBenchmarkProtocolVersion, op.template_version()})) {
+    if (m.status != cache::Status::kOk) continue;
+    auto [kept, inserted] = latest.try_emplace(m.config_key, m);
+    if (!inserted &&
+        (m.detail == tune::kFinalistDetail || kept->second.detail != tune::kFinalistDetail))
+      kept->second = std::move(m);
   }
   std::vector<cache::Measurement> measured;
   for (auto& [config, m] : latest) measured.push_back(std::move(m));
@@ -58,33 +68,112 @@ std::vector<cache::Measurement> measured_best(const OpSpec& op, const std::strin
   return measured;
 }
 
+// `database`: null when there is none to read (the model's picks are explained then).
+ExplainedProblem explain_problem(const ExplainOptions& o, const OpSpec& op,
+                                 const DeviceDesc& device, const cache::Database* database,
+                                 const std::string& p) {
+  ExplainedProblem e{p, op.summarize(p), "given", {}};
+  auto add = [&](const char* role, const std::string& config, double predicted_us,
+                 std::optional<double> measured_us) {
+    e.configs.push_back({role, config, predicted_us, measured_us, op.explain(p, config, device)});
+  };
+  if (!o.config.empty()) {
+    if (auto why = op.validate_config(p, o.config, device))
+      throw_invalid(fmt::format("{}: {}", o.config, *why));
+    add("given", o.config, op.predicted_us(p, o.config, device), std::nullopt);
+    return e;
+  }
+  const char* roles[] = {"winner", "runner_up"};
+  const std::vector<cache::Measurement> measured = database != nullptr
+                                                       ? measured_best(op, p, device, *database)
+                                                       : std::vector<cache::Measurement>{};
+  e.source = measured.empty() ? "model" : "measured";
+  for (std::size_t i = 0; i < measured.size(); ++i)
+    add(roles[i], measured[i].config_key, measured[i].predicted_us, measured[i].median_us);
+  if (measured.empty()) {
+    const std::vector<RankedConfigKey> ranked = op.ranked_configs(p, device);
+    for (std::size_t i = 0; i < std::min<std::size_t>(2, ranked.size()); ++i)
+      add(roles[i], ranked[i].config_key, ranked[i].predicted_us, std::nullopt);
+  }
+  return e;
+}
+
+void print_text(const ExplainOptions& o, const std::vector<ExplainedProblem>& problems) {
+  for (const ExplainedProblem& e : problems) {
+    const ProblemSummary& s = e.summary;
+    fmt::print("{} on {} ({:.3g} GFLOP, {:.1f} MB minimum traffic, intensity {:.1f} FLOP/B)\n",
+               e.problem_key, o.profile, s.flops / 1e9, s.min_bytes / 1e6, s.flops / s.min_bytes);
+    for (const ExplainedConfig& c : e.configs) {
+      const bool winner = c.role == "winner";
+      const char* title = c.role == "given" ? "config"
+                          : e.source == "measured"
+                              ? (winner ? "measured winner" : "measured runner-up")
+                              : (winner ? "model's pick" : "runner-up");
+      std::string measured;
+      if (c.measured_us)
+        measured = fmt::format(" (measured {:.1f} us, model error {:+.0f}%)", *c.measured_us,
+                               100 * (c.predicted_us - *c.measured_us) / *c.measured_us);
+      fmt::print("{}: {}{}\n{}", title, c.config_key, measured, c.explanation);
+    }
+  }
+}
+
+// `explain --json`: {"device_profile", "device", "database" (its path; null with --config,
+// which reads none), "database_error" (why it was not read; null when it was or there is none),
+// "problems": [{"problem", "gflop", "min_bytes", "flop_per_byte", "source": "given" | "measured" |
+// "model", "configs": [{"role": "given" | "winner" | "runner_up", "config", "predicted_us",
+// "measured_us" (null unless measured), "explanation" (the text's lines, one string)}]}]}.
+void print_json(const ExplainOptions& o, const DeviceDesc& device, const std::string& database,
+                const std::string& database_error, const std::vector<ExplainedProblem>& problems) {
+  std::vector<std::string> items;
+  for (const ExplainedProblem& e : problems) {
+    std::vector<std::string> configs;
+    for (const ExplainedConfig& c : e.configs)
+      configs.push_back(fmt::format(
+          "{{\"role\": {}, \"config\": {}, \"predicted_us\": {}, \"measured_us\": {}, "
+          "\"explanation\": {}}}",
+          json_string(c.role), json_string(c.config_key), json_number(c.predicted_us),
+          c.measured_us ? json_number(*c.measured_us) : "null", json_string(c.explanation)));
+    items.push_back(fmt::format(
+        "{{\"problem\": {}, \"gflop\": {}, \"min_bytes\": {}, \"flop_per_byte\": {}, "
+        "\"source\": {}, \"configs\": [{}]}}",
+        json_string(e.problem_key), json_number(e.summary.flops / 1e9),
+        json_number(e.summary.min_bytes), json_number(e.summary.flops / e.summary.min_bytes),
+        json_string(e.source), fmt::join(configs, ", ")));
+  }
+  fmt::print(
+      "{{\"device_profile\": {}, \"device\": {}, \"database\": {}, \"database_error\": {}, "
+      "\"problems\": [{}]}}\n",
+      json_string(o.profile), json_string(device.fingerprint()),
+      database.empty() ? "null" : json_string(database),
+      database_error.empty() ? "null" : json_string(database_error), fmt::join(items, ", "));
+}
+
 void run(const ExplainOptions& o) {
   const DeviceDesc& device = device_profile(o.profile);
   const OpSpec& op = o.problem.spec();
-  for (const std::string& p : o.problem.problem_keys()) {
-    const ProblemSummary s = op.summarize(p);
-    fmt::print("{} on {} ({:.3g} GFLOP, {:.1f} MB minimum traffic, intensity {:.1f} FLOP/B)\n", p,
-               o.profile, s.flops / 1e9, s.min_bytes / 1e6, s.flops / s.min_bytes);
-    if (!o.config.empty()) {
-      if (auto why = op.validate_config(p, o.config, device))
-        throw_invalid(fmt::format("{}: {}", o.config, *why));
-      print_config(op, "config", p, o.config, device, "");
-      continue;
+  const std::vector<std::string> keys = o.problem.problem_keys();
+  // Read-only: explain never creates or migrates a database. One it cannot read is reported
+  // (stderr, and "database_error" in JSON) and the model's picks explained instead.
+  std::string path, database_error;
+  std::optional<cache::Database> database;
+  if (o.config.empty()) {
+    try {
+      path = resolve_database_path(o.db);
+      database = open_existing_database(o.db);
+    } catch (const Error& e) {
+      database_error = e.what();
+      fmt::print(stderr, "kerntune: the database was not read, so the model's picks follow: {}\n",
+                 e.what());
     }
-    const std::vector<cache::Measurement> measured = measured_best(op, p, device, o.db);
-    const char* measured_titles[] = {"measured winner", "measured runner-up"};
-    for (std::size_t i = 0; i < measured.size(); ++i) {
-      const auto& m = measured[i];
-      print_config(op, measured_titles[i], p, m.config_key, device,
-                   fmt::format(" (measured {:.1f} us, model error {:+.0f}%)", m.median_us,
-                               100 * (m.predicted_us - m.median_us) / m.median_us));
-    }
-    if (!measured.empty()) continue;
-    const std::vector<RankedConfigKey> ranked = op.ranked_configs(p, device);
-    const char* titles[] = {"model's pick", "runner-up"};
-    for (std::size_t i = 0; i < std::min<std::size_t>(2, ranked.size()); ++i)
-      print_config(op, titles[i], p, ranked[i].config_key, device, "");
   }
+  std::vector<ExplainedProblem> problems;
+  for (const std::string& p : keys)
+    problems.push_back(explain_problem(o, op, device, database ? &*database : nullptr, p));
+  if (o.json)
+    print_json(o, device, path, database_error, problems);
+  else
+    print_text(o, problems);
 }
 
 }  // namespace
@@ -98,6 +187,11 @@ void register_explain(CLI::App& app) {
                   "Config key to explain (default: the model's pick and runner-up)");
   add_profile_option(*cmd, o->profile);
   add_database_option(*cmd, o->db);
+  cmd->add_flag("--json", o->json,
+                "One JSON object: device_profile, device, database, database_error, problems "
+                "[{problem, gflop, min_bytes, "
+                "flop_per_byte, source, configs [{role, config, predicted_us, measured_us, "
+                "explanation}]}]");
   cmd->callback([o] { run(*o); });
 }
 

@@ -1,4 +1,5 @@
-// `kerntune info`: the device, the toolkit, the driver, the fingerprint and the database.
+// `kerntune info`: the device, the toolkit, the driver, the fingerprint and the database (read
+// only: never created or migrated).
 #include <fmt/format.h>
 
 #include <optional>
@@ -30,6 +31,8 @@ struct InfoFacts {
   std::string driver_version, driver_path, no_gpu_reason;
   std::optional<DeviceDesc> device;
   std::string database_path, database_error;
+  bool database_exists = false;
+  int database_schema_version = 0;  // of a file this kerntune cannot read as it is (0: unknown)
   std::optional<cache::Summary> database;
 };
 
@@ -50,11 +53,19 @@ InfoFacts gather(const InfoOptions& o) {
     rt::BoundContext context(o.device);
     f.device = rt::query_device(context.device());
   }
+  // Read-only: info never creates a database or migrates an older one; it reports either.
   f.database_path = resolve_database_path(o.db);
   try {
-    f.database = cache::Database::open(f.database_path).summary();
+    std::optional<cache::Database> db = open_existing_database(o.db);
+    f.database_exists = db.has_value();
+    if (db) f.database = db->summary();
   } catch (const Error& e) {
+    f.database_exists = true;
     f.database_error = e.what();
+    try {
+      f.database_schema_version = cache::schema_version_of(f.database_path);
+    } catch (const Error&) {
+    }
   }
   return f;
 }
@@ -83,14 +94,18 @@ void print_text(const InfoFacts& f) {
     fmt::print("database:    {} (schema {}: {} cubins, {:.1f} MiB; {} measurements; {} winners)\n",
                f.database_path, s->schema_version, s->num_cubins,
                double(s->cubin_bytes) / (1 << 20), s->num_measurements, s->num_winners);
+  else if (!f.database_exists)
+    fmt::print("database:    {}\n", no_database_note(f.database_path));
   else
     fmt::print("database:    {}: {}\n", f.database_path, f.database_error);
 }
 
 // `info --json`: {"version", "nvrtc": {"version", "path"} or {"error"}, "driver": {"version",
 // "path"} or {"error"}, "device": {"name", "arch", "sms", "sm_clock_mhz", "memory_bytes",
-// "fingerprint"} or null, "database": {"path", "schema_version", "cubins", "cubin_bytes",
-// "measurements", "winners"} or {"path", "error"}}.
+// "fingerprint"} or null, "database": {"path", "exists": true, "schema_version", "cubins",
+// "cubin_bytes", "measurements", "winners"}, or {"path", "exists": false} (no file yet), or
+// {"path", "exists": true, "schema_version" (null when unknown), "error"} (a file this
+// kerntune cannot read as it is: an older schema, damaged, foreign)}.
 void print_json(const InfoFacts& f) {
   const std::string nvrtc =
       f.nvrtc_version.empty()
@@ -109,12 +124,17 @@ void print_json(const InfoFacts& f) {
         json_string(d.name), json_string(d.arch()), d.num_sms, d.sm_clock_mhz, d.memory_bytes,
         json_string(d.fingerprint()));
   }
-  std::string database = fmt::format("{{\"path\": {}, \"error\": {}}}",
-                                     json_string(f.database_path), json_string(f.database_error));
+  std::string database = fmt::format(
+      "{{\"path\": {}, \"exists\": true, \"schema_version\": {}, \"error\": {}}}",
+      json_string(f.database_path),
+      f.database_schema_version > 0 ? std::to_string(f.database_schema_version) : "null",
+      json_string(f.database_error));
+  if (!f.database_exists)
+    database = fmt::format("{{\"path\": {}, \"exists\": false}}", json_string(f.database_path));
   if (const auto& s = f.database)
     database = fmt::format(
-        "{{\"path\": {}, \"schema_version\": {}, \"cubins\": {}, \"cubin_bytes\": {}, "
-        "\"measurements\": {}, \"winners\": {}}}",
+        "{{\"path\": {}, \"exists\": true, \"schema_version\": {}, \"cubins\": {}, "
+        "\"cubin_bytes\": {}, \"measurements\": {}, \"winners\": {}}}",
         json_string(f.database_path), s->schema_version, s->num_cubins, s->cubin_bytes,
         s->num_measurements, s->num_winners);
   fmt::print(

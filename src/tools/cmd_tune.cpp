@@ -7,6 +7,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <utility>
 
 #include "cache/row_checks.hpp"
 #include "core/env.hpp"
@@ -14,6 +15,7 @@
 #include "runtime/cuda_driver.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
+#include "tools/json_reports.hpp"
 #include "tuner/problem_tuner.hpp"
 
 namespace kt::cli {
@@ -32,6 +34,7 @@ struct TuneCliOptions {
   std::vector<std::string> configs;
   std::uint64_t seed = 0;
   tune::IsolationOptions isolation;
+  bool json = false;
 };
 
 // The summary of one tuning run: failures, winner and runner-up.
@@ -78,19 +81,26 @@ void print_report(const tune::TuneReport& r) {
                r.winner_model_rank + 1);
 }
 
+// The text lines of a run; with --json, stdout holds only the document printed at the end
+// (progress goes to stderr either way).
+template <typename... Args>
+void say(const TuneCliOptions& o, fmt::format_string<Args...> format, Args&&... args) {
+  if (!o.json) fmt::print(format, std::forward<Args>(args)...);
+}
+
 void run(TuneCliOptions o) {
   if (auto faults = env::test_faults()) o.isolation.test_faults = tune::parse_test_faults(*faults);
   const std::vector<std::string> problems = o.problem.problem_keys();
   bool predict = o.predict;
   std::string reason;
   if (o.predict) {
-    fmt::print(
+    say(o,
         "Predicting (--predict): candidates are compiled and ranked by the model for "
         "device profile {}; results are stored as predicted, not measured.\n",
         o.profile);
   } else if (!rt::gpu_available(&reason)) {
     predict = true;
-    fmt::print(
+    say(o,
         "No GPU found ({}): predicting for device profile {} instead; candidates are "
         "compiled and ranked by the model, results stored as predicted, not measured.\n",
         reason, o.profile);
@@ -108,36 +118,43 @@ void run(TuneCliOptions o) {
   options.device = device_profile(o.profile);
   options.isolation = o.isolation;
   cache::Database db = open_database(o.db);
-  fmt::print("database: {}\n", db.path());
+  say(o, "database: {}\n", db.path());
   std::size_t skipped = 0;
+  std::vector<std::string> json_problems;
   for (std::size_t i = 0; i < problems.size(); ++i) {
     suite->index = i;
     suite->shape_start = std::chrono::steady_clock::now();
-    if (problems.size() > 1)
-      fmt::print("problem {} of {}: {}\n", i + 1, problems.size(), problems[i]);
+    if (problems.size() > 1) say(o, "problem {} of {}: {}\n", i + 1, problems.size(), problems[i]);
     if (!o.retune) {
       if (auto done = tune::find_finished(problems[i], db, options)) {
-        fmt::print(
+        say(o,
             "{}: skipped, finished before with these options by run {}: winner {} {:.1f} us "
             "({}); --retune tunes it again\n",
             problems[i], cache::printable(done->run.run_id),
             cache::printable(done->winner.config_key), done->winner.median_us,
             done->winner.predicted ? "predicted" : "measured");
+        if (o.json) json_problems.push_back(finished_tuning_json(problems[i], *done));
         ++skipped;
         continue;
       }
     }
-    print_report(tune::tune_problem(problems[i], db, options));
+    const tune::TuneReport report = tune::tune_problem(problems[i], db, options);
+    if (o.json)
+      json_problems.push_back(tune_report_json(report));
+    else
+      print_report(report);
     suite->tuned_s +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - suite->shape_start)
             .count();
     ++suite->tuned;
   }
   if (skipped > 0)
-    fmt::print(
+    say(o,
         "skipped {} of {} problems finished before with these options (--retune tunes "
         "them again)\n",
         skipped, problems.size());
+  if (o.json)
+    fmt::print("{}\n", tune_run_json(db.path(), predict, o.profile, reason, json_problems));
 }
 
 }  // namespace
@@ -182,6 +199,10 @@ void register_tune(CLI::App& app) {
   cmd->add_flag("--retry-blocklisted", o->isolation.retry_blocklisted,
                 "Also try kernels on the blocklist (ones that crashed, faulted or hung before "
                 "on this device and toolkit; see `kerntune cache blocklist`)");
+  cmd->add_flag("--json", o->json,
+                "One JSON object on stdout at the end: database, predicted, device_profile, "
+                "no_gpu_reason, problems [{problem, skipped, run_id, candidates, outcomes, "
+                "failures, winner, runner_up, ...}] (progress stays on stderr)");
   cmd->callback([o] { run(*o); });
 }
 

@@ -145,7 +145,7 @@ MachineFacts gather_machine_facts() {
 }
 
 Section check_database(const std::string& path, const MachineFacts& machine) {
-  Section section{fmt::format("database {}", path), {}};
+  Section section{"database", fmt::format("database {}", path), {}};
   cache::HealthExpectations expected;
   expected.protocol_version = kBenchmarkProtocolVersion;
   for (const OpEntry& op : OpRegistry::instance().all())
@@ -180,8 +180,8 @@ Section check_database(const std::string& path, const MachineFacts& machine) {
     lines.push_back(
         warn(fmt::format("schema version {}, older than this kerntune's {}", h.schema_version,
                          cache::kSchemaVersion),
-             fmt::format("it is upgraded on its next read-write open, e.g. `kerntune cache ls --db "
-                         "{}`; a read-only runtime refuses it until then",
+             fmt::format("upgrade it with `kerntune cache migrate --db {}` (commands that only "
+                         "read leave it as it is, and a read-only runtime refuses it until then)",
                          quoted(path))));
   } else {
     lines.push_back(ok(fmt::format("schema version {} (this kerntune reads up to {})",
@@ -218,7 +218,7 @@ Section check_database(const std::string& path, const MachineFacts& machine) {
 }
 
 Section check_blocklist(const std::string& path, const MachineFacts& machine) {
-  Section section{"blocklist", {}};
+  Section section{"blocklist", "blocklist", {}};
   std::vector<cache::BlocklistEntry> entries;
   try {
     entries = cache::Database::open_readonly(path).blocklist();
@@ -288,7 +288,7 @@ Section check_blocklist(const std::string& path, const MachineFacts& machine) {
 }
 
 Section check_toolkit(const MachineFacts& machine) {
-  Section section{"toolkit", {}};
+  Section section{"toolkit", "toolkit", {}};
   if (machine.nvrtc_version.empty()) {
     section.lines.push_back(fail(
         fmt::format("NVRTC cannot be loaded: {}", machine.nvrtc_error),
@@ -312,7 +312,7 @@ Section check_toolkit(const MachineFacts& machine) {
 }
 
 Section check_driver(const MachineFacts& machine) {
-  Section section{"driver", {}};
+  Section section{"driver", "driver", {}};
   if (!machine.gpu) {
     section.lines.push_back(warn(
         fmt::format("no usable GPU: {}", machine.no_gpu_reason),

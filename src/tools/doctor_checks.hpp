@@ -18,6 +18,7 @@ struct CheckLine {
 };
 
 struct Section {
+  std::string name;   // "database", "blocklist", "toolkit", "driver"
   std::string title;  // e.g. "database /path/kerntune.db"
   std::vector<CheckLine> lines;
 };

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kerntune/attention/attention_params.h"
+#include "kerntune/attention/attention_sequence.cuh"
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/gemm/gemm_check.cuh"
 
@@ -15,17 +16,19 @@ constexpr int kReferenceKeysPerPass = 2048;  // probabilities staged in shared m
 
 __device__ __forceinline__ float negative_infinity() { return __uint_as_float(0xFF800000u); }
 
-// A sampled row r = (b * heads_q + h) * seqlen_q + i, split into its coordinates; false when r is
-// outside [0, batch * heads_q * seqlen_q).
+// A sampled row r = (b * heads_q + h) * seqlen_q + i, split into its coordinates and its
+// sequence; false when r is outside [0, batch * heads_q * seqlen_q) or (a packed batch) i is
+// past its sequence's end.
 __device__ __forceinline__ bool decode_row(const AttentionParams& params, long long r, int& b,
-                                           int& h, int& i) {
+                                           int& h, int& i, attn::Sequence& seq) {
   const long long count = static_cast<long long>(params.batch) * params.heads_q * params.seqlen_q;
   if (r < 0 || r >= count) return false;
   i = static_cast<int>(r % params.seqlen_q);
   const long long bh = r / params.seqlen_q;
   h = static_cast<int>(bh % params.heads_q);
   b = static_cast<int>(bh / params.heads_q);
-  return true;
+  seq = attn::sequence_of(params, b);
+  return i < seq.seqlen_q;
 }
 
 // Reduces `v` (sum, or maximum when kMax) over the block; every thread gets the result.
@@ -61,11 +64,12 @@ __device__ __forceinline__ float reference_score(const float* q, const T* k_row,
 // head_dim + d] = O_i[d] and lse_out[x] = log Σ_j exp(S_ij) (natural log; lse_out may be null)
 // of query i of head h in batch b, in FP32, with the conventions of attention_fwd_sm80 (causal
 // aligned bottom-right; a row with no visible key gives O = 0 and lse = -inf; a row r out of range
-// gives NaN). Two passes over the keys, nothing of size seqlen_k stored: pass 1 finds the row max,
-// pass 2 recomputes the scores kReferenceKeysPerPass keys at a time into shared memory as
-// exp(S - max), then threads split head_dim and accumulate Σ p v. Blocks stride over the samples
-// (one block per sample at a time); blockDim.x is a multiple of 32 (128 intended); head_dim <= 256.
-// Uses about 9.3 KB of static shared memory and none dynamic, for any seqlen_k.
+// gives NaN; packed batches address each sequence from its cu_seqlens offsets). Two passes over the
+// keys, nothing of size seqlen_k stored: pass 1 finds the row max, pass 2 recomputes the scores
+// kReferenceKeysPerPass keys at a time into shared memory as exp(S - max), then threads split
+// head_dim and accumulate Σ p v. Blocks stride over the samples (one block per sample at a time);
+// blockDim.x is a multiple of 32 (128 intended); head_dim <= 256. Uses about 9.3 KB of static
+// shared memory and none dynamic, for any seqlen_k.
 template <typename T>
 __global__ void attention_reference_rows(const AttentionParams params, int head_dim, int causal,
                                          const int* rows, int num_rows, float* out,
@@ -82,7 +86,9 @@ __global__ void attention_reference_rows(const AttentionParams params, int head_
 
   for (int x = blockIdx.x; x < num_rows; x += gridDim.x) {
     int b, h, i;
-    if (head_dim > check::kAttentionMaxHeadDim || !check::decode_row(params, rows[x], b, h, i)) {
+    attn::Sequence seq;
+    if (head_dim > check::kAttentionMaxHeadDim ||
+        !check::decode_row(params, rows[x], b, h, i, seq)) {
       const float nan = DTypeTraits<float>::nan();
       for (int d = tid; d < head_dim; d += threads)
         out[static_cast<long long>(x) * head_dim + d] = nan;
@@ -90,12 +96,14 @@ __global__ void attention_reference_rows(const AttentionParams params, int head_
       continue;
     }
     const int kv_head = h / (params.heads_q / params.heads_kv);
-    const T* q =
-        q_all + b * params.q_batch_stride + h * params.q_head_stride + i * params.q_row_stride;
-    const T* k = k_all + b * params.k_batch_stride + kv_head * params.k_head_stride;
-    const T* v = v_all + b * params.v_batch_stride + kv_head * params.v_head_stride;
-    const int causal_end = i + params.seqlen_k - params.seqlen_q + 1;
-    const int key_end = causal && causal_end < params.seqlen_k ? causal_end : params.seqlen_k;
+    const T* q = q_all + b * params.q_batch_stride + h * params.q_head_stride +
+                 (seq.q_begin + i) * params.q_row_stride;
+    const T* k = k_all + b * params.k_batch_stride + kv_head * params.k_head_stride +
+                 seq.k_begin * params.k_row_stride;
+    const T* v = v_all + b * params.v_batch_stride + kv_head * params.v_head_stride +
+                 seq.k_begin * params.v_row_stride;
+    const int causal_end = i + seq.seqlen_k - seq.seqlen_q + 1;
+    const int key_end = causal && causal_end < seq.seqlen_k ? causal_end : seq.seqlen_k;
 
     __syncthreads();  // q_row and probs of the previous sample are no longer read
     for (int d = tid; d < head_dim; d += threads) q_row[d] = DTypeTraits<T>::to_float(q[d]);
@@ -158,7 +166,8 @@ __global__ void attention_reference_rows(const AttentionParams params, int head_
 
 // out_gathered[x * head_dim + d] = O_i[d] in FP32 for the sampled rows x < num_rows (rows[x] as
 // in attention_reference_rows; NaN for a row out of range), and adds to *nonfinite_count the
-// number of NaN or Inf elements of O over every (b, h, i < seqlen_q, d < head_dim), one atomic
+// number of NaN or Inf elements of O over every (b, h, i < seqlen_q, d < head_dim) (a packed
+// batch's rows past a sequence's end are not O's), one atomic
 // per block. Warps stride over O's rows, lanes over head_dim; any grid, blockDim.x a multiple
 // of 32.
 template <typename T>
@@ -177,9 +186,10 @@ __global__ void gather_rows(const AttentionParams params, int head_dim, const in
   unsigned long long count = 0;
   for (long long r = first_warp; r < total_rows; r += warps) {
     int b, h, i;
-    check::decode_row(params, r, b, h, i);
-    const T* o_row =
-        o_all + b * params.o_batch_stride + h * params.o_head_stride + i * params.o_row_stride;
+    attn::Sequence seq;
+    if (!check::decode_row(params, r, b, h, i, seq)) continue;
+    const T* o_row = o_all + b * params.o_batch_stride + h * params.o_head_stride +
+                     (seq.q_begin + i) * params.o_row_stride;
     for (int d = lane; d < head_dim; d += 32) {
       if (!DTypeTraits<T>::is_finite(o_row[d])) ++count;
     }
@@ -195,12 +205,14 @@ __global__ void gather_rows(const AttentionParams params, int head_dim, const in
     const int x = static_cast<int>(e / head_dim);
     const int d = static_cast<int>(e % head_dim);
     int b, h, i;
-    if (!check::decode_row(params, rows[x], b, h, i)) {
+    attn::Sequence seq;
+    if (!check::decode_row(params, rows[x], b, h, i, seq)) {
       out_gathered[e] = DTypeTraits<float>::nan();
       continue;
     }
-    out_gathered[e] = DTypeTraits<T>::to_float(
-        o_all[b * params.o_batch_stride + h * params.o_head_stride + i * params.o_row_stride + d]);
+    out_gathered[e] =
+        DTypeTraits<T>::to_float(o_all[b * params.o_batch_stride + h * params.o_head_stride +
+                                       (seq.q_begin + i) * params.o_row_stride + d]);
   }
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "kerntune/attention/attention_params.h"
+#include "kerntune/attention/attention_sequence.cuh"
 #include "kerntune/attention/softmax_rows.cuh"
 #include "kerntune/attention/tile_io_sm80.cuh"
 #include "kerntune/common/dtypes.cuh"
@@ -37,6 +38,8 @@ struct AttentionFwdSmem {
 // kStages 2: K and V of block n - 1 load during all of block n's work (one barrier per block);
 // kStages 1: V of block n loads during Q·Kᵀ, K of block n - 1 during softmax and P·V.
 // kWriteLse: also writes lse = log Σ_j exp(S_ij) (natural log) to params.lse.
+// Packed variable-length batches (params.cu_seqlens_q set): each sequence is addressed from its
+// first rows (attn::sequence_of) and CTAs past its end leave at once.
 // Launch: grid (ceil(seqlen_q / kBlockM), heads_q, batch), 32 kWarps threads,
 // AttentionFwdSmem<...>::kBytes of dynamic shared memory; causal CTAs take m blocks in reverse
 // order of blockIdx.x (the longest first). Needs 16-byte aligned Q/K/V/O bases and
@@ -78,18 +81,20 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
   const int head = blockIdx.y;
   const int batch = blockIdx.z;
   const int kv_head = head / (params.heads_q / params.heads_kv);
-  const int seqlen_q = params.seqlen_q;
-  const int seqlen_k = params.seqlen_k;
+  const attn::Sequence seq = attn::sequence_of(params, batch);
+  const int seqlen_q = seq.seqlen_q;
+  const int seqlen_k = seq.seqlen_k;
   // Causal CTAs of larger m blocks visit more K/V blocks; the heaviest start first.
   const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
   const int m0 = m_block * kBlockM;
+  if (m0 >= seqlen_q) return;  // a packed batch's shorter sequence: the grid fits the longest
 
   const T* q = static_cast<const T*>(params.q) + batch * params.q_batch_stride +
-               head * params.q_head_stride + m0 * params.q_row_stride;
+               head * params.q_head_stride + (seq.q_begin + m0) * params.q_row_stride;
   const T* k = static_cast<const T*>(params.k) + batch * params.k_batch_stride +
-               kv_head * params.k_head_stride;
+               kv_head * params.k_head_stride + seq.k_begin * params.k_row_stride;
   const T* v = static_cast<const T*>(params.v) + batch * params.v_batch_stride +
-               kv_head * params.v_head_stride;
+               kv_head * params.v_head_stride + seq.k_begin * params.v_row_stride;
 
   // Key j is visible to query i iff j < seqlen_k and (causal) j <= i + diagonal.
   const int diagonal = seqlen_k - seqlen_q;
@@ -387,8 +392,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
         if (lane % 4 == 0 && row < seqlen_q && params.lse != nullptr) {
           const float lse = sum > 0.0f ? row_max[mt][r] * params.softmax_scale + logf(sum)
                                        : attn::negative_infinity();
-          params.lse[(static_cast<long long>(batch) * params.heads_q + head) * seqlen_q + row] =
-              lse;
+          params.lse[attn::lse_index(params, seq, batch, head, row)] = lse;
         }
       }
     }
@@ -410,7 +414,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
     }
   __syncwarp();
   T* out = static_cast<T*>(params.o) + batch * params.o_batch_stride + head * params.o_head_stride +
-           m0 * params.o_row_stride;
+           (seq.q_begin + m0) * params.o_row_stride;
   constexpr int kChunksPerRow = TileQ::kChunksPerRow;
 #pragma unroll
   for (int it = 0; it < kRowsPerWarp * kChunksPerRow / 32; ++it) {

@@ -8,10 +8,13 @@
 // on the tensor cores. With ping-pong the consumers take turns issuing their GEMMs (named barriers
 // pass the turn round), so one warpgroup's softmax runs while the others' GEMMs hold the tensor
 // cores. O is staged in the warpgroup's Q buffer and written by TMA stores; the row logsumexp
-// optionally. Instantiated by NVRTC name expressions (kt::attention_fwd_sm90<...>); sm_90a only.
+// optionally. With split-KV, num_splits CTAs share a query block, each over its own range of key
+// blocks, and write FP32 partial outputs with their logsumexp for attention_split_combine.cuh.
+// Instantiated by NVRTC name expressions (kt::attention_fwd_sm90<...>); sm_90a only.
 #pragma once
 
 #include "kerntune/attention/attention_params.h"
+#include "kerntune/attention/attention_sequence.cuh"
 #include "kerntune/attention/softmax_rows.cuh"
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm90.cuh"
@@ -29,7 +32,7 @@ constexpr int kTurnBarrier = 4;
 
 // Register split (setmaxnreg) of a CTA launched with 65536 / threads registers per thread:
 // two consumers 40 + 2 x 232 = 3 x 168, three 32 + 3 x 160 = 4 x 128. One consumer keeps the
-// launch allocation.
+// registers as compiled (d64 with 64-key blocks fits two CTAs an SM that way).
 template <int kConsumers>
 struct RegisterSplit {
   static constexpr int kProducer = kConsumers == 3 ? 32 : 40;
@@ -56,14 +59,62 @@ __device__ __forceinline__ void pack_operand(unsigned int (&a)[kSteps][4],
 // (key j visible to query i iff j <= i + seqlen_k - seqlen_q), so the last row decides. Returns
 // the number of kBlockN key blocks they visit (0 when no row exists or none sees a key).
 template <int kBlockN, bool kCausal>
-__device__ __forceinline__ int visited_blocks(int row_begin, int rows, const AttentionParams& p) {
+__device__ __forceinline__ int visited_blocks(int row_begin, int rows, const attn::Sequence& s) {
   if (rows <= 0) return 0;
-  int key_end = p.seqlen_k;
+  int key_end = s.seqlen_k;
   if constexpr (kCausal) {
-    const int last_row_end = row_begin + rows + p.seqlen_k - p.seqlen_q;
+    const int last_row_end = row_begin + rows + s.seqlen_k - s.seqlen_q;
     key_end = last_row_end < key_end ? last_row_end : key_end;
   }
   return key_end > 0 ? (key_end + kBlockN - 1) / kBlockN : 0;
+}
+
+// Split `split` of `splits` of a CTA's `blocks` key blocks: [first, end), ceil(blocks / splits)
+// blocks each (the last ones may be short or empty).
+struct KeyRange {
+  int first, end;
+};
+__device__ __forceinline__ KeyRange split_range(int blocks, int split, int splits) {
+  const int per = (blocks + splits - 1) / splits;
+  const int first = min(blocks, split * per);
+  return {first, min(blocks, first + per)};
+}
+
+// O rows [row0, row0 + 8] of a consumer thread straight from its accumulators (normalized) to
+// global memory, rows past seqlen_q left out: for a packed batch's last box of a sequence, which a
+// TMA store would write past the sequence's end into the next one's rows.
+template <typename T, int kOAccs>
+__device__ __forceinline__ void store_rows_direct(const AttentionParams& p, T* o_head, int row0,
+                                                  int seqlen_q, const float (&o)[kOAccs],
+                                                  int lane) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + 8 * h;
+    if (row >= seqlen_q) continue;
+    T* out = o_head + row * p.o_row_stride + 2 * (lane % 4);
+#pragma unroll
+    for (int j = 0; j < kOAccs / 4; ++j)
+      store_two<T>(out + 8 * j, o[4 * j + 2 * h], o[4 * j + 2 * h + 1]);
+  }
+}
+
+// Split-KV: one row's partial output (normalized by the split's own row sum) and logsumexp, in
+// the layout of AttentionParams::partials; `row` is the row's index over batch · heads · seqlen_q.
+template <int kOAccs>
+__device__ __forceinline__ void store_partial_row(const AttentionParams& p, int split,
+                                                  long long row, const float (&o)[kOAccs], int h,
+                                                  int lane, float lse) {
+  constexpr int kHeadDim = 2 * kOAccs;
+  const long long rows = static_cast<long long>(p.batch) * p.heads_q * p.seqlen_q;
+  float* out = p.partials + (split * rows + row) * kHeadDim + 2 * (lane % 4);
+#pragma unroll
+  for (int j = 0; j < kOAccs / 4; ++j) {
+    struct alignas(8) Pair {
+      float lo, hi;
+    };
+    *reinterpret_cast<Pair*>(out + 8 * j) = Pair{o[4 * j + 2 * h], o[4 * j + 2 * h + 1]};
+  }
+  if (lane % 4 == 0) p.partials[p.num_splits * rows * kHeadDim + split * rows + row] = lse;
 }
 
 }  // namespace fa3
@@ -74,14 +125,17 @@ __device__ __forceinline__ int visited_blocks(int row_begin, int rows, const Att
 // waited on. Every consumer then visits all of the CTA's key blocks (the turns must pair up); the
 // blocks right of its own diagonal are masked whole.
 //
-// Launch: grid (ceil(seqlen_q / kBlockM), heads_q, batch), 128 (kBlockM / 64 + 1) threads,
-// 2048 + kBlockM·kHeadDim·2 + kStages·2·kBlockN·kHeadDim·2 bytes of dynamic shared memory;
+// Split-KV (kSplitKv): blockIdx.x = query block · num_splits + split, and the CTA visits only its
+// split's range of the query block's key blocks (fa3::split_range); it writes partials, never O.
+//
+// Launch: grid (ceil(seqlen_q / kBlockM) · num_splits, heads_q, batch), 128 (kBlockM / 64 + 1)
+// threads, 2048 + kBlockM·kHeadDim·2 + kStages·2·kBlockN·kHeadDim·2 bytes of dynamic shared memory;
 // params.q_map/o_map boxes {64, 64}, k_map/v_map {64, kBlockN} (attention_params.h). Causal CTAs
 // take m blocks in reverse order of blockIdx.x (the longest first); K/V blocks are visited from
 // the last one down, so the blocks that need a per-element mask come first and set the running
 // max early (later blocks rarely raise it, and O is rescaled only when a row's max rises).
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kStages, bool kPingPong,
-          bool kCausal, bool kWriteLse>
+          bool kSplitKv, bool kCausal, bool kWriteLse>
 __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     attention_fwd_sm90(const __grid_constant__ AttentionSm90Params params) {
   static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
@@ -125,9 +179,20 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   const int head = blockIdx.y;
   const int batch = blockIdx.z;
   const int kv_head = head / (p.heads_q / p.heads_kv);
-  const int m0 = (kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * kBlockM;
-  const int num_blocks =
-      fa3::visited_blocks<kBlockN, kCausal>(m0, min(p.seqlen_q - m0, kBlockM), p);
+  const int splits = kSplitKv ? p.num_splits : 1;
+  const int split = kSplitKv ? int(blockIdx.x) % splits : 0;
+  const int m_block = kSplitKv ? int(blockIdx.x) / splits : int(blockIdx.x);
+  const int m_blocks = kSplitKv ? int(gridDim.x) / splits : int(gridDim.x);
+  const int m0 = (kCausal ? m_blocks - 1 - m_block : m_block) * kBlockM;
+  // Packed batches: the sequence's rows start at seq.q_begin / k_begin of maps with one batch.
+  const attn::Sequence seq = attn::sequence_of(p, batch);
+  if (m0 >= seq.seqlen_q) return;  // a packed batch's shorter sequence: the grid fits the longest
+  const int map_batch = p.cu_seqlens_q == nullptr ? batch : 0;
+  // The CTA's key blocks [first_block, end_block), visited from the last one down.
+  const fa3::KeyRange range = fa3::split_range(
+      fa3::visited_blocks<kBlockN, kCausal>(m0, min(seq.seqlen_q - m0, kBlockM), seq), split,
+      splits);
+  const int first_block = range.first, end_block = range.end;
 
   if (threadIdx.x == 0) {
     mbarrier_init(q_full, 1);
@@ -155,7 +220,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
 #pragma unroll
       for (int slab = 0; slab < kSlabs; ++slab)
         tma_load_4d(smem_q + (c * kSlabs + slab) * fa3::kBoxBytes, &params.q_map, 64 * slab,
-                    m0 + fa3::kRows * c, head, batch, q_full);
+                    seq.q_begin + m0 + fa3::kRows * c, head, map_batch, q_full);
     // Block b's K and V share stage b's slot in two rings whose slots free separately: K's once
     // every S of the block is done, V's once every P·V is. K runs one block ahead of V, so K of
     // block j + 1 lands while P·V of block j - 1 still holds V's slot.
@@ -166,13 +231,14 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
 #pragma unroll
       for (int slab = 0; slab < kSlabs; ++slab)
         tma_load_4d(tiles + ring.stage * kKvBytes + slab * kKvSlabBytes, map, 64 * slab,
-                    block * kBlockN, kv_head, batch, full + 8 * ring.stage);
+                    seq.k_begin + block * kBlockN, kv_head, map_batch, full + 8 * ring.stage);
       ring.advance();
     };
     StageRing<kStages> k_ring, v_ring;
-    if (num_blocks > 0) load(&params.k_map, smem_k, k_full, k_empty, k_ring, num_blocks - 1);
-    for (int block = num_blocks - 1; block >= 0; --block) {
-      if (block > 0) load(&params.k_map, smem_k, k_full, k_empty, k_ring, block - 1);
+    if (end_block > first_block)
+      load(&params.k_map, smem_k, k_full, k_empty, k_ring, end_block - 1);
+    for (int block = end_block - 1; block >= first_block; --block) {
+      if (block > first_block) load(&params.k_map, smem_k, k_full, k_empty, k_ring, block - 1);
       load(&params.v_map, smem_v, v_full, v_empty, v_ring, block);
     }
     return;
@@ -186,10 +252,15 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   const int lane = thread % 32;
   const int row_begin = m0 + fa3::kRows * consumer;   // this warpgroup's first query row
   const int row0 = row_begin + 16 * warp + lane / 4;  // this thread's rows: row0, row0 + 8
-  const int diagonal = p.seqlen_k - p.seqlen_q;
-  const int my_blocks = kPingPong ? num_blocks
-                                  : fa3::visited_blocks<kBlockN, kCausal>(
-                                        row_begin, min(p.seqlen_q - row_begin, fa3::kRows), p);
+  const int diagonal = seq.seqlen_k - seq.seqlen_q;
+  // This warpgroup's blocks are [first_block, my_end): those right of its last visible key
+  // (causal, or rows past seqlen_q) are skipped, except with ping-pong, whose turns pair up.
+  const int my_end =
+      kPingPong
+          ? end_block
+          : max(first_block,
+                min(end_block, fa3::visited_blocks<kBlockN, kCausal>(
+                                   row_begin, min(seq.seqlen_q - row_begin, fa3::kRows), seq)));
   const float scale_log2 = p.scale_log2;
   const unsigned int q_tile = smem_q + consumer * kSlabs * fa3::kBoxBytes;
 
@@ -197,7 +268,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   // Blocks right of this warpgroup's last visible key (causal, or rows past seqlen_q): release
   // them as they land, in order, so the empty barriers count one arrival per phase.
 #pragma unroll 1
-  for (int i = my_blocks; i < num_blocks; ++i) {
+  for (int i = my_end; i < end_block; ++i) {
     mbarrier_wait(k_full + 8 * ring.stage, ring.phase);
     mbarrier_wait(v_full + 8 * ring.stage, ring.phase);
     if (thread == 0) {
@@ -263,7 +334,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   auto softmax = [&](int block, float(&factor)[2]) {
     fence_accumulators(s);
     const int key0 = block * kBlockN + 2 * (lane % 4);
-    const bool masked = block * kBlockN + kBlockN > p.seqlen_k ||
+    const bool masked = block * kBlockN + kBlockN > seq.seqlen_k ||
                         (kCausal && block * kBlockN + kBlockN - 1 > row_begin + diagonal);
     if (masked) {
 #pragma unroll
@@ -272,7 +343,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
         for (int e = 0; e < 4; ++e) {
           const int key = key0 + 8 * j + (e & 1);
           const int row = row0 + 8 * (e >> 1);
-          const bool visible = key < p.seqlen_k && (!kCausal || key <= row + diagonal);
+          const bool visible = key < seq.seqlen_k && (!kCausal || key <= row + diagonal);
           if (!visible) s[4 * j + e] = attn::negative_infinity();
         }
     }
@@ -311,7 +382,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   };
 
   mbarrier_wait(q_full, 0);
-  if (my_blocks > 0) {
+  if (my_end > first_block) {
     if constexpr (kPingPong)
       if (consumer == kConsumers - 1) named_barrier_arrive(fa3::kTurnBarrier, 128 * 2);
     // The first (last-indexed) block: O is zero, so no P·V is pending and nothing to rescale.
@@ -321,12 +392,12 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     end_turn(false);
     wgmma_wait<0>();
     release_k();
-    softmax(my_blocks - 1, factor);
+    softmax(my_end - 1, factor);
     fa3::pack_operand<T>(pa, s);
     StageRing<kStages> previous = ring;
     ring.advance();
 #pragma unroll 1
-    for (int block = my_blocks - 2; block >= 0; --block) {
+    for (int block = my_end - 2; block >= first_block; --block) {
       begin_turn();
       issue_scores();
       // P·V of the previous block runs on the tensor cores during this block's softmax.
@@ -357,8 +428,8 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     retire_pv(previous.stage);
   }
 
-  // Normalize: O /= l, lse = m · softmax_scale + ln l; a row with no visible key has l = 0 and
-  // gets O = 0, lse = -inf.
+  // Normalize: O /= l, lse = m · softmax_scale + ln l; a row with no visible key (in this split)
+  // has l = 0 and gets O = 0, lse = -inf.
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const float sum = attn::quad_reduce<false>(row_sum[h]);
@@ -368,17 +439,28 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
       o[0][4 * j + 2 * h] *= inv;
       o[0][4 * j + 2 * h + 1] *= inv;
     }
-    if constexpr (kWriteLse) {
-      const int row = row0 + 8 * h;
-      if (lane % 4 == 0 && row < p.seqlen_q && p.lse != nullptr)
-        p.lse[(static_cast<long long>(batch) * p.heads_q + head) * p.seqlen_q + row] =
-            sum > 0.0f ? row_max[h] * p.softmax_scale + logf(sum) : attn::negative_infinity();
+    const int row = row0 + 8 * h;
+    const long long row_index = attn::lse_index(p, seq, batch, head, row);
+    const float lse =
+        sum > 0.0f ? row_max[h] * p.softmax_scale + logf(sum) : attn::negative_infinity();
+    if constexpr (kSplitKv) {
+      if (row < seq.seqlen_q) fa3::store_partial_row(p, split, row_index, o[0], h, lane, lse);
+    } else if constexpr (kWriteLse) {
+      if (lane % 4 == 0 && row < seq.seqlen_q && p.lse != nullptr) p.lse[row_index] = lse;
     }
   }
 
   // Stage O in this warpgroup's Q boxes (every wgmma reading them is complete) and TMA-store it;
-  // rows past seqlen_q fall outside the map and are not written.
-  if (row_begin >= p.seqlen_q) return;
+  // rows past seqlen_q fall outside a padded batch's map and are not written; a packed batch's
+  // box that crosses its sequence's end is stored directly. Split-KV wrote its partials.
+  if (kSplitKv || row_begin >= seq.seqlen_q) return;
+  if (p.cu_seqlens_q != nullptr && row_begin + fa3::kRows > seq.seqlen_q) {
+    fa3::store_rows_direct(p,
+                           static_cast<T*>(p.o) + head * p.o_head_stride +
+                               static_cast<long long>(seq.q_begin) * p.o_row_stride,
+                           row0, seq.seqlen_q, o[0], lane);
+    return;
+  }
 #pragma unroll
   for (int slab = 0; slab < kSlabs; ++slab)
     sm90::stage_slab<T>(q_tile + slab * fa3::kBoxBytes, o, slab, warp, lane);
@@ -387,10 +469,13 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   if (thread == 0) {
 #pragma unroll
     for (int slab = 0; slab < kSlabs; ++slab)
-      tma_store_4d(&params.o_map, q_tile + slab * fa3::kBoxBytes, 64 * slab, row_begin, head,
-                   batch);
+      tma_store_4d(&params.o_map, q_tile + slab * fa3::kBoxBytes, 64 * slab,
+                   seq.q_begin + row_begin, head, map_batch);
     bulk_commit_group();
-    bulk_wait_group_all();
+    // Only until the stores have read the staging buffer: shared memory must outlive that, the
+    // global writes complete on their own, and the SM takes its next CTA sooner (short rows run
+    // many waves of CTAs).
+    bulk_wait_group_read<0>();
   }
 }
 

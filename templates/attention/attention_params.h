@@ -11,7 +11,8 @@
 namespace kt {
 
 // Q is [batch, seqlen_q, heads_q, head_dim] or [batch, heads_q, seqlen_q, head_dim] (or any
-// other strided layout), expressed by the three strides of each tensor; head_dim is always
+// other strided layout; or packed [total_q, heads_q, head_dim] with cu_seqlens_q), expressed by
+// the three strides of each tensor; head_dim is always
 // contiguous (stride 1). K and V have heads_kv heads (heads_q % heads_kv == 0: GQA/MQA; query
 // head h reads key/value head h / (heads_q / heads_kv)). O has Q's shape.
 struct AttentionParams {
@@ -19,7 +20,17 @@ struct AttentionParams {
   const void* k;
   const void* v;
   void* o;
-  float* lse;                // [batch, heads_q, seqlen_q] contiguous FP32, or null (not written)
+  float* lse;  // [batch, heads_q, seqlen_q] contiguous FP32, or null (not written)
+  // Split-KV (fa3, num_splits > 1): each split's O, normalized by its own row sum, as
+  // [num_splits][batch · heads_q · seqlen_q][head_dim] FP32, then each split's row logsumexp as
+  // [num_splits][batch · heads_q · seqlen_q]; combined into O (and lse) by a second kernel.
+  float* partials;
+  // Packed variable-length batches: [batch + 1] row offsets of each sequence's queries (Q, O) and
+  // keys (K, V) in tensors of total_q and total_k rows (batch strides 0); seqlen_q and seqlen_k
+  // are then the longest sequence's, and lse is [heads_q, total_q]. Null: every sequence is
+  // seqlen_q x seqlen_k.
+  const int* cu_seqlens_q;
+  const int* cu_seqlens_k;
   long long q_batch_stride;  // all strides in elements
   long long q_row_stride;
   long long q_head_stride;
@@ -39,6 +50,8 @@ struct AttentionParams {
   int seqlen_k;
   float softmax_scale;  // usually 1 / sqrt(head_dim)
   float scale_log2;     // softmax_scale * log2(e), for exp2-based softmax
+  int num_splits;       // key ranges the fa3 split-KV kernel divides each row's keys into (>= 1)
+  int total_q;          // packed variable-length batches: Q's rows (all sequences')
   int reserved;
 };
 

@@ -99,9 +99,18 @@ TEST(DamagedDatabaseEmpty, EmptyFileBecomesADatabaseReadWriteAndIsRefusedReadOnl
     EXPECT_TRUE(contains(error.what(), "it is empty")) << error.what();
     EXPECT_TRUE(contains(error.what(), "kerntune doctor --db")) << error.what();
   }
-  const CliResult r = run_cli("cache ls --db " + shell_quote(path), dir.file("unused.db"));
-  EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "0 winners")) << r.output;
+  // `cache ls` only reads: it refuses the file and leaves it empty; `cache migrate` writes.
+  const CliResult ls = run_cli("cache ls --db " + shell_quote(path), dir.file("unused.db"));
+  EXPECT_EQ(ls.status, 1) << ls.output;
+  EXPECT_TRUE(contains(ls.output, "it is empty")) << ls.output;
+  EXPECT_EQ(fs::file_size(path), 0u);
+  const CliResult migrate =
+      run_cli("cache migrate --db " + shell_quote(path), dir.file("unused.db"));
+  EXPECT_EQ(migrate.status, 0) << migrate.output;
+  EXPECT_TRUE(contains(migrate.output, "an empty file, now a kerntune database")) << migrate.output;
+  const CliResult after = run_cli("cache ls --db " + shell_quote(path), dir.file("unused.db"));
+  EXPECT_EQ(after.status, 0) << after.output;
+  EXPECT_TRUE(contains(after.output, "0 winners")) << after.output;
 }
 
 TEST(DamagedDatabaseLater, CorruptPagesMetByAQueryNameTheDoctor) {

@@ -196,6 +196,34 @@ TEST_F(DoctorTest, MissingDatabaseIsAWarningAndIsNotCreated) {
   EXPECT_FALSE(fs::exists(db));
 }
 
+// --json: the same checklist as one object on stdout (python3's json parses it), the same exit
+// status: 1 with a FAIL line.
+TEST_F(DoctorTest, JsonIsTheChecklistAsOneObjectWithTheSameExitStatus) {
+  const std::string good = file("good.db");
+  write_healthy_database(good);
+  const std::string damaged = make_damaged_database(Damage::kTruncated, file("truncated.db"));
+  const std::string out = file("doctor.json");
+  for (const std::string& db : {good, damaged}) {
+    const CliResult text = doctor(db);
+    const CliResult json =
+        run_cli("doctor --json --db " + shell_quote(db) + " 2>/dev/null >" + shell_quote(out),
+                file("unused.db"));
+    EXPECT_EQ(json.status, text.status) << text.output;
+    int text_fails = 0;
+    for (std::size_t at = 0; (at = text.output.find("[FAIL]", at)) != std::string::npos; ++at)
+      ++text_fails;
+    const CliResult parsed = run_shell(
+        "python3 -c 'import json, sys; d = json.load(sys.stdin); "
+        "s = {x[\"name\"]: x for x in d[\"sections\"]}; "
+        "print(d[\"database\"], list(s), s[\"database\"][\"lines\"][0][\"verdict\"], "
+        "d[\"failures\"] == sum(l[\"verdict\"] == \"FAIL\" for x in d[\"sections\"] "
+        "for l in x[\"lines\"]) == " +
+        std::to_string(text_fails) + ")' <" + shell_quote(out));
+    EXPECT_EQ(parsed.output, db + " ['database', 'blocklist', 'toolkit', 'driver'] " +
+                                 (db == good ? "OK" : "FAIL") + " True\n");
+  }
+}
+
 TEST_F(DoctorTest, HelpTeachesWhatIsCheckedAndTheExitStatus) {
   const CliResult r = run_cli("doctor --help", file("unused.db"));
   EXPECT_EQ(r.status, 0) << r.output;

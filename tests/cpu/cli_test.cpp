@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,13 @@ class Cli : public ::testing::Test {
     EXPECT_NE(r.status, 0) << r.output;
     for (const auto& needle : needles)
       EXPECT_TRUE(contains(r.output, needle)) << "no '" << needle << "' in:\n" << r.output;
+  }
+  // `kerntune <args>`'s stdout parsed by python3's json as `d`, and `expression` of it printed:
+  // stdout must hold one JSON value and nothing else.
+  std::string json_fields(const std::string& args, const std::string& expression) {
+    return run(args + " 2>/dev/null | python3 -c 'import json, sys; d = json.load(sys.stdin); " +
+               "print(" + expression + ")'")
+        .output;
   }
 
   TempDatabase db_;
@@ -156,8 +164,8 @@ TEST_F(Cli, Fa3KeysAreExplainedAndGeneratedForSm90a) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "#include \"kerntune/attention/attention_fwd_sm90.cuh\""))
       << r.output;
-  EXPECT_TRUE(
-      contains(r.output, "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, false, true, false>"))
+  EXPECT_TRUE(contains(
+      r.output, "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, false, false, true, false>"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "--gpu-architecture=sm_90a")) << r.output;
   expect_error("explain " + shape + " --config fa3.bm128.bn128.s2 --device-profile a100",
@@ -321,19 +329,80 @@ TEST_F(Cli, JsonOfInfoAndCacheLsParses) {
     w.run_id = "r";
     database.set_winner(w);
   }
-  auto parsed = [&](const std::string& args, const std::string& expression) {
-    return run(args + " 2>/dev/null | python3 -c 'import json, sys; d = json.load(sys.stdin); " +
-               "print(" + expression + ")'")
-        .output;
-  };
-  EXPECT_EQ(parsed("cache ls --json",
-                   "len(d[\"winners\"]), d[\"winners\"][0][\"config\"], "
-                   "d[\"winners\"][0][\"median_us\"], d[\"schema_version\"]"),
+  EXPECT_EQ(json_fields("cache ls --json",
+                        "len(d[\"winners\"]), d[\"winners\"][0][\"config\"], "
+                        "d[\"winners\"][0][\"median_us\"], d[\"schema_version\"]"),
             "1 fa3.bm64.bn64.s3.gqa 130.25 3\n");
-  EXPECT_EQ(parsed("info --json",
-                   "d[\"version\"], d[\"device\"], \"error\" in d[\"driver\"], "
-                   "d[\"database\"][\"winners\"]"),
+  EXPECT_EQ(json_fields("info --json",
+                        "d[\"version\"], d[\"device\"], \"error\" in d[\"driver\"], "
+                        "d[\"database\"][\"winners\"]"),
             std::string(kt_version()) + " None True 1\n");
+}
+
+// explain --json: the model's pick and runner-up with their times and the text's explanation; a
+// given config; and, once the database holds measurements, the measured ones.
+TEST_F(Cli, JsonOfExplainParses) {
+  EXPECT_EQ(
+      json_fields("explain --json --shape 4096x4096x4096 --shape 64x64x64",
+                  "len(d[\"problems\"]), d[\"device_profile\"], d[\"device\"], "
+                  "[(p[\"source\"], [c[\"role\"] for c in p[\"configs\"]]) for p in "
+                  "d[\"problems\"]], d[\"problems\"][0][\"configs\"][0][\"measured_us\"], "
+                  "d[\"problems\"][0][\"configs\"][0][\"predicted_us\"] > 0, "
+                  "\"wave efficiency\" in d[\"problems\"][0][\"configs\"][0][\"explanation\"], "
+                  "round(d[\"problems\"][0][\"gflop\"], 1)"),
+      "2 h200 NVIDIA H200/cc90/132sm [('model', ['winner', 'runner_up']), ('model', "
+      "['winner', 'runner_up'])] None True True 137.4\n");
+  const std::string config = "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1";
+  EXPECT_EQ(
+      json_fields("explain --json --shape 4096x4096x4096 --config " + config,
+                  "d[\"problems\"][0][\"source\"], d[\"problems\"][0][\"configs\"][0][\"role\"], "
+                  "d[\"problems\"][0][\"configs\"][0][\"config\"]"),
+      "given given " + config + "\n");
+  {
+    kt::cache::Database database = kt::cache::Database::open(db_.path());
+    kt::cache::Measurement m;
+    m.key = {"gemm:bf16:bf16:nt:4096x4096x4096", kt::device_profile("h200").fingerprint(),
+             kt::kBenchmarkProtocolVersion, kt::kGemmTemplateVersion};
+    m.config_key = config;
+    m.median_us = 1000.5;
+    m.predicted_us = 900;
+    m.run_id = "r1";
+    database.add_measurements({m});
+  }
+  EXPECT_EQ(json_fields("explain --json --shape 4096x4096x4096",
+                        "d[\"problems\"][0][\"source\"], len(d[\"problems\"][0][\"configs\"]), "
+                        "d[\"problems\"][0][\"configs\"][0][\"measured_us\"], "
+                        "d[\"problems\"][0][\"configs\"][0][\"predicted_us\"]"),
+            "measured 1 1000.5 900\n");
+}
+
+// cache show --json: every measurement of each problem given, a failure's NaN time as null.
+TEST_F(Cli, JsonOfCacheShowParses) {
+  const std::string key = "gemm:bf16:bf16:nt:256x256x256";
+  {
+    kt::cache::Database database = kt::cache::Database::open(db_.path());
+    kt::cache::Measurement ok;
+    ok.key = {key, kt::device_profile("h200").fingerprint(), kt::kBenchmarkProtocolVersion,
+              kt::kGemmTemplateVersion};
+    ok.config_key = "sm80.bm128.bn128.bk32.wm64.wn64.s4.g8.sk1";
+    ok.median_us = 12.5;
+    ok.run_id = "r1";
+    kt::cache::Measurement failed = ok;
+    failed.config_key = "sm80.bm64.bn64.bk64.wm32.wn32.s4.g8.sk1";
+    failed.status = kt::cache::Status::kCompileError;
+    failed.median_us = std::numeric_limits<double>::quiet_NaN();
+    failed.detail = "line 1\n\"quoted\"\tline 2";
+    database.add_measurements({ok, failed});
+  }
+  EXPECT_EQ(json_fields("cache show --json --shape 256x256x256 --shape 64x64x64",
+                        "[(p[\"problem\"], len(p[\"measurements\"])) for p in d[\"problems\"]], "
+                        "[(m[\"status\"], m[\"median_us\"]) for m in "
+                        "d[\"problems\"][0][\"measurements\"]], "
+                        "d[\"problems\"][0][\"measurements\"][1][\"detail\"] == "
+                        "\"line 1\\n\\\"quoted\\\"\\tline 2\""),
+            "[('" + key +
+                "', 2), ('gemm:bf16:bf16:nt:64x64x64', 0)] [('ok', 12.5), ('compile_error', "
+                "None)] True\n");
 }
 
 TEST_F(Cli, RejectsAZeroDimensionNamingM) { expect_error("explain --shape 0x1x1", {"M = 0"}); }
@@ -425,6 +494,16 @@ TEST_F(Cli, BenchWithoutAGpuFailsSayingSo) {
       << r.output;
 }
 
+// bench --json without a GPU: the error line on stderr and nothing on stdout.
+TEST_F(Cli, BenchJsonWithoutAGpuFailsWithNothingOnStdout) {
+  const std::string out = db_.path() + ".stdout";
+  const Result r = kt::testing::run_cli_stdout_to(out, "bench --json --shape 64x64x64", db_.path());
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "kerntune: unsupported: bench measures on a GPU")) << r.output;
+  EXPECT_EQ(kt::testing::read_file_bytes(out), "");
+  std::filesystem::remove(out);
+}
+
 TEST_F(Cli, InfoReportsNoGpu) {
   const Result r = run("info");
   EXPECT_EQ(r.status, 0) << r.output;
@@ -432,11 +511,13 @@ TEST_F(Cli, InfoReportsNoGpu) {
   EXPECT_TRUE(contains(r.output, db_.path())) << r.output;
 }
 
-TEST_F(Cli, CacheLsOnAFreshDatabaseShowsNothingTuned) {
+// `cache ls` only reads: without a database it says so and how to make one, and makes none.
+TEST_F(Cli, CacheLsWithoutADatabaseSaysSoAndCreatesNone) {
   const Result r = run("cache ls");
   EXPECT_EQ(r.status, 0) << r.output;
-  EXPECT_TRUE(contains(r.output, "0 winners")) << r.output;
-  EXPECT_TRUE(std::filesystem::exists(db_.path()));
+  EXPECT_TRUE(contains(r.output, "no database at '" + db_.path() + "' yet")) << r.output;
+  EXPECT_TRUE(contains(r.output, "`kerntune tune`")) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(db_.path()));
 }
 
 TEST_F(Cli, TuneHelpDocumentsTheTimeLimitAndTheBlocklistOverride) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "core/attention_config.hpp"
 #include "core/error.hpp"
@@ -31,6 +32,56 @@ TEST(AttentionKey, GoldenStringAndRoundTrip) {
   EXPECT_EQ(parse_attention_config_key(to_key(c)), c);
   EXPECT_THROW(parse_attention_config_key("fa2.bm064.bn32.w4.s1"), Error);
   EXPECT_THROW(parse_attention_key("attn:bf16:b4.hq32"), Error);
+}
+
+// Packed varlen batches: the key names the bucket (longest lengths and totals), round-trips,
+// parses from tq/tk, refuses totals no batch of those lengths holds; the synthetic batch sums to
+// the totals with the longest first; buckets round up within what such a batch holds.
+TEST(AttentionVarlen, KeysShapesBucketsAndSyntheticLengths) {
+  const AttentionProblem p = shape("b=4,hq=32,hkv=8,sq=1000,tq=2500,d=128", true);
+  EXPECT_TRUE(p.varlen);
+  EXPECT_EQ(p.total_q, 2500);
+  EXPECT_EQ(p.total_k, 2500);
+  EXPECT_EQ(p.seqlen_k, 1000);
+  EXPECT_EQ(to_key(p), "attn:bf16:b4.hq32.hkv8.sq1000.sk1000.d128.causal.varlen.tq2500.tk2500");
+  EXPECT_EQ(parse_attention_key(to_key(p)), p);
+  EXPECT_EQ(varlen_lengths(p, false), (std::vector<std::int64_t>{1000, 500, 500, 500}));
+  const AttentionProblem odd = shape("b=3,h=2,sq=7,sk=9,tq=10,tk=12,d=64");
+  EXPECT_EQ(varlen_lengths(odd, false), (std::vector<std::int64_t>{7, 2, 1}));
+  EXPECT_EQ(varlen_lengths(odd, true), (std::vector<std::int64_t>{9, 2, 1}));
+  // Visible pairs per sequence: 7x9 + 2x2 + 1x1 per head.
+  EXPECT_DOUBLE_EQ(odd.visible_pairs(), 2.0 * (63 + 4 + 1));
+  EXPECT_DOUBLE_EQ(odd.min_bytes(), 2.0 * 64 * (2 * 2 * 10 + 2 * 2 * 12));
+
+  for (const char* bad : {"b=4,h=8,sq=1000,tq=1002,d=128", "b=4,h=8,sq=1000,tq=4001,d=128",
+                          "b=2,h=8,sq=10,tk=12,d=128"})
+    EXPECT_THROW(shape(bad), Error) << bad;
+  EXPECT_THROW(parse_attention_key("attn:bf16:b4.hq8.hkv8.sq100.sk100.d128.full.tq300.tk300"),
+               Error);
+  EXPECT_THROW(parse_attention_key("attn:bf16:b4.hq8.hkv8.sq100.sk100.d128.full.varlen.tq300"),
+               Error);
+
+  const AttentionProblem bucket = varlen_bucket(shape("b=16,hq=32,hkv=8,sq=5000,tq=41000,d=128"));
+  EXPECT_EQ(bucket.seqlen_q, 8192);
+  EXPECT_EQ(bucket.total_q, 65536);
+  EXPECT_EQ(bucket.batch, 16);
+  // Two sequences of 1000 and 1: the longest rounds to 1024, so the total is at least 1025.
+  const AttentionProblem two = varlen_bucket(shape("b=2,h=4,sq=1000,tq=1001,d=64"));
+  EXPECT_EQ(two.seqlen_q, 1024);
+  EXPECT_EQ(two.total_q, 1025);
+  EXPECT_NO_THROW(validate(two));
+  EXPECT_EQ(varlen_bucket(shape("b=2,h=4,sq=3,tq=4,d=64")).seqlen_q, 64);
+
+  // No split-KV or packed GQA rows for a packed batch; the model counts its CTAs with work.
+  const DeviceDesc& h200 = device_profile("h200");
+  AttentionConfig split = testing::fa3_config(64, 64, 2);
+  split.splits = 2;
+  const AttentionProblem short_rows = shape("b=4,h=8,sq=64,sk=4096,tq=200,tk=9000,d=128");
+  const auto why = validate(short_rows, split, h200);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("varlen"), std::string::npos) << *why;
+  const AttentionEstimate e = estimate(p, testing::fa3_config(128, 128, 2, true), h200);
+  EXPECT_EQ(e.num_ctas, (8 + 4 + 4 + 4) * 32);
 }
 
 TEST(AttentionShape, DefaultsKvHeadsAndKeyLengthToTheQueryOnes) {
@@ -233,14 +284,14 @@ TEST(AttentionFa3, LaunchPlanIsAProducerPlusConsumerWarpgroupsOverTheFlashGrid) 
   EXPECT_EQ(one.num_threads(), 256u);
   EXPECT_EQ(one.smem_bytes, 2048u + 64 * 128 * 2 + 3 * 2 * 64 * 128 * 2);
   EXPECT_EQ(attention_kernel_expression(p, fa3_config(128, 128, 2), true),
-            "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, false, true, true>");
+            "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, false, false, true, true>");
   AttentionProblem fp16 = p;
   fp16.dtype = DType::kFP16;
   fp16.causal = false;
   EXPECT_EQ(attention_kernel_expression(fp16, fa3_config(64, 64, 1), false),
-            "kt::attention_fwd_sm90<kt::fp16, 128, 64, 64, 1, false, false, false>");
+            "kt::attention_fwd_sm90<kt::fp16, 128, 64, 64, 1, false, false, false, false>");
   EXPECT_EQ(attention_kernel_expression(p, fa3_config(128, 128, 3, true), false),
-            "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 3, true, true, false>");
+            "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 3, true, false, true, false>");
   const LaunchPlan three = plan_launch(shape("b=1,h=8,s=1000,d=64"), fa3_config(192, 128, 2, true));
   EXPECT_EQ(three.grid[0], 6u);
   EXPECT_EQ(three.num_threads(), 512u);
@@ -285,7 +336,7 @@ TEST(AttentionFa3, PackedGqaMakesAKvHeadsQueryHeadsItsRows) {
   EXPECT_EQ(plan.grid[1], 8u);
   EXPECT_EQ(plan.grid[2], 32u);
   EXPECT_EQ(attention_kernel_expression(decode, packed, false),
-            "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, false, false, false>");
+            "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, false, false, false, false>");
   EXPECT_EQ(validate(decode, packed, h200), std::nullopt);
   auto refused = [&](const char* text, const AttentionConfig& c) {
     const auto why = validate(shape(text), c, h200);
@@ -296,6 +347,72 @@ TEST(AttentionFa3, PackedGqaMakesAKvHeadsQueryHeadsItsRows) {
   AttentionConfig two = fa3_config(128, 128, 3);
   two.pack_gqa = true;
   EXPECT_TRUE(refused("b=2,hq=8,hkv=2,sq=1,sk=100,d=128", two));  // block_m 128
+}
+
+// Split-KV: keys, the rule (one query block a head, the smallest that holds its rows, and no
+// more splits than key blocks), the grid (every split of every query block), the workspace of
+// partials, the second kernel, and a model that splits a decode step too short for the SMs.
+TEST(AttentionFa3, SplitKvKeysRulesGridWorkspaceAndModel) {
+  const DeviceDesc& h200 = device_profile("h200");
+  AttentionConfig c = fa3_config(64, 64, 3);
+  c.pack_gqa = true;
+  c.splits = 8;
+  EXPECT_EQ(to_key(c), "fa3.bm64.bn64.s3.gqa.kv8");
+  EXPECT_EQ(parse_attention_config_key("fa3.bm64.bn64.s3.gqa.kv8"), c);
+  AttentionConfig pp = fa3_config(128, 128, 2, true);
+  pp.splits = 3;
+  EXPECT_EQ(parse_attention_config_key("fa3.bm128.bn128.s2.pp.kv3"), pp);
+  for (const char* bad : {"fa3.bm64.bn64.s3.kv1", "fa3.bm64.bn64.s3.kv33", "fa3.bm64.bn64.s3.kvx",
+                          "fa3.bm64.bn64.s3.kv4.gqa", "fa3.bm64.bn64.s3.kv04"})
+    EXPECT_THROW(parse_attention_config_key(bad), Error) << bad;
+
+  AttentionProblem decode = shape("b=32,hq=32,hkv=8,sq=1,sk=1024,d=128");
+  EXPECT_EQ(validate(decode, c, h200), std::nullopt);
+  const LaunchPlan plan = plan_launch(decode, c);
+  EXPECT_EQ(plan.grid[0], 8u);  // one packed query block x 8 splits
+  EXPECT_EQ(plan.grid[1], 8u);
+  EXPECT_EQ(plan.grid[2], 32u);
+  EXPECT_EQ(num_ctas(decode, c), 8 * 8 * 32);
+  EXPECT_EQ(split_workspace_bytes(decode, c), 8 * 32 * 32 * (128 + 1) * 4);
+  EXPECT_EQ(split_workspace_bytes(decode, fa3_config(64, 64, 3)), 0);
+  const LaunchPlan combine = plan_split_combine(decode, c);
+  EXPECT_EQ(combine.grid[0], 32u * 32 / 4);
+  EXPECT_EQ(combine.num_threads(), 128u);
+  EXPECT_EQ(split_combine_expression(decode), "kt::attention_split_combine<kt::bf16, 128>");
+  EXPECT_EQ(attention_kernel_expression(decode, c, true),
+            "kt::attention_fwd_sm90<kt::bf16, 128, 64, 64, 3, false, true, false, false>");
+
+  auto refused = [&](const char* text, const AttentionConfig& config, const char* why) {
+    const auto r = validate(shape(text), config, h200);
+    return r && r->find(why) != std::string::npos;
+  };
+  AttentionConfig split = fa3_config(64, 128, 2);
+  split.splits = 2;
+  EXPECT_TRUE(refused("b=1,h=8,sq=65,sk=4096,d=128", split, "one query block a head"));
+  EXPECT_TRUE(refused("b=1,h=8,sq=64,sk=128,d=128", split, "than key blocks (1 of"));
+  EXPECT_EQ(validate(shape("b=1,h=8,sq=64,sk=129,d=128"), split, h200), std::nullopt);
+  AttentionConfig wide = fa3_config(128, 128, 2, true);
+  wide.splits = 2;
+  EXPECT_TRUE(refused("b=1,h=8,sq=64,sk=4096,d=128", wide, "block_m 64"));
+  EXPECT_EQ(validate(shape("b=1,h=8,sq=100,sk=4096,d=128"), wide, h200), std::nullopt);
+  EXPECT_TRUE(refused(
+      "b=1,h=8,sq=1,sk=4096,d=128",
+      []() {
+        AttentionConfig f{64, 64, 4, 1};
+        f.splits = 2;
+        return f;
+      }(),
+      "splits"));
+
+  // A decode step of 2 x 8 packed CTAs would hold 16 of 132 SMs: the model splits it; a long
+  // prefill is never split (one query block a head is required).
+  const AttentionProblem small = shape("b=2,hq=32,hkv=8,sq=1,sk=16384,d=128");
+  const auto ranked = rank_by_model(small, enumerate_attention_configs(small, h200), h200);
+  ASSERT_FALSE(ranked.empty());
+  EXPECT_GT(ranked.front().config.splits, 1) << to_key(ranked.front().config);
+  EXPECT_GT(ranked.front().estimate.combine_us, 0);
+  for (const AttentionConfig& k : enumerate_attention_configs(shape("b=1,h=16,s=4096,d=128"), h200))
+    EXPECT_EQ(k.splits, 1) << to_key(k);
 }
 
 // The fa3 model is fit to the tuned H200 measurements of 2026-12-03

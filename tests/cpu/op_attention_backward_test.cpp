@@ -101,6 +101,10 @@ TEST(AttentionBackwardShape, TakesBothFlagsAndNamesTheBadField) {
             std::string::npos);
   EXPECT_NE(error_of([&] { op.problem_key("b=1,h=1,s=1,d=64,x=3", none); }).find("'x'"),
             std::string::npos);
+  EXPECT_NE(error_of([&] {
+              op.problem_key("b=4,h=8,sq=1000,tq=2500,d=128", none);
+            }).find("dense batches only"),
+            std::string::npos);
 }
 
 TEST(AttentionBackwardShape, RefusesHeadDimsTheFamilyLacksSayingWhy) {

@@ -58,8 +58,15 @@ class AttentionCorrectness : public testing::GpuTest {
           &cubin_cache(), gen::generate_attention(p, config, lse, device_.arch()), true, true);
       const rt::AttentionKernel kernel(p, config, modules.load(cubin.record));
       const AttentionTensors t = work.tensors(lse);
+      rt::DeviceBuffer workspace;
+      if (kernel.workspace_bytes() > 0) {
+        workspace = rt::DeviceBuffer(std::size_t(kernel.workspace_bytes()));
+        // Poisoned too: every partial the combine pass reads must have been written.
+        ASSERT_EQ(rt::driver().memset_d8_async(workspace.get(), 0xFF, workspace.bytes(), stream),
+                  CUDA_SUCCESS);
+      }
       work.poison_output();
-      ASSERT_EQ(kernel.launch(t, stream), CUDA_SUCCESS) << label;
+      ASSERT_EQ(kernel.launch(t, workspace.get(), stream), CUDA_SUCCESS) << label;
       const tune::OutputCheck result = work.check_output(lse);
       EXPECT_TRUE(result.passed) << label << ": " << result.detail << " (rel "
                                  << result.relative_error << ")";
@@ -139,6 +146,23 @@ TEST_P(AttentionCorrectnessPerFamily, GqaAndMqaWithoutCopies) {
   check_best("b=1,hq=32,hkv=8,sq=77,sk=2000,d=64", DType::kBF16, false, AttentionLayout::kBNHD);
 }
 
+// Packed varlen batches (the workload's synthetic lengths: the longest first, the rest even):
+// ragged lengths with Nq != Nk per sequence, sequences of one row, rows that see no key, GQA and
+// MQA, both masks and layouts, every head dim the family has.
+TEST_P(AttentionCorrectnessPerFamily, PackedVarlenBatchesBothMasksBothLayouts) {
+  int i = 0;
+  for (const char* shape :
+       {"b=4,hq=8,hkv=2,sq=1000,sk=1000,tq=1500,tk=1500,d=128",
+        "b=3,h=4,sq=127,sk=300,tq=200,tk=400,d=64", "b=5,hq=4,hkv=1,sq=4097,tq=4200,d=128",
+        "b=2,h=2,sq=300,sk=77,tq=301,tk=78,d=256", "b=3,h=2,sq=1,sk=1000,tq=3,tk=1500,d=128"})
+    for (bool causal : {false, true}) {
+      const DType dtype = i % 3 == 2 ? DType::kFP16 : DType::kBF16;
+      check_best(shape, dtype, causal,
+                 i % 2 == 0 ? AttentionLayout::kBNHD : AttentionLayout::kBHND);
+      ++i;
+    }
+}
+
 TEST_P(AttentionCorrectnessPerFamily, EveryHeadDimBothLayouts) {
   for (const char* shape :
        {"b=2,h=4,s=777,d=64", "b=2,h=4,s=777,d=96", "b=2,h=4,s=777,d=128", "b=2,h=2,s=777,d=256"})
@@ -177,6 +201,38 @@ TEST_F(AttentionCorrectness, PackedGqaDecodeStepsEveryLayoutAndMask) {
       for (AttentionLayout layout : {AttentionLayout::kBNHD, AttentionLayout::kBHND})
         check(shape, layout == AttentionLayout::kBNHD ? DType::kBF16 : DType::kFP16,
               layout == AttentionLayout::kBHND, layout, c);
+  }
+}
+
+// Split-KV (every split count of every config that takes one): packed decode steps over GQA and
+// MQA, short query blocks with both masks, splits left empty by the causal mask or by fewer key
+// blocks than splits would need, and rows that see no key at all (O = 0, lse = -inf), both
+// layouts, with and without the LSE; the workspace starts as NaN.
+TEST_F(AttentionCorrectness, SplitKvEverySplitCountOnDecodeAndShortQueryBlocks) {
+  if (device_.arch() != "sm_90a")
+    GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
+  struct Case {
+    const char* shape;
+    bool causal;
+  };
+  for (const Case& k :
+       {Case{"b=3,hq=8,hkv=2,sq=1,sk=1000,d=128", false},
+        Case{"b=2,hq=16,hkv=1,sq=1,sk=4097,d=64", true},
+        Case{"b=1,hq=32,hkv=4,sq=1,sk=77,d=256", false}, Case{"b=2,h=4,sq=37,sk=3001,d=128", true},
+        Case{"b=2,hq=8,hkv=2,sq=64,sk=1500,d=64", false}, Case{"b=1,h=2,sq=50,sk=200,d=64", true},
+        Case{"b=1,h=2,sq=100,sk=70,d=64", true}}) {
+    const AttentionProblem p = make_problem(k.shape, DType::kBF16, k.causal);
+    std::vector<AttentionConfig> split;
+    for (const AttentionConfig& c : enumerate_attention_configs(p, device_))
+      if (c.splits > 1) split.push_back(c);
+    ASSERT_FALSE(split.empty()) << k.shape;
+    precompile(p, split);
+    int i = 0;
+    for (const AttentionConfig& c : split) {
+      const bool bnhd = i++ % 2 == 0;
+      check(k.shape, bnhd ? DType::kBF16 : DType::kFP16, k.causal,
+            bnhd ? AttentionLayout::kBNHD : AttentionLayout::kBHND, c, i % 3 != 0);
+    }
   }
 }
 

@@ -126,6 +126,38 @@ TEST(AttentionTemplates, ShippedFa3ConfigsCompileSpillFreeForSm90a) {
   EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
 }
 
+// Split-KV instantiates the main kernel writing partials and the combine pass; both compile
+// spill-free (the one-consumer CTA's 216 registers after setmaxnreg at every head dim).
+TEST(AttentionTemplates, SplitKvKernelsCompileSpillFreeWithTheirCombinePass) {
+  std::vector<Case> cases;
+  for (std::int64_t d : {64, 128, 256}) {
+    AttentionProblem decode = problem(d, DType::kBF16, false);
+    decode.batch = 4;
+    decode.heads_q = 32;
+    decode.heads_kv = 8;
+    decode.seqlen_q = 1;
+    decode.seqlen_k = 8192;
+    AttentionConfig c = testing::fa3_config(64, 64, d == 256 ? 2 : 3);
+    c.pack_gqa = true;
+    c.splits = 4;
+    cases.push_back({decode, c, true, "sm_90a"});
+    if (d == 256) continue;
+    AttentionProblem chunk = problem(d, DType::kFP16, true);
+    chunk.seqlen_q = 37;
+    AttentionConfig wide = testing::fa3_config(64, 128, 2);
+    wide.splits = 8;
+    cases.push_back({chunk, wide, false, "sm_90a"});
+  }
+  for (const Case& c : cases) {
+    ASSERT_FALSE(validate(c.problem, c.config, device_profile("h200"))) << to_key(c.config);
+    const gen::GeneratedSource s = gen::generate_attention(c.problem, c.config, c.lse, "sm_90a");
+    ASSERT_EQ(s.name_expressions.size(), 2u) << to_key(c.config);
+    EXPECT_NE(s.code.find("attention_split_combine.cuh"), std::string::npos);
+  }
+  const auto failures = compile_all(cases, true);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
+}
+
 TEST(AttentionTemplates, Fa3PtxIsWgmmaFedByTmaAndItsHeaderIsEmbedded) {
   const auto& embedded = gen::embedded_templates();
   EXPECT_TRUE(std::any_of(embedded.begin(), embedded.end(), [](const gen::EmbeddedFile& f) {

@@ -81,3 +81,26 @@ TEST(CliPredict, CandidatesCapsEveryRoundOfTheSearch) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"})
     std::filesystem::remove(db.string() + suffix, ignored);
 }
+
+// tune --json: stdout is one document (the text and the "No GPU" notice are left out, progress
+// stays on stderr): the predicted run and its winner; run again, the problem is skipped.
+TEST(CliPredict, TuneJsonIsOneDocumentAndASecondRunSkips) {
+  const std::filesystem::path db = std::filesystem::temp_directory_path() /
+                                   ("kt_cli_predict_json_" + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(db);
+  const std::string fields =
+      " 2>/dev/null | python3 -c 'import json, sys; d = json.load(sys.stdin); p = "
+      "d[\"problems\"][0]; print(d[\"predicted\"], d[\"device_profile\"], "
+      "d[\"no_gpu_reason\"] is not None, len(d[\"problems\"]), p[\"problem\"], p[\"skipped\"], "
+      "p[\"winner\"][\"predicted\"], p[\"winner\"][\"config\"] == "
+      "p.get(\"runner_up\", {}).get(\"config\"), p.get(\"candidates\"))'";
+  const Result first = run_cli(
+      "tune --json --shape 64x64x64 --candidates 2 --device-profile a100" + fields, db.string());
+  EXPECT_EQ(first.output, "True a100 True 1 gemm:bf16:bf16:nt:64x64x64 False True False 2\n");
+  const Result again = run_cli(
+      "tune --json --shape 64x64x64 --candidates 2 --device-profile a100" + fields, db.string());
+  EXPECT_EQ(again.output, "True a100 True 1 gemm:bf16:bf16:nt:64x64x64 True True False None\n");
+  std::error_code ignored;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    std::filesystem::remove(db.string() + suffix, ignored);
+}

@@ -29,7 +29,8 @@ inline const std::vector<ShippedAttentionConfig>& shipped_fa3_configs() {
       {64, fa3_config(192, 128, 2, true)},  {128, fa3_config(128, 128, 2)},
       {128, fa3_config(128, 128, 2, true)}, {128, fa3_config(128, 128, 3, true)},
       {128, fa3_config(64, 128, 2)},        {128, fa3_config(128, 64, 3)},
-      {256, fa3_config(128, 64, 2)},        {256, fa3_config(128, 64, 2, true)}};
+      {256, fa3_config(128, 64, 2)},        {256, fa3_config(128, 64, 2, true)},
+      {128, fa3_config(64, 64, 3)}};
   return all;
 }
 

@@ -33,16 +33,27 @@ inline CliResult run_shell(const std::string& command) {
   return r;
 }
 
-// Runs `kerntune <args>` with the database at `db` and no CUDA driver; `env` (e.g.
-// "KERNTUNE_WORKER=/bin/true") is set for it too.
+// The shell command that runs `kerntune <args>` with the database at `db` and no CUDA driver;
+// `env` (e.g. "KERNTUNE_WORKER=/bin/true") is set for it too.
+inline std::string cli_command(const std::string& args, const std::string& db,
+                               const std::string& env = "") {
+  return "KERNTUNE_DB=" + shell_quote(db) +
+         " KERNTUNE_CUDA_DRIVER=/nonexistent/libcuda.so.1"
+         " KERNTUNE_LOG_LEVEL=info " +
+         env + " " + shell_quote(KT_BINARY_DIR "/src/tools/kerntune") + " " + args;
+}
+
+// Runs `kerntune <args>` (cli_command), stdout and stderr captured together.
 inline CliResult run_cli(const std::string& args, const std::string& db,
                          const std::string& env = "") {
-  const std::string command = "KERNTUNE_DB=" + shell_quote(db) +
-                              " KERNTUNE_CUDA_DRIVER=/nonexistent/libcuda.so.1"
-                              " KERNTUNE_LOG_LEVEL=info " +
-                              env + " " + shell_quote(KT_BINARY_DIR "/src/tools/kerntune") + " " +
-                              args;
-  return run_shell(command);
+  return run_shell(cli_command(args, db, env));
+}
+
+// Runs `kerntune <args>` (cli_command) with its stdout written to the file `stdout_path` and
+// only its stderr captured: for output that must be stdout alone (--json).
+inline CliResult run_cli_stdout_to(const std::string& stdout_path, const std::string& args,
+                                   const std::string& db, const std::string& env = "") {
+  return run_shell("{ " + cli_command(args, db, env) + " >" + shell_quote(stdout_path) + "; }");
 }
 
 }  // namespace kt::testing

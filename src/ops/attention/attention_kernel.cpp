@@ -17,7 +17,7 @@
 
 namespace kt::rt {
 
-static_assert(sizeof(AttentionParams) == 5 * 8 + 12 * 8 + 8 * 4, "AttentionParams layout changed");
+static_assert(sizeof(AttentionParams) == 8 * 8 + 12 * 8 + 10 * 4, "AttentionParams layout changed");
 static_assert(offsetof(AttentionSm90Params, attn) == 4 * 128 &&
                   sizeof(AttentionSm90Params) == 6 * 128,
               "AttentionSm90Params layout changed");
@@ -70,10 +70,15 @@ AttentionKernel::AttentionKernel(const AttentionProblem& problem, const Attentio
     : problem_(problem),
       kernel_problem_(kernel_problem(problem, config)),
       config_(config),
-      plan_(plan_launch(problem, config)) {
-  if (module.functions.empty())
-    throw Error(ErrorKind::kInternal, fmt::format("module for {} has no kernel", to_key(config)));
+      plan_(plan_launch(problem, config)),
+      combine_plan_(plan_split_combine(problem, config)) {
+  const std::size_t kernels = config.splits > 1 ? 2 : 1;
+  if (module.functions.size() < kernels)
+    throw Error(ErrorKind::kInternal,
+                fmt::format("module for {} has {} kernel(s), needs {}", to_key(config),
+                            module.functions.size(), kernels));
   function_ = module.functions[0];
+  if (config.splits > 1) combine_ = module.functions[1];
   if (plan_.smem_bytes > kDefaultDynamicSmemLimit)
     check(driver().func_set_attribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                       int(plan_.smem_bytes)),
@@ -121,6 +126,14 @@ AttentionParams make_attention_params(const AttentionProblem& problem, const Att
   p.softmax_scale =
       t.softmax_scale > 0 ? t.softmax_scale : float(1.0 / std::sqrt(double(problem.head_dim)));
   p.scale_log2 = float(double(p.softmax_scale) * kLog2e);
+  p.num_splits = 1;
+  if (problem.varlen) {
+    // Packed: each sequence is addressed from its first row; there is no batch dimension.
+    p.cu_seqlens_q = t.cu_seqlens_q;
+    p.cu_seqlens_k = t.cu_seqlens_k;
+    p.total_q = int(t.total_q);
+    p.q_batch_stride = p.k_batch_stride = p.v_batch_stride = p.o_batch_stride = 0;
+  }
   return p;
 }
 
@@ -130,45 +143,73 @@ CUresult AttentionKernel::make_sm90_params(const AttentionTensors& t,
   const AttentionProblem& p = kernel_problem_;
   const std::uint32_t kv_rows = std::uint32_t(config_.block_n);
   params.attn = make_params(t);
-  const AttentionTensors mapped = kernel_tensors(t);
-  CUresult r = encode_attention_map(params.q_map, "Q", p, mapped.q, mapped.q_strides, p.seqlen_q,
+  const AttentionTensors mapped = map_tensors(t);
+  const std::int64_t rows_q = p.varlen ? t.total_q : p.seqlen_q;
+  const std::int64_t rows_k = p.varlen ? t.total_k : p.seqlen_k;
+  CUresult r = encode_attention_map(params.q_map, "Q", p, mapped.q, mapped.q_strides, rows_q,
                                     p.heads_q, kFa3QueryBoxRows);
   if (r == CUDA_SUCCESS)
-    r = encode_attention_map(params.k_map, "K", p, mapped.k, mapped.k_strides, p.seqlen_k,
-                             p.heads_kv, kv_rows);
+    r = encode_attention_map(params.k_map, "K", p, mapped.k, mapped.k_strides, rows_k, p.heads_kv,
+                             kv_rows);
   if (r == CUDA_SUCCESS)
-    r = encode_attention_map(params.v_map, "V", p, mapped.v, mapped.v_strides, p.seqlen_k,
-                             p.heads_kv, kv_rows);
+    r = encode_attention_map(params.v_map, "V", p, mapped.v, mapped.v_strides, rows_k, p.heads_kv,
+                             kv_rows);
   if (r == CUDA_SUCCESS)
-    r = encode_attention_map(params.o_map, "O", p, mapped.o, mapped.o_strides, p.seqlen_q,
-                             p.heads_q, kFa3QueryBoxRows);
+    r = encode_attention_map(params.o_map, "O", p, mapped.o, mapped.o_strides, rows_q, p.heads_q,
+                             kFa3QueryBoxRows);
   return r;
+}
+
+AttentionTensors AttentionKernel::map_tensors(const AttentionTensors& t) const {
+  AttentionTensors k = kernel_tensors(t);
+  if (!kernel_problem_.varlen) return k;
+  // Packed: a map of one batch entry over all rows; its batch stride spans them (any value TMA
+  // accepts would do, the coordinate is always 0).
+  for (auto [strides, rows] :
+       {std::pair{k.q_strides, t.total_q}, std::pair{k.k_strides, t.total_k},
+        std::pair{k.v_strides, t.total_k}, std::pair{k.o_strides, t.total_q}})
+    strides[0] = strides[1] * rows;
+  return k;
 }
 
 bool AttentionKernel::serves(const AttentionTensors& t) const {
   if (config_.family != AttentionFamily::kSm90) return true;
-  const AttentionTensors k = kernel_tensors(t);
+  const AttentionTensors k = map_tensors(t);
   return !attention_map_error(kernel_problem_, k.q, k.q_strides) &&
          !attention_map_error(kernel_problem_, k.k, k.k_strides) &&
          !attention_map_error(kernel_problem_, k.v, k.v_strides) &&
          !attention_map_error(kernel_problem_, k.o, k.o_strides);
 }
 
-CUresult AttentionKernel::launch(const AttentionTensors& t, CUstream stream) const {
-  if (config_.family == AttentionFamily::kSm90) {
-    AttentionSm90Params params;
-    const CUresult r = make_sm90_params(t, params);
-    return r == CUDA_SUCCESS ? launch_with(&params, stream) : r;
+CUresult AttentionKernel::launch(const AttentionTensors& t, CUdeviceptr workspace,
+                                 CUstream stream) const {
+  if (config_.family != AttentionFamily::kSm90) {
+    AttentionParams params = make_params(t);
+    return launch_with(function_, plan_, &params, stream);
   }
-  AttentionParams params = make_params(t);
-  return launch_with(&params, stream);
+  AttentionSm90Params params;
+  CUresult r = make_sm90_params(t, params);
+  if (r != CUDA_SUCCESS) return r;
+  if (config_.splits > 1) {
+    if (workspace == 0)
+      throw Error(ErrorKind::kInternal,
+                  fmt::format("split-KV config {} launched without its {} B workspace",
+                              to_key(config_), workspace_bytes()));
+    params.attn.num_splits = config_.splits;
+    params.attn.partials = reinterpret_cast<float*>(workspace);
+  }
+  r = launch_with(function_, plan_, &params, stream);
+  if (r == CUDA_SUCCESS && config_.splits > 1)
+    r = launch_with(combine_, combine_plan_, &params.attn, stream);
+  return r;
 }
 
-CUresult AttentionKernel::launch_with(void* params, CUstream stream) const {
+CUresult AttentionKernel::launch_with(CUfunction function, const LaunchPlan& plan, void* params,
+                                      CUstream stream) {
   void* args[] = {params};
-  return driver().launch_kernel(function_, plan_.grid[0], plan_.grid[1], plan_.grid[2],
-                                plan_.block[0], plan_.block[1], plan_.block[2], plan_.smem_bytes,
-                                stream, args, nullptr);
+  return driver().launch_kernel(function, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
+                                plan.block[1], plan.block[2], plan.smem_bytes, stream, args,
+                                nullptr);
 }
 
 }  // namespace kt::rt

@@ -1,6 +1,7 @@
-// An attention-forward kernel ready to launch: loaded function and launch plan (the caller's
-// tensors are checked by ops/attention/attention_call_check.hpp; fa3 also by TMA's addressing
-// rules). launch() allocates nothing.
+// An attention-forward kernel ready to launch: loaded functions (split-KV: the main kernel and its
+// combine pass) and launch plans (the caller's tensors are checked by
+// ops/attention/attention_call_check.hpp; fa3 also by TMA's addressing rules). launch() allocates
+// nothing.
 #pragma once
 
 #include <cuda.h>
@@ -31,27 +32,36 @@ class AttentionKernel {
   // Whether this kernel can address `t`: always for fa2; for fa3, whether TMA can map every
   // tensor (make_sm90_params would throw otherwise).
   bool serves(const AttentionTensors& t) const;
-  // Enqueues the kernel (fa3: with tensor maps encoded for `t`; no allocation either way).
-  CUresult launch(const AttentionTensors& t, CUstream stream) const;
+  // Enqueues the kernel (fa3: with tensor maps encoded for `t`; no allocation either way), and
+  // for split-KV its combine pass, whose partials live in `workspace` (workspace_bytes(); one
+  // launch at a time, in stream order). Throws kt::Error (internal) when a split-KV kernel is
+  // given no workspace.
+  CUresult launch(const AttentionTensors& t, CUdeviceptr workspace, CUstream stream) const;
+  std::int64_t workspace_bytes() const { return split_workspace_bytes(problem_, config_); }
 
   const AttentionProblem& problem() const { return problem_; }
   const AttentionConfig& config() const { return config_; }
   const LaunchPlan& plan() const { return plan_; }
 
  private:
-  // Enqueues the kernel with a prepared parameter block (AttentionParams, or AttentionSm90Params
-  // for fa3).
-  CUresult launch_with(void* params, CUstream stream) const;
+  // Enqueues `function` with one parameter block (AttentionParams, or AttentionSm90Params for
+  // fa3's main kernel).
+  static CUresult launch_with(CUfunction function, const LaunchPlan& plan, void* params,
+                              CUstream stream);
 
   // The caller's tensors as the kernel addresses them (kernel_problem): with pack_gqa, Q and O with
   // the head stride as the row stride and heads_q / heads_kv heads' stride as the head stride.
   AttentionTensors kernel_tensors(const AttentionTensors& t) const;
+  // kernel_tensors as fa3's TMA maps take them: a packed batch as one batch entry of all rows.
+  AttentionTensors map_tensors(const AttentionTensors& t) const;
 
   AttentionProblem problem_;
   AttentionProblem kernel_problem_;  // kernel_problem(problem_, config_)
   AttentionConfig config_;
   LaunchPlan plan_;
+  LaunchPlan combine_plan_;
   CUfunction function_ = nullptr;
+  CUfunction combine_ = nullptr;  // split-KV only
 };
 
 }  // namespace kt::rt

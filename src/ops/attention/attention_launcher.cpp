@@ -15,8 +15,8 @@ class AttentionOpKernel final : public rt::OpKernel {
   AttentionOpKernel(const AttentionProblem& p, const AttentionConfig& c,
                     const rt::LoadedModule& module)
       : kernel_(p, c, module) {}
-  CUresult launch(const void* call, CUdeviceptr, CUstream stream) const override {
-    return kernel_.launch(*static_cast<const AttentionTensors*>(call), stream);
+  CUresult launch(const void* call, CUdeviceptr workspace, CUstream stream) const override {
+    return kernel_.launch(*static_cast<const AttentionTensors*>(call), workspace, stream);
   }
   bool serves(const void* call) const override {
     return kernel_.serves(*static_cast<const AttentionTensors*>(call));

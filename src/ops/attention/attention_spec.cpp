@@ -31,8 +31,20 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
   else
     out += fmt::format("  family       fa2: mma.sync + cp.async, {} warps of {} query rows\n",
                        c.warps, c.block_m / c.warps);
-  out += fmt::format("  CTAs         B x Hq x ceil(Nq / Br) = {} x {} x {} = {}\n", p.batch,
-                     p.heads_q, ceil_div(p.seqlen_q, c.block_m), e.num_ctas);
+  if (p.varlen)
+    out += fmt::format(
+        "  CTAs         {} with work: ceil(n_i / Br) x Hq per sequence of the bucket's batch ({} "
+        "sequences, the longest {}, {} rows); the grid's other CTAs leave at once\n",
+        e.num_ctas, p.batch, p.seqlen_q, p.total_q);
+  else if (c.splits > 1)
+    out += fmt::format(
+        "  CTAs         B x Hq x ceil(Nq / Br) x splits = {} x {} x {} x {} = {} (split-KV: each "
+        "takes 1/{} of the key blocks; a combine pass of {:.1f} us merges the partials)\n",
+        p.batch, p.heads_q, ceil_div(p.seqlen_q, c.block_m), c.splits, e.num_ctas, c.splits,
+        e.combine_us);
+  else
+    out += fmt::format("  CTAs         B x Hq x ceil(Nq / Br) = {} x {} x {} = {}\n", p.batch,
+                       p.heads_q, ceil_div(p.seqlen_q, c.block_m), e.num_ctas);
   out += fmt::format("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
                      e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
                      e.occupancy.limiter);
@@ -43,9 +55,10 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
                      100 * e.block_efficiency,
                      p.causal ? " (causal: diagonal blocks are masked)" : "");
   out += fmt::format(
-      "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}) + launch -> {:.0f} "
+      "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}){} + launch -> {:.0f} "
       "TFLOP/s\n",
-      e.predicted_us, e.compute_us, e.memory_us, e.predicted_tflops);
+      e.predicted_us, e.compute_us, e.memory_us,
+      c.splits > 1 ? fmt::format(" + combine {:.1f}", e.combine_us) : "", e.predicted_tflops);
   return out;
 }
 
@@ -58,7 +71,8 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
   std::string shape_syntax() const override { return "b=B,hq=HQ,hkv=HKV,sq=SQ,sk=SK,d=D"; }
   std::string description() const override {
     return "attention forward, O = softmax(scale Q K^T [causal]) V, GQA/MQA, bf16/fp16, "
-           "head_dim 64/96/128/256 (h= sets hq and hkv, s= sets sq and sk)";
+           "head_dim 64/96/128/256 (h= sets hq and hkv, s= sets sq and sk; tq=,tk= make a "
+           "packed varlen batch of those totals, sq/sk its longest sequence)";
   }
   std::vector<std::string> families() const override { return {"fa2", "fa3"}; }
   std::vector<OpFlag> flags() const override {
@@ -93,13 +107,20 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
     return {p.flops(), p.min_bytes(), false};
   }
 
-  // Configs carry over between problems of one dtype, head_dim and mask.
+  // Configs carry over between problems of one dtype, head_dim and mask; a packed batch is
+  // nearer other packed ones (one octave's penalty for a padded neighbour), whose totals count.
   std::optional<double> distance(std::string_view a, std::string_view b) const override {
     const AttentionProblem x = parse_attention_key(a), y = parse_attention_key(b);
     if (x.dtype != y.dtype || x.head_dim != y.head_dim || x.causal != y.causal) return std::nullopt;
     auto d = [](std::int64_t u, std::int64_t v) { return std::log2(double(u) / double(v)); };
-    return std::hypot(d(x.batch * x.heads_q, y.batch * y.heads_q), d(x.seqlen_q, y.seqlen_q),
-                      d(x.seqlen_k, y.seqlen_k));
+    auto rows = [](const AttentionProblem& p) {
+      return p.varlen ? p.total_q : p.batch * p.seqlen_q;
+    };
+    const double terms[] = {d(x.batch * x.heads_q, y.batch * y.heads_q), d(x.seqlen_q, y.seqlen_q),
+                            d(x.seqlen_k, y.seqlen_k), d(rows(x), rows(y))};
+    double squares = 0;
+    for (double t : terms) squares += t * t;
+    return std::sqrt(squares) + (x.varlen != y.varlen ? 1.0 : 0.0);
   }
 
   std::string neighbour_prefix(std::string_view key) const override {
@@ -118,6 +139,11 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
     return enumerate_attention_configs(p, device);
   }
 
+  std::int64_t workspace_for(const AttentionProblem& p, const AttentionConfig& c,
+                             const DeviceDesc&) const override {
+    return split_workspace_bytes(p, c);
+  }
+
   // Variant "lse": the instantiation that also stores the row logsumexp.
   KernelSource kernel_source(std::string_view key, std::string_view config,
                              std::string_view variant) const override {
@@ -126,11 +152,19 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
     const bool write_lse = variant == "lse";
     const AttentionProblem p = parse_attention_key(key);
     const AttentionConfig c = parse_attention_config_key(config);
-    return {fmt::format("{}.d{}.{}.{}{}", to_key(c), p.head_dim, to_string(p.dtype),
-                        p.causal ? "causal" : "full", write_lse ? ".lse" : ""),
-            {c.family == AttentionFamily::kSm90 ? "kerntune/attention/attention_fwd_sm90.cuh"
-                                                : "kerntune/attention/attention_fwd_sm80.cuh"},
-            {attention_kernel_expression(p, c, write_lse)}};
+    KernelSource source{
+        fmt::format("{}.d{}.{}.{}{}", to_key(c), p.head_dim, to_string(p.dtype),
+                    p.causal ? "causal" : "full", write_lse ? ".lse" : ""),
+        {c.family == AttentionFamily::kSm90 ? "kerntune/attention/attention_fwd_sm90.cuh"
+                                            : "kerntune/attention/attention_fwd_sm80.cuh"},
+        {attention_kernel_expression(p, c, write_lse)}};
+    // Split-KV: the split count is a run-time parameter, so every count shares these kernels
+    // (and their cubin); the combine pass writes O and the logsumexp.
+    if (c.splits > 1) {
+      source.headers.push_back("kerntune/attention/attention_split_combine.cuh");
+      source.name_expressions.push_back(split_combine_expression(kernel_problem(p, c)));
+    }
+    return source;
   }
 };
 

@@ -24,13 +24,16 @@ class AttentionTarget final : public tune::BenchTarget {
 
   void load(const std::string& config_key, const cache::CubinRecord& cubin) override {
     if (kernels_.count(config_key)) return;
-    kernels_[config_key] =
+    const rt::AttentionKernel& kernel = kernels_[config_key] =
         rt::AttentionKernel(problem_, parse_attention_config_key(config_key), modules_.load(cubin));
+    // Split-KV partials: one buffer, as large as the largest candidate's (before any timing).
+    if (std::size_t(kernel.workspace_bytes()) > workspace_.bytes())
+      workspace_ = rt::DeviceBuffer(std::size_t(kernel.workspace_bytes()));
   }
   // One operand set: attention's operands are not rotated (their placement moves a
   // compute-bound kernel's time by little).
   CUresult launch(const std::string& config_key, CUstream s, int) override {
-    return kernels_.at(config_key).launch(tensors_, s);
+    return kernels_.at(config_key).launch(tensors_, workspace_.get(), s);
   }
   int num_operand_sets() const override { return 1; }
   void poison_output() override { work_.poison_output(); }
@@ -42,6 +45,7 @@ class AttentionTarget final : public tune::BenchTarget {
   tune::AttentionWorkload work_;
   AttentionTensors tensors_;
   std::map<std::string, rt::AttentionKernel> kernels_;
+  rt::DeviceBuffer workspace_;
 };
 
 class AttentionTuning final : public tune::OpTuning {

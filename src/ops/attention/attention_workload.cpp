@@ -37,15 +37,18 @@ AttentionWorkload::AttentionWorkload(const AttentionProblem& p, const DeviceDesc
                                      float softmax_scale)
     : problem_(p),
       stream_(stream),
-      q_(std::size_t(p.batch * p.seqlen_q * p.heads_q * p.head_dim) * 2),
-      k_(std::size_t(p.batch * p.seqlen_k * p.heads_kv * p.head_dim) * 2),
-      v_(std::size_t(p.batch * p.seqlen_k * p.heads_kv * p.head_dim) * 2),
-      o_(std::size_t(p.batch * p.seqlen_q * p.heads_q * p.head_dim) * 2),
-      lse_(std::size_t(p.batch * p.heads_q * p.seqlen_q) * 4) {
+      rows_q_(p.varlen ? p.total_q : p.batch * p.seqlen_q),
+      rows_k_(p.varlen ? p.total_k : p.batch * p.seqlen_k),
+      q_(std::size_t(rows_q_ * p.heads_q * p.head_dim) * 2),
+      k_(std::size_t(rows_k_ * p.heads_kv * p.head_dim) * 2),
+      v_(std::size_t(rows_k_ * p.heads_kv * p.head_dim) * 2),
+      o_(std::size_t(rows_q_ * p.heads_q * p.head_dim) * 2),
+      lse_(std::size_t(rows_q_ * p.heads_q) * 4) {
   if (layout == AttentionLayout::kBNHD)
     tensors_.set_bnhd_strides(p);
   else
     tensors_.set_bhnd_strides(p);
+  if (p.varlen) set_packed(layout);
   tensors_.q = q_.data();
   tensors_.k = k_.data();
   tensors_.v = v_.data();
@@ -62,18 +65,22 @@ AttentionWorkload::AttentionWorkload(const AttentionProblem& p, const DeviceDesc
   auto pick = [&rng](std::int64_t n) {
     return std::uniform_int_distribution<std::int64_t>(0, n - 1)(rng);
   };
+  // Packed batches sample each sequence's own rows (r still counts seqlen_q, the longest, per
+  // head; the check kernels find the sequence from cu_seqlens).
   const std::int64_t total = p.batch * p.heads_q * p.seqlen_q;
   for (std::int64_t x = 0; x < std::min(total, kMaxRows); ++x) {
     const std::int64_t bh = pick(p.batch * p.heads_q);
-    std::int64_t i = pick(p.seqlen_q);
+    const std::int64_t length = seqlen_q_of(bh / p.heads_q);
+    std::int64_t i = pick(length);
     if (x % 4 == 0) i = 0;
-    if (x % 4 == 1) i = p.seqlen_q - 1;
-    if (x % 4 == 2) i = std::min(p.seqlen_q - 1, (pick(p.seqlen_q) / 64) * 64 + 63);
+    if (x % 4 == 1) i = length - 1;
+    if (x % 4 == 2) i = std::min(length - 1, (pick(length) / 64) * 64 + 63);
     rows_.push_back(int(bh * p.seqlen_q + i));
   }
   if (total <= kMaxRows) {
     rows_.clear();
-    for (std::int64_t r = 0; r < total; ++r) rows_.push_back(int(r));
+    for (std::int64_t r = 0; r < total; ++r)
+      if (r % p.seqlen_q < seqlen_q_of(r / p.seqlen_q / p.heads_q)) rows_.push_back(int(r));
   }
   const std::size_t n = rows_.size();
   const std::size_t values = n * std::size_t(p.head_dim);
@@ -111,6 +118,47 @@ AttentionWorkload::AttentionWorkload(const AttentionProblem& p, const DeviceDesc
             "cuMemcpyDtoH(reference)");
   rt::check(d.memcpy_dtoh(reference_lse_.data(), ref_lse_ptr, n * sizeof(float)),
             "cuMemcpyDtoH(reference lse)");
+}
+
+void AttentionWorkload::set_packed(AttentionLayout layout) {
+  const AttentionProblem& p = problem_;
+  const std::int64_t d = p.head_dim;
+  auto packed = [&](std::int64_t(&strides)[3], std::int64_t heads, std::int64_t rows) {
+    strides[0] = 0;
+    strides[1] = layout == AttentionLayout::kBNHD ? heads * d : d;
+    strides[2] = layout == AttentionLayout::kBNHD ? d : rows * d;
+  };
+  packed(tensors_.q_strides, p.heads_q, rows_q_);
+  packed(tensors_.o_strides, p.heads_q, rows_q_);
+  packed(tensors_.k_strides, p.heads_kv, rows_k_);
+  packed(tensors_.v_strides, p.heads_kv, rows_k_);
+  for (bool keys : {false, true}) {
+    std::vector<int> offsets{0};
+    for (std::int64_t length : varlen_lengths(p, keys))
+      offsets.push_back(offsets.back() + int(length));
+    (keys ? cu_seqlens_k_host_ : cu_seqlens_q_host_) = offsets;
+    rt::DeviceBuffer& buffer = keys ? cu_seqlens_k_ : cu_seqlens_q_;
+    buffer = rt::DeviceBuffer(offsets.size() * sizeof(int));
+    rt::check(rt::driver().memcpy_htod(buffer.get(), offsets.data(), offsets.size() * sizeof(int)),
+              "cuMemcpyHtoD(cu_seqlens)");
+  }
+  tensors_.cu_seqlens_q = static_cast<const std::int32_t*>(cu_seqlens_q_.data());
+  tensors_.cu_seqlens_k = static_cast<const std::int32_t*>(cu_seqlens_k_.data());
+  tensors_.total_q = rows_q_;
+  tensors_.total_k = rows_k_;
+}
+
+std::int64_t AttentionWorkload::seqlen_q_of(std::int64_t batch) const {
+  if (!problem_.varlen) return problem_.seqlen_q;
+  return cu_seqlens_q_host_[std::size_t(batch) + 1] - cu_seqlens_q_host_[std::size_t(batch)];
+}
+
+std::size_t AttentionWorkload::lse_index(int row) const {
+  const AttentionProblem& p = problem_;
+  if (!p.varlen) return std::size_t(row);
+  const std::int64_t i = row % p.seqlen_q, bh = row / p.seqlen_q;
+  return std::size_t((bh % p.heads_q) * p.total_q +
+                     cu_seqlens_q_host_[std::size_t(bh / p.heads_q)] + i);
 }
 
 AttentionParams AttentionWorkload::params() const {
@@ -170,7 +218,7 @@ OutputCheck AttentionWorkload::check_output(bool check_lse) {
     std::vector<float> lse(lse_.bytes() / 4);
     rt::check(d.memcpy_dtoh(lse.data(), lse_.get(), lse_.bytes()), "cuMemcpyDtoH(lse)");
     for (std::size_t x = 0; x < rows_.size(); ++x) {
-      const float want = reference_lse_[x], have = lse[std::size_t(rows_[x])];
+      const float want = reference_lse_[x], have = lse[lse_index(rows_[x])];
       const bool both_empty = std::isinf(want) && want < 0 && std::isinf(have) && have < 0;
       if (!both_empty && !(std::fabs(double(have) - want) <=
                            kLseTolerance * std::max(1.0, std::fabs(double(want))))) {

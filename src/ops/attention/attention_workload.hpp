@@ -1,6 +1,7 @@
 // An attention problem instantiated on the GPU for tuning and tests: fresh random Q, K, V in a
-// chosen layout, O and LSE poisoned before every run, an FP32 reference on sampled query rows
-// (first, last and random rows of random heads), and a count of non-finite values over all of O.
+// chosen layout (a varlen problem: packed, its synthetic lengths in cu_seqlens), O and LSE
+// poisoned before every run, an FP32 reference on sampled query rows (first, last and random rows
+// of random heads), and a count of non-finite values over all of O.
 #pragma once
 
 #include <cuda.h>
@@ -38,10 +39,17 @@ class AttentionWorkload {
  private:
   void launch(int kernel, std::uint32_t blocks, void** args, std::uint32_t threads = 256);
   AttentionParams params() const;
+  // Packed tensors (total rows by heads, batch strides 0) and cu_seqlens of varlen_lengths.
+  void set_packed(AttentionLayout layout);
+  std::int64_t seqlen_q_of(std::int64_t batch) const;  // the sequence's query rows
+  std::size_t lse_index(int row) const;                // sampled row -> its LSE element
 
   AttentionProblem problem_;
   CUstream stream_;
+  std::int64_t rows_q_, rows_k_;  // Q's and K's rows over the batch
   AttentionTensors tensors_;
+  rt::DeviceBuffer cu_seqlens_q_, cu_seqlens_k_;
+  std::vector<int> cu_seqlens_q_host_, cu_seqlens_k_host_;
   const rt::LoadedModule* module_ = nullptr;
   rt::DeviceBuffer q_, k_, v_, o_, lse_;
   rt::DeviceBuffer rows_device_, reference_device_, reference_lse_device_, gathered_device_,

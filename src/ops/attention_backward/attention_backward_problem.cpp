@@ -103,6 +103,11 @@ AttentionBackwardProblem parse_attention_backward_key(std::string_view key) {
 void parse_attention_backward_shape(std::string_view shape, AttentionBackwardProblem& p) {
   AttentionProblem f = p.forward();
   parse_attention_shape(shape, f);
+  if (f.varlen)
+    throw_invalid(fmt::format(
+        "attention backward shape '{}' names a packed variable-length batch (tq=, tk=): the "
+        "backward takes dense batches only, for now",
+        shape));
   p.batch = f.batch;
   p.heads_q = f.heads_q;
   p.heads_kv = f.heads_kv;

@@ -50,7 +50,8 @@ AttentionBackwardProblem parse_attention_backward_key(std::string_view key);
 
 // Parses the forward's shape syntax ("b=4,hq=32,hkv=8,sq=4096,sk=4096,d=128"; h= and s= set
 // both, hkv defaults to hq, sk to sq) into `problem`; the mask and determinism come from flags.
-// Throws naming the bad field.
+// Throws naming the bad field, or a packed variable-length batch (tq=, tk=), which the backward
+// does not take yet.
 void parse_attention_backward_shape(std::string_view shape, AttentionBackwardProblem& problem);
 
 }  // namespace kt

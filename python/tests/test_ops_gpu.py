@@ -1,0 +1,261 @@
+"""kerntune.ops on a GPU with PyTorch 2.4 or newer (run on the GPU machine; not in CTest):
+
+    PYTHONPATH=python python3 python/tests/test_ops_gpu.py     # KERNTUNE_LIB, or dist/ or build/
+
+A small attention block (fused add + RMSNorm, a QKV projection, causal GQA attention on (B, N, H,
+d) views of it, the output projection, RMSNorm) calls kerntune.ops.gemm, attention and rmsnorm;
+torch._dynamo.explain must see one graph and no graph break, torch.compile(fullgraph=True) must
+run it and match eager, and eager must match a float32 PyTorch reference, on fresh random data
+(the seed is printed). Then each op alone against its reference (N-D and transposed operands,
+the logsumexp, the residual sum) and torch.library.opcheck on each. A plain script: it prints
+every check, and exits 1 when any failed, 77 when it cannot run here (no CUDA, PyTorch < 2.4)."""
+import math
+import os
+import sys
+import tempfile
+import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+try:
+    import torch
+except ImportError as e:
+    print(f"test_ops_gpu: skipped: PyTorch cannot be imported ({e})")
+    sys.exit(77)
+if not torch.cuda.is_available():
+    print("test_ops_gpu: skipped: no CUDA device")
+    sys.exit(77)
+
+import kerntune  # noqa: E402
+import kerntune.ops as kt  # noqa: E402
+
+if not kt.REGISTERED:
+    print(f"test_ops_gpu: skipped: PyTorch {torch.__version__} has no torch.library.custom_op")
+    sys.exit(77)
+
+BF16 = torch.bfloat16
+RESULTS = []
+
+
+def check(name):
+    """Runs the decorated check now, recording ok or FAILED with the reason."""
+    def run(function):
+        try:
+            detail = function()
+            RESULTS.append((name, None))
+            print(f"ok      {name}{': ' + detail if detail else ''}")
+        except Exception as e:  # every check is reported; the exit status sums them up
+            RESULTS.append((name, e))
+            print(f"FAILED  {name}: {type(e).__name__}: {e}")
+            traceback.print_exc(limit=3)
+        return function
+    return run
+
+
+def relative_error(got, want):
+    got, want = got.float(), want.float()
+    return ((got - want).norm() / want.norm().clamp_min(1e-12)).item()
+
+
+def expect_close(got, want, tolerance, what):
+    assert got.shape == want.shape, \
+        f"{what}: shape {tuple(got.shape)}, expected {tuple(want.shape)}"
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, expected {want.dtype}"
+    error = relative_error(got, want)
+    assert error < tolerance, f"{what}: relative error {error:.3g} >= {tolerance}"
+    return f"{what} {error:.2g}"
+
+
+# ---- float32 references ------------------------------------------------------------------------
+
+def rmsnorm_reference(x, weight, eps):
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * weight.float()).to(x.dtype)
+
+
+def attention_reference(q, k, v, causal, layout="bhnd"):
+    """float32 SDPA in (B, H, N, d) with K/V repeated for GQA; returns O in `layout` and lse."""
+    if layout == "bnhd":
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
+    groups = q.shape[1] // k.shape[1]
+    qf, kf, vf = q.float(), k.float().repeat_interleave(groups, 1), v.float().repeat_interleave(
+        groups, 1)
+    s = qf @ kf.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if causal:  # bottom-right aligned
+        sq, sk = q.shape[2], k.shape[2]
+        mask = torch.ones(sq, sk, dtype=torch.bool, device=q.device).tril(sk - sq)
+        s = s.masked_fill(~mask, float("-inf"))
+    lse = torch.logsumexp(s, -1)
+    o = (torch.softmax(s, -1) @ vf).to(q.dtype)
+    return (o.transpose(1, 2) if layout == "bnhd" else o), lse
+
+
+# ---- the block ---------------------------------------------------------------------------------
+
+class Block(torch.nn.Module):
+    """x, residual (B, N, hidden) -> (out, x + residual): add + RMSNorm, QKV, causal GQA
+    attention on views of the QKV projection, output projection, RMSNorm."""
+
+    def __init__(self, hidden=1024, heads=8, kv_heads=2, head_dim=128, eps=1e-6):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim, self.eps = heads, kv_heads, head_dim, eps
+        qkv = (heads + 2 * kv_heads) * head_dim
+
+        def weight(*shape):
+            return torch.nn.Parameter(torch.randn(*shape, device="cuda", dtype=BF16) /
+                                      math.sqrt(shape[-1]), requires_grad=False)
+        self.norm1 = torch.nn.Parameter(1 + 0.1 * torch.randn(hidden, device="cuda", dtype=BF16),
+                                        requires_grad=False)
+        self.norm2 = torch.nn.Parameter(1 + 0.1 * torch.randn(hidden, device="cuda", dtype=BF16),
+                                        requires_grad=False)
+        self.wqkv = weight(qkv, hidden)
+        self.wo = weight(hidden, heads * head_dim)
+
+    def split(self, qkv):
+        b, n, _ = qkv.shape
+        hq, hkv, d = self.heads, self.kv_heads, self.head_dim
+        q, k, v = qkv.split([hq * d, hkv * d, hkv * d], dim=-1)
+        return q.view(b, n, hq, d), k.view(b, n, hkv, d), v.view(b, n, hkv, d)
+
+    def forward(self, x, residual):
+        h, total = kt.rmsnorm(x, self.norm1, eps=self.eps, residual=residual)
+        q, k, v = self.split(kt.gemm(h, self.wqkv))  # (B, N, H, d) strided views, no copies
+        o = kt.attention(q, k, v, causal=True, layout="bnhd")
+        y = kt.gemm(o.flatten(2), self.wo)
+        return kt.rmsnorm(y + total, self.norm2, eps=self.eps), total
+
+    def reference(self, x, residual):
+        total = (x.float() + residual.float()).to(BF16)
+        h = rmsnorm_reference(total, self.norm1, self.eps)
+        q, k, v = self.split((h.float() @ self.wqkv.float().t()).to(BF16))
+        o, _ = attention_reference(q, k, v, True, "bnhd")
+        y = (o.flatten(2).float() @ self.wo.float().t()).to(BF16)
+        return rmsnorm_reference(y + total, self.norm2, self.eps), total
+
+
+def main():
+    seed = int.from_bytes(os.urandom(4), "little")
+    torch.manual_seed(seed)
+    database = os.path.join(tempfile.mkdtemp(prefix="kt_ops_gpu_"), "kerntune.db")
+    kt.use_database(database)
+    print(f"test_ops_gpu: PyTorch {torch.__version__}, {torch.cuda.get_device_name()}, kerntune "
+          f"{kerntune.version()} ({kerntune.library()._name}), database {database}, seed {seed}")
+    block = Block()
+    batch, tokens, hidden = 2, 256, 1024
+
+    def inputs():
+        return (torch.randn(batch, tokens, hidden, device="cuda", dtype=BF16),
+                torch.randn(batch, tokens, hidden, device="cuda", dtype=BF16))
+
+    with torch.no_grad():
+        @check("eager block matches the float32 reference")
+        def _():
+            x, r = inputs()
+            (out, total), (want, want_total) = block(x, r), block.reference(x, r)
+            return ", ".join([expect_close(out, want, 2e-2, "out"),
+                              expect_close(total, want_total, 1e-2, "x + residual")])
+
+        @check("torch._dynamo.explain: one graph, no graph break")
+        def _():
+            torch._dynamo.reset()
+            explanation = torch._dynamo.explain(block)(*inputs())
+            assert explanation.graph_count == 1 and explanation.graph_break_count == 0, (
+                f"{explanation.graph_count} graphs, {explanation.graph_break_count} breaks: "
+                f"{explanation.break_reasons}")
+            ops = [str(op) for graph_ops in getattr(explanation, "ops_per_graph", [])
+                   for op in graph_ops]
+            used = sorted({op for op in ops if "kerntune" in op})
+            return f"1 graph, kerntune ops in it: {', '.join(used)}"
+
+        @check("torch.compile(fullgraph=True) matches eager on fresh data")
+        def _():
+            torch._dynamo.reset()
+            compiled = torch.compile(block, fullgraph=True)
+            details = []
+            for _ in range(2):
+                x, r = inputs()
+                (out, total), (want, want_total) = compiled(x, r), block(x, r)
+                details += [expect_close(out, want, 1e-2, "out"),
+                            expect_close(total, want_total, 1e-3, "x + residual")]
+            return ", ".join(details)
+
+        @check("gemm: N-D a, transposed and nn weights, float32 out")
+        def _():
+            a = torch.randn(3, 5, 512, device="cuda", dtype=BF16)
+            w = torch.randn(384, 512, device="cuda", dtype=BF16)
+            want = (a.float() @ w.float().t())
+            w_kn = w.t().contiguous()  # (K, N): passed as w_kn.t() without a copy
+            return ", ".join([
+                expect_close(kt.gemm(a, w), want.to(BF16), 1e-2, "nt"),
+                expect_close(kt.gemm(a, w_kn.t()), want.to(BF16), 1e-2, "nt of a transpose"),
+                expect_close(kt.gemm(a, w_kn, layout="nn"), want.to(BF16), 1e-2, "nn"),
+                expect_close(kt.gemm(a, w, out_dtype=torch.float32), want, 1e-2, "fp32 out")])
+
+        @check("attention: bhnd and bnhd, GQA, the logsumexp")
+        def _():
+            q = torch.randn(2, 8, 300, 128, device="cuda", dtype=BF16)
+            k = torch.randn(2, 2, 300, 128, device="cuda", dtype=BF16)
+            v = torch.randn(2, 2, 300, 128, device="cuda", dtype=BF16)
+            o, lse = kt.attention(q, k, v, causal=True, return_lse=True)
+            want, want_lse = attention_reference(q, k, v, True)
+            o2 = kt.attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                              causal=True, layout="bnhd")
+            return ", ".join([expect_close(o, want, 2e-2, "bhnd"),
+                              expect_close(lse, want_lse, 1e-3, "lse"),
+                              expect_close(o2, want.transpose(1, 2), 2e-2, "bnhd views")])
+
+        @check("rmsnorm: plain, with the residual sum (residual untouched), a non-contiguous x")
+        def _():
+            x = torch.randn(64, 4096, device="cuda", dtype=BF16)
+            r = torch.randn_like(x)
+            g = torch.randn(4096, device="cuda", dtype=BF16)
+            r_before = r.clone()
+            y, total = kt.rmsnorm(x, g, eps=1e-5, residual=r)
+            assert torch.equal(r, r_before), "the residual was written (the op is functional)"
+            want_total = (x.float() + r.float()).to(BF16)
+            strided = torch.randn(4096, 64, device="cuda", dtype=BF16).t()
+            return ", ".join([
+                expect_close(kt.rmsnorm(x, g), rmsnorm_reference(x, g, 1e-6), 1e-2, "plain"),
+                expect_close(total, want_total, 1e-3, "sum"),
+                expect_close(y, rmsnorm_reference(want_total, g, 1e-5), 1e-2, "y"),
+                expect_close(kt.rmsnorm(strided, g), rmsnorm_reference(strided, g, 1e-6), 1e-2,
+                             "strided x")])
+
+        @check("wrong arguments raise KerntuneError naming the tensor")
+        def _():
+            a = torch.randn(4, 64, device="cuda", dtype=BF16)
+            try:
+                kt.gemm(a, torch.randn(8, 64, device="cuda", dtype=torch.float16))
+            except kerntune.KerntuneError as e:
+                assert "b is float16" in str(e), e
+                return str(e)
+            raise AssertionError("no KerntuneError")
+
+    @check("torch.library.opcheck on every op")
+    def _():
+        q = torch.randn(1, 4, 128, 64, device="cuda", dtype=BF16)
+        k = torch.randn(1, 2, 128, 64, device="cuda", dtype=BF16)
+        x = torch.randn(16, 1024, device="cuda", dtype=BF16)
+        g = torch.randn(1024, device="cuda", dtype=BF16)
+        cases = {
+            "gemm": (torch.ops.kerntune.gemm.default,
+                     (torch.randn(2, 8, 256, device="cuda", dtype=BF16),
+                      torch.randn(128, 256, device="cuda", dtype=BF16), "nt", "")),
+            "attention": (torch.ops.kerntune.attention.default, (q, k, k, True, None, "bhnd")),
+            "attention_lse": (torch.ops.kerntune.attention_lse.default,
+                              (q, k, k, False, 0.125, "bhnd")),
+            "rmsnorm": (torch.ops.kerntune.rmsnorm.default, (x, g, 1e-6)),
+            "add_rmsnorm": (torch.ops.kerntune.add_rmsnorm.default, (x, torch.randn_like(x), g,
+                                                                      1e-6)),
+        }
+        for name, (op, args) in cases.items():
+            torch.library.opcheck(op, args)
+        return ", ".join(cases)
+
+    failed = [name for name, error in RESULTS if error is not None]
+    print(f"test_ops_gpu: {len(RESULTS) - len(failed)} passed, {len(failed)} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

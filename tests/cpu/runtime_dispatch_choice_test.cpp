@@ -1,0 +1,105 @@
+// Dispatch for an untuned shape over a real SQLite database: the neighbours' measurements
+// calibrate the model's ranking for this shape. A config the model overrates near here (measured
+// twice its prediction at the neighbours) loses to the one measured as predicted; a neighbour's
+// winner that does not suit this shape's arithmetic loses to the model's own pick, graded
+// model-default; no neighbour means the model's pick.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "cache/database.hpp"
+#include "core/device_desc.hpp"
+#include "core/op_registry.hpp"
+#include "core/versions.hpp"
+#include "runtime/op_dispatch.hpp"
+
+namespace kt {
+namespace {
+
+using cache::Database;
+using cache::Measurement;
+using cache::TuningKey;
+
+const DeviceDesc& h200() { return device_profile("h200"); }
+
+TuningKey gemm_key(const std::string& shape) {
+  return TuningKey{.problem_key = "gemm:bf16:bf16:nt:" + shape,
+                   .device_fingerprint = h200().fingerprint(),
+                   .protocol_version = kBenchmarkProtocolVersion,
+                   .template_version = kGemmTemplateVersion};
+}
+
+// Records `config` measured at `factor` times the model's time on the neighbour `key`.
+void measure(Database& db, const TuningKey& key, const std::string& config, double factor) {
+  Measurement m;
+  m.key = key;
+  m.config_key = config;
+  m.median_us = factor * op_spec("gemm").predicted_us(key.problem_key, config, h200());
+  m.num_reps = 10;
+  m.run_id = "r";
+  db.add_measurements({m});
+}
+
+std::string model_pick(const std::string& problem_key, std::size_t rank) {
+  return rt::model_ranked_configs(op_spec("gemm"), problem_key, h200(), 1 << 30, rank + 1)[rank];
+}
+
+TEST(DispatchChoice, NeighboursMeasurementsCorrectTheModelsRanking) {
+  Database db = Database::open(":memory:");
+  const OpSpec& gemm = op_spec("gemm");
+  const TuningKey neighbour = gemm_key("4096x4096x4096");
+  const std::string problem = "gemm:bf16:bf16:nt:4000x4096x4096";
+  const std::string first = model_pick(problem, 0), second = model_pick(problem, 1);
+  ASSERT_NE(first, second);
+  // The model's first pick for this shape ran twice its prediction at the neighbour; its second
+  // ran as predicted and won there.
+  measure(db, neighbour, first, 2.0);
+  measure(db, neighbour, second, 1.0);
+  db.set_winner({.key = neighbour,
+                 .config_key = second,
+                 .median_us = gemm.predicted_us(neighbour.problem_key, second, h200()),
+                 .run_id = "r"});
+  const rt::DispatchChoice c = rt::choose_config(&db, gemm, problem, h200(), 1 << 30);
+  EXPECT_EQ(c.config_key, second);
+  EXPECT_EQ(c.grade, rt::DispatchGrade::kNearestShape);
+  EXPECT_EQ(c.tuned_problem_key, neighbour.problem_key);
+  EXPECT_FALSE(c.predicted);
+
+  // Measured as predicted, the first pick takes its place back.
+  Database fair = Database::open(":memory:");
+  measure(fair, neighbour, first, 1.0);
+  measure(fair, neighbour, second, 1.0);
+  fair.set_winner({.key = neighbour, .config_key = second, .median_us = 1, .run_id = "r"});
+  EXPECT_EQ(rt::choose_config(&fair, gemm, problem, h200(), 1 << 30).config_key, first);
+}
+
+TEST(DispatchChoice, AWinnerThatDoesNotSuitThisShapeLosesToTheModelsOwnPick) {
+  Database db = Database::open(":memory:");
+  const OpSpec& gemm = op_spec("gemm");
+  // The neighbour's winner is its model pick, measured as predicted; for a skinny deep-K shape it
+  // is predicted far slower than the model's own pick there (a wide tile, no split).
+  const TuningKey neighbour = gemm_key("512x512x32768");
+  const std::string winner = model_pick(neighbour.problem_key, 0);
+  measure(db, neighbour, winner, 1.0);
+  db.set_winner({.key = neighbour, .config_key = winner, .median_us = 1, .run_id = "r"});
+  const std::string problem = "gemm:bf16:bf16:nt:96x128x65536";
+  const std::string own = model_pick(problem, 0);
+  if (own == winner) GTEST_SKIP() << "the model picks the neighbour's winner here too";
+  ASSERT_LT(gemm.predicted_us(problem, own, h200()) * 1.05,
+            gemm.predicted_us(problem, winner, h200()));
+  const rt::DispatchChoice c = rt::choose_config(&db, gemm, problem, h200(), 1 << 30);
+  EXPECT_EQ(c.config_key, own);
+  EXPECT_EQ(c.grade, rt::DispatchGrade::kModelDefault);
+  EXPECT_TRUE(c.predicted);
+}
+
+TEST(DispatchChoice, WithoutNeighboursTheModelPicks) {
+  Database db = Database::open(":memory:");
+  const std::string problem = "gemm:bf16:bf16:nt:777x3072x768";
+  const rt::DispatchChoice c = rt::choose_config(&db, op_spec("gemm"), problem, h200(), 1 << 30);
+  EXPECT_EQ(c.config_key, model_pick(problem, 0));
+  EXPECT_EQ(c.grade, rt::DispatchGrade::kModelDefault);
+}
+
+}  // namespace
+}  // namespace kt
