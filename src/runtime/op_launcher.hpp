@@ -54,6 +54,10 @@ class OpLauncher {
   // Readies a freshly allocated runtime workspace of `bytes` for this op's kernels (blocking),
   // once per allocation before any launch: GEMM zeroes its split-K flag region. Default: nothing.
   virtual void prepare_workspace(CUdeviceptr /*workspace*/, std::size_t /*bytes*/) const {}
+  // Whether this op's kernels take their scratch from the runtime's shared workspace, whose state
+  // they keep across launches (GEMM: its split-K flags and launch epoch in the first 64 KB). Any
+  // other op's scratch is a buffer of its own, so it never overwrites that state.
+  virtual bool uses_shared_workspace() const { return false; }
 };
 
 }  // namespace kt::rt

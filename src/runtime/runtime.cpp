@@ -79,8 +79,7 @@ struct Runtime::Impl {
   // A scratch buffer of at least `bytes`: the largest one, else a new one. Under the unique
   // lock, in the context.
   // NOTE: never the shared workspace, whose first 64 KB hold GEMM's split-K flags and launch
-  // epoch across launches (sm90_flags.cuh): a kernel that sets up its own scratch there would
-  // overwrite them.
+  // epoch across launches (sm90_flags.cuh): another op's scratch there would overwrite them.
   CUdeviceptr scratch_of(std::int64_t bytes) {
     if (!scratch_buffers.empty() && std::int64_t(scratch_buffers.back().second) >= bytes)
       return scratch_buffers.back().first;
@@ -130,12 +129,15 @@ struct Runtime::Impl {
     const rt::LoadedModule& module = rt::load_or_rebuild(
         modules, cubin, database, gen::generate(op, problem_key, config, variant, device.arch()),
         options.compile_on_miss, !options.read_only);
+    // Scratch: the shared workspace for the op that keeps its state there (GEMM), a buffer of its
+    // own for any other op's config that needs some (attention's split-KV partials, its
+    // backward's dQ accumulator).
+    const std::int64_t scratch = op.workspace_bytes(problem_key, config, device);
     Entry entry{&op_entry, op_entry.launcher->load(problem_key, config, module),
                 DispatchInfo{config, rt::to_string(choice.grade), choice.tuned_problem_key,
                              cubin.compiled_now, choice.predicted},
-                op.required_workspace_bytes(problem_key, device) > 0
-                    ? scratch_of(op.workspace_bytes(problem_key, config, device))
-                    : workspace};
+                op_entry.launcher->uses_shared_workspace() || scratch == 0 ? workspace
+                                                                           : scratch_of(scratch)};
     logger().debug("dispatch {} -> {} grade={} compiled={}", problem_key, config, entry.info.grade,
                    entry.info.compiled_now);
     return entries.emplace(cache_key, std::move(entry)).first->second;

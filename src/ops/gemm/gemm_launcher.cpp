@@ -36,6 +36,7 @@ class GemmLauncher final : public rt::OpLauncher {
   void prepare_workspace(CUdeviceptr workspace, std::size_t bytes) const override {
     rt::clear_gemm_workspace_flags(workspace, bytes);
   }
+  bool uses_shared_workspace() const override { return true; }
 };
 
 }  // namespace
