@@ -46,9 +46,9 @@ struct Candidate {
 // suit this shape loses to what the model ranks first here, unless the measurements say the model
 // misjudges it. Graded nearest-shape when the pick was measured at a neighbour, model-default
 // when it is the model's own; nothing when no neighbour is tuned.
-std::optional<DispatchChoice> nearest_choice(const cache::Database& db, const OpSpec& op,
-                                             const std::string& problem_key,
-                                             const DeviceDesc& device, std::int64_t max_workspace) {
+std::vector<DispatchChoice> nearest_choices(const cache::Database& db, const OpSpec& op,
+                                            const std::string& problem_key,
+                                            const DeviceDesc& device, std::int64_t max_workspace) {
   // A stored row that does not parse is skipped here, never fatal: it says nothing of this
   // problem.
   std::vector<std::pair<double, cache::Winner>> near;
@@ -60,7 +60,7 @@ std::optional<DispatchChoice> nearest_choice(const cache::Database& db, const Op
       logger().debug("skipping tuned row {}: {}", w.key.problem_key, e.what());
     }
   }
-  if (near.empty()) return std::nullopt;
+  if (near.empty()) return {};
   std::stable_sort(near.begin(), near.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   if (near.size() > kNearestProblems) near.resize(kNearestProblems);
@@ -102,22 +102,23 @@ std::optional<DispatchChoice> nearest_choice(const cache::Database& db, const Op
     candidates.try_emplace(key);
 
   const double typical = typical_weight > 0 ? typical_sum / typical_weight : 0.0;
-  std::optional<DispatchChoice> best;
-  double best_us = 0;
+  std::vector<std::pair<double, DispatchChoice>> scored;
   for (const auto& [config_key, c] : candidates) {
     if (!usable(op, problem_key, config_key, device, max_workspace)) continue;
     const double log_error =
         c.weight_sum > 0 ? c.log_error_sum / c.weight_sum : typical + std::log(kUnmeasuredPenalty);
     const double us = op.predicted_us(problem_key, config_key, device) * std::exp(log_error);
-    if (!best || us < best_us) {
-      // Measured near here: nearest-shape; the model's own pick otherwise.
-      best = c.measured
-                 ? DispatchChoice{config_key, DispatchGrade::kNearestShape, c.measured_at, false}
-                 : DispatchChoice{config_key, DispatchGrade::kModelDefault, "", true};
-      best_us = us;
-    }
+    // Measured near here: nearest-shape; the model's own pick otherwise.
+    scored.emplace_back(
+        us, c.measured
+                ? DispatchChoice{config_key, DispatchGrade::kNearestShape, c.measured_at, false}
+                : DispatchChoice{config_key, DispatchGrade::kModelDefault, "", true});
   }
-  return best;
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<DispatchChoice> out;
+  for (auto& [us, choice] : scored) out.push_back(std::move(choice));
+  return out;
 }
 
 }  // namespace
@@ -156,22 +157,33 @@ std::vector<std::string> model_ranked_configs(const OpSpec& op, const std::strin
   return out;
 }
 
-DispatchChoice choose_config(const cache::Database* db, const OpSpec& op,
-                             const std::string& problem_key, const DeviceDesc& device,
-                             std::int64_t max_workspace) {
+std::vector<DispatchChoice> ranked_choices(const cache::Database* db, const OpSpec& op,
+                                           const std::string& problem_key, const DeviceDesc& device,
+                                           std::int64_t max_workspace, std::size_t model_tries) {
+  std::vector<DispatchChoice> out;
   if (db != nullptr) {
     const cache::TuningKey key{problem_key, device.fingerprint(), kBenchmarkProtocolVersion,
                                op.template_version()};
     if (auto winner = db->find_winner(key)) {
       if (usable(op, problem_key, winner->config_key, device, max_workspace))
-        return {winner->config_key, DispatchGrade::kExact, problem_key, winner->predicted};
-      logger().warn("tuned config {} for {} is not usable here; falling back", winner->config_key,
-                    problem_key);
+        out.push_back({winner->config_key, DispatchGrade::kExact, problem_key, winner->predicted});
+      else
+        logger().warn("tuned config {} for {} is not usable here; falling back", winner->config_key,
+                      problem_key);
     }
-    if (auto near = nearest_choice(*db, op, problem_key, device, max_workspace)) return *near;
+    for (DispatchChoice& c : nearest_choices(*db, op, problem_key, device, max_workspace))
+      out.push_back(std::move(c));
   }
-  return {model_ranked_configs(op, problem_key, device, max_workspace, 1).front(),
-          DispatchGrade::kModelDefault, "", true};
+  for (std::string& config :
+       model_ranked_configs(op, problem_key, device, max_workspace, model_tries))
+    out.push_back({std::move(config), DispatchGrade::kModelDefault, "", true});
+  return out;
+}
+
+DispatchChoice choose_config(const cache::Database* db, const OpSpec& op,
+                             const std::string& problem_key, const DeviceDesc& device,
+                             std::int64_t max_workspace) {
+  return ranked_choices(db, op, problem_key, device, max_workspace, 1).front();
 }
 
 }  // namespace kt::rt

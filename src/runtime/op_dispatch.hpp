@@ -32,7 +32,16 @@ struct DispatchChoice {
 std::int64_t workspace_cap_for(const OpSpec& op, const std::string& problem_key,
                                const DeviceDesc& device, std::int64_t cap_bytes);
 
-// db may be null. Throws kt::Error (unsupported) when no config of the space fits.
+// Every choice for the problem, best first: the exact winner, the calibrated nearest candidates
+// (nearest-shape when measured at a neighbour, model-default otherwise), then the model's first
+// `model_tries` configs; a caller that cannot get one's kernel (no stored cubin and no compiler)
+// takes the next. db may be null. Throws kt::Error (unsupported) when no config of the space fits.
+std::vector<DispatchChoice> ranked_choices(const cache::Database* db, const OpSpec& op,
+                                           const std::string& problem_key, const DeviceDesc& device,
+                                           std::int64_t max_workspace_bytes,
+                                           std::size_t model_tries);
+
+// ranked_choices' first.
 DispatchChoice choose_config(const cache::Database* db, const OpSpec& op,
                              const std::string& problem_key, const DeviceDesc& device,
                              std::int64_t max_workspace_bytes);

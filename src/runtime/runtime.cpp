@@ -110,11 +110,27 @@ struct Runtime::Impl {
     cache::Database* database = db ? &*db : nullptr;
     const std::int64_t max_workspace =
         rt::workspace_cap_for(op, problem_key, device, std::int64_t(options.workspace_bytes));
-    const rt::DispatchChoice choice =
-        fallback.empty() ? rt::choose_config(database, op, problem_key, device, max_workspace)
-                         : rt::DispatchChoice{fallback, rt::DispatchGrade::kFallback, "", true};
+    // The dispatch chain's choices in order, the first whose kernel is at hand: a runtime that
+    // may not compile skips those without a stored cubin.
+    const std::vector<rt::DispatchChoice> choices =
+        fallback.empty()
+            ? rt::ranked_choices(database, op, problem_key, device, max_workspace,
+                                 kModelDefaultTries)
+            : std::vector<rt::DispatchChoice>{{fallback, rt::DispatchGrade::kFallback, "", true}};
+    std::optional<rt::CubinResult> found;
+    std::size_t pick = 0;
+    for (; pick < choices.size() && !found; ++pick) {
+      try {
+        found = compile(op, problem_key, choices[pick].config_key, variant);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kNotFound || pick + 1 == choices.size()) throw;
+        logger().debug("dispatch {}: {} has no stored cubin; trying the next choice", problem_key,
+                       choices[pick].config_key);
+      }
+    }
+    const rt::DispatchChoice& choice = choices[pick - 1];
     std::string config = choice.config_key;
-    rt::CubinResult cubin = compile(op, problem_key, config, variant);
+    rt::CubinResult cubin = std::move(*found);
     if (choice.grade == rt::DispatchGrade::kModelDefault && cubin.record.spill_bytes > 0) {
       for (const std::string& next :
            rt::model_ranked_configs(op, problem_key, device, max_workspace, kModelDefaultTries)) {
