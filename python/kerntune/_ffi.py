@@ -28,6 +28,22 @@ class AttentionArgs(ctypes.Structure):
     ]
 
 
+class AttentionBackwardArgs(ctypes.Structure):
+    _fields_ = [
+        ("batch", ctypes.c_int64), ("heads_q", ctypes.c_int64), ("heads_kv", ctypes.c_int64),
+        ("seqlen_q", ctypes.c_int64), ("seqlen_k", ctypes.c_int64), ("head_dim", ctypes.c_int64),
+        ("dtype", ctypes.c_int), ("causal", ctypes.c_int), ("deterministic", ctypes.c_int),
+        ("q", ctypes.c_void_p), ("k", ctypes.c_void_p), ("v", ctypes.c_void_p),
+        ("o", ctypes.c_void_p), ("dout", ctypes.c_void_p), ("lse", ctypes.c_void_p),
+        ("dq", ctypes.c_void_p), ("dk", ctypes.c_void_p), ("dv", ctypes.c_void_p),
+        ("q_strides", ctypes.c_int64 * 3), ("k_strides", ctypes.c_int64 * 3),
+        ("v_strides", ctypes.c_int64 * 3), ("o_strides", ctypes.c_int64 * 3),
+        ("dout_strides", ctypes.c_int64 * 3), ("dq_strides", ctypes.c_int64 * 3),
+        ("dk_strides", ctypes.c_int64 * 3), ("dv_strides", ctypes.c_int64 * 3),
+        ("softmax_scale", ctypes.c_float),
+    ]
+
+
 class RmsnormArgs(ctypes.Structure):
     _fields_ = [
         ("rows", ctypes.c_int64), ("hidden", ctypes.c_int64), ("dtype", ctypes.c_int),
@@ -126,6 +142,9 @@ def library():
                                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                                         ctypes.c_int64, ctypes.c_void_p]
     lib.kt_attention_varlen.restype = ctypes.c_int
+    lib.kt_attention_backward.argtypes = [ctypes.c_void_p, ctypes.POINTER(AttentionBackwardArgs),
+                                          ctypes.c_void_p]
+    lib.kt_attention_backward.restype = ctypes.c_int
     lib.kt_rmsnorm.argtypes = [ctypes.c_void_p, ctypes.POINTER(RmsnormArgs), ctypes.c_void_p]
     lib.kt_rmsnorm.restype = ctypes.c_int
     lib.kt_prepare.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,

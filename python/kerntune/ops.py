@@ -2,7 +2,9 @@
 PyTorch 2.4 or newer), each with a fake implementation giving its outputs' shapes, dtypes and
 devices, so that torch.compile traces a model that calls them into one graph. They run on the
 inputs' CUDA device and PyTorch's current stream there, through one kerntune.Runtime per device
-(use_database() picks the database). Forward only: no autograd formula is registered.
+(use_database() picks the database). attention() is differentiable (its backward is op
+kerntune::attention_backward, from the forward's saved output and logsumexp); gemm and rmsnorm
+are forward only.
 
     import kerntune.ops as kt
     y = kt.gemm(x, w)                            # x (..., K), w (N, K): x @ w.T, (..., N)
@@ -196,6 +198,18 @@ def _attention_impl(q, k, v, causal, scale, layout, with_lse):
                                            return_lse=with_lse, out=o)
 
 
+def _attention_backward_impl(q, k, v, o, dout, lse, causal, scale, layout, deterministic):
+    with torch.cuda.device(q.device):
+        return runtime(q.device).attention_backward(q, k, v, o, dout.contiguous(), lse,
+                                                    causal=causal, scale=scale, layout=layout,
+                                                    deterministic=deterministic)
+
+
+def _attention_backward_fake(q, k, v, o, dout, lse, causal, scale, layout, deterministic):
+    _attention_output(q, k, v, causal, scale, layout, True)
+    return _new(q, tuple(q.shape)), _new(k, tuple(k.shape)), _new(v, tuple(v.shape))
+
+
 def _rmsnorm_fake(x, weight, residual, eps):
     _rmsnorm_check(x, weight, residual, eps)
     y = _new(x, tuple(x.shape))
@@ -233,6 +247,13 @@ if REGISTERED:
                           layout: str) -> Tuple[Tensor, Tensor]:
         return _attention_impl(q, k, v, causal, scale, layout, True)
 
+    @_custom_op("kerntune::attention_backward", mutates_args=())
+    def _attention_backward_op(q: Tensor, k: Tensor, v: Tensor, o: Tensor, dout: Tensor,
+                               lse: Tensor, causal: bool, scale: Optional[float], layout: str,
+                               deterministic: bool) -> Tuple[Tensor, Tensor, Tensor]:
+        return _attention_backward_impl(q, k, v, o, dout, lse, causal, scale, layout,
+                                        deterministic)
+
     @_custom_op("kerntune::rmsnorm", mutates_args=())
     def _rmsnorm_op(x: Tensor, weight: Tensor, eps: float) -> Tensor:
         return _rmsnorm_impl(x, weight, None, eps)
@@ -253,6 +274,28 @@ if REGISTERED:
     @_attention_lse_op.register_fake
     def _(q, k, v, causal, scale, layout):
         return _attention_fake(q, k, v, causal, scale, layout, True)
+
+    @_attention_backward_op.register_fake
+    def _(q, k, v, o, dout, lse, causal, scale, layout, deterministic):
+        return _attention_backward_fake(q, k, v, o, dout, lse, causal, scale, layout,
+                                        deterministic)
+
+    # attention's gradient: the backward op from the saved inputs, output and logsumexp (the
+    # logsumexp's own gradient is not propagated: it is an output for the backward, not a loss).
+    def _attention_setup_context(ctx, inputs, output):
+        q, k, v, causal, scale, layout = inputs
+        o, lse = output
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.attrs = (causal, scale, layout)
+
+    def _attention_backward(ctx, grad_o, grad_lse):
+        q, k, v, o, lse = ctx.saved_tensors
+        causal, scale, layout = ctx.attrs
+        dq, dk, dv = _attention_backward_op(q, k, v, o, grad_o, lse, causal, scale, layout,
+                                            _deterministic["on"])
+        return dq, dk, dv, None, None, None
+
+    _attention_lse_op.register_autograd(_attention_backward, setup_context=_attention_setup_context)
 
     @_rmsnorm_op.register_fake
     def _(x, weight, eps):
@@ -283,16 +326,31 @@ def gemm(a, b, layout="nt", out_dtype=None):
     return _gemm_op(a, b, layout, _dtype_name(out_dtype) if out_dtype is not None else "")
 
 
+_deterministic = {"on": False}
+
+
+def use_deterministic_backward(on=True):
+    """attention's backward sums dq in a fixed order from now on (bitwise reproducible, somewhat
+    slower), as torch.use_deterministic_algorithms asks of PyTorch's own kernels."""
+    _deterministic["on"] = bool(on)
+
+
 def attention(q, k, v, causal=False, scale=None, layout="bhnd", return_lse=False):
     """softmax(scale * q @ k.T [causal, bottom-right aligned]) @ v, as op kerntune::attention
     (kerntune::attention_lse with return_lse). layout "bhnd": (B, H, N, d) like SDPA, "bnhd":
     (B, N, H, d) like FlashAttention; k and v may have fewer heads (GQA/MQA); bfloat16 or float16;
     head_dim 64, 96, 128 or 256. Any strides with a contiguous head_dim that are multiples of 8
     pass without a copy (e.g. q, k, v as views of one fused projection). Returns O (contiguous,
-    q's shape), and with return_lse the (B, Hq, Nq) float32 logsumexp too."""
+    q's shape), and with return_lse the (B, Hq, Nq) float32 logsumexp too. Differentiable in q, k
+    and v (head_dim 64 or 128): the backward is kerntune::attention_backward, deterministic after
+    use_deterministic_backward()."""
     _require_registered()
-    op = _attention_lse_op if return_lse else _attention_op
-    return op(q, k, v, bool(causal), None if scale is None else float(scale), layout)
+    scale = None if scale is None else float(scale)
+    if return_lse:
+        return _attention_lse_op(q, k, v, bool(causal), scale, layout)
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
+        return _attention_lse_op(q, k, v, bool(causal), scale, layout)[0]  # saves the lse
+    return _attention_op(q, k, v, bool(causal), scale, layout)
 
 
 def rmsnorm(x, weight, eps=1e-6, residual=None):

@@ -4,7 +4,7 @@ import ctypes
 import math
 
 from . import checks
-from ._ffi import (AttentionArgs, DispatchInfo, RmsnormArgs, KT_DTYPES, KT_LAYOUT_NN, KT_LAYOUT_NT,
+from ._ffi import (AttentionArgs, AttentionBackwardArgs, DispatchInfo, RmsnormArgs, KT_DTYPES, KT_LAYOUT_NN, KT_LAYOUT_NT,
                    KerntuneError, check, library)
 
 
@@ -119,6 +119,35 @@ class Runtime:
         args = _attention_args((b, hq, hkv, sq, sk, d), q, k, v, out, lse, strides, causal, scale)
         check(self._lib.kt_attention_forward(self._handle, ctypes.byref(args), _stream()))
         return (out, lse) if return_lse else out
+
+    def attention_backward(self, q, k, v, o, dout, lse, causal=False, scale=None, layout="bhnd",
+                           deterministic=False):
+        """The gradients (dq, dk, dv) of attention(q, k, v) given dout, the forward's output o and
+        its (B, Hq, Nq) float32 logsumexp (attention(..., return_lse=True)); dk and dv of a KV head
+        summed over its query heads. deterministic: dq summed in a fixed order (bitwise
+        reproducible). Layouts and strides as attention(); head_dim 64 or 128. Raises
+        KerntuneError naming the tensor before any launch."""
+        torch = _torch()
+        dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+        (b, hq, hkv, sq, sk, d), strides = checks.check_attention(
+            checks.describe("q", q), checks.describe("k", k), checks.describe("v", v),
+            checks.describe("o", o), checks.describe("lse", lse), layout, scale)
+        (_, _, _, _, _, _), grads = checks.check_attention(
+            checks.describe("dout", dout), checks.describe("dk", dk), checks.describe("dv", dv),
+            checks.describe("dq", dq), None, layout, scale)
+        args = AttentionBackwardArgs()
+        args.batch, args.heads_q, args.heads_kv = b, hq, hkv
+        args.seqlen_q, args.seqlen_k, args.head_dim = sq, sk, d
+        args.dtype = KT_DTYPES[checks.describe("q", q).dtype]
+        args.causal, args.deterministic = int(causal), int(deterministic)
+        for name, tensor in (("q", q), ("k", k), ("v", v), ("o", o), ("dout", dout), ("dq", dq),
+                             ("dk", dk), ("dv", dv)):
+            setattr(args, name, tensor.data_ptr())
+            getattr(args, f"{name}_strides")[:] = list({**strides, **grads}[name])
+        args.lse = lse.data_ptr()
+        args.softmax_scale = float(scale) if scale is not None else 1.0 / math.sqrt(d)
+        check(self._lib.kt_attention_backward(self._handle, ctypes.byref(args), _stream()))
+        return dq, dk, dv
 
     def attention_varlen(self, q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                          causal=False, scale=None, return_lse=False, out=None):

@@ -57,6 +57,7 @@ FAKES = {
         ops._attention_fake(q, k, v, causal, scale, layout, False),
     "attention_lse": lambda q, k, v, causal, scale, layout:
         ops._attention_fake(q, k, v, causal, scale, layout, True),
+    "attention_backward": ops._attention_backward_fake,
     "rmsnorm": lambda x, weight, eps: ops._rmsnorm_fake(x, weight, None, eps),
     "add_rmsnorm": lambda x, residual, weight, eps: ops._rmsnorm_fake(x, weight, residual, eps),
 }
@@ -118,6 +119,17 @@ def attention_fake_gives_o_like_q_and_the_logsumexp_per_query_row():
     o, lse = fake_call("attention_lse", q, k, k, True, None, "bnhd")
     assert described(o)[0] == (2, 100, 8, 64) and o.is_contiguous(), described(o)
     assert described(lse)[0] == (2, 8, 100)
+
+
+@test
+def attention_backward_fake_gives_gradients_like_q_k_and_v():
+    q, k, lse = fake((2, 8, 100, 64)), fake((2, 2, 300, 64)), fake((2, 8, 100), torch.float32)
+    dq, dk, dv = fake_call("attention_backward", q, k, k, q, q, lse, True, None, "bhnd", False)
+    assert described(dq) == ((2, 8, 100, 64), "bfloat16", "cuda:0")
+    assert described(dk)[0] == (2, 2, 300, 64) and described(dv)[0] == (2, 2, 300, 64)
+    expect_error(lambda: fake_call("attention_backward", q, fake((2, 3, 300, 64)),
+                                   fake((2, 3, 300, 64)), q, q, lse, True, None, "bhnd", False),
+                 "multiple")
 
 
 @test
