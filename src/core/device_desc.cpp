@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace kt {
 
@@ -19,6 +20,52 @@ std::string DeviceDesc::fingerprint() const {
 
 std::string DeviceDesc::class_key() const {
   return fmt::format("cc{}{}/{}sm", cc_major, cc_minor, num_sms);
+}
+
+std::optional<FingerprintParts> parse_fingerprint(std::string_view fingerprint) {
+  // The last two '/'-separated fields are "cc<major><minor>" and "<n>sm"; the name is the rest.
+  const std::size_t sm_slash = fingerprint.rfind('/');
+  if (sm_slash == std::string_view::npos || sm_slash == 0) return std::nullopt;
+  const std::size_t cc_slash = fingerprint.rfind('/', sm_slash - 1);
+  if (cc_slash == std::string_view::npos || cc_slash == 0) return std::nullopt;
+  const std::string_view cc = fingerprint.substr(cc_slash + 1, sm_slash - cc_slash - 1);
+  const std::string_view sms = fingerprint.substr(sm_slash + 1);
+  if (cc.size() < 4 || cc.substr(0, 2) != "cc" || sms.size() < 3 ||
+      sms.substr(sms.size() - 2) != "sm")
+    return std::nullopt;
+  FingerprintParts parts;
+  parts.name = std::string(fingerprint.substr(0, cc_slash));
+  try {
+    // NOTE: fingerprint() writes the minor version as one digit (cc 9.0 -> "cc90").
+    const std::int64_t major = parse_int(cc.substr(2, cc.size() - 3), "compute capability");
+    const std::int64_t sm_count = parse_int(sms.substr(0, sms.size() - 2), "SM count");
+    if (major < 1 || major > 99 || sm_count < 1 || sm_count > 1 << 20) return std::nullopt;
+    parts.cc_major = int(major);
+    parts.cc_minor = int(parse_int(cc.substr(cc.size() - 1), "compute capability"));
+    parts.num_sms = int(sm_count);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return parts;
+}
+
+DeviceDesc device_variant(const DeviceDesc& base, const std::string& name, int num_sms,
+                          int sm_clock_mhz) {
+  if (num_sms != 0 && (num_sms < 1 || num_sms > 1024))
+    throw_invalid(fmt::format("SM count {} is out of range (1-1024)", num_sms));
+  if (sm_clock_mhz != 0 && (sm_clock_mhz < 100 || sm_clock_mhz > 5000))
+    throw_invalid(fmt::format("SM clock {} MHz is out of range (100-5000)", sm_clock_mhz));
+  if (name.find_first_of("/\n") != std::string::npos)
+    throw_invalid(fmt::format("device name '{}' holds '/' or a line break", name));
+  DeviceDesc d = base;
+  if (!name.empty()) d.name = name;
+  if (num_sms != 0) d.num_sms = num_sms;
+  if (sm_clock_mhz != 0) d.sm_clock_mhz = sm_clock_mhz;
+  const double scale =
+      double(d.num_sms) * d.sm_clock_mhz / (double(base.num_sms) * base.sm_clock_mhz);
+  d.mma_sync_tflops = base.mma_sync_tflops * scale;
+  d.wgmma_tflops = base.wgmma_tflops * scale;
+  return d;
 }
 
 namespace {

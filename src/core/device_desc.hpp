@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,24 @@ struct DeviceDesc {
   // Same cc and SM count: the "same class" grade of a lookup.
   std::string class_key() const;
 };
+
+// A device fingerprint taken apart: "NVIDIA H200/cc90/132sm" -> name, compute capability, SMs.
+struct FingerprintParts {
+  std::string name;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int num_sms = 0;
+  bool operator==(const FingerprintParts&) const = default;
+};
+// nullopt for text that fingerprint() does not write (the name may itself hold '/').
+std::optional<FingerprintParts> parse_fingerprint(std::string_view fingerprint);
+
+// `base` as another part of its GPU model: `name` (empty: base's), `num_sms` and `sm_clock_mhz`
+// (0: base's), the tensor-core rates scaled by SMs x clock as the runtime scales a profile for a
+// real device; memory and limits kept. Throws kt::Error (invalid argument) naming a count or
+// clock out of range (SMs 1-1024, clock 100-5000 MHz) or a name holding '/' or a newline.
+DeviceDesc device_variant(const DeviceDesc& base, const std::string& name, int num_sms,
+                          int sm_clock_mhz);
 
 // Built-in profiles for prediction without a GPU: "a100", "h100-sxm", "h200".
 const DeviceDesc& device_profile(std::string_view name);  // throws kt::Error listing the names

@@ -30,6 +30,12 @@ bool take_flag(const ShapeOptions& options, std::string_view op, std::string_vie
 std::vector<bool> take_flags(const ShapeOptions& options, std::string_view op,
                              const std::vector<std::string_view>& flags);
 
+// A problem as the CLI names it: the --shape text and the options besides it.
+struct ProblemShape {
+  std::string shape;
+  ShapeOptions options;
+};
+
 // An op-specific CLI flag (`--causal`, `--residual`).
 struct OpFlag {
   std::string name;
@@ -77,6 +83,13 @@ class OpSpec {
   // A CLI shape and options -> the canonical problem key. Throws kt::Error (invalid argument)
   // naming the bad field, or a flag or layout the op does not take.
   virtual std::string problem_key(std::string_view shape, const ShapeOptions& options) const = 0;
+  // The inverse of problem_key: a shape and options whose problem_key is `problem_key` (the
+  // defaults left out: bf16, out dtype = in dtype, the op's default layout), for manifests;
+  // nullopt when the op offers none (its problems are then written by key). Throws kt::Error
+  // (invalid argument) for a malformed key.
+  virtual std::optional<ProblemShape> shape_of(std::string_view /*problem_key*/) const {
+    return std::nullopt;
+  }
   // Parses and validates a problem key; throws kt::Error naming the problem.
   virtual ProblemSummary summarize(std::string_view problem_key) const = 0;
   // Distance between two problems in a space that reflects cost (>= 0); nullopt when a
@@ -123,6 +136,9 @@ class OpSpec {
   // "lse"); empty for the default.
   virtual KernelSource kernel_source(std::string_view problem_key, std::string_view config_key,
                                      std::string_view variant) const = 0;
+  // Every variant a call may choose, the default ("") first: a fleet bundle holds each tuned
+  // winner's cubin for every one, so that a machine without NVRTC serves them all.
+  virtual std::vector<std::string> variants() const { return {""}; }
 };
 
 }  // namespace kt

@@ -97,6 +97,15 @@ class GemmSpec final : public TypedOpSpec<GemmProblem, GemmConfig> {
     return to_key(p);
   }
 
+  std::optional<ProblemShape> shape_of(std::string_view key) const override {
+    const GemmProblem p = parse_gemm_key(key);
+    ProblemShape s{fmt::format("{}x{}x{}", p.m, p.n, p.k), {}};
+    s.options.dtype = p.in_dtype;
+    if (p.out_dtype != p.in_dtype) s.options.out_dtype = p.out_dtype;
+    if (p.layout != Layout::kNT) s.options.layout = std::string(to_string(p.layout));
+    return s;
+  }
+
   ProblemSummary summarize(std::string_view key) const override {
     const GemmProblem p = parse_gemm_key(key);
     return {p.flops(), p.min_bytes(), p.m <= 64};

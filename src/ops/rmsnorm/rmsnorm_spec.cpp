@@ -48,6 +48,14 @@ class RmsnormSpec final : public TypedOpSpec<RmsnormProblem, RmsnormConfig> {
     return to_key(p);
   }
 
+  std::optional<ProblemShape> shape_of(std::string_view key) const override {
+    const RmsnormProblem p = parse_rmsnorm_key(key);
+    ProblemShape s{fmt::format("rows={},hidden={}", p.rows, p.hidden), {}};
+    s.options.dtype = p.dtype;
+    if (p.residual) s.options.flags.push_back("residual");
+    return s;
+  }
+
   ProblemSummary summarize(std::string_view key) const override {
     const RmsnormProblem p = parse_rmsnorm_key(key);
     return {p.flops(), p.min_bytes(), true};
