@@ -36,6 +36,17 @@ kt_status kt_runtime_open(const char* database_path, int read_only, kt_runtime**
  * context (kt_runtime_open: device 0); with one, that context's device is used. */
 kt_status kt_runtime_open_device(const char* database_path, int read_only, int device_ordinal,
                                  kt_runtime** out);
+/* kt_runtime_open with every option: zero the struct, set struct_size to
+ * sizeof(kt_runtime_options), then the fields wanted. */
+typedef struct kt_runtime_options {
+  uint32_t struct_size;      /* sizeof(kt_runtime_options) */
+  const char* database_path; /* NULL: the default, as kt_runtime_open */
+  int read_only;             /* nonzero: never write to the database */
+  int device_ordinal;        /* as kt_runtime_open_device */
+  const char* record_path;   /* record mode: problems served without an exact tuned entry are
+                                appended to this fleet manifest; NULL: $KERNTUNE_RECORD, else none */
+} kt_runtime_options;
+kt_status kt_runtime_open_options(const kt_runtime_options* options, kt_runtime** out);
 void kt_runtime_close(kt_runtime* runtime);
 
 /* C = A·B on stream (a CUstream / cudaStream_t, or NULL). Row-major, dense. */
@@ -128,7 +139,9 @@ kt_status kt_rmsnorm(kt_runtime* runtime, const kt_rmsnorm_args* args, void* str
 /* Where a problem's kernel comes from, resolved (and loaded) without launching. */
 typedef struct kt_dispatch_info {
   char config_key[160];
-  char grade[32]; /* "exact", "nearest-shape", "model-default" or "fallback" */
+  char grade[32]; /* "exact", "same-model", "same-cc", "nearest-shape", "predicted",
+                     "model-default" or "fallback" (kerntune.hpp's DispatchInfo says what each
+                     means) */
   char tuned_problem_key[160];
   int compiled_now; /* NVRTC ran: the database had no cubin */
   int predicted;    /* the config was picked by the model, not measured */
@@ -139,6 +152,17 @@ typedef struct kt_dispatch_info {
  * variant NULL or "" for the default instantiation (attention: "lse" too). */
 kt_status kt_prepare(kt_runtime* runtime, const char* problem_key, const char* variant,
                      kt_dispatch_info* out);
+
+/* What a runtime has served since it was opened: kernels resolved per grade, where their cubins
+ * came from, problems record mode appended, and whether this process loaded NVRTC. */
+typedef struct kt_runtime_stats {
+  int64_t exact, same_model, same_cc, nearest_shape, predicted, model_default, fallback;
+  int64_t cubins_from_database; /* kernels loaded from cubins the database held */
+  int64_t cubins_compiled;      /* kernels NVRTC compiled for this runtime */
+  int64_t problems_recorded;    /* problem lines record mode appended */
+  int nvrtc_loaded;             /* nonzero once NVRTC has been loaded in this process */
+} kt_runtime_stats;
+kt_status kt_runtime_get_stats(kt_runtime* runtime, kt_runtime_stats* out);
 
 /* The last error message of the calling thread ("" when none); valid until the next call. */
 const char* kt_last_error(void);

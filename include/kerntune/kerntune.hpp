@@ -1,9 +1,11 @@
 // kerntune runtime, C++ API: open a tuning database, then launch shape-specialized kernels.
-// Dispatch is a lookup (tuned winner -> nearest tuned shape -> model default), never a tune.
+// Dispatch is a lookup (a tuned winner, graded by how closely its device and shape match this
+// one, else the model's pick), never a tune.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,14 +30,33 @@ struct RuntimeOptions {
   // of its own instead, of any size, allocated when a problem needing more is first resolved and
   // kept for the runtime's life.
   std::size_t workspace_bytes = 64u << 20;
+  // Record mode: every problem served without an exact tuned entry is appended to this fleet
+  // manifest (kerntune fleet run tunes it). Empty: $KERNTUNE_RECORD, else no recording.
+  std::string record_path;
 };
 
 struct DispatchInfo {
-  std::string config_key;         // e.g. "sm80.bm128.bn256.bk32.wm64.wn64.s3.g8.sk1"
-  std::string grade;              // "exact", "nearest-shape", "model-default" or "fallback"
+  std::string config_key;  // e.g. "sm80.bm128.bn256.bk32.wm64.wn64.s3.g8.sk1"
+  // How the config was found, best first: "exact" (measured for this problem on this device),
+  // "same-model" (on this GPU model with another SM count), "same-cc" (on another GPU of this
+  // compute capability, re-scored by the model), "nearest-shape" (measured on nearby problems),
+  // "predicted" (the model's pick for this problem, compiled and stored by a tuner without a
+  // GPU), "model-default" (the model's pick here), or "fallback" (a call the chosen kernel
+  // cannot address).
+  std::string grade;
   std::string tuned_problem_key;  // the tuned shape the config came from, if any
+  std::string tuned_device;       // the device fingerprint it was tuned for, if any
   bool compiled_now = false;      // NVRTC ran (the DB had no cubin)
   bool predicted = true;          // the config was picked by the model, not measured
+};
+
+// What a runtime has served since it was opened.
+struct RuntimeStats {
+  std::map<std::string, std::int64_t> kernels_by_grade;  // DispatchInfo::grade -> kernels resolved
+  std::int64_t cubins_from_database = 0;  // kernels loaded from cubins the database held
+  std::int64_t cubins_compiled = 0;       // kernels NVRTC compiled for this runtime
+  std::int64_t problems_recorded = 0;     // problem lines record mode appended
+  bool nvrtc_loaded = false;              // NVRTC has been loaded in this process (by any caller)
 };
 
 // Device pointers and element strides of one attention call. Each tensor is addressed as
@@ -129,6 +150,9 @@ class Runtime {
 
   // "NVIDIA H200/cc90/132sm": the device part of every tuning key.
   std::string device_fingerprint() const;
+
+  // Counts of what this runtime has resolved and loaded so far. Thread-safe.
+  RuntimeStats stats() const;
 
   struct Impl;
 

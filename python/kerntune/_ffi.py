@@ -60,6 +60,25 @@ class DispatchInfo(ctypes.Structure):
     ]
 
 
+class RuntimeOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("database_path", ctypes.c_char_p),
+        ("read_only", ctypes.c_int), ("device_ordinal", ctypes.c_int),
+        ("record_path", ctypes.c_char_p),
+    ]
+
+
+STATS_GRADES = ("exact", "same_model", "same_cc", "nearest_shape", "predicted", "model_default",
+                "fallback")
+
+
+class RuntimeStats(ctypes.Structure):
+    _fields_ = [(grade, ctypes.c_int64) for grade in STATS_GRADES] + [
+        ("cubins_from_database", ctypes.c_int64), ("cubins_compiled", ctypes.c_int64),
+        ("problems_recorded", ctypes.c_int64), ("nvrtc_loaded", ctypes.c_int),
+    ]
+
+
 # The library's version and its SONAME, as cmake/install.cmake names them (the package test
 # checks both against the built library): the SONAME carries major.minor while the major
 # version is 0.
@@ -87,7 +106,8 @@ def _candidates():
 
 
 _lib = None
-_SYMBOLS = ("kt_runtime_open", "kt_runtime_close", "kt_gemm", "kt_attention_forward",
+_SYMBOLS = ("kt_runtime_open", "kt_runtime_open_options", "kt_runtime_get_stats", "kt_runtime_close",
+            "kt_gemm", "kt_attention_forward",
             "kt_last_error", "kt_version")
 
 
@@ -131,6 +151,11 @@ def library():
     lib.kt_runtime_open_device.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int,
                                            ctypes.POINTER(ctypes.c_void_p)]
     lib.kt_runtime_open_device.restype = ctypes.c_int
+    lib.kt_runtime_open_options.argtypes = [ctypes.POINTER(RuntimeOptions),
+                                            ctypes.POINTER(ctypes.c_void_p)]
+    lib.kt_runtime_open_options.restype = ctypes.c_int
+    lib.kt_runtime_get_stats.argtypes = [ctypes.c_void_p, ctypes.POINTER(RuntimeStats)]
+    lib.kt_runtime_get_stats.restype = ctypes.c_int
     lib.kt_runtime_close.argtypes = [ctypes.c_void_p]
     lib.kt_runtime_close.restype = None
     lib.kt_gemm.argtypes = [ctypes.c_void_p] + [ctypes.c_int64] * 3 + [ctypes.c_int] * 3 + \

@@ -29,18 +29,18 @@ torch = _torch("kerntune.ops")  # a KerntuneError saying how to get PyTorch when
 
 _lock = threading.Lock()
 _runtimes = {}  # CUDA device index -> Runtime
-_database = {"path": None, "read_only": False}
+_database = {"path": None, "read_only": False, "record": None}
 
 
-def use_database(database=None, read_only=False):
+def use_database(database=None, read_only=False, record=None):
     """The tuning database the ops dispatch from, as kerntune.Runtime takes it (None: $KERNTUNE_DB
-    or the user cache database). Closes the runtimes opened so far; call it before the first op,
-    not while another thread runs one."""
+    or the user cache database), and record mode's manifest (None: $KERNTUNE_RECORD). Closes the
+    runtimes opened so far; call it before the first op, not while another thread runs one."""
     with _lock:
         for opened in _runtimes.values():
             opened.close()
         _runtimes.clear()
-        _database.update(path=database, read_only=read_only)
+        _database.update(path=database, read_only=read_only, record=record)
 
 
 def runtime(device=None):
@@ -51,7 +51,7 @@ def runtime(device=None):
         opened = _runtimes.get(index)
         if opened is None:
             opened = _runtimes[index] = Runtime(_database["path"], _database["read_only"],
-                                                device=index)
+                                                device=index, record=_database["record"])
     return opened
 
 

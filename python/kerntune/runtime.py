@@ -4,8 +4,9 @@ import ctypes
 import math
 
 from . import checks
-from ._ffi import (AttentionArgs, AttentionBackwardArgs, DispatchInfo, RmsnormArgs, KT_DTYPES, KT_LAYOUT_NN, KT_LAYOUT_NT,
-                   KerntuneError, check, library)
+from ._ffi import (AttentionArgs, AttentionBackwardArgs, DispatchInfo, RmsnormArgs,
+                   RuntimeOptions, RuntimeStats, STATS_GRADES, KT_DTYPES, KT_LAYOUT_NN,
+                   KT_LAYOUT_NT, KerntuneError, check, library)
 
 
 def _torch(who="kerntune.Runtime"):
@@ -50,19 +51,26 @@ class Runtime:
     """Opens the tuning database (default: $KERNTUNE_DB or ~/.cache/kerntune/kerntune.db) on a
     CUDA device: `device` (an index or a torch.device), else the current one; its tensors must
     live there. Shapes without a tuned winner dispatch from the nearest tuned shape or the model;
-    nothing is tuned on the fly."""
+    nothing is tuned on the fly. With `record` (a path; default $KERNTUNE_RECORD), every problem
+    served without an exact tuned entry is appended to that fleet manifest, which
+    `kerntune fleet run --manifest PATH --shard 1/1` tunes."""
 
-    def __init__(self, database=None, read_only=False, device=None):
+    def __init__(self, database=None, read_only=False, device=None, record=None):
         torch = _torch()
         self._lib = library()
         self._handle = ctypes.c_void_p()
         torch.cuda.init()
         self.device = cuda_index(device)
-        path = database.encode() if database else None
+        options = RuntimeOptions()
+        options.struct_size = ctypes.sizeof(RuntimeOptions)
+        options.database_path = database.encode() if database else None
+        options.read_only = int(read_only)
+        options.device_ordinal = self.device
+        options.record_path = str(record).encode() if record else None
         # The device's primary context made current, shared with PyTorch.
         with torch.cuda.device(self.device):
-            check(self._lib.kt_runtime_open_device(path, int(read_only), self.device,
-                                                   ctypes.byref(self._handle)))
+            check(self._lib.kt_runtime_open_options(ctypes.byref(options),
+                                                    ctypes.byref(self._handle)))
 
     def close(self):
         if getattr(self, "_handle", None):
@@ -79,6 +87,18 @@ class Runtime:
         check(self._lib.kt_prepare(self._handle, problem_key.encode(), variant.encode(),
                                    ctypes.byref(info)))
         return info.config_key.decode(), info.grade.decode(), bool(info.predicted)
+
+    def stats(self):
+        """What this runtime has served: {"kernels_by_grade": {grade: count}, "cubins_from_database",
+        "cubins_compiled", "problems_recorded", "nvrtc_loaded"} (grades as DispatchInfo spells
+        them: "exact", "same-model", ...)."""
+        out = RuntimeStats()
+        check(self._lib.kt_runtime_get_stats(self._handle, ctypes.byref(out)))
+        return {"kernels_by_grade": {g.replace("_", "-"): getattr(out, g) for g in STATS_GRADES},
+                "cubins_from_database": out.cubins_from_database,
+                "cubins_compiled": out.cubins_compiled,
+                "problems_recorded": out.problems_recorded,
+                "nvrtc_loaded": bool(out.nvrtc_loaded)}
 
     def gemm(self, a, b, layout="nt", out=None, out_dtype=None):
         """C = a @ b.T (layout "nt": b is (N, K), a linear layer's weight) or a @ b ("nn"). a and

@@ -25,6 +25,8 @@ std::string cuda_home() {
 std::optional<std::string> nvrtc_library() { return get("KERNTUNE_NVRTC"); }
 std::optional<std::string> cuda_driver_library() { return get("KERNTUNE_CUDA_DRIVER"); }
 
+std::optional<std::string> record_path() { return get("KERNTUNE_RECORD"); }
+
 std::optional<std::string> worker_path() { return get("KERNTUNE_WORKER"); }
 std::optional<std::string> test_faults() { return get("KERNTUNE_TEST_FAULTS"); }
 

@@ -21,6 +21,10 @@ std::optional<std::string> nvrtc_library();
 // simulate a machine without a driver).
 std::optional<std::string> cuda_driver_library();
 
+// KERNTUNE_RECORD: record mode's manifest (RuntimeOptions::record_path when that is empty): every
+// problem a runtime serves without an exact tuned entry is appended to it.
+std::optional<std::string> record_path();
+
 // KERNTUNE_WORKER: explicit path of the kerntune-worker executable the tuner runs candidates in.
 std::optional<std::string> worker_path();
 // KERNTUNE_TEST_FAULTS: test only. `configkey:kind,...` breaks those candidates on purpose

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -63,15 +64,20 @@ NvrtcLibrary load() {
                           tried));
 }
 
+std::atomic<std::uint64_t> g_requests{0};
+std::atomic<bool> g_loaded{false};
+
 }  // namespace
 
 const NvrtcLibrary& nvrtc() {
+  g_requests.fetch_add(1, std::memory_order_relaxed);
   static std::once_flag once;
   static NvrtcLibrary library;
   static std::string failure;
   std::call_once(once, [] {
     try {
       library = load();
+      g_loaded.store(true);
     } catch (const Error& e) {
       failure = e.what();
     }
@@ -79,5 +85,9 @@ const NvrtcLibrary& nvrtc() {
   if (!failure.empty()) throw Error(ErrorKind::kNotFound, failure);
   return library;
 }
+
+std::uint64_t nvrtc_requests() { return g_requests.load(std::memory_order_relaxed); }
+
+bool nvrtc_loaded() { return g_loaded.load(); }
 
 }  // namespace kt::gen

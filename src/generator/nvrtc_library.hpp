@@ -4,6 +4,7 @@
 
 #include <nvrtc.h>
 
+#include <cstdint>
 #include <string>
 
 namespace kt::gen {
@@ -29,5 +30,12 @@ struct NvrtcLibrary {
 // Loads NVRTC once per process ($KERNTUNE_NVRTC, then $CUDA_HOME/lib64, then the loader's
 // search path). Throws kt::Error (kNotFound) saying what was tried and how to fix it.
 const NvrtcLibrary& nvrtc();
+
+// How many times nvrtc() has been called in this process (every compile and compile key asks
+// for it): a caller that must not touch NVRTC, such as dispatch from stored cubins, checks that
+// this did not move.
+std::uint64_t nvrtc_requests();
+// Whether nvrtc() has loaded the library in this process.
+bool nvrtc_loaded();
 
 }  // namespace kt::gen

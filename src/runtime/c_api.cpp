@@ -104,19 +104,35 @@ kt_status kt_runtime_open(const char* database_path, int read_only, kt_runtime**
 
 kt_status kt_runtime_open_device(const char* database_path, int read_only, int device_ordinal,
                                  kt_runtime** out) {
+  kt_runtime_options options{};
+  options.struct_size = sizeof options;
+  options.database_path = database_path;
+  options.read_only = read_only;
+  options.device_ordinal = device_ordinal;
+  return kt_runtime_open_options(&options, out);
+}
+
+kt_status kt_runtime_open_options(const kt_runtime_options* options, kt_runtime** out) {
   return guarded([&] {
     if (out == nullptr) kt::throw_invalid("kt_runtime_open: out is NULL");
     *out = nullptr;
-    if (device_ordinal < 0)
+    if (options == nullptr) kt::throw_invalid("kt_runtime_open_options: options is NULL");
+    if (options->struct_size != sizeof(kt_runtime_options))
+      kt::throw_invalid(fmt::format(
+          "kt_runtime_open_options: struct_size is {}, this library's kt_runtime_options has {} "
+          "bytes (set it to sizeof(kt_runtime_options) from the header this library came with)",
+          options->struct_size, sizeof(kt_runtime_options)));
+    if (options->device_ordinal < 0)
       kt::throw_invalid(fmt::format(
           "kt_runtime_open_device: device ordinal {} is negative (CUDA devices count from 0)",
-          device_ordinal));
-    kt::RuntimeOptions options;
-    if (database_path != nullptr) options.database_path = database_path;
-    options.read_only = read_only != 0;
-    options.device_ordinal = device_ordinal;
+          options->device_ordinal));
+    kt::RuntimeOptions o;
+    if (options->database_path != nullptr) o.database_path = options->database_path;
+    o.read_only = options->read_only != 0;
+    o.device_ordinal = options->device_ordinal;
+    if (options->record_path != nullptr) o.record_path = options->record_path;
     auto handle = std::make_unique<kt_runtime>();
-    handle->runtime = kt::Runtime::open(options);
+    handle->runtime = kt::Runtime::open(o);
     *out = handle.release();
   });
 }
@@ -276,6 +292,31 @@ kt_status kt_prepare(kt_runtime* runtime, const char* problem_key, const char* v
     copy(out->tuned_problem_key, sizeof out->tuned_problem_key, info.tuned_problem_key);
     out->compiled_now = info.compiled_now ? 1 : 0;
     out->predicted = info.predicted ? 1 : 0;
+  });
+}
+
+kt_status kt_runtime_get_stats(kt_runtime* runtime, kt_runtime_stats* out) {
+  return guarded([&] {
+    if (out == nullptr) kt::throw_invalid("kt_runtime_get_stats: out is NULL");
+    if (runtime == nullptr)
+      kt::throw_invalid("kt_runtime_get_stats: runtime is NULL (call kt_runtime_open)");
+    const kt::RuntimeStats stats = runtime->runtime->stats();
+    auto count = [&](const char* grade) {
+      const auto it = stats.kernels_by_grade.find(grade);
+      return it == stats.kernels_by_grade.end() ? std::int64_t(0) : it->second;
+    };
+    *out = kt_runtime_stats{};
+    out->exact = count("exact");
+    out->same_model = count("same-model");
+    out->same_cc = count("same-cc");
+    out->nearest_shape = count("nearest-shape");
+    out->predicted = count("predicted");
+    out->model_default = count("model-default");
+    out->fallback = count("fallback");
+    out->cubins_from_database = stats.cubins_from_database;
+    out->cubins_compiled = stats.cubins_compiled;
+    out->problems_recorded = stats.problems_recorded;
+    out->nvrtc_loaded = stats.nvrtc_loaded ? 1 : 0;
   });
 }
 

@@ -127,6 +127,12 @@ const char* to_string(DispatchGrade grade) {
   switch (grade) {
     case DispatchGrade::kExact:
       return "exact";
+    case DispatchGrade::kSameModel:
+      return "same-model";
+    case DispatchGrade::kSameCc:
+      return "same-cc";
+    case DispatchGrade::kPredicted:
+      return "predicted";
     case DispatchGrade::kNearestShape:
       return "nearest-shape";
     case DispatchGrade::kModelDefault:

@@ -14,8 +14,17 @@
 
 namespace kt::rt {
 
-// kFallback: a call the resolved kernel cannot serve, launched with the op's fallback config.
-enum class DispatchGrade { kExact, kNearestShape, kModelDefault, kFallback };
+// Best first (DispatchInfo::grade spells them). kFallback: a call the resolved kernel cannot
+// serve, launched with the op's fallback config.
+enum class DispatchGrade {
+  kExact,
+  kSameModel,
+  kSameCc,
+  kNearestShape,
+  kPredicted,
+  kModelDefault,
+  kFallback
+};
 const char* to_string(DispatchGrade grade);
 
 struct DispatchChoice {
@@ -23,6 +32,7 @@ struct DispatchChoice {
   DispatchGrade grade = DispatchGrade::kModelDefault;
   std::string tuned_problem_key;  // the problem the config was tuned on (empty for the model)
   bool predicted = false;         // the winner came from a prediction, not a measurement
+  std::string tuned_device;       // the device fingerprint it was tuned for (empty for the model)
 };
 
 // max(cap_bytes, op.required_workspace_bytes(...)): the workspace the problem's configs may

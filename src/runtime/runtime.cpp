@@ -10,9 +10,11 @@
 #include <utility>
 #include <vector>
 
+#include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/op_registry.hpp"
+#include "generator/nvrtc_library.hpp"
 #include "kerntune/kerntune.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cubin_provider.hpp"
@@ -20,6 +22,7 @@
 #include "runtime/device_query.hpp"
 #include "runtime/op_dispatch.hpp"
 #include "runtime/op_launcher.hpp"
+#include "runtime/problem_recorder.hpp"
 
 namespace kt {
 
@@ -50,9 +53,14 @@ struct Runtime::Impl {
   std::vector<std::pair<CUdeviceptr, std::size_t>> scratch_buffers;
   std::shared_mutex mutex;
   std::unordered_map<std::string, Entry> entries;  // by problem key + '#' + variant
+  std::optional<rt::ProblemRecorder> recorder;     // record mode
+  bool warned_record_failure = false;
+  RuntimeStats stats;  // guarded by `mutex` (written under the unique lock of resolve)
 
   explicit Impl(const RuntimeOptions& o) : options(o), context(o.device_ordinal) {
     device = rt::query_device(context.device());
+    if (options.record_path.empty()) options.record_path = env::record_path().value_or("");
+    if (!options.record_path.empty()) recorder.emplace(options.record_path);
     const std::string path =
         options.database_path.empty() ? cache::default_database_path() : options.database_path;
     if (options.read_only) {
@@ -97,6 +105,19 @@ struct Runtime::Impl {
                               options.compile_on_miss, !options.read_only);
   }
 
+  // Record mode: a problem served without an exact tuned entry joins the manifest. A failure to
+  // write it is logged once and never fails the call.
+  void record(const std::string& problem_key) {
+    if (!recorder) return;
+    try {
+      if (recorder->record(problem_key, device)) ++stats.problems_recorded;
+    } catch (const Error& e) {
+      if (!warned_record_failure)
+        logger().warn("record mode: {} (recording continues to be tried)", e.what());
+      warned_record_failure = true;
+    }
+  }
+
   // The kernel of `problem_key`: the dispatch chain's config, or `fallback` (the op's config for
   // the calls a resolved kernel does not serve) when given.
   const Entry& resolve(const OpEntry& op_entry, const std::string& problem_key,
@@ -129,6 +150,7 @@ struct Runtime::Impl {
       }
     }
     const rt::DispatchChoice& choice = choices[pick - 1];
+    if (fallback.empty() && choice.grade != rt::DispatchGrade::kExact) record(problem_key);
     std::string config = choice.config_key;
     rt::CubinResult cubin = std::move(*found);
     if (choice.grade == rt::DispatchGrade::kModelDefault && cubin.record.spill_bytes > 0) {
@@ -151,9 +173,11 @@ struct Runtime::Impl {
     const std::int64_t scratch = op.workspace_bytes(problem_key, config, device);
     Entry entry{&op_entry, op_entry.launcher->load(problem_key, config, module),
                 DispatchInfo{config, rt::to_string(choice.grade), choice.tuned_problem_key,
-                             cubin.compiled_now, choice.predicted},
+                             choice.tuned_device, cubin.compiled_now, choice.predicted},
                 op_entry.launcher->uses_shared_workspace() || scratch == 0 ? workspace
                                                                            : scratch_of(scratch)};
+    ++stats.kernels_by_grade[entry.info.grade];
+    ++(cubin.compiled_now ? stats.cubins_compiled : stats.cubins_from_database);
     logger().debug("dispatch {} -> {} grade={} compiled={}", problem_key, config, entry.info.grade,
                    entry.info.compiled_now);
     return entries.emplace(cache_key, std::move(entry)).first->second;
@@ -270,5 +294,12 @@ DispatchInfo Runtime::prepare_rmsnorm(const RmsnormProblem& problem) {
 }
 
 std::string Runtime::device_fingerprint() const { return impl_->device.fingerprint(); }
+
+RuntimeStats Runtime::stats() const {
+  std::shared_lock lock(impl_->mutex);
+  RuntimeStats out = impl_->stats;
+  out.nvrtc_loaded = gen::nvrtc_loaded();
+  return out;
+}
 
 }  // namespace kt
