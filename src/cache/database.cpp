@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -122,7 +123,8 @@ std::optional<std::string> prefix_upper_bound(std::string prefix) {
 
 constexpr const char* kCubinColumns =
     "compile_key, arch, source_name, name_expressions, lowered_names, cubin, registers, "
-    "spill_bytes, smem_static_bytes, log, nvrtc_version, compile_ms, created_unix, cubin_sha256";
+    "spill_bytes, smem_static_bytes, log, nvrtc_version, compile_ms, created_unix, cubin_sha256, "
+    "source_key";
 
 constexpr const char* kMeasurementColumns =
     "problem_key, device_fingerprint, protocol_version, template_version, config_key, status, "
@@ -168,19 +170,19 @@ std::string insert_measurement_sql() {
 }
 
 std::string insert_cubin_sql(const char* verb) {
-  return fmt::format("{} INTO cubins ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", verb,
-                     kCubinColumns);
+  return fmt::format("{} INTO cubins ({}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     verb, kCubinColumns);
 }
 
 // Binds `record` to the parameters of insert_cubin_sql, with the hash of its bytes (whatever
 // record.cubin_sha256 says) and `created_unix`.
 sql::Statement& bind_cubin(sql::Statement& insert, const CubinRecord& record,
                            std::int64_t created_unix) {
-  return insert.bind_all(record.compile_key, record.arch, record.source_name,
-                         join_lines(record.name_expressions), join_lines(record.lowered_names),
-                         record.cubin, record.registers, record.spill_bytes,
-                         record.smem_static_bytes, record.log, record.nvrtc_version,
-                         record.compile_ms, created_unix, cubin_sha256(record.cubin));
+  return insert.bind_all(
+      record.compile_key, record.arch, record.source_name, join_lines(record.name_expressions),
+      join_lines(record.lowered_names), record.cubin, record.registers, record.spill_bytes,
+      record.smem_static_bytes, record.log, record.nvrtc_version, record.compile_ms, created_unix,
+      cubin_sha256(record.cubin), record.source_key);
 }
 
 CubinRecord read_cubin(const sql::Statement& row) {
@@ -198,6 +200,7 @@ CubinRecord read_cubin(const sql::Statement& row) {
   r.nvrtc_version = row.column_text(10);
   r.compile_ms = row.column_double(11);
   r.cubin_sha256 = row.column_text(13);
+  r.source_key = row.column_text(14);
   return r;
 }
 
@@ -442,6 +445,29 @@ std::optional<CubinRecord> Database::find_cubin(const std::string& compile_key) 
   return read_cubin(query);
 }
 
+std::vector<CubinRecord> Database::find_cubins_by_source(const std::string& source_key,
+                                                         const std::string& arch) const {
+  std::vector<CubinRecord> records;
+  if (source_key.empty()) return records;
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement query(impl.db, fmt::format("SELECT {} FROM cubins WHERE source_key = ? AND "
+                                            "arch = ? ORDER BY created_unix DESC, compile_key",
+                                            kCubinColumns));
+  query.bind_all(source_key, arch);
+  while (query.step()) records.push_back(read_cubin(query));
+  return records;
+}
+
+std::vector<std::string> Database::cubin_nvrtc_versions() const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement query(impl.db, "SELECT DISTINCT nvrtc_version FROM cubins ORDER BY nvrtc_version");
+  std::vector<std::string> versions;
+  while (query.step()) versions.push_back(query.column_text(0));
+  return versions;
+}
+
 void Database::put_cubin(const CubinRecord& record) {
   if (record.compile_key.empty()) throw_invalid("put_cubin: the compile key is empty");
   check_names(record.name_expressions, "name_expressions", record.compile_key);
@@ -578,6 +604,20 @@ std::vector<Winner> Database::all_winners() const {
   sql::Statement query(db, fmt::format("SELECT {} FROM winners ORDER BY problem_key, "
                                        "device_fingerprint, protocol_version, template_version",
                                        kWinnerColumns));
+  std::vector<Winner> rows;
+  while (query.step()) rows.push_back(read_winner(query));
+  return rows;
+}
+
+std::vector<Winner> Database::winners_of_problem(const std::string& problem_key,
+                                                 int protocol_version, int template_version) const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement query(
+      impl.db, fmt::format("SELECT {} FROM winners WHERE problem_key = ? AND protocol_version = ? "
+                           "AND template_version = ? ORDER BY device_fingerprint",
+                           kWinnerColumns));
+  query.bind_all(problem_key, protocol_version, template_version);
   std::vector<Winner> rows;
   while (query.step()) rows.push_back(read_winner(query));
   return rows;
@@ -738,6 +778,73 @@ std::int64_t Database::import_csv(const std::string& in_path, std::vector<std::s
   transaction.commit();
   logger().info("database imported path={} from={} rows_added={}", impl.path, in_path, added);
   return added;
+}
+
+std::string Database::content_sha256() const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  sql::Transaction transaction(db, sql::Transaction::Kind::kRead);
+  Sha256 hash;
+  hash.update_field("kerntune content v1");
+  sql::Statement winners(
+      db, fmt::format("SELECT {} FROM winners ORDER BY {}", kWinnerColumns, kWinnerKey));
+  while (winners.step()) {
+    const Winner w = read_winner(winners);
+    hash.update_field("winner");
+    hash.update_field(w.key.problem_key);
+    hash.update_field(w.key.device_fingerprint);
+    hash.update_field(std::to_string(w.key.protocol_version));
+    hash.update_field(std::to_string(w.key.template_version));
+    hash.update_field(w.config_key);
+    hash.update_field(canonical_real(w.median_us));
+    hash.update_field(w.predicted ? "predicted" : "measured");
+  }
+  sql::Statement cubins(db,
+                        "SELECT compile_key, source_key, arch, cubin FROM cubins ORDER BY "
+                        "compile_key");
+  while (cubins.step()) {
+    const std::vector<char> bytes = cubins.column_blob(3);
+    hash.update_field("cubin");
+    hash.update_field(cubins.column_text(0));
+    hash.update_field(cubins.column_text(1));
+    hash.update_field(cubins.column_text(2));
+    hash.update_field(cubin_sha256(bytes));
+  }
+  // A measurement counts by its identity over every field as read now (a row of an unknown
+  // status, which no reader takes, by its stored identity).
+  std::vector<std::string> identities;
+  sql::Statement measurements(
+      db, fmt::format("SELECT {}, row_sha256 FROM measurements", kMeasurementColumns));
+  while (measurements.step()) {
+    try {
+      identities.push_back(measurement_sha256(read_measurement(measurements, impl.path)));
+    } catch (const Error&) {
+      identities.push_back("unread " + measurements.column_text(15));
+    }
+  }
+  std::sort(identities.begin(), identities.end());
+  for (const std::string& identity : identities) {
+    hash.update_field("measurement");
+    hash.update_field(identity);
+  }
+  transaction.commit();
+  return hash.hex_digest();
+}
+
+void Database::make_self_contained() {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  if (impl.path == ":memory:") return;
+  impl.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  sql::Statement mode(impl.db, "PRAGMA journal_mode = DELETE");
+  const std::string now = mode.step() ? mode.column_text(0) : "";
+  if (now != "delete")
+    throw Error(
+        ErrorKind::kDatabase,
+        fmt::format("database '{}' could not leave WAL mode (journal_mode is '{}'): another "
+                    "process has it open; close it and try again",
+                    impl.path, now));
 }
 
 Summary Database::summary() const {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,13 +13,16 @@
 
 namespace kt::cache {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // One compiled translation unit: a cubin with one or more kernels.
 struct CubinRecord {
   std::string compile_key;  // hex SHA-256 of source, headers, options, NVRTC version, arch, codegen
-  std::string arch;         // "sm_90a", "sm_80", ...
-  std::string source_name;  // human-readable, e.g. the config key
+  // Hex SHA-256 of the same but the NVRTC version (gen::source_key): how a runtime finds the cubin
+  // without loading NVRTC. Empty for rows stored before schema version 4.
+  std::string source_key;
+  std::string arch;                           // "sm_90a", "sm_80", ...
+  std::string source_name;                    // human-readable, e.g. the config key
   std::vector<std::string> name_expressions;  // e.g. "kt::gemm_sm80<...>"
   std::vector<std::string> lowered_names;     // same order: mangled names for cuModuleGetFunction
   std::vector<char> cubin;
@@ -163,6 +167,12 @@ class Database {
   const std::string& path() const;
 
   std::optional<CubinRecord> find_cubin(const std::string& compile_key) const;
+  // The cubins compiled for `arch` from the source `source_key` names, by any NVRTC version,
+  // newest first (ties by compile key): what a runtime serves without loading NVRTC.
+  std::vector<CubinRecord> find_cubins_by_source(const std::string& source_key,
+                                                 const std::string& arch) const;
+  // The distinct NVRTC versions of the stored cubins, sorted.
+  std::vector<std::string> cubin_nvrtc_versions() const;
   // Insert or replace, one transaction. Throws kt::Error (kInvalidArgument) for an empty
   // compile key, a name that is empty or holds a newline, or name lists of unequal length.
   void put_cubin(const CubinRecord& record);
@@ -198,6 +208,8 @@ class Database {
   // The run of `key` with these options marked done last (by finished_unix), if any.
   std::optional<TuningRun> last_finished_run(const TuningKey& key,
                                              const std::string& options_sha256) const;
+  // Every tuning run, oldest first (for progress reports over a database).
+  std::vector<TuningRun> all_runs() const;
   // Takes over a running run for process (pid, host) if it is still held by (old_pid,
   // old_host): true for exactly one of several processes racing for it.
   bool claim_run(const std::string& run_id, std::int64_t old_pid, const std::string& old_host,
@@ -214,6 +226,9 @@ class Database {
                                           const std::string& problem_prefix, int protocol_version,
                                           int template_version) const;
   std::vector<Winner> all_winners() const;
+  // The winners of `problem_key` on every device (the runtime's device grades), by device.
+  std::vector<Winner> winners_of_problem(const std::string& problem_key, int protocol_version,
+                                         int template_version) const;
 
   // Copies every valid cubin, measurement and winner of `other_path` into this database.
   // Idempotent: merging the same file twice adds nothing. Winners: the faster measured one wins;
@@ -242,6 +257,22 @@ class Database {
   void export_csv(const std::string& out_path, ExistingFile existing = ExistingFile::kRefuse,
                   std::vector<std::string>* skipped = nullptr) const;
   std::int64_t import_csv(const std::string& in_path, std::vector<std::string>* skipped = nullptr);
+
+  // The provenance table (provenance.cpp): what a fleet shard or bundle says of itself, as
+  // name -> value rows (fleet/provenance.hpp gives them meaning); empty for a plain database.
+  std::map<std::string, std::string> provenance() const;
+  // Replaces every provenance row with `rows`, in one transaction. Names are non-empty.
+  void set_provenance(const std::map<std::string, std::string>& rows);
+  // Hex SHA-256 of what the database serves and keeps, read from the rows as stored: every
+  // winner (key, config, time, predicted), every cubin (compile key, source key, arch, the
+  // SHA-256 of its bytes) and every measurement (its identity over all of its fields, so that
+  // an edited row changes it). Not run ids' order, creation times of the file, the provenance,
+  // the blocklist or tuning runs: merging the same shards twice gives the same hash.
+  std::string content_sha256() const;
+  // Makes the file complete by itself for shipping: the write-ahead log checkpointed into it and
+  // the journal switched to rollback (DELETE), so that no -wal or -shm file goes with it. A later
+  // read-write open switches it back to WAL.
+  void make_self_contained();
 
   Summary summary() const;
   // Reads every row (and every cubin's bytes) and counts those that import or merge would refuse.

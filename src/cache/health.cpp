@@ -66,7 +66,7 @@ std::int64_t other_device_rows(sql::Connection& db, const char* table,
   return rows;
 }
 
-StaleRows stale_rows(sql::Connection& db, const HealthExpectations& e) {
+StaleRows stale_rows(sql::Connection& db, const HealthExpectations& e, int schema_version) {
   StaleRows stale;
   stale.old_version_winners = old_version_rows(db, "winners", e);
   stale.old_version_measurements = old_version_rows(db, "measurements", e);
@@ -77,7 +77,12 @@ StaleRows stale_rows(sql::Connection& db, const HealthExpectations& e) {
         other_device_rows(db, "measurements", e.device_fingerprints, stale.other_devices);
   }
   if (!e.nvrtc_version.empty()) {
-    sql::Statement query(db, "SELECT nvrtc_version, count(*) FROM cubins GROUP BY nvrtc_version");
+    // A cubin with a source key (schema version 4) serves whatever NVRTC is loaded: the runtime
+    // finds it by that.
+    sql::Statement query(db, schema_version >= 4 ? "SELECT nvrtc_version, count(*) FROM cubins "
+                                                   "WHERE source_key = '' GROUP BY nvrtc_version"
+                                                 : "SELECT nvrtc_version, count(*) FROM cubins "
+                                                   "GROUP BY nvrtc_version");
     while (query.step()) {
       const std::string version = query.column_text(0);
       if (version == e.nvrtc_version) continue;
@@ -136,7 +141,7 @@ DatabaseHealth check_database_health(const std::string& path, const HealthExpect
     health.schema_version = state.schema_version;
     sql::Transaction snapshot(db, sql::Transaction::Kind::kRead);
     health.summary = summarize(db, state.schema_version);
-    health.stale = stale_rows(db, expected);
+    health.stale = stale_rows(db, expected, state.schema_version);
     snapshot.commit();
     if (state.schema_version == kSchemaVersion)
       health.invalid = Database::open_readonly(path).invalid_rows();

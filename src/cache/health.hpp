@@ -28,7 +28,9 @@ struct StaleRows {
   std::int64_t other_device_winners = 0;  // fingerprint of no visible GPU
   std::int64_t other_device_measurements = 0;
   std::vector<std::string> other_devices;  // their distinct fingerprints
-  std::int64_t other_nvrtc_cubins = 0;     // compiled by another NVRTC: their keys never match
+  // Compiled by another NVRTC and stored without a source key (before schema version 4): their
+  // compile keys never match.
+  std::int64_t other_nvrtc_cubins = 0;
   std::vector<std::string> other_nvrtc_versions;
 };
 

@@ -70,6 +70,11 @@ std::string cubin_problem(const CubinRecord& r) {
   if (r.compile_key.size() != 64 ||
       r.compile_key.find_first_not_of("0123456789abcdef") != std::string::npos)
     return fmt::format("compile key '{}' is not 64 lowercase hex digits", printable(r.compile_key));
+  if (!r.source_key.empty() &&
+      (r.source_key.size() != 64 ||
+       r.source_key.find_first_not_of("0123456789abcdef") != std::string::npos))
+    return fmt::format("source key '{}' is neither empty nor 64 lowercase hex digits",
+                       printable(r.source_key));
   if (r.name_expressions.size() != r.lowered_names.size())
     return fmt::format("{} name expressions but {} lowered names", r.name_expressions.size(),
                        r.lowered_names.size());

@@ -21,10 +21,11 @@ std::string measurement_problem(const Measurement& m);
 // positive.
 std::string winner_problem(const Winner& w);
 
-// The reason `r` cannot be stored or loaded, or "": a compile key of 64 lowercase hex digits,
-// name lists of equal length without empty or multi-line names, each lowered name the mangled
-// form of its name expression (demangled_expression), cubin_sha256 equal to the SHA-256 of the
-// bytes, and bytes that pass cubin_image_problem() with every lowered name a kernel.
+// The reason `r` cannot be stored or loaded, or "": a compile key of 64 lowercase hex digits, a
+// source key empty or of 64 lowercase hex digits, name lists of equal length without empty or
+// multi-line names, each lowered name the mangled form of its name expression
+// (demangled_expression), cubin_sha256 equal to the SHA-256 of the bytes, and bytes that pass
+// cubin_image_problem() with every lowered name a kernel.
 std::string cubin_problem(const CubinRecord& r);
 
 // The hex SHA-256 of a cubin's bytes (CubinRecord::cubin_sha256).

@@ -191,6 +191,17 @@ std::optional<TuningRun> Database::last_finished_run(const TuningKey& key,
   return read_run(query);
 }
 
+std::vector<TuningRun> Database::all_runs() const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Statement query(impl.db, fmt::format("SELECT {} FROM tuning_runs ORDER BY started_unix, "
+                                            "run_id",
+                                            kRunColumns));
+  std::vector<TuningRun> rows;
+  while (query.step()) rows.push_back(read_run(query));
+  return rows;
+}
+
 bool Database::claim_run(const std::string& run_id, std::int64_t old_pid,
                          const std::string& old_host, std::int64_t pid, const std::string& host) {
   Impl& impl = checked(impl_);

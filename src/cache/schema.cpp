@@ -1,4 +1,4 @@
-// The tuning database's schema (version 3), its migration steps, and the checks that keep
+// The tuning database's schema (version 4), its migration steps, and the checks that keep
 // kerntune from writing into a file that is not its own.
 #include "cache/schema.hpp"
 
@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <ctime>
+#include <filesystem>
 #include <iterator>
 #include <optional>
 #include <vector>
@@ -131,6 +132,20 @@ constexpr const char* kCreateVersion3 = R"sql(
 ALTER TABLE cubins ADD COLUMN cubin_sha256 TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 4 adds what fleet bundles need. cubins.source_key: the SHA-256 of everything the
+// compile key covers but the NVRTC version (gen::source_key), by which a runtime finds a cubin
+// without loading NVRTC ('' for the rows already there: their source is not stored, so they stay
+// reachable by compile key only). provenance: what a shard or bundle says of itself (versions,
+// devices, manifest, counts, content hash), as name -> value rows.
+constexpr const char* kCreateVersion4 = R"sql(
+ALTER TABLE cubins ADD COLUMN source_key TEXT NOT NULL DEFAULT '';
+CREATE INDEX cubins_by_source ON cubins (source_key, arch);
+CREATE TABLE provenance (
+  name  TEXT PRIMARY KEY NOT NULL,
+  value TEXT NOT NULL
+);
+)sql";
+
 // Sets cubins.cubin_sha256 of every row to the hash of its bytes as they are.
 void fill_cubin_sha256(sql::Connection& db) {
   sql::Statement rows(db, "SELECT compile_key, cubin FROM cubins");
@@ -157,6 +172,7 @@ constexpr Migration kMigrations[] = {
     {0, "create the version 1 schema", kCreateVersion1, nullptr},
     {1, "add the blocklist and tuning_runs tables", kCreateVersion2, nullptr},
     {2, "add cubins.cubin_sha256", kCreateVersion3, fill_cubin_sha256},
+    {3, "add cubins.source_key and the provenance table", kCreateVersion4, nullptr},
 };
 
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
@@ -221,6 +237,49 @@ int recorded_version(sql::Connection& db, const std::string& path) {
   return static_cast<int>(version);
 }
 
+std::uint32_t big_endian(const unsigned char* bytes, int count) {
+  std::uint32_t value = 0;
+  for (int i = 0; i < count; ++i) value = value << 8 | bytes[i];
+  return value;
+}
+
+// Why the database file of `db` (at `path`) is shorter than its SQLite header says, or "": the
+// file must be a whole number of pages and hold every page the header counts. Read through
+// SQLite's own handle under the caller's shared lock, and only where no other process extends the
+// file meanwhile: a rollback-journal file (a writer needs an exclusive lock to touch it), or a WAL
+// file without a -wal beside it (nothing to checkpoint).
+std::string truncation_problem(sql::Connection& db, const std::string& path) {
+  const auto [head, size] = db.main_file_head(100);
+  if (head.size() < 100 || size < 100) return "";
+  const auto* header = reinterpret_cast<const unsigned char*>(head.data());
+  const int write_version = header[18];  // 1: rollback journal, 2: WAL
+  if (write_version == 2) {
+    std::error_code error;
+    const auto wal_size = std::filesystem::file_size(path + "-wal", error);  // stat, no open
+    if (!error && wal_size > 0) return "";
+  } else if (write_version != 1) {
+    return "";
+  }
+  std::uint64_t page_size = big_endian(header + 16, 2);
+  if (page_size == 1) page_size = 65536;
+  if (page_size < 512 || (page_size & (page_size - 1)) != 0) return "";
+  const auto bytes = std::uint64_t(size);
+  if (bytes % page_size != 0)
+    return fmt::format(
+        "it is corrupt: truncated to {} bytes, not a whole number of its {}-byte pages", bytes,
+        page_size);
+  // NOTE: the header's page count is valid only when its change counter equals the
+  // version-valid-for number (SQLite's file format, section 1.3.7).
+  const std::uint64_t pages = big_endian(header + 28, 4);
+  if (pages == 0 || big_endian(header + 24, 4) != big_endian(header + 92, 4)) return "";
+  if (bytes < pages * page_size)
+    return fmt::format(
+        "it is corrupt: truncated to {} bytes, but its header counts {} pages of {} bytes ({} "
+        "bytes)",
+        bytes, pages, page_size, pages * page_size);
+  return "";
+}
+
 void set_meta(sql::Connection& db, const char* key, const std::string& value) {
   sql::Statement upsert(db,
                         "INSERT INTO meta (key, value) VALUES (?, ?) "
@@ -244,6 +303,22 @@ FileState inspect(sql::Connection& db, const std::string& path) {
   std::int64_t app_id = 0;
   try {
     // Reading the schema reads the header: a file that is not SQLite fails here.
+    if (path != ":memory:") {
+      // A read transaction that has read the schema (or failed to) holds the shared lock
+      // truncation_problem needs; a cut file is named as such, whatever SQLite made of it.
+      sql::Transaction snapshot(db, sql::Transaction::Kind::kRead);
+      std::string truncated;
+      try {
+        table_names(db);
+      } catch (const sql::SqliteError&) {
+        truncated = truncation_problem(db, path);
+        if (truncated.empty()) throw;
+      }
+      if (truncated.empty()) truncated = truncation_problem(db, path);
+      if (!truncated.empty())
+        throw Error(ErrorKind::kDatabase, unusable_file_message(path, truncated));
+      snapshot.commit();
+    }
     tables = table_names(db);
     app_id = application_id(db);
     const std::string problems = quick_check_problems(db);

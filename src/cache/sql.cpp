@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -98,6 +99,20 @@ std::string uri_for_path(const std::string& path, bool read_only, bool immutable
   if (read_only) uri += "?mode=ro";
   if (read_only && immutable) uri += "&immutable=1";
   return uri;
+}
+
+std::pair<std::string, std::int64_t> Connection::main_file_head(std::size_t bytes) const {
+  sqlite3_file* file = nullptr;
+  if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK ||
+      file == nullptr || file->pMethods == nullptr)
+    return {"", -1};
+  sqlite3_int64 size = -1;
+  if (file->pMethods->xFileSize(file, &size) != SQLITE_OK) return {"", -1};
+  std::string head(std::min<std::size_t>(bytes, std::size_t(std::max<sqlite3_int64>(size, 0))),
+                   '\0');
+  if (!head.empty() && file->pMethods->xRead(file, head.data(), int(head.size()), 0) != SQLITE_OK)
+    return {"", size};
+  return {head, size};
 }
 
 Connection Connection::open(const std::string& path, OpenMode mode) {

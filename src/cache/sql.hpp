@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -71,6 +72,12 @@ class Connection {
 
   // Throws SqliteError for `code`, naming the path, `what` and SQLite's own message.
   [[noreturn]] void fail(int code, std::string_view what) const;
+
+  // The first `bytes` bytes of the main database file (fewer when it is shorter) and its size in
+  // bytes, read through SQLite's own handle of it. NOTE: opening the file anew and closing it
+  // would drop every POSIX lock this process holds on it, SQLite's included. Empty and -1 for an
+  // in-memory database.
+  std::pair<std::string, std::int64_t> main_file_head(std::size_t bytes) const;
 
  private:
   Connection(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include "core/op_registry.hpp"
+#include "core/sha256.hpp"
+#include "generator/embedded_templates.hpp"
 
 namespace kt::gen {
 
@@ -39,6 +41,30 @@ GeneratedSource generate(const OpSpec& op, std::string_view problem_key,
                          std::string_view config_key, std::string_view variant,
                          const std::string& arch) {
   return generate(op.kernel_source(problem_key, config_key, variant), arch);
+}
+
+const std::string& embedded_templates_sha256() {
+  // The embedded templates never change within a process: their digest is taken once.
+  static const std::string digest = [] {
+    Sha256 h;
+    for (const auto& file : embedded_templates()) {
+      h.update_field(file.name);
+      h.update_field(file.contents);
+    }
+    return h.hex_digest();
+  }();
+  return digest;
+}
+
+std::string source_key(const GeneratedSource& source) {
+  Sha256 h;
+  h.update_field(fmt::format("kerntune-source-{}", kCodegenVersion));
+  h.update_field(source.arch);
+  h.update_field(source.code);
+  for (const auto& expr : source.name_expressions) h.update_field(expr);
+  for (const auto& option : source.options) h.update_field(option);
+  h.update_field(embedded_templates_sha256());
+  return h.hex_digest();
 }
 
 GeneratedSource generate_l2_flush(const std::string& arch) {

@@ -30,6 +30,15 @@ GeneratedSource generate(const OpSpec& op, std::string_view problem_key,
                          std::string_view config_key, std::string_view variant,
                          const std::string& arch);
 
+// Hex SHA-256 over everything the compile key covers (nvrtc_compiler.hpp) but the NVRTC
+// version: the codegen version, arch, code, name expressions, options and every embedded
+// template. Two cubins of one source key differ only in the NVRTC that built them, so either
+// serves; the runtime finds a stored cubin by it without loading NVRTC. Pure text.
+std::string source_key(const GeneratedSource& source);
+// The digest of every embedded template that source_key folds in, computed once per process (a
+// runtime takes it at open, so that its first dispatch does not pay for it).
+const std::string& embedded_templates_sha256();
+
 // The measuring protocol's L2 flush (templates/common/l2_flush.cuh): kt::l2_flush_read.
 GeneratedSource generate_l2_flush(const std::string& arch);
 

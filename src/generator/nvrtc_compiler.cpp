@@ -100,6 +100,7 @@ CompiledKernel compile(const GeneratedSource& source) {
   CompiledKernel out;
   out.log = program.compile(source);
   out.compile_key = compile_key(source);
+  out.source_key = source_key(source);
   out.arch = source.arch;
   out.source_name = source.name;
   out.name_expressions = source.name_expressions;

@@ -12,6 +12,7 @@ namespace kt::gen {
 
 struct CompiledKernel {
   std::string compile_key;
+  std::string source_key;  // gen::source_key of the source
   std::string arch;
   std::string source_name;
   std::vector<std::string> name_expressions;

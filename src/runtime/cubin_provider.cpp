@@ -13,6 +13,7 @@ namespace kt::rt {
 cache::CubinRecord to_record(const gen::CompiledKernel& compiled) {
   cache::CubinRecord r;
   r.compile_key = compiled.compile_key;
+  r.source_key = compiled.source_key;
   r.arch = compiled.arch;
   r.source_name = compiled.source_name;
   r.name_expressions = compiled.name_expressions;
@@ -43,12 +44,44 @@ std::string stored_cubin_problem(const cache::CubinRecord& record,
 
 CubinResult get_or_compile(cache::Database* db, const gen::GeneratedSource& source,
                            bool allow_compile, bool write_back) {
-  const std::string key = gen::compile_key(source);
+  const std::string source_key = gen::source_key(source);
+  if (db != nullptr) {
+    // NOTE: found by source key, a cubin of any NVRTC version serves, and NVRTC is not loaded:
+    // a machine with the driver alone dispatches from a shipped database.
+    for (cache::CubinRecord& found : db->find_cubins_by_source(source_key, source.arch)) {
+      const std::string problem = stored_cubin_problem(found, source);
+      if (problem.empty()) {
+        logger().debug("cubin hit {} source_key={} nvrtc={}", source.name, source_key.substr(0, 12),
+                       found.nvrtc_version);
+        return {std::move(found), false};
+      }
+      logger().warn("stored cubin fails its check; not served kernel={} key={} problem=\"{}\"",
+                    source.name, found.compile_key.substr(0, 12), problem);
+    }
+  }
+  std::string key;
+  try {
+    key = gen::compile_key(source);  // loads NVRTC, for its version
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kNotFound) throw;
+    throw Error(ErrorKind::kNotFound,
+                fmt::format("no stored cubin serves {} ({}), and finding or compiling one needs "
+                            "NVRTC: {}",
+                            source.name,
+                            db != nullptr ? fmt::format("database '{}'", db->path())
+                                          : std::string("no database"),
+                            e.what()));
+  }
   if (db != nullptr) {
     if (auto found = db->find_cubin(key)) {
       const std::string problem = stored_cubin_problem(*found, source);
       if (problem.empty()) {
         logger().debug("cubin hit {} key={}", source.name, key.substr(0, 12));
+        if (found->source_key.empty() && write_back) {
+          // A row from before source keys: given one, the next lookup needs no NVRTC.
+          found->source_key = source_key;
+          db->put_cubin(*found);
+        }
         return {std::move(*found), false};
       }
       if (!allow_compile) {

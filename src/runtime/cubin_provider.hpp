@@ -23,7 +23,10 @@ struct CubinResult {
 std::string stored_cubin_problem(const cache::CubinRecord& record,
                                  const gen::GeneratedSource& source);
 
-// db may be null. A stored cubin that fails stored_cubin_problem is compiled again (and its row
+// db may be null. The database's cubins of source's source key (gen::source_key) come first, of
+// any NVRTC version, found without loading NVRTC; then the cubin of its compile key (which loads
+// NVRTC for its version; a row stored without a source key gets one when write_back); then
+// NVRTC. A stored cubin that fails stored_cubin_problem is compiled again (and its row
 // replaced when write_back), with a warning; without allow_compile it is kt::Error (kDatabase)
 // naming the problem. allow_compile = false turns a miss into kt::Error (kNotFound).
 // write_back = false never writes (read-only runtimes).

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/op_registry.hpp"
+#include "generator/generated_source.hpp"
 #include "generator/nvrtc_library.hpp"
 #include "kerntune/kerntune.hpp"
 #include "runtime/context.hpp"
@@ -59,6 +60,7 @@ struct Runtime::Impl {
 
   explicit Impl(const RuntimeOptions& o) : options(o), context(o.device_ordinal) {
     device = rt::query_device(context.device());
+    gen::embedded_templates_sha256();  // taken here, not by the first dispatch (source keys)
     if (options.record_path.empty()) options.record_path = env::record_path().value_or("");
     if (!options.record_path.empty()) recorder.emplace(options.record_path);
     const std::string path =
@@ -156,10 +158,16 @@ struct Runtime::Impl {
     if (choice.grade == rt::DispatchGrade::kModelDefault && cubin.record.spill_bytes > 0) {
       for (const std::string& next :
            rt::model_ranked_configs(op, problem_key, device, max_workspace, kModelDefaultTries)) {
-        rt::CubinResult other = compile(op, problem_key, next, variant);
-        if (other.record.spill_bytes == 0) {
-          config = next;
-          cubin = std::move(other);
+        try {
+          rt::CubinResult other = compile(op, problem_key, next, variant);
+          if (other.record.spill_bytes == 0) {
+            config = next;
+            cubin = std::move(other);
+            break;
+          }
+        } catch (const Error& e) {  // e.g. no NVRTC here: the first pick serves, spilling
+          logger().debug("dispatch {}: {} not tried instead of a spilling kernel: {}", problem_key,
+                         next, e.what());
           break;
         }
       }

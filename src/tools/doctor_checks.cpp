@@ -88,15 +88,18 @@ void add_stale_lines(const cache::DatabaseHealth& h, const std::string& path,
   if (!machine.nvrtc_version.empty()) {
     if (s.other_nvrtc_cubins > 0) {
       lines.push_back(warn(
-          fmt::format("{} cubins were compiled by another NVRTC ({}; loaded: {}): their compile "
-                      "keys never match now, so they only take space",
+          fmt::format("{} cubins were compiled by another NVRTC ({}; loaded: {}) and stored "
+                      "without a source key (by a kerntune before schema 4): their compile keys "
+                      "never match now, so they only take space",
                       s.other_nvrtc_cubins, printable_join(s.other_nvrtc_versions, ", "),
                       machine.nvrtc_version),
           "nothing breaks (kernels are recompiled on first use); to reclaim the space, export "
           "the results (`kerntune cache export FILE.csv`), start a new database and import them"));
     } else {
-      lines.push_back(ok(
-          fmt::format("every cubin was compiled by the loaded NVRTC ({})", machine.nvrtc_version)));
+      lines.push_back(
+          ok(fmt::format("every cubin was compiled by the loaded NVRTC ({}) or is found by its "
+                         "source key",
+                         machine.nvrtc_version)));
     }
   }
 }

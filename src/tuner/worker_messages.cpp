@@ -48,6 +48,7 @@ gen::GeneratedSource get_source(const Message& m, const std::string& p) {
 
 void put_record(Message& m, const std::string& p, const cache::CubinRecord& r) {
   m.set(p + "compile_key", r.compile_key)
+      .set(p + "source_key", r.source_key)
       .set(p + "arch", r.arch)
       .set(p + "source_name", r.source_name)
       .set(p + "name_expressions", join(r.name_expressions))
@@ -64,6 +65,7 @@ void put_record(Message& m, const std::string& p, const cache::CubinRecord& r) {
 cache::CubinRecord get_record(const Message& m, const std::string& p) {
   cache::CubinRecord r;
   r.compile_key = m.get(p + "compile_key");
+  r.source_key = m.get(p + "source_key");
   r.arch = m.get(p + "arch");
   r.source_name = m.get(p + "source_name");
   r.name_expressions = split_list(m.get(p + "name_expressions"));

@@ -10,6 +10,7 @@
 #include "cache/database.hpp"
 #include "cache/sql.hpp"
 #include "core/error.hpp"
+#include "support/old_schema.hpp"
 
 namespace kt::cache {
 namespace {
@@ -92,16 +93,11 @@ TEST_F(RunStateDb, VersionOneFileMigratesKeepingItsRows) {
     Database db = Database::open(path_);
     db.add_measurements({row("a", "old-run")});
   }
-  {  // Make it exactly a version 1 file: versions 2 and 3 added two tables and a column.
-    sql::Connection raw = sql::Connection::open(path_, sql::OpenMode::kReadWriteCreate);
-    raw.exec(
-        "DROP TABLE blocklist; DROP TABLE tuning_runs; ALTER TABLE cubins DROP COLUMN "
-        "cubin_sha256; UPDATE meta SET value = '1' WHERE key = 'schema_version'");
-  }
+  kt::testing::downgrade_schema(path_, 1);              // exactly a version 1 file
   EXPECT_THROW(Database::open_readonly(path_), Error);  // older: only read-write migrates
   Database db = Database::open(path_);
-  EXPECT_EQ(kSchemaVersion, 3);
-  EXPECT_EQ(db.summary().schema_version, 3);
+  EXPECT_EQ(kSchemaVersion, 4);
+  EXPECT_EQ(db.summary().schema_version, 4);
   ASSERT_EQ(db.all_measurements().size(), 1u);
   EXPECT_EQ(db.all_measurements()[0].run_id, "old-run");
   db.add_to_blocklist(entry("k1", Status::kTimeout));

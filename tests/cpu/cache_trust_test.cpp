@@ -30,6 +30,7 @@
 #include "runtime/op_dispatch.hpp"
 #include "support/cli_runner.hpp"
 #include "support/file_bytes.hpp"
+#include "support/old_schema.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/tiny_cubin.hpp"
 
@@ -455,9 +456,7 @@ TEST(CacheTrust, MigrationFromSchema2FillsTheCubinHashes) {
   const std::string path = dir.file("v2.db");
   const CubinRecord record = kt::testing::tiny_cubin_record(kt::testing::hex_key("k"));
   { Database::open(path).put_cubin(record); }
-  raw_sql(path,
-          "ALTER TABLE cubins DROP COLUMN cubin_sha256; "
-          "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+  kt::testing::downgrade_schema(path, 2);
   EXPECT_THROW(Database::open_readonly(path), Error);  // an older schema needs a read-write open
   Database db = Database::open(path);
   EXPECT_EQ(db.summary().schema_version, kSchemaVersion);

@@ -15,6 +15,7 @@
 #include "support/cli_runner.hpp"
 #include "support/damaged_database.hpp"
 #include "support/file_bytes.hpp"
+#include "support/old_schema.hpp"
 #include "support/scratch_dir.hpp"
 
 namespace kt::testing {
@@ -56,10 +57,7 @@ FileSnapshot snapshot(const std::string& path) {
 // A database of schema version 2 (before cubins.cubin_sha256), as an older kerntune left it.
 void write_schema_2_database(const std::string& path) {
   write_healthy_database(path);
-  cache::sql::Connection::open(path, cache::sql::OpenMode::kReadWriteCreate)
-      .exec(
-          "ALTER TABLE cubins DROP COLUMN cubin_sha256; "
-          "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+  kt::testing::downgrade_schema(path, 2);
   ASSERT_EQ(cache::schema_version_of(path), 2);
 }
 

@@ -332,7 +332,7 @@ TEST_F(Cli, JsonOfInfoAndCacheLsParses) {
   EXPECT_EQ(json_fields("cache ls --json",
                         "len(d[\"winners\"]), d[\"winners\"][0][\"config\"], "
                         "d[\"winners\"][0][\"median_us\"], d[\"schema_version\"]"),
-            "1 fa3.bm64.bn64.s3.gqa 130.25 3\n");
+            fmt::format("1 fa3.bm64.bn64.s3.gqa 130.25 {}\n", kt::cache::kSchemaVersion));
   EXPECT_EQ(json_fields("info --json",
                         "d[\"version\"], d[\"device\"], \"error\" in d[\"driver\"], "
                         "d[\"database\"][\"winners\"]"),

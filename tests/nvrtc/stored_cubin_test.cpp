@@ -147,7 +147,8 @@ std::string planted_other_config_error(bool relabel) {
   raw_sql(path, "INSERT INTO cubins SELECT '" + winner_key + "', arch, source_name, " +
                     expressions +
                     ", lowered_names, cubin, registers, spill_bytes, smem_static_bytes, log, "
-                    "nvrtc_version, compile_ms, created_unix, cubin_sha256 FROM cubins WHERE "
+                    "nvrtc_version, compile_ms, created_unix, cubin_sha256, source_key FROM cubins "
+                    "WHERE "
                     "compile_key = '" +
                     other_key + "'");
   cache::Database db = cache::Database::open(path);
