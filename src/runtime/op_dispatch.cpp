@@ -1,11 +1,13 @@
-// Dispatch grades for every op: exact -> the nearest tuned problems' measurements calibrating the
-// model's ranking for this problem -> model default.
+// Dispatch grades for every op: this problem measured on this device, on this GPU model, on this
+// compute capability (re-scored by the model) -> the nearest tuned problems' measurements
+// calibrating the model's ranking for this problem -> this problem predicted -> model default.
 #include "runtime/op_dispatch.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <optional>
 
@@ -110,9 +112,9 @@ std::vector<DispatchChoice> nearest_choices(const cache::Database& db, const OpS
     const double us = op.predicted_us(problem_key, config_key, device) * std::exp(log_error);
     // Measured near here: nearest-shape; the model's own pick otherwise.
     scored.emplace_back(
-        us, c.measured
-                ? DispatchChoice{config_key, DispatchGrade::kNearestShape, c.measured_at, false}
-                : DispatchChoice{config_key, DispatchGrade::kModelDefault, "", true});
+        us, c.measured ? DispatchChoice{config_key, DispatchGrade::kNearestShape, c.measured_at,
+                                        false, device.fingerprint()}
+                       : DispatchChoice{config_key, DispatchGrade::kModelDefault, "", true});
   }
   std::stable_sort(scored.begin(), scored.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -163,22 +165,129 @@ std::vector<std::string> model_ranked_configs(const OpSpec& op, const std::strin
   return out;
 }
 
+namespace {
+
+// How a tuned winner's device stands to this one.
+enum class DeviceMatch { kExact, kSameModel, kSameCc, kOther };
+
+DeviceMatch match_of(const std::string& fingerprint, const DeviceDesc& device) {
+  if (fingerprint == device.fingerprint()) return DeviceMatch::kExact;
+  const std::optional<FingerprintParts> parts = parse_fingerprint(fingerprint);
+  if (!parts || parts->cc_major != device.cc_major || parts->cc_minor != device.cc_minor)
+    return DeviceMatch::kOther;
+  return parts->name == device.name ? DeviceMatch::kSameModel : DeviceMatch::kSameCc;
+}
+
+// The winner of `winners` whose device's SM count is nearest this one's (ties: the faster).
+const cache::Winner* nearest_sm_count(const std::vector<const cache::Winner*>& winners,
+                                      const DeviceDesc& device) {
+  const cache::Winner* best = nullptr;
+  int best_gap = 0;
+  for (const cache::Winner* w : winners) {
+    const int gap =
+        std::abs(parse_fingerprint(w->key.device_fingerprint)->num_sms - device.num_sms);
+    if (best == nullptr || gap < best_gap || (gap == best_gap && w->median_us < best->median_us)) {
+      best = w;
+      best_gap = gap;
+    }
+  }
+  return best;
+}
+
+// The winner of `winners` the model times fastest on this device (their configs re-scored here).
+const cache::Winner* rescored(const std::vector<const cache::Winner*>& winners, const OpSpec& op,
+                              const std::string& problem_key, const DeviceDesc& device) {
+  const cache::Winner* best = nullptr;
+  double best_us = 0;
+  for (const cache::Winner* w : winners) {
+    const double us = op.predicted_us(problem_key, w->config_key, device);
+    if (best == nullptr || us < best_us) {
+      best = w;
+      best_us = us;
+    }
+  }
+  return best;
+}
+
+DispatchChoice choice_of(const cache::Winner& w, DispatchGrade grade) {
+  return {w.config_key, grade, w.key.problem_key, w.predicted, w.key.device_fingerprint};
+}
+
+}  // namespace
+
+namespace {
+
+// This problem's winners on every device of this compute capability, usable here, by
+// [predicted][exact, same model, same compute capability].
+struct MatchedWinners {
+  std::vector<cache::Winner> winners;
+  std::vector<const cache::Winner*> by_match[2][3];
+};
+
+void match_winners(const cache::Database& db, const OpSpec& op, const std::string& problem_key,
+                   const DeviceDesc& device, std::int64_t max_workspace, MatchedWinners& m) {
+  m.winners = db.winners_of_problem(problem_key, kBenchmarkProtocolVersion, op.template_version());
+  for (const cache::Winner& w : m.winners) {
+    const DeviceMatch match = match_of(w.key.device_fingerprint, device);
+    if (match == DeviceMatch::kOther) continue;
+    if (!usable(op, problem_key, w.config_key, device, max_workspace)) {
+      logger().debug("tuned config {} for {} (tuned on {}) is not usable here", w.config_key,
+                     problem_key, w.key.device_fingerprint);
+      continue;
+    }
+    m.by_match[w.predicted ? 1 : 0][int(match)].push_back(&w);
+  }
+}
+
+void add_measured(const MatchedWinners& m, const OpSpec& op, const std::string& problem_key,
+                  const DeviceDesc& device, std::vector<DispatchChoice>& out) {
+  const auto& measured = m.by_match[0];
+  if (!measured[0].empty()) out.push_back(choice_of(*measured[0].front(), DispatchGrade::kExact));
+  if (!measured[1].empty())
+    out.push_back(choice_of(*nearest_sm_count(measured[1], device), DispatchGrade::kSameModel));
+  if (!measured[2].empty())
+    out.push_back(
+        choice_of(*rescored(measured[2], op, problem_key, device), DispatchGrade::kSameCc));
+}
+
+}  // namespace
+
+std::vector<DispatchChoice> measured_choices(const cache::Database* db, const OpSpec& op,
+                                             const std::string& problem_key,
+                                             const DeviceDesc& device, std::int64_t max_workspace) {
+  std::vector<DispatchChoice> out;
+  if (db == nullptr) return out;
+  MatchedWinners m;
+  match_winners(*db, op, problem_key, device, max_workspace, m);
+  add_measured(m, op, problem_key, device, out);
+  return out;
+}
+
 std::vector<DispatchChoice> ranked_choices(const cache::Database* db, const OpSpec& op,
                                            const std::string& problem_key, const DeviceDesc& device,
                                            std::int64_t max_workspace, std::size_t model_tries) {
   std::vector<DispatchChoice> out;
   if (db != nullptr) {
-    const cache::TuningKey key{problem_key, device.fingerprint(), kBenchmarkProtocolVersion,
-                               op.template_version()};
-    if (auto winner = db->find_winner(key)) {
-      if (usable(op, problem_key, winner->config_key, device, max_workspace))
-        out.push_back({winner->config_key, DispatchGrade::kExact, problem_key, winner->predicted});
-      else
-        logger().warn("tuned config {} for {} is not usable here; falling back", winner->config_key,
-                      problem_key);
-    }
-    for (DispatchChoice& c : nearest_choices(*db, op, problem_key, device, max_workspace))
-      out.push_back(std::move(c));
+    MatchedWinners m;
+    match_winners(*db, op, problem_key, device, max_workspace, m);
+    add_measured(m, op, problem_key, device, out);
+    const auto& predicted = m.by_match[1];
+    // The calibrated neighbours' picks: those measured at a neighbour come before this problem's
+    // predicted winner when the best of them is one; the model's own picks come after it.
+    std::vector<DispatchChoice> near = nearest_choices(*db, op, problem_key, device, max_workspace);
+    const bool near_first = !near.empty() && near.front().grade == DispatchGrade::kNearestShape;
+    if (near_first)
+      for (DispatchChoice& c : near)
+        if (c.grade == DispatchGrade::kNearestShape) out.push_back(std::move(c));
+    if (!predicted[0].empty())
+      out.push_back(choice_of(*predicted[0].front(), DispatchGrade::kPredicted));
+    else if (!predicted[1].empty())
+      out.push_back(choice_of(*nearest_sm_count(predicted[1], device), DispatchGrade::kPredicted));
+    else if (!predicted[2].empty())
+      out.push_back(
+          choice_of(*rescored(predicted[2], op, problem_key, device), DispatchGrade::kPredicted));
+    for (DispatchChoice& c : near)
+      if (!near_first || c.grade != DispatchGrade::kNearestShape) out.push_back(std::move(c));
   }
   for (std::string& config :
        model_ranked_configs(op, problem_key, device, max_workspace, model_tries))

@@ -1,7 +1,10 @@
-// Which config serves a problem of any op on a device: the tuned winner for that exact problem,
-// else the winners of the nearest tuned problems (the op's distance) re-scored by the model for
-// this problem, else the model's own pick. Configs invalid here, or needing more workspace than
-// the caller has, are skipped at every grade.
+// Which config serves a problem of any op on a device, graded by how closely the tuning that
+// chose it matches: this problem measured on this exact device; on this GPU model with another SM
+// count (clocks are not part of a fingerprint); on another GPU of this compute capability, the
+// winners re-scored by the model here; the nearest tuned problems on this device, their
+// measurements calibrating the model's ranking; this problem's predicted winner (the model's pick
+// with compiled registers, stored by a tuner without a GPU); the model's own pick. Configs invalid
+// here, or needing more workspace than the caller has, are skipped at every grade.
 #pragma once
 
 #include <cstdint>
@@ -42,14 +45,25 @@ struct DispatchChoice {
 std::int64_t workspace_cap_for(const OpSpec& op, const std::string& problem_key,
                                const DeviceDesc& device, std::int64_t cap_bytes);
 
-// Every choice for the problem, best first: the exact winner, the calibrated nearest candidates
-// (nearest-shape when measured at a neighbour, model-default otherwise), then the model's first
-// `model_tries` configs; a caller that cannot get one's kernel (no stored cubin and no compiler)
-// takes the next. db may be null. Throws kt::Error (unsupported) when no config of the space fits.
+// Every choice for the problem, best first: this problem's measured winners on this device, on
+// this GPU model (the nearest SM count) and on this compute capability (re-scored by the model);
+// the calibrated nearest candidates (nearest-shape when measured at a neighbour, model-default
+// otherwise), ahead of this problem's predicted winner when the best of them was measured at a
+// neighbour and after it when it is the model's own; then the model's first `model_tries`
+// configs. A caller that cannot get one's kernel (no stored cubin and no compiler) takes the
+// next. db may be null. Throws kt::Error (unsupported) when no config of the space fits.
 std::vector<DispatchChoice> ranked_choices(const cache::Database* db, const OpSpec& op,
                                            const std::string& problem_key, const DeviceDesc& device,
                                            std::int64_t max_workspace_bytes,
                                            std::size_t model_tries);
+
+// ranked_choices' head: this problem's measured winners on this device, this GPU model and this
+// compute capability (the first three grades), which cost a database lookup; the rest of the
+// list enumerates the op's space. db may be null (then none).
+std::vector<DispatchChoice> measured_choices(const cache::Database* db, const OpSpec& op,
+                                             const std::string& problem_key,
+                                             const DeviceDesc& device,
+                                             std::int64_t max_workspace_bytes);
 
 // ranked_choices' first.
 DispatchChoice choose_config(const cache::Database* db, const OpSpec& op,

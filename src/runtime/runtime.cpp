@@ -1,8 +1,10 @@
 // kt::Runtime: the embeddable dispatcher, one path for every op. A hit is a shared-lock hash
-// lookup and a launch; a miss resolves the config (op_dispatch.hpp), finds or compiles its
-// cubin, loads it through the op's launcher and keeps it.
+// lookup and a launch; a miss takes the best of the dispatch grades' choices (op_dispatch.hpp)
+// whose cubin is stored (found without NVRTC) or can be compiled, loads it through the op's
+// launcher and keeps it; record mode appends a problem served without an exact entry.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <shared_mutex>
@@ -133,23 +135,36 @@ struct Runtime::Impl {
     cache::Database* database = db ? &*db : nullptr;
     const std::int64_t max_workspace =
         rt::workspace_cap_for(op, problem_key, device, std::int64_t(options.workspace_bytes));
-    // The dispatch chain's choices in order, the first whose kernel is at hand: a runtime that
-    // may not compile skips those without a stored cubin.
-    const std::vector<rt::DispatchChoice> choices =
+    // The dispatch grades' choices in order, the first whose kernel is at hand: a runtime that
+    // may not compile (no NVRTC here, or compile_on_miss off) skips those without a stored cubin.
+    // This problem's measured winners come first and cost a lookup; the rest of the list (the
+    // neighbours' calibration and the model's ranking enumerate the op's space) is made only when
+    // none of them is at hand.
+    std::vector<rt::DispatchChoice> choices =
         fallback.empty()
-            ? rt::ranked_choices(database, op, problem_key, device, max_workspace,
-                                 kModelDefaultTries)
+            ? rt::measured_choices(database, op, problem_key, device, max_workspace)
             : std::vector<rt::DispatchChoice>{{fallback, rt::DispatchGrade::kFallback, "", true}};
+    bool complete = !fallback.empty();
     std::optional<rt::CubinResult> found;
     std::size_t pick = 0;
-    for (; pick < choices.size() && !found; ++pick) {
+    while (!found) {
+      if (pick == choices.size()) {
+        std::vector<rt::DispatchChoice> all =
+            rt::ranked_choices(database, op, problem_key, device, max_workspace,
+                               kModelDefaultTries);  // starts with the measured choices
+        choices.insert(choices.end(),
+                       all.begin() + std::ptrdiff_t(std::min(choices.size(), all.size())),
+                       all.end());
+        complete = true;
+      }
       try {
         found = compile(op, problem_key, choices[pick].config_key, variant);
       } catch (const Error& e) {
-        if (e.kind() != ErrorKind::kNotFound || pick + 1 == choices.size()) throw;
-        logger().debug("dispatch {}: {} has no stored cubin; trying the next choice", problem_key,
-                       choices[pick].config_key);
+        if (e.kind() != ErrorKind::kNotFound || (complete && pick + 1 == choices.size())) throw;
+        logger().debug("dispatch {}: {} ({}) not served here: {}", problem_key,
+                       choices[pick].config_key, rt::to_string(choices[pick].grade), e.what());
       }
+      ++pick;
     }
     const rt::DispatchChoice& choice = choices[pick - 1];
     if (fallback.empty() && choice.grade != rt::DispatchGrade::kExact) record(problem_key);

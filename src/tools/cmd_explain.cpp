@@ -1,7 +1,8 @@
 // `kerntune explain`: the model's figures for a config of any op (OpSpec::explain: CTAs,
 // occupancy, waves, efficiencies, predicted time); without --config, the measured winner and
-// runner-up from the database when there are any, else the model's pick and its runner-up. Reads
-// the database only: never creates or migrates it.
+// runner-up from the database when there are any, else the model's pick and its runner-up, and
+// what the runtime would serve on the profile's device (its dispatch grade and whether the cubin
+// is stored). Reads the database only: never creates or migrates it.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,7 +12,10 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/op_registry.hpp"
 #include "core/versions.hpp"
+#include "generator/generated_source.hpp"
+#include "runtime/op_dispatch.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
 #include "tools/json_text.hpp"
@@ -38,12 +42,34 @@ struct ExplainedConfig {
   std::string explanation;            // OpSpec::explain: several lines
 };
 
+// What the runtime would serve on the device (the first of the dispatch grades' choices).
+struct ExplainedDispatch {
+  rt::DispatchChoice choice;
+  bool cubin_stored = false;  // found by source key, as a machine without NVRTC finds it
+};
+
 struct ExplainedProblem {
   std::string problem_key;
   ProblemSummary summary;
   std::string source;  // "given" (--config), "measured" (the database's) or "model"
   std::vector<ExplainedConfig> configs;
+  std::optional<ExplainedDispatch> dispatch;  // without --config
 };
+
+// The runtime's dispatch of `p` on `device` from `database` (null: none) with the default
+// workspace (and the scratch the problem cannot run without).
+ExplainedDispatch explain_dispatch(const OpSpec& op, const DeviceDesc& device,
+                                   const cache::Database* database, const std::string& p) {
+  ExplainedDispatch d;
+  d.choice = rt::choose_config(database, op, p, device,
+                               rt::workspace_cap_for(op, p, device, std::int64_t(64) << 20));
+  if (database != nullptr) {
+    const gen::GeneratedSource source =
+        gen::generate(op, p, d.choice.config_key, "", device.arch());
+    d.cubin_stored = !database->find_cubins_by_source(gen::source_key(source), source.arch).empty();
+  }
+  return d;
+}
 
 // The measured winner and runner-up for the profile's device in the database, one row per
 // config: the interleaved re-measurement where there is one (the pick was made by it), else the
@@ -83,6 +109,7 @@ ExplainedProblem explain_problem(const ExplainOptions& o, const OpSpec& op,
     add("given", o.config, op.predicted_us(p, o.config, device), std::nullopt);
     return e;
   }
+  e.dispatch = explain_dispatch(op, device, database, p);
   const char* roles[] = {"winner", "runner_up"};
   const std::vector<cache::Measurement> measured = database != nullptr
                                                        ? measured_best(op, p, device, *database)
@@ -115,6 +142,15 @@ void print_text(const ExplainOptions& o, const std::vector<ExplainedProblem>& pr
                                100 * (c.predicted_us - *c.measured_us) / *c.measured_us);
       fmt::print("{}: {}{}\n{}", title, c.config_key, measured, c.explanation);
     }
+    if (e.dispatch) {
+      const rt::DispatchChoice& c = e.dispatch->choice;
+      fmt::print("runtime would serve: {} (grade {}{}); {}\n", c.config_key, rt::to_string(c.grade),
+                 c.tuned_device.empty()
+                     ? std::string()
+                     : fmt::format(", tuned for {} on {}", c.tuned_problem_key, c.tuned_device),
+                 e.dispatch->cubin_stored ? "its cubin is stored"
+                                          : "no stored cubin: compiled on first use");
+    }
   }
 }
 
@@ -122,7 +158,9 @@ void print_text(const ExplainOptions& o, const std::vector<ExplainedProblem>& pr
 // which reads none), "database_error" (why it was not read; null when it was or there is none),
 // "problems": [{"problem", "gflop", "min_bytes", "flop_per_byte", "source": "given" | "measured" |
 // "model", "configs": [{"role": "given" | "winner" | "runner_up", "config", "predicted_us",
-// "measured_us" (null unless measured), "explanation" (the text's lines, one string)}]}]}.
+// "measured_us" (null unless measured), "explanation" (the text's lines, one string)}],
+// "dispatch": {"grade", "config", "tuned_problem", "tuned_device" (null for the model's pick),
+// "cubin_stored"} (null with --config)}]}.
 void print_json(const ExplainOptions& o, const DeviceDesc& device, const std::string& database,
                 const std::string& database_error, const std::vector<ExplainedProblem>& problems) {
   std::vector<std::string> items;
@@ -134,12 +172,23 @@ void print_json(const ExplainOptions& o, const DeviceDesc& device, const std::st
           "\"explanation\": {}}}",
           json_string(c.role), json_string(c.config_key), json_number(c.predicted_us),
           c.measured_us ? json_number(*c.measured_us) : "null", json_string(c.explanation)));
+    std::string dispatch = "null";
+    if (e.dispatch) {
+      const rt::DispatchChoice& c = e.dispatch->choice;
+      dispatch = fmt::format(
+          "{{\"grade\": {}, \"config\": {}, \"tuned_problem\": {}, \"tuned_device\": {}, "
+          "\"cubin_stored\": {}}}",
+          json_string(rt::to_string(c.grade)), json_string(c.config_key),
+          c.tuned_problem_key.empty() ? "null" : json_string(c.tuned_problem_key),
+          c.tuned_device.empty() ? "null" : json_string(c.tuned_device),
+          e.dispatch->cubin_stored ? "true" : "false");
+    }
     items.push_back(fmt::format(
         "{{\"problem\": {}, \"gflop\": {}, \"min_bytes\": {}, \"flop_per_byte\": {}, "
-        "\"source\": {}, \"configs\": [{}]}}",
+        "\"source\": {}, \"configs\": [{}], \"dispatch\": {}}}",
         json_string(e.problem_key), json_number(e.summary.flops / 1e9),
         json_number(e.summary.min_bytes), json_number(e.summary.flops / e.summary.min_bytes),
-        json_string(e.source), fmt::join(configs, ", ")));
+        json_string(e.source), fmt::join(configs, ", "), dispatch));
   }
   fmt::print(
       "{{\"device_profile\": {}, \"device\": {}, \"database\": {}, \"database_error\": {}, "

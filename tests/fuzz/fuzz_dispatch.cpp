@@ -2,10 +2,11 @@
 // configs, devices, versions and times are written with plain SQL (as another program could),
 // the file is opened read-only as the runtime opens a shipped database, and a problem of any op
 // (or a fuzzed key) goes down the runtime's resolve chain: the op by its key, the problem
-// validated, rt::choose_config through its grades (exact, nearest-shape, model default), the
-// model's next configs, the kernel source of the choice. Only kt::Error escapes; a choice is a
-// config valid for the problem on the device that fits the workspace, and an exact one is the
-// problem's own winner.
+// validated, rt::ranked_choices through its grades (exact, same GPU model, same compute
+// capability, nearest-shape, predicted, model default), the model's next configs, the kernel
+// source of the choice. Only kt::Error escapes; every choice is a config valid for the problem on
+// the device that fits the workspace, the last is the model's, and a choice of this problem's
+// own winners (exact, same-model, same-cc, predicted) names it and the device it was tuned on.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdlib>
@@ -175,14 +176,23 @@ void resolve(const kt::cache::Database& db, const std::string& problem,
   const kt::OpEntry& entry = kt::OpRegistry::instance().by_key(problem);
   const kt::OpSpec& op = *entry.spec;
   op.summarize(problem);
-  const kt::rt::DispatchChoice choice =
-      kt::rt::choose_config(&db, op, problem, device, max_workspace);
-  if (op.validate_config(problem, choice.config_key, device)) std::abort();
-  if (op.workspace_bytes(problem, choice.config_key, device) > max_workspace) std::abort();
-  if (choice.grade == kt::rt::DispatchGrade::kExact && choice.tuned_problem_key != problem)
-    std::abort();
-  if (choice.grade == kt::rt::DispatchGrade::kModelDefault && !choice.tuned_problem_key.empty())
-    std::abort();
+  const std::vector<kt::rt::DispatchChoice> choices =
+      kt::rt::ranked_choices(&db, op, problem, device, max_workspace, 1);
+  if (choices.empty() || choices.back().grade != kt::rt::DispatchGrade::kModelDefault) std::abort();
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    const kt::rt::DispatchChoice& c = choices[i];
+    if (op.validate_config(problem, c.config_key, device)) std::abort();
+    if (op.workspace_bytes(problem, c.config_key, device) > max_workspace) std::abort();
+    const bool own =
+        c.grade == kt::rt::DispatchGrade::kExact || c.grade == kt::rt::DispatchGrade::kSameModel ||
+        c.grade == kt::rt::DispatchGrade::kSameCc || c.grade == kt::rt::DispatchGrade::kPredicted;
+    if (own && (c.tuned_problem_key != problem || c.tuned_device.empty())) std::abort();
+    if (c.grade == kt::rt::DispatchGrade::kExact && c.tuned_device != device.fingerprint())
+      std::abort();
+    if (c.grade == kt::rt::DispatchGrade::kModelDefault && !c.tuned_problem_key.empty())
+      std::abort();
+  }
+  const kt::rt::DispatchChoice& choice = choices.front();
   const std::string variant = lse && op.name() == "attention" ? "lse" : "";
   (void)kt::gen::generate(op, problem, choice.config_key, variant, device.arch());
   if (choice.grade == kt::rt::DispatchGrade::kModelDefault && spills)
