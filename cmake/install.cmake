@@ -8,6 +8,7 @@
 #   P/lib/pkgconfig/kerntune.pc         pkg-config --cflags --libs kerntune
 #   P/libexec/kerntune/kerntune-worker  the process the tuner compiles and measures candidates in
 #   P/libexec/kerntune/kt_tests_*       with -DKT_INSTALL_TESTS=ON, to carry the tests elsewhere
+#   P/libexec/kerntune/kt_serve_bundle  (with them: the driver-only test's serving process)
 # Installed binaries carry RPATH $ORIGIN/../lib, so a prefix can be copied anywhere (dist/ to the
 # GPU machine) and run in place. Everything the GPU machine lacks is inside the binaries: fmt and
 # spdlog header-only, SQLite static (its symbols hidden in libkerntune.so), libcuda, NVRTC and
@@ -121,6 +122,10 @@ if(KT_INSTALL_TESTS)
       install(TARGETS kt_tests_${tier} RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/kerntune)
     endif()
   endforeach()
+  if(TARGET kt_serve_bundle)  # the gpu tier's driver-only test runs it from beside itself
+    set_target_properties(kt_serve_bundle PROPERTIES INSTALL_RPATH "$ORIGIN/${KT_LIBEXEC_TO_LIB}")
+    install(TARGETS kt_serve_bundle RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/kerntune)
+  endif()
 endif()
 
 # pkg-config, relocatable: the .pc finds the prefix from its own directory.

@@ -16,5 +16,6 @@ void register_doctor(CLI::App& app);
 void register_trace(CLI::App& app);
 void register_ops(CLI::App& app);
 void register_completion(CLI::App& app);
+void register_fleet(CLI::App& app);
 
 }  // namespace kt::cli

@@ -38,6 +38,7 @@ constexpr const char* kFooter = R"(Examples:
   kerntune compile --shape 4096x4096x4096 --arch sm_80   NVRTC only: registers and spills
   kerntune cache ls                                 what the database holds
   kerntune doctor                                   check database, toolkit, driver; what to fix
+  kerntune fleet run --manifest m.txt --shard 2/4   one shard of a fleet's tuning (see fleet --help)
 Run 'kerntune SUBCOMMAND --help' for the options of each.
 Exit status: 0 done; 1 the command failed (the line on stderr says why and what to do);
 2 the command line is wrong (unknown option or subcommand, missing or malformed argument).)";
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
   kt::cli::register_tune(app);
   kt::cli::register_bench(app);
   kt::cli::register_cache(app);
+  kt::cli::register_fleet(app);
   kt::cli::register_doctor(app);
   kt::cli::register_trace(app);
   kt::cli::register_completion(app);
