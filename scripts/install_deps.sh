@@ -11,8 +11,13 @@ set -euo pipefail
 # python3-torch: a CPU-only PyTorch (1.13 on Debian 12) for the cpu tier's checks of kerntune.ops
 # (python/tests/test_ops_no_gpu.py: the fake implementations under FakeTensorMode, the argument
 # errors, the operands gemm copies); no GPU test uses it (they need a CUDA PyTorch).
+# slurm-wlm and munge: the deploy.slurm_fleet test (tests/deploy/slurm_fleet_test.sh) starts a
+# single-node Slurm cluster and runs deploy/slurm/'s array and merge jobs on it; python3-yaml:
+# deploy.k8s_manifests parses deploy/k8s/'s Jobs. The test runs daemons of its own on free ports,
+# whatever the packages' services do.
 packages=(build-essential cmake ninja-build libfmt-dev libspdlog-dev libsqlite3-dev libcli11-dev
-          libgtest-dev clang libclang-rt-14-dev clang-format python3-pip pkgconf python3-torch)
+          libgtest-dev clang libclang-rt-14-dev clang-format python3-pip pkgconf python3-torch
+          slurm-wlm munge python3-yaml)
 
 missing=()
 for package in "${packages[@]}"; do
