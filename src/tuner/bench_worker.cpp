@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "tuner/gpu_turn.hpp"
 #include "tuner/lost_worker.hpp"
 #include "tuner/worker_messages.hpp"
 
@@ -53,6 +54,7 @@ void BenchWorker::ensure_setup() {
 
 TrialOutcome BenchWorker::measure(const std::string& config_key, const cache::CubinRecord& cubin,
                                   double predicted_us) {
+  const std::unique_lock turn = take_gpu_turn(setup_.device_ordinal);
   ensure_setup();
   Message request;
   request.set("op", "measure").set("config", config_key);
@@ -80,6 +82,7 @@ bool BenchWorker::remeasure(const std::vector<std::string>& config_keys,
                             const std::vector<const cache::CubinRecord*>& cubins,
                             const std::vector<double>& predicted_us, std::vector<Timing*>& timings,
                             int rounds) {
+  const std::unique_lock turn = take_gpu_turn(setup_.device_ordinal);
   ensure_setup();
   Message request;
   request.set("op", "remeasure").set("count", int(config_keys.size())).set("rounds", rounds);

@@ -1,7 +1,8 @@
 // The tuner's side of the benchmark worker (one per GPU): sends it the problem once, then each
 // candidate's cubin, and applies a deadline per candidate. A worker that dies, reports a broken
 // CUDA context, or runs past the deadline (then it is killed: timeout) is started afresh and set
-// up again for the next candidate; the candidate keeps the reason.
+// up again for the next candidate; the candidate keeps the reason. Its set-up and requests hold
+// the GPU's turn (gpu_turn.hpp), so tuning threads sharing a GPU time one at a time.
 #pragma once
 
 #include <cstdint>
