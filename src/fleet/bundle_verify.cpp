@@ -25,7 +25,7 @@ namespace kt::fleet {
 
 using cache::printable;
 
-VerifyReport verify_bundle(const std::string& path) {
+VerifyReport verify_bundle(const std::string& path, const RemeasureOptions& remeasure) {
   VerifyReport r;
   r.path = path;
   const cache::Database db = cache::Database::open_readonly(path);  // throws for a bad file
@@ -130,6 +130,21 @@ VerifyReport verify_bundle(const std::string& path) {
   if (gpu && r.num_cubins_loaded == 0 && r.num_winners > 0)
     r.notes.push_back(
         fmt::format("no winner is for this GPU's architecture ({}): none loaded", gpu->arch()));
+
+  // 4. A sample of the winners measured here, timed again.
+  if (gpu && remeasure.count > 0) {
+    const std::vector<cache::Winner> here = remeasurable_winners(db, *gpu);
+    if (here.empty())
+      r.notes.push_back("no winner was measured on this GPU (" + gpu->fingerprint() +
+                        "): none timed again");
+    const rt::ScopedCurrent current(context->context());
+    r.remeasured = remeasure_sample(path, here, remeasure);
+    for (const Remeasured& m : r.remeasured) {
+      const std::string where = fmt::format("{}: {}", printable(m.problem_key), m.config_key);
+      if (!m.failure.empty()) r.failures.push_back(where + ": " + m.failure);
+      if (!m.skipped.empty()) r.notes.push_back(where + ": " + m.skipped);
+    }
+  }
   return r;
 }
 
