@@ -67,6 +67,7 @@ GemmKernel::GemmKernel(const GemmProblem& problem, const GemmConfig& config,
                                                   to_key(config), module.functions.size(), needed));
   main_ = module.functions[0];
   if (plan_.reduce) reduce_ = module.functions[1];
+  if (config.family == GemmFamily::kSm90) last_sm90_ = std::make_shared<LastSm90Params>();
   if (plan_.main.smem_bytes > kDefaultDynamicSmemLimit)
     check(driver().func_set_attribute(main_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                       int(plan_.main.smem_bytes)),
@@ -168,8 +169,6 @@ GemmParams GemmKernel::make_params(const void* a, const void* b, void* c, void* 
 
 CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, void* workspace,
                                       GemmSm90Params& params) const {
-  // NOTE: encoded per launch (a few hundred ns of host work, no allocation): a cache keyed by
-  // pointer would need a lock, since one kernel serves every thread of the runtime.
   params.gemm = make_params(a, b, c, workspace);
   // The kernel's operands and product (swap-AB: the caller's B and A, M and N exchanged).
   const GemmProblem p = oriented_problem(problem_, config_);
@@ -197,6 +196,28 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
   return r;
 }
 
+CUresult GemmKernel::sm90_params(const void* a, const void* b, void* c, void* workspace,
+                                 GemmSm90Params& params) const {
+  LastSm90Params& last = *last_sm90_;
+  {
+    const std::lock_guard lock(last.mutex);
+    if (last.valid && last.a == a && last.b == b && last.c == c && last.workspace == workspace) {
+      params = last.params;
+      return CUDA_SUCCESS;
+    }
+  }
+  const CUresult r = make_sm90_params(a, b, c, workspace, params);
+  if (r != CUDA_SUCCESS) return r;
+  const std::lock_guard lock(last.mutex);
+  last.valid = true;
+  last.a = a;
+  last.b = b;
+  last.c = c;
+  last.workspace = workspace;
+  last.params = params;
+  return r;
+}
+
 CUresult GemmKernel::launch_main(void* params, CUstream stream) const {
   const LaunchPlan& m = plan_.main;
   void* args[] = {params};
@@ -215,7 +236,7 @@ CUresult GemmKernel::launch(const void* a, const void* b, void* c, void* workspa
   CUresult r = CUDA_SUCCESS;
   if (config_.family == GemmFamily::kSm90) {
     GemmSm90Params params;
-    r = make_sm90_params(a, b, c, workspace, params);
+    r = sm90_params(a, b, c, workspace, params);
     if (r == CUDA_SUCCESS) r = launch_main(&params, stream);
   } else {
     GemmParams params = make_params(a, b, c, workspace);

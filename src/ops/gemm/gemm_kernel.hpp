@@ -5,6 +5,8 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <memory>
+#include <mutex>
 
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
@@ -59,12 +61,31 @@ class GemmKernel {
   // Clusters of the main kernel that fit on the device at once (cuOccupancyMaxActiveClusters);
   // 0 (logged) when the query fails.
   int max_active_clusters() const;
+  // make_sm90_params, or the block of the last call with the same four pointers.
+  CUresult sm90_params(const void* a, const void* b, void* c, void* workspace,
+                       GemmSm90Params& params) const;
+
+  // The last sm90 parameter block and its pointers: a serving loop's static buffers (or a
+  // caching allocator's reused ones) launch without encoding three tensor maps again, most of a
+  // call's host cost. A map holds an address, sizes and strides only, so equal pointers give an
+  // equal block. Shared by copies of the kernel (the same problem and config); locked, since one
+  // kernel serves every thread of a runtime.
+  struct LastSm90Params {
+    std::mutex mutex;
+    bool valid = false;
+    const void* a = nullptr;
+    const void* b = nullptr;
+    void* c = nullptr;
+    void* workspace = nullptr;
+    GemmSm90Params params;
+  };
 
   GemmProblem problem_;
   GemmConfig config_;
   GemmLaunch plan_;
   CUfunction main_ = nullptr;
   CUfunction reduce_ = nullptr;
+  std::shared_ptr<LastSm90Params> last_sm90_;  // sm90 only
 };
 
 }  // namespace kt::rt
