@@ -24,6 +24,8 @@ constexpr const char* kUsage =
     "usage: kerntune-worker compile|bench --fd N --parent PID\n"
     "This program is started by `kerntune tune`; it is not meant to be run by hand.\n";
 
+constexpr int kCompileNiceness = 10;
+
 // NOTE: a worker blocked in a hung kernel or in NVRTC never reads its socket again, so it
 // cannot notice the tuner's death from there (and PR_SET_PDEATHSIG follows the spawning
 // thread, not the process). A watchdog polls the parent's pid instead.
@@ -53,6 +55,10 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "kerntune-worker: unknown role '{}'\n{}", role, kUsage);
     return 64;
   }
+  // Compiles yield the CPU to measurements: a benchmark worker descheduled between its timing
+  // events and its launch times the gap too, and compiles run beside measurements (another
+  // tuning worker of `fleet run --devices`, a pipelined tune). Failing to lower it is harmless.
+  if (role == "compile") setpriority(PRIO_PROCESS, 0, kCompileNiceness);
   // The tuner waits for this before its first request (WorkerProcess::await_ready).
   kt::tune::Message ready;
   ready.set("ready", role);
