@@ -7,7 +7,9 @@ namespace kt {
 // Bump when the measuring protocol changes what a median means (flush, clocks, repeats).
 // 2: the L2 flush reads a buffer of 2 x L2 (1 wrote one, leaving dirty lines to write back).
 // 3: a GEMM's repetitions rotate over up to 8 separately allocated copies of its operands.
-inline constexpr int kBenchmarkProtocolVersion = 3;
+// 4: a repetition's start event, kernel and stop event run back to back behind a launch gate
+//    (tuner/launch_gate.hpp): time the host thread spent between those calls is not timed.
+inline constexpr int kBenchmarkProtocolVersion = 4;
 // Bump when a GEMM template changes its performance or its config semantics.
 // 2: the sm90 keys gained e (TMA-store epilogue) and cl (cluster) fields.
 // 3: sm90 split-K reduces inside the kernel (no reduce launch; any epilogue with split-K).

@@ -72,6 +72,10 @@ CudaDriver load() {
   KT_RESOLVE(cuMemcpyDtoH, d.memcpy_dtoh);
   KT_RESOLVE(cuMemsetD8Async, d.memset_d8_async);
   KT_RESOLVE(cuMemcpyDtoDAsync, d.memcpy_dtod_async);
+  KT_RESOLVE(cuMemHostAlloc, d.mem_host_alloc);
+  KT_RESOLVE(cuMemFreeHost, d.mem_free_host);
+  KT_RESOLVE(cuMemHostGetDevicePointer, d.mem_host_get_device_pointer);
+  KT_RESOLVE(cuStreamWaitValue32, d.stream_wait_value32);
   KT_RESOLVE(cuStreamCreate, d.stream_create);
   KT_RESOLVE(cuStreamDestroy, d.stream_destroy);
   KT_RESOLVE(cuStreamSynchronize, d.stream_synchronize);

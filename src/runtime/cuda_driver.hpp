@@ -43,6 +43,10 @@ struct CudaDriver {
   decltype(&::cuMemcpyDtoH) memcpy_dtoh = nullptr;
   decltype(&::cuMemsetD8Async) memset_d8_async = nullptr;
   decltype(&::cuMemcpyDtoDAsync) memcpy_dtod_async = nullptr;
+  decltype(&::cuMemHostAlloc) mem_host_alloc = nullptr;
+  decltype(&::cuMemFreeHost) mem_free_host = nullptr;
+  decltype(&::cuMemHostGetDevicePointer) mem_host_get_device_pointer = nullptr;
+  decltype(&::cuStreamWaitValue32) stream_wait_value32 = nullptr;
   decltype(&::cuStreamCreate) stream_create = nullptr;
   decltype(&::cuStreamDestroy) stream_destroy = nullptr;
   decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;

@@ -1,5 +1,6 @@
 // The measuring protocol. One event pair per repetition, synchronized each time: the flush
-// keeps repetitions independent, so there is no back-to-back launch overlap to preserve.
+// keeps repetitions independent, so there is no back-to-back launch overlap to preserve. The
+// launch gate holds the stream after the flush until the repetition is enqueued.
 #include "tuner/benchmark.hpp"
 
 #include <algorithm>
@@ -73,11 +74,20 @@ std::vector<double> Bench::sample(const std::function<CUresult(CUstream)>& launc
   const rt::CudaDriver& d = rt::driver();
   std::vector<double> out;
   out.reserve(reps);
+  // Opens the gate however the enqueueing ends, so a failed launch never leaves the stream held.
+  struct OpenOnExit {
+    LaunchGate& gate;
+    ~OpenOnExit() { gate.open(); }
+  };
   for (int i = 0; i < reps; ++i) {
     flush();
-    rt::check(d.event_record(start_.get(), stream_), "cuEventRecord");
-    rt::check(launch(stream_), "cuLaunchKernel(candidate)");
-    rt::check(d.event_record(stop_.get(), stream_), "cuEventRecord");
+    {
+      const OpenOnExit opener{gate_};
+      gate_.close(stream_);
+      rt::check(d.event_record(start_.get(), stream_), "cuEventRecord");
+      rt::check(launch(stream_), "cuLaunchKernel(candidate)");
+      rt::check(d.event_record(stop_.get(), stream_), "cuEventRecord");
+    }
     rt::check(d.event_synchronize(stop_.get()), "cuEventSynchronize");
     out.push_back(1000.0 * rt::elapsed_ms(start_, stop_));
   }

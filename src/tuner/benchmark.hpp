@@ -1,6 +1,7 @@
 // The measuring protocol (kBenchmarkProtocolVersion): warm-up, an L2 flush outside the timed
 // region before every repetition (a read of twice L2, so L2 holds no dirty lines the timed
-// kernel would write back), CUDA events around the kernel alone, median and spread.
+// kernel would write back), CUDA events around the kernel alone and run back to back behind a
+// launch gate, median and spread.
 #pragma once
 
 #include <cuda.h>
@@ -13,6 +14,7 @@
 #include "core/device_desc.hpp"
 #include "runtime/device_buffer.hpp"
 #include "runtime/module_cache.hpp"
+#include "tuner/launch_gate.hpp"
 
 namespace kt::tune {
 
@@ -68,6 +70,7 @@ class Bench {
   CUfunction flush_kernel_ = nullptr;
   unsigned int flush_grid_ = 1;
   rt::Event start_, stop_;
+  LaunchGate gate_;
 };
 
 }  // namespace kt::tune
