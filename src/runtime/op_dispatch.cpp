@@ -48,41 +48,62 @@ struct Candidate {
 // suit this shape loses to what the model ranks first here, unless the measurements say the model
 // misjudges it. Graded nearest-shape when the pick was measured at a neighbour, model-default
 // when it is the model's own; nothing when no neighbour is tuned.
-std::vector<DispatchChoice> nearest_choices(const cache::Database& db, const OpSpec& op,
-                                            const std::string& problem_key,
-                                            const DeviceDesc& device, std::int64_t max_workspace) {
-  // A stored row that does not parse is skipped here, never fatal: it says nothing of this
-  // problem.
-  std::vector<std::pair<double, cache::Winner>> near;
+// The kNearestProblems tuned problems nearest this one on this device, nearest first, each with
+// its distance and its rows (a winner without measurements, imported or predicted, stands as its
+// own row). A stored row that does not parse is skipped here, never fatal: it says nothing of this
+// problem.
+struct Neighbour {
+  double distance = 0;
+  cache::Winner winner;
+  std::vector<cache::Measurement> rows;
+};
+
+std::vector<Neighbour> nearest_neighbours(const cache::Database& db, const OpSpec& op,
+                                          const std::string& problem_key,
+                                          const DeviceDesc& device) {
+  std::vector<Neighbour> near;
   for (auto& w : db.winners_with_prefix(device.fingerprint(), op.neighbour_prefix(problem_key),
                                         kBenchmarkProtocolVersion, op.template_version())) {
     try {
-      if (auto d = op.distance(problem_key, w.key.problem_key)) near.emplace_back(*d, std::move(w));
+      if (auto d = op.distance(problem_key, w.key.problem_key))
+        near.push_back({*d, std::move(w), {}});
     } catch (const Error& e) {
       logger().debug("skipping tuned row {}: {}", w.key.problem_key, e.what());
     }
   }
-  if (near.empty()) return {};
   std::stable_sort(near.begin(), near.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+                   [](const Neighbour& a, const Neighbour& b) { return a.distance < b.distance; });
   if (near.size() > kNearestProblems) near.resize(kNearestProblems);
+  for (Neighbour& n : near) {
+    n.rows = db.measurements(n.winner.key);
+    if (n.rows.empty()) {
+      cache::Measurement m;
+      m.config_key = n.winner.config_key;
+      m.median_us = n.winner.median_us;
+      m.status = n.winner.predicted ? cache::Status::kPredicted : cache::Status::kOk;
+      n.rows.push_back(m);
+    }
+  }
+  return near;
+}
 
+// A row that calibrates the model: measured, with a time.
+bool calibrates(const cache::Measurement& m) {
+  return m.status == cache::Status::kOk && m.median_us > 0;
+}
+
+std::vector<DispatchChoice> nearest_choices(const std::vector<Neighbour>& near, const OpSpec& op,
+                                            const std::string& problem_key,
+                                            const DeviceDesc& device, std::int64_t max_workspace) {
+  if (near.empty()) return {};
   std::map<std::string, Candidate> candidates;
   double typical_sum = 0, typical_weight = 0;
-  for (const auto& [distance, w] : near) {
+  for (const auto& [distance, w, rows] : near) {
     const double weight = 1.0 / (1.0 + distance);
-    std::vector<cache::Measurement> rows = db.measurements(w.key);
-    if (rows.empty()) {  // a winner without its measurements (imported, or predicted)
-      cache::Measurement m;
-      m.config_key = w.config_key;
-      m.median_us = w.median_us;
-      m.status = w.predicted ? cache::Status::kPredicted : cache::Status::kOk;
-      rows.push_back(m);
-    }
     for (const cache::Measurement& m : rows) {
       if (m.status != cache::Status::kOk && m.status != cache::Status::kPredicted) continue;
       Candidate& c = candidates[m.config_key];
-      if (m.status != cache::Status::kOk || !(m.median_us > 0)) continue;
+      if (!calibrates(m)) continue;
       double predicted = 0;
       try {
         predicted = op.predicted_us(w.key.problem_key, m.config_key, device);
@@ -250,16 +271,36 @@ void add_measured(const MatchedWinners& m, const OpSpec& op, const std::string& 
         choice_of(*rescored(measured[2], op, problem_key, device), DispatchGrade::kSameCc));
 }
 
+// This problem's predicted winner: this fingerprint's, else the same model's, else the same
+// compute capability's re-scored.
+void add_predicted(const MatchedWinners& m, const OpSpec& op, const std::string& problem_key,
+                   const DeviceDesc& device, std::vector<DispatchChoice>& out) {
+  const auto& predicted = m.by_match[1];
+  if (!predicted[0].empty())
+    out.push_back(choice_of(*predicted[0].front(), DispatchGrade::kPredicted));
+  else if (!predicted[1].empty())
+    out.push_back(choice_of(*nearest_sm_count(predicted[1], device), DispatchGrade::kPredicted));
+  else if (!predicted[2].empty())
+    out.push_back(
+        choice_of(*rescored(predicted[2], op, problem_key, device), DispatchGrade::kPredicted));
+}
+
 }  // namespace
 
-std::vector<DispatchChoice> measured_choices(const cache::Database* db, const OpSpec& op,
-                                             const std::string& problem_key,
-                                             const DeviceDesc& device, std::int64_t max_workspace) {
+std::vector<DispatchChoice> leading_choices(const cache::Database* db, const OpSpec& op,
+                                            const std::string& problem_key,
+                                            const DeviceDesc& device, std::int64_t max_workspace) {
   std::vector<DispatchChoice> out;
   if (db == nullptr) return out;
   MatchedWinners m;
   match_winners(*db, op, problem_key, device, max_workspace, m);
   add_measured(m, op, problem_key, device, out);
+  // No neighbour measured anything, so no nearest-shape choice can come before the predicted one.
+  const std::vector<Neighbour> near = nearest_neighbours(*db, op, problem_key, device);
+  const bool any_measured = std::any_of(near.begin(), near.end(), [](const Neighbour& n) {
+    return std::any_of(n.rows.begin(), n.rows.end(), calibrates);
+  });
+  if (!any_measured) add_predicted(m, op, problem_key, device, out);
   return out;
 }
 
@@ -271,21 +312,15 @@ std::vector<DispatchChoice> ranked_choices(const cache::Database* db, const OpSp
     MatchedWinners m;
     match_winners(*db, op, problem_key, device, max_workspace, m);
     add_measured(m, op, problem_key, device, out);
-    const auto& predicted = m.by_match[1];
     // The calibrated neighbours' picks: those measured at a neighbour come before this problem's
     // predicted winner when the best of them is one; the model's own picks come after it.
-    std::vector<DispatchChoice> near = nearest_choices(*db, op, problem_key, device, max_workspace);
+    std::vector<DispatchChoice> near = nearest_choices(
+        nearest_neighbours(*db, op, problem_key, device), op, problem_key, device, max_workspace);
     const bool near_first = !near.empty() && near.front().grade == DispatchGrade::kNearestShape;
     if (near_first)
       for (DispatchChoice& c : near)
         if (c.grade == DispatchGrade::kNearestShape) out.push_back(std::move(c));
-    if (!predicted[0].empty())
-      out.push_back(choice_of(*predicted[0].front(), DispatchGrade::kPredicted));
-    else if (!predicted[1].empty())
-      out.push_back(choice_of(*nearest_sm_count(predicted[1], device), DispatchGrade::kPredicted));
-    else if (!predicted[2].empty())
-      out.push_back(
-          choice_of(*rescored(predicted[2], op, problem_key, device), DispatchGrade::kPredicted));
+    add_predicted(m, op, problem_key, device, out);
     for (DispatchChoice& c : near)
       if (!near_first || c.grade != DispatchGrade::kNearestShape) out.push_back(std::move(c));
   }

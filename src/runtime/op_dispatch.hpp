@@ -57,13 +57,14 @@ std::vector<DispatchChoice> ranked_choices(const cache::Database* db, const OpSp
                                            std::int64_t max_workspace_bytes,
                                            std::size_t model_tries);
 
-// ranked_choices' head: this problem's measured winners on this device, this GPU model and this
-// compute capability (the first three grades), which cost a database lookup; the rest of the
-// list enumerates the op's space. db may be null (then none).
-std::vector<DispatchChoice> measured_choices(const cache::Database* db, const OpSpec& op,
-                                             const std::string& problem_key,
-                                             const DeviceDesc& device,
-                                             std::int64_t max_workspace_bytes);
+// ranked_choices' head, which costs database lookups only (the rest of the list enumerates the
+// op's space): this problem's measured winners on this device, this GPU model and this compute
+// capability, then, when no tuned neighbour on this device measured anything (so no nearest-shape
+// choice can precede it), its predicted winner. db may be null (then none).
+std::vector<DispatchChoice> leading_choices(const cache::Database* db, const OpSpec& op,
+                                            const std::string& problem_key,
+                                            const DeviceDesc& device,
+                                            std::int64_t max_workspace_bytes);
 
 // ranked_choices' first.
 DispatchChoice choose_config(const cache::Database* db, const OpSpec& op,

@@ -137,12 +137,12 @@ struct Runtime::Impl {
         rt::workspace_cap_for(op, problem_key, device, std::int64_t(options.workspace_bytes));
     // The dispatch grades' choices in order, the first whose kernel is at hand: a runtime that
     // may not compile (no NVRTC here, or compile_on_miss off) skips those without a stored cubin.
-    // This problem's measured winners come first and cost a lookup; the rest of the list (the
-    // neighbours' calibration and the model's ranking enumerate the op's space) is made only when
-    // none of them is at hand.
+    // The head of the list (this problem's measured winners, and its predicted one when no
+    // neighbour measured anything) costs lookups; the rest (the neighbours' calibration and the
+    // model's ranking enumerate the op's space) is made only when none of the head is at hand.
     std::vector<rt::DispatchChoice> choices =
         fallback.empty()
-            ? rt::measured_choices(database, op, problem_key, device, max_workspace)
+            ? rt::leading_choices(database, op, problem_key, device, max_workspace)
             : std::vector<rt::DispatchChoice>{{fallback, rt::DispatchGrade::kFallback, "", true}};
     bool complete = !fallback.empty();
     std::optional<rt::CubinResult> found;

@@ -74,20 +74,30 @@ TEST(DeviceGrades, EveryGradeInOrderWithTheDeviceItWasTunedOn) {
   EXPECT_EQ(choices.back().grade, DispatchGrade::kModelDefault);
 }
 
-TEST(DeviceGrades, TheMeasuredChoicesAreTheHeadOfTheList) {
+TEST(DeviceGrades, TheLeadingChoicesAreTheHeadOfTheList) {
   Database db = Database::open(":memory:");
   add_winner(db, h200_with(114), config(1), false);
   add_winner(db, h100_pcie(), config(2), false);
   add_winner(db, h200(), config(3), true);
-  const auto measured = rt::measured_choices(&db, gemm(), kProblem, h200(), kWorkspace);
+  // No neighbour on this device measured anything: the predicted winner joins the head.
+  const auto leading = rt::leading_choices(&db, gemm(), kProblem, h200(), kWorkspace);
   const auto all = rt::ranked_choices(&db, gemm(), kProblem, h200(), kWorkspace, 1);
-  ASSERT_EQ(measured.size(), 2u);
-  ASSERT_GT(all.size(), measured.size());
-  for (std::size_t i = 0; i < measured.size(); ++i) {
-    EXPECT_EQ(measured[i].config_key, all[i].config_key);
-    EXPECT_EQ(measured[i].grade, all[i].grade);
+  ASSERT_EQ(leading.size(), 3u);
+  EXPECT_EQ(leading[2].grade, DispatchGrade::kPredicted);
+  ASSERT_GT(all.size(), leading.size());
+  for (std::size_t i = 0; i < leading.size(); ++i) {
+    EXPECT_EQ(leading[i].config_key, all[i].config_key);
+    EXPECT_EQ(leading[i].grade, all[i].grade);
   }
-  EXPECT_TRUE(rt::measured_choices(nullptr, gemm(), kProblem, h200(), kWorkspace).empty());
+  EXPECT_TRUE(rt::leading_choices(nullptr, gemm(), kProblem, h200(), kWorkspace).empty());
+}
+
+TEST(DeviceGrades, AMeasuredNeighbourKeepsThePredictedWinnerOutOfTheHead) {
+  Database db = Database::open(":memory:");
+  add_winner(db, h200(), config(3), true);
+  add_winner(db, h200(), config(4), false, "gemm:bf16:bf16:nt:4000x4096x4096");
+  const auto leading = rt::leading_choices(&db, gemm(), kProblem, h200(), kWorkspace);
+  EXPECT_TRUE(leading.empty());
 }
 
 TEST(DeviceGrades, AnotherSmCountOfTheModelServesTheNearestCount) {
