@@ -293,21 +293,15 @@ std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
     const AttentionBackwardProblem& p, const DeviceDesc& device,
     const AttentionBackwardDomains& d) {
   std::vector<AttentionBackwardConfig> out;
-  auto keep = [&](const AttentionBackwardConfig& c) {
-    if (!validate(p, c, device)) out.push_back(c);
-  };
-  auto has = [&](AttentionFamily f) {
-    return std::find(d.families.begin(), d.families.end(), f) != d.families.end();
-  };
-  if (has(AttentionFamily::kSm80))
-    for (int bm : d.block_m)
-      for (int warps : d.warps)
-        for (int bn : d.block_n)
-          for (int s : d.stages) keep({bm, bn, warps, s});
-  if (has(AttentionFamily::kSm90))
-    for (int bm : d.fa3_block_m)
-      for (int bn : d.fa3_block_n)
-        for (int s : d.fa3_stages) keep({bm, bn, 0, s, AttentionFamily::kSm90});
+  for (AttentionFamily family : d.families) {
+    const bool fa3 = family == AttentionFamily::kSm90;
+    for (int bm : fa3 ? d.fa3_block_m : d.block_m)
+      for (int warps : fa3 ? std::vector<int>{0} : d.warps)
+        for (int bn : fa3 ? d.fa3_block_n : d.block_n)
+          for (int s : fa3 ? d.fa3_stages : d.stages) out.push_back({bm, bn, warps, s, family});
+  }
+  std::erase_if(
+      out, [&](const AttentionBackwardConfig& c) { return validate(p, c, device).has_value(); });
   return out;
 }
 

@@ -1,5 +1,5 @@
-// The attention backward's row kernels, shared by its families, launched on one stream around
-// the family's main kernel (AttentionBackwardKernel):
+// What the attention backward's families share: a CTA's work (CtaWork) and the row kernels,
+// launched on one stream around the family's main kernel (AttentionBackwardKernel):
 //   attention_bwd_preprocess   before it: D = rowsum(dO ∘ O) and the logsumexp in base 2, both in
 //                              FP32; zeroes the FP32 dQ accumulator (and, deterministic, the dQ
 //                              semaphores and the CTA ticket);
@@ -37,6 +37,49 @@ __device__ __forceinline__ void decode_row(long long r, int heads, int seqlen, i
 template <int kBlockM>
 __device__ __forceinline__ long long num_semaphore_words(const AttentionBwdParams& p) {
   return 1 + (long long)p.batch * p.heads_q * ((p.seqlen_q + kBlockM - 1) / kBlockM);
+}
+
+// A CTA's share of a family's main kernel: its key block of kBlockN keys, key/value head and
+// batch (blockIdx (x, y, z), or kDeterministic its ticket: key blocks fastest, then key/value
+// heads, then batches), and its steps: every query block of kBlockM rows that sees a key of the
+// block (all, or causal from the one holding the first row that sees key n0, row n0 - (seqlen_k
+// - seqlen_q)) for every query head of the key/value head, head-major.
+struct CtaWork {
+  int n_block, kv_head, batch;
+  int group;           // query heads of the key/value head
+  int m_first;         // the first query block a head's steps visit
+  int steps_per_head;  // the query blocks a head's steps visit
+  int num_steps;       // steps_per_head · group
+
+  __device__ __forceinline__ int head(int step) const {
+    return kv_head * group + step / steps_per_head;
+  }
+  __device__ __forceinline__ int m_block(int step) const { return m_first + step % steps_per_head; }
+};
+
+template <int kBlockM, int kBlockN, bool kCausal, bool kDeterministic>
+__device__ __forceinline__ CtaWork cta_work(const AttentionBwdParams& p, unsigned int ticket) {
+  CtaWork w;
+  const int num_n_blocks = (p.seqlen_k + kBlockN - 1) / kBlockN;
+  const int num_m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
+  if constexpr (kDeterministic) {
+    w.n_block = int(ticket % unsigned(num_n_blocks));
+    w.kv_head = int(ticket / unsigned(num_n_blocks) % unsigned(p.heads_kv));
+    w.batch = int(ticket / unsigned(num_n_blocks) / unsigned(p.heads_kv));
+  } else {
+    w.n_block = blockIdx.x;
+    w.kv_head = blockIdx.y;
+    w.batch = blockIdx.z;
+  }
+  w.group = p.heads_q / p.heads_kv;
+  w.m_first = 0;
+  if constexpr (kCausal) {
+    const int first_row = w.n_block * kBlockN - (p.seqlen_k - p.seqlen_q);
+    w.m_first = first_row >= p.seqlen_q ? num_m_blocks : (first_row > 0 ? first_row / kBlockM : 0);
+  }
+  w.steps_per_head = num_m_blocks - w.m_first;
+  w.num_steps = w.steps_per_head * w.group;
+  return w;
 }
 
 }  // namespace attn_bwd

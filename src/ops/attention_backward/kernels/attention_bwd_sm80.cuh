@@ -128,36 +128,24 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   const int warp = tid / 32;
   const int seqlen_q = params.seqlen_q;
   const int seqlen_k = params.seqlen_k;
-  const int num_n_blocks = (seqlen_k + kBlockN - 1) / kBlockN;
   const int num_m_blocks = (seqlen_q + kBlockM - 1) / kBlockM;
 
-  int n_block, kv_head, batch;
+  unsigned int ticket = 0;
   if constexpr (kDeterministic) {
     // Tickets in CTA start order: a CTA waits only for CTAs of smaller tickets, which are
     // running or done.
-    __shared__ unsigned int ticket;
-    if (tid == 0) ticket = atomicAdd(params.dq_semaphores, 1u);
+    __shared__ unsigned int ticket_slot;
+    if (tid == 0) ticket_slot = atomicAdd(params.dq_semaphores, 1u);
     __syncthreads();
-    n_block = int(ticket % unsigned(num_n_blocks));
-    kv_head = int(ticket / unsigned(num_n_blocks) % unsigned(params.heads_kv));
-    batch = int(ticket / unsigned(num_n_blocks) / unsigned(params.heads_kv));
-  } else {
-    n_block = blockIdx.x;
-    kv_head = blockIdx.y;
-    batch = blockIdx.z;
+    ticket = ticket_slot;
   }
-  const int group = params.heads_q / params.heads_kv;
+  const attn_bwd::CtaWork work =
+      attn_bwd::cta_work<kBlockM, kBlockN, kCausal, kDeterministic>(params, ticket);
+  const int n_block = work.n_block, kv_head = work.kv_head, batch = work.batch;
+  const int group = work.group, m_first = work.m_first;
+  const int steps_per_head = work.steps_per_head, num_steps = work.num_steps;
   const int n0 = n_block * kBlockN;
   const int diagonal = seqlen_k - seqlen_q;
-  // Query blocks that see a key of this block: all, or (causal) from the one holding the first
-  // row that sees key n0 (row n0 - diagonal).
-  int m_first = 0;
-  if constexpr (kCausal) {
-    const int first_row = n0 - diagonal;
-    m_first = first_row >= seqlen_q ? num_m_blocks : (first_row > 0 ? first_row / kBlockM : 0);
-  }
-  const int steps_per_head = num_m_blocks - m_first;
-  const int num_steps = steps_per_head * group;  // (query head, query block) pairs, head-major
 
   const T* k = static_cast<const T*>(params.k) + batch * params.k_batch_stride +
                kv_head * params.k_head_stride;

@@ -149,7 +149,6 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
 
   const int seqlen_q = p.seqlen_q;
   const int seqlen_k = p.seqlen_k;
-  const int num_n_blocks = (seqlen_k + kBlockN - 1) / kBlockN;
   const int num_m_blocks = (seqlen_q + kBlockM - 1) / kBlockM;
 
   if (threadIdx.x == 0) {
@@ -166,29 +165,12 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
   }
   __syncthreads();
 
-  int n_block, kv_head, batch;
-  if constexpr (kDeterministic) {
-    const unsigned int ticket = ld_shared_u32(ticket_word);
-    n_block = int(ticket % unsigned(num_n_blocks));
-    kv_head = int(ticket / unsigned(num_n_blocks) % unsigned(p.heads_kv));
-    batch = int(ticket / unsigned(num_n_blocks) / unsigned(p.heads_kv));
-  } else {
-    n_block = blockIdx.x;
-    kv_head = blockIdx.y;
-    batch = blockIdx.z;
-  }
-  const int group = p.heads_q / p.heads_kv;
+  const attn_bwd::CtaWork work = attn_bwd::cta_work<kBlockM, kBlockN, kCausal, kDeterministic>(
+      p, kDeterministic ? ld_shared_u32(ticket_word) : 0u);
+  const int n_block = work.n_block, kv_head = work.kv_head, batch = work.batch;
+  const int num_steps = work.num_steps;
   const int n0 = n_block * kBlockN;
   const int diagonal = seqlen_k - seqlen_q;
-  // Query blocks that see a key of this block: all, or (causal) from the one holding the first
-  // row that sees key n0 (row n0 - diagonal).
-  int m_first = 0;
-  if constexpr (kCausal) {
-    const int first_row = n0 - diagonal;
-    m_first = first_row >= seqlen_q ? num_m_blocks : (first_row > 0 ? first_row / kBlockM : 0);
-  }
-  const int steps_per_head = num_m_blocks - m_first;
-  const int num_steps = steps_per_head * group;  // (query head, query block) pairs, head-major
 
   // Broadcast from lane 0 so ptxas sees it warp-uniform (no divergent wgmma to serialize).
   const int warpgroup = __shfl_sync(0xFFFFFFFFu, int(threadIdx.x / 128), 0);
@@ -207,8 +189,8 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
     StageRing<kStages> ring;
 #pragma unroll 1
     for (int step = 0; step < num_steps; ++step) {
-      const int head = kv_head * group + step / steps_per_head;
-      const int m0 = (m_first + step % steps_per_head) * kBlockM;
+      const int head = work.head(step);
+      const int m0 = work.m_block(step) * kBlockM;
       const unsigned int bar = full + 8 * ring.stage;
       const unsigned int q_tile = base + kSmem.q + ring.stage * 2 * kSmem.q_bytes;
       const unsigned int stats = base + kSmem.stats + ring.stage * kSmem.stats_bytes;
@@ -259,8 +241,8 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
   StageRing<kStages> ring;
 #pragma unroll 1
   for (int step = 0; step < num_steps; ++step) {
-    const int head = kv_head * group + step / steps_per_head;
-    const int m_block = m_first + step % steps_per_head;
+    const int head = work.head(step);
+    const int m_block = work.m_block(step);
     const int m0 = m_block * kBlockM;
     const unsigned int q_tile = base + kSmem.q + ring.stage * 2 * kSmem.q_bytes;
     const unsigned int do_tile = q_tile + kSmem.q_bytes;
@@ -270,25 +252,25 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
 
     mbarrier_wait(full + 8 * ring.stage, ring.phase);
 
-    // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for the consumer's keys: two groups, scale-d 0 on the first k16
-    // step (the accumulators hold nothing of the step before).
+    // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for the consumer's keys: one group each, both operands K-major
+    // (head_dim), scale-d 0 on the first k16 step (the accumulators hold nothing of the step
+    // before).
     float s[kBlockM / 2];
     float dp[kBlockM / 2];
+    const auto issue_transposed = [&](float(&acc)[kBlockM / 2], unsigned int key_rows,
+                                      unsigned int query_tile) {
+#pragma unroll
+      for (int ks = 0; ks < kKSteps; ++ks)
+        wgmma_m64k16_ss<T, kBlockM, 0>(
+            acc, kmajor_descriptor(key_rows + (ks / 4) * kKvSlabBytes + 32 * (ks % 4)),
+            kmajor_descriptor(query_tile + (ks / 4) * kQSlabBytes + 32 * (ks % 4)), ks > 0);
+      wgmma_commit();
+    };
     fence_accumulators(s);
     fence_accumulators(dp);
     wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks)
-      wgmma_m64k16_ss<T, kBlockM, 0>(
-          s, kmajor_descriptor(k_rows + (ks / 4) * kKvSlabBytes + 32 * (ks % 4)),
-          kmajor_descriptor(q_tile + (ks / 4) * kQSlabBytes + 32 * (ks % 4)), ks > 0);
-    wgmma_commit();
-#pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks)
-      wgmma_m64k16_ss<T, kBlockM, 0>(
-          dp, kmajor_descriptor(v_rows + (ks / 4) * kKvSlabBytes + 32 * (ks % 4)),
-          kmajor_descriptor(do_tile + (ks / 4) * kQSlabBytes + 32 * (ks % 4)), ks > 0);
-    wgmma_commit();
+    issue_transposed(s, k_rows, q_tile);
+    issue_transposed(dp, v_rows, do_tile);
 
     // Pᵀ in place of Sᵀ while dPᵀ is still on the tensor cores. Masked per element where the
     // consumer's keys cross seqlen_k, the block's rows cross seqlen_q, or (causal) its last key

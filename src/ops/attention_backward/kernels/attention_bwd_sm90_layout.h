@@ -35,7 +35,8 @@ struct AttentionBwdSm90Layout {
   int bytes;         // from the base to the end
   int launch_bytes;  // the dynamic shared memory a launch asks for
 
-  KT_BWD_LAYOUT_FN constexpr AttentionBwdSm90Layout(int head_dim, int block_m, int block_n, int stages)
+  KT_BWD_LAYOUT_FN constexpr AttentionBwdSm90Layout(int head_dim, int block_m, int block_n,
+                                                    int stages)
       : kv_bytes(block_n * head_dim * 2),
         q_bytes(block_m * head_dim * 2),
         ds_bytes(block_m * block_n * 2),
