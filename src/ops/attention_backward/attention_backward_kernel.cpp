@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstddef>
-#include <span>
 
 #include "core/error.hpp"
 #include "ops/attention/attention_tensor_map.hpp"
