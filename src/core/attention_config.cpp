@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <initializer_list>
-#include <utility>
 
 #include "core/arith.hpp"
 #include "core/error.hpp"
@@ -75,25 +73,6 @@ std::int64_t visited_key_blocks(const AttentionProblem& p, const AttentionConfig
   const std::int64_t last_key = last_row + (p.seqlen_k - p.seqlen_q);
   if (last_key < 0) return 0;
   return std::min(key_blocks, last_key / c.block_n + 1);
-}
-
-// Parses the fields after the family of `key` into `fields`, in order.
-void parse_key_fields(std::string_view key, const std::vector<std::string_view>& parts,
-                      std::initializer_list<std::pair<std::string_view, int*>> fields,
-                      const char* hint) {
-  std::size_t i = 1;
-  for (const auto& [prefix, value] : fields) {
-    const std::string_view part = parts[i];
-    if (part.substr(0, prefix.size()) != prefix)
-      throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key, i,
-                                prefix, hint));
-    const std::int64_t v =
-        parse_int(part.substr(prefix.size()), fmt::format("config field '{}'", prefix));
-    if (v < 1 || v > 4096)
-      throw_invalid(fmt::format("config field '{}' = {} is out of range", prefix, v));
-    *value = int(v);
-    ++i;
-  }
 }
 
 std::optional<std::string> validate_sm80(const AttentionProblem& p, const AttentionConfig& c,

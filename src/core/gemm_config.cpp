@@ -41,28 +41,6 @@ constexpr int kSm90TwoConsumerRegs = 168;
 // then padding to a 128-byte line); sm90_flags.cuh's kFlagHeaderWords.
 constexpr std::int64_t kSm90FlagHeaderWords = 32;
 
-struct KeyField {
-  const char* prefix;
-  int* value;
-};
-
-// Parses the fields after the family of `key` into `fields`, in order.
-void parse_key_fields(std::string_view key, const std::vector<std::string_view>& parts,
-                      const std::vector<KeyField>& fields, const char* hint) {
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    const std::string_view part = parts[i + 1];
-    const std::string_view prefix = fields[i].prefix;
-    if (part.substr(0, prefix.size()) != prefix)
-      throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key, i + 1,
-                                prefix, hint));
-    const std::int64_t v =
-        parse_int(part.substr(prefix.size()), fmt::format("config field '{}'", prefix));
-    if (v < 1 || v > 4096)
-      throw_invalid(fmt::format("config field '{}' = {} is out of range", prefix, v));
-    *fields[i].value = int(v);
-  }
-}
-
 std::optional<std::string> validate_sm80(const GemmProblem& p, const GemmConfig& c,
                                          const DeviceDesc& device) {
   if (device.cc_major < 8)

@@ -36,4 +36,22 @@ std::int64_t parse_int(std::string_view text, const std::string& what) {
   return value;
 }
 
+void parse_key_fields(std::string_view key, const std::vector<std::string_view>& parts,
+                      std::initializer_list<std::pair<std::string_view, int*>> fields,
+                      const char* hint) {
+  std::size_t i = 1;
+  for (const auto& [prefix, value] : fields) {
+    const std::string_view part = parts[i];
+    if (part.substr(0, prefix.size()) != prefix)
+      throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key, i,
+                                prefix, hint));
+    const std::int64_t v =
+        parse_int(part.substr(prefix.size()), fmt::format("config field '{}'", prefix));
+    if (v < 1 || v > 4096)
+      throw_invalid(fmt::format("config field '{}' = {} is out of range", prefix, v));
+    *value = int(v);
+    ++i;
+  }
+}
+
 }  // namespace kt

@@ -43,18 +43,6 @@ struct RegisterSplit {
                 "the split exceeds the registers the CTA is launched with");
 };
 
-// P as the A operand of P·V: the FP32 scores of n8 blocks 2t and 2t + 1, packed pairwise, are the
-// four A registers of k16 step t (the accumulator and A-register layouts agree per warp).
-template <typename T, int kSteps>
-__device__ __forceinline__ void pack_operand(unsigned int (&a)[kSteps][4],
-                                             const float (&s)[kSteps * 8]) {
-#pragma unroll
-  for (int t = 0; t < kSteps; ++t)
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-      a[t][r] = DTypeTraits<T>::pack2(s[8 * t + 2 * r], s[8 * t + 2 * r + 1]);
-}
-
 // Query rows [row_begin, row_begin + rows) see keys [0, key_end): bottom-right causal alignment
 // (key j visible to query i iff j <= i + seqlen_k - seqlen_q), so the last row decides. Returns
 // the number of kBlockN key blocks they visit (0 when no row exists or none sees a key).
@@ -393,7 +381,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     wgmma_wait<0>();
     release_k();
     softmax(my_end - 1, factor);
-    fa3::pack_operand<T>(pa, s);
+    pack_a_operand<T>(pa, s);
     StageRing<kStages> previous = ring;
     ring.advance();
 #pragma unroll 1
@@ -417,7 +405,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
           o[0][4 * j + 3] *= factor[1];
         }
       }
-      fa3::pack_operand<T>(pa, s);
+      pack_a_operand<T>(pa, s);
       previous = ring;
       ring.advance();
     }

@@ -150,6 +150,16 @@ __device__ __forceinline__ void tma_load_2d_multicast(unsigned int dst, const vo
       : "memory");
 }
 
+// tma_load_2d for a 1D tensor map: the box starting at element x.
+__device__ __forceinline__ void tma_load_1d(unsigned int dst, const void* map, int x,
+                                            unsigned int bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2}], [%3];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(x), "r"(bar)
+      : "memory");
+}
+
 // tma_load_2d for a 4D tensor map: the box at element coordinates (x innermost, y, z, w).
 __device__ __forceinline__ void tma_load_4d(unsigned int dst, const void* map, int x, int y, int z,
                                             int w, unsigned int bar) {
@@ -177,6 +187,19 @@ __device__ __forceinline__ void tma_store_4d(const void* map, unsigned int src, 
   asm volatile(
       "cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3, %4}], "
       "[%5];\n" ::"l"(reinterpret_cast<unsigned long long>(map)),
+      "r"(x), "r"(y), "r"(z), "r"(w), "r"(src)
+      : "memory");
+}
+
+// Adds the shared-memory box at `src` (laid out as the map's swizzle says) element-wise into the
+// tensor of a 4D map at element coordinates (x innermost, y, z, w), as the map's element type
+// (an FP32 map: FP32 additions, each atomic, in no fixed order against other adders); elements
+// outside the tensor are skipped. Asynchronous: joins this thread's current bulk group.
+__device__ __forceinline__ void tma_reduce_add_4d(const void* map, unsigned int src, int x, int y,
+                                                  int z, int w) {
+  asm volatile(
+      "cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile.bulk_group"
+      " [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(reinterpret_cast<unsigned long long>(map)),
       "r"(x), "r"(y), "r"(z), "r"(w), "r"(src)
       : "memory");
 }
@@ -250,6 +273,18 @@ __device__ __forceinline__ void stmatrix_x4(unsigned int addr, unsigned int r0, 
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
                "r"(r0), "r"(r1), "r"(r2), "r"(r3)
                : "memory");
+}
+
+// stmatrix_x4 with each 8x8 matrix transposed: lane l supplies the address of row l % 8 of
+// matrix l / 8 as stored, and that row receives column l % 8 of the matrix as the registers hold
+// it (r[i] of each lane: row lane / 4, columns 2 (lane % 4) + {0, 1}, as for stmatrix_x4).
+__device__ __forceinline__ void stmatrix_x4_trans(unsigned int addr, unsigned int r0,
+                                                  unsigned int r1, unsigned int r2,
+                                                  unsigned int r3) {
+  asm volatile(
+      "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+      "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+      : "memory");
 }
 
 __device__ __forceinline__ void st_shared_u32(unsigned int addr, unsigned int v) {
@@ -510,6 +545,20 @@ __device__ __forceinline__ void wgmma_m64k16_rs(float (&d)[kN / 2], const unsign
 #undef KT_WGMMA_D64_71
 #undef KT_WGMMA_D32_63
 #undef KT_WGMMA_D0_31
+
+// An FP32 accumulator tile of a 64 x (16 kSteps) wgmma result as the A operand of
+// wgmma_m64k16_rs over K = 16 kSteps: the values of n8 blocks 2t and 2t + 1, converted to T in
+// pairs, are the four A registers of k16 step t (the accumulator and A-register layouts agree per
+// warp).
+template <typename T, int kSteps>
+__device__ __forceinline__ void pack_a_operand(unsigned int (&a)[kSteps][4],
+                                               const float (&acc)[kSteps * 8]) {
+#pragma unroll
+  for (int t = 0; t < kSteps; ++t)
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      a[t][r] = DTypeTraits<T>::pack2(acc[8 * t + 2 * r], acc[8 * t + 2 * r + 1]);
+}
 
 // ---- register reallocation ------------------------------------------------------------------
 

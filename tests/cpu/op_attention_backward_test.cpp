@@ -1,7 +1,8 @@
-// Attention backward through the op registry without a GPU: keys and their errors, the shape
-// syntax with both flags, head_dims refused with a reason, validate()'s reasons, the space, the
-// workspace (one size for every config), launch plans and name expressions, the model's ranking
-// and FLOP count, neighbour distances, and `kerntune explain` as a subprocess.
+// Attention backward through the op registry without a GPU: keys of both families and their
+// errors, the shape syntax with both flags, head_dims refused with a reason, validate()'s reasons
+// (fa3's register, shared-memory and dQ budgets), the space, the workspace (one size for every
+// config), launch plans and name expressions, the model's ranking and FLOP count, neighbour
+// distances, and `kerntune explain` as a subprocess.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -49,6 +50,11 @@ TEST(AttentionBackwardKeys, GoldenStringsAndRoundTrips) {
   const AttentionBackwardConfig c{32, 128, 8, 1};
   EXPECT_EQ(to_key(c), "fa2.bm32.bn128.w8.s1");
   EXPECT_EQ(parse_attention_backward_config_key(to_key(c)), c);
+  const AttentionBackwardConfig f{64, 128, 0, 2, AttentionFamily::kSm90};
+  EXPECT_EQ(to_key(f), "fa3.bm64.bn128.s2");
+  EXPECT_EQ(parse_attention_backward_config_key(to_key(f)), f);
+  EXPECT_EQ(f.num_consumers(), 2);
+  EXPECT_EQ(f.num_threads(), 384);
 }
 
 TEST(AttentionBackwardKeys, RefuseMalformedKeysNamingTheProblem) {
@@ -79,6 +85,14 @@ TEST(AttentionBackwardKeys, RefuseMalformedKeysNamingTheProblem) {
   EXPECT_NE(error_of([] {
               parse_attention_backward_config_key("fa3.bm64.bn64.w4.s2");
             }).find("not an attention backward config key"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_attention_backward_config_key("fa3.bm64.bn64.x2");
+            }).find("should start with 's'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_attention_backward_config_key("fa4.bm64.bn64.s2");
+            }).find("fa3.bm64.bn128.s2"),
             std::string::npos);
 }
 
@@ -146,13 +160,45 @@ TEST(AttentionBackwardValidate, NamesWhatDoesNotFit) {
   EXPECT_NE(why(d64, {64, 64, 4, 2}, turing).find("compute capability"), std::string::npos);
 }
 
+TEST(AttentionBackwardValidate, Fa3NamesItsRegisterSharedMemoryAndDqBudgets) {
+  const DeviceDesc& h200 = device_profile("h200");
+  const AttentionBackwardProblem d128 = shape("b=1,h=2,s=1000,d=128");
+  const AttentionBackwardProblem d64 = shape("b=1,h=2,s=1000,d=64");
+  const auto fa3 = [](int bm, int bn, int s) {
+    return AttentionBackwardConfig{bm, bn, 0, s, AttentionFamily::kSm90};
+  };
+  const auto why = [&](const AttentionBackwardProblem& p, AttentionBackwardConfig c,
+                       const DeviceDesc& d) { return validate(p, c, d).value_or(""); };
+  EXPECT_EQ(why(d128, fa3(64, 128, 2), h200), "");
+  EXPECT_EQ(why(d64, fa3(128, 128, 2), h200), "");
+  // dK, dV, Sᵀ and dPᵀ: 128 + 128 FP32 a consumer thread.
+  const std::string registers = why(d128, fa3(128, 64, 2), h200);
+  EXPECT_NE(registers.find("256 FP32 accumulators"), std::string::npos) << registers;
+  EXPECT_NE(registers.find("192 of its 240 registers"), std::string::npos) << registers;
+  // Two K/V tiles of 32 KB, three stages of 32 KB, two dS tiles of 16 KB, 32 KB of dQ: over 227.
+  const std::string smem = why(d128, fa3(64, 128, 3), h200);
+  EXPECT_NE(smem.find("shared memory"), std::string::npos) << smem;
+  EXPECT_EQ(smem_bytes(d128, fa3(64, 128, 2)),
+            2048 + 2 * 32768 + 2 * 32768 + 2 * 16384 + 32768 + 2 * 512);
+  const std::string dq = why(d64, fa3(64, 128, 2), h200);
+  EXPECT_NE(dq.find("64-row tiles or 64-column slabs"), std::string::npos) << dq;
+  EXPECT_NE(why(d64, fa3(64, 64, 2), device_profile("a100")).find("sm_90a"), std::string::npos);
+  EXPECT_NE(why(d64, {64, 64, 4, 2, AttentionFamily::kSm90}, h200).find("no warps field"),
+            std::string::npos);
+  EXPECT_NE(why(d64, fa3(64, 192, 2), h200).find("block_n"), std::string::npos);
+  EXPECT_NE(why(d64, fa3(32, 64, 2), h200).find("block_m"), std::string::npos);
+  EXPECT_NE(why(d64, fa3(64, 64, 1), h200).find("stages"), std::string::npos);
+}
+
 TEST(AttentionBackwardSpace, EveryEnumeratedConfigValidatesAndFitsItsLaunch) {
   const DeviceDesc& h200 = device_profile("h200");
   for (const char* text : {"b=2,hq=8,hkv=2,s=1000,d=128", "b=3,h=4,sq=127,sk=999,d=64"}) {
     for (bool det : {false, true}) {
       const AttentionBackwardProblem p = shape(text, true, det);
       const auto configs = enumerate_attention_backward_configs(p, h200);
-      EXPECT_EQ(configs.size(), p.head_dim == 64 ? 18u : 12u) << text;
+      // fa2, then fa3: d64 {64, 64}, {128, 64} x stages 2, 3 and {128, 128} s2; d128 {64, 64}
+      // x stages 2, 3 and {64, 128} s2.
+      EXPECT_EQ(configs.size(), p.head_dim == 64 ? 18u + 5u : 12u + 3u) << text;
       std::set<std::int64_t> workspaces;
       for (const AttentionBackwardConfig& c : configs) {
         SCOPED_TRACE(to_key(c));
@@ -162,8 +208,11 @@ TEST(AttentionBackwardSpace, EveryEnumeratedConfigValidatesAndFitsItsLaunch) {
         const std::int64_t n_blocks = (p.seqlen_k + c.block_n - 1) / c.block_n;
         EXPECT_EQ(plan.main.num_ctas(), n_blocks * p.heads_kv * p.batch);
         EXPECT_EQ(plan.main.grid[1], det ? 1u : std::uint32_t(p.heads_kv));
-        EXPECT_EQ(plan.main.block[0], std::uint32_t(32 * c.warps));
+        EXPECT_EQ(plan.main.block[0], c.family == AttentionFamily::kSm90
+                                          ? std::uint32_t(128 * (c.block_n / 64 + 1))
+                                          : std::uint32_t(32 * c.warps));
         EXPECT_EQ(plan.main.smem_bytes, std::uint32_t(smem_bytes(p, c)));
+        EXPECT_LE(smem_bytes(p, c), h200.max_smem_per_block_optin_bytes);
         // Preprocess and convert: 128 threads, a row per head_dim / 8 of them.
         const std::int64_t rows_per_cta = 128 / (p.head_dim / 8);
         EXPECT_EQ(
@@ -181,17 +230,20 @@ TEST(AttentionBackwardSpace, EveryEnumeratedConfigValidatesAndFitsItsLaunch) {
       const std::int64_t rows = p.batch * p.heads_q * p.seqlen_q;
       EXPECT_GE(w.d_rows_offset, rows * p.head_dim * 4);
       EXPECT_EQ(w.d_rows_offset % 256, 0);
-      EXPECT_GE(w.semaphores_offset, w.d_rows_offset + rows * 4);
+      EXPECT_GE(w.lse_log2_offset, w.d_rows_offset + rows * 4);
+      EXPECT_EQ(w.lse_log2_offset % 256, 0);
+      EXPECT_GE(w.semaphores_offset, w.lse_log2_offset + rows * 4);
       const std::int64_t semaphores = det ? 1 + p.batch * p.heads_q * ((p.seqlen_q + 31) / 32) : 0;
       EXPECT_GE(w.bytes, w.semaphores_offset + semaphores * 4);
       EXPECT_LT(w.bytes, w.semaphores_offset + semaphores * 4 + 256);
     }
   }
-  // An A100 fits fewer (its 163 KB of shared memory), never none.
+  // An A100 fits fewer fa2 configs (its 163 KB of shared memory), never none, and no fa3.
   const AttentionBackwardProblem p = shape("b=1,h=2,s=1000,d=128");
   const auto a100 = enumerate_attention_backward_configs(p, device_profile("a100"));
   EXPECT_FALSE(a100.empty());
   EXPECT_LT(a100.size(), 12u);
+  for (const AttentionBackwardConfig& c : a100) EXPECT_EQ(c.family, AttentionFamily::kSm80);
 }
 
 // The scratch a problem cannot run without is granted beyond the runtime's and the tuner's cap;
@@ -207,7 +259,7 @@ TEST(AttentionBackwardWorkspace, TheProblemsScratchIsGrantedBeyondTheCap) {
   EXPECT_EQ(rt::workspace_cap_for(bwd, big, h200, std::int64_t(64) << 20), needed);
   EXPECT_EQ(rt::workspace_cap_for(bwd, big, h200, std::int64_t(1) << 30), std::int64_t(1) << 30);
   // Every config fits the granted cap, so dispatch always finds one.
-  EXPECT_EQ(rt::model_ranked_configs(bwd, big, h200, needed, 100).size(), 12u);
+  EXPECT_EQ(rt::model_ranked_configs(bwd, big, h200, needed, 100).size(), 15u);
   const OpSpec& gemm = op_spec("gemm");
   EXPECT_EQ(gemm.required_workspace_bytes("gemm:bf16:bf16:nt:512x512x32768", h200), 0);
   EXPECT_EQ(rt::workspace_cap_for(gemm, "gemm:bf16:bf16:nt:512x512x32768", h200, 4096), 4096);
@@ -226,6 +278,13 @@ TEST(AttentionBackwardSource, NamesThreeKernelsMainFirst) {
   EXPECT_EQ(s.name_expressions[2], "kt::attention_bwd_convert_dq<kt::fp16, 64>");
   EXPECT_NE(error_of([&] { op.kernel_source(key, "fa2.bm64.bn128.w8.s2", "lse"); }).find("lse"),
             std::string::npos);
+  const KernelSource f = op.kernel_source(key, "fa3.bm128.bn128.s2", "");
+  EXPECT_EQ(f.headers,
+            std::vector<std::string>{"kerntune/attention_backward/attention_bwd_sm90.cuh"});
+  ASSERT_EQ(f.name_expressions.size(), 3u);
+  EXPECT_EQ(f.name_expressions[0], "kt::attention_bwd_sm90<kt::fp16, 64, 128, 128, 2, true, true>");
+  EXPECT_EQ(f.name_expressions[1], "kt::attention_bwd_preprocess<kt::fp16, 64, 128, true>");
+  EXPECT_EQ(f.name_expressions[2], "kt::attention_bwd_convert_dq<kt::fp16, 64>");
 }
 
 TEST(AttentionBackwardModel, CountsFiveProductsAndRanksTheSpace) {
@@ -235,12 +294,17 @@ TEST(AttentionBackwardModel, CountsFiveProductsAndRanksTheSpace) {
   EXPECT_DOUBLE_EQ(p.flops(), 2.5 * p.forward().flops());
   const OpSpec& op = op_spec("attention-backward");
   const auto ranked = op.ranked_configs(to_key(p), h200);
-  ASSERT_EQ(ranked.size(), 12u);
+  ASSERT_EQ(ranked.size(), 15u);
   for (std::size_t i = 1; i < ranked.size(); ++i)
     EXPECT_LE(ranked[i - 1].predicted_us, ranked[i].predicted_us);
-  // Never faster than the FLOPs at the mma.sync peak; the causal mask saves about half.
-  const double peak_us = p.flops() / (h200.mma_sync_tflops * 1e12) * 1e6;
-  EXPECT_GT(ranked.front().predicted_us, peak_us);
+  // wgmma beats mma.sync on Hopper: fa3 first, two consumers of 64 keys (FlashAttention-3's
+  // d128 tile); never faster than the FLOPs at the wgmma peak, nor fa2 than at the mma.sync one.
+  EXPECT_EQ(ranked.front().config_key, "fa3.bm64.bn128.s2");
+  EXPECT_GT(ranked.front().predicted_us, p.flops() / (h200.wgmma_tflops * 1e12) * 1e6);
+  for (const RankedConfigKey& r : ranked)
+    if (r.config_key.starts_with("fa2."))
+      EXPECT_GT(r.predicted_us, p.flops() / (h200.mma_sync_tflops * 1e12) * 1e6);
+  // The causal mask saves about half.
   AttentionBackwardProblem full = p;
   full.causal = false;
   const auto full_ranked = op.ranked_configs(to_key(full), h200);
@@ -257,6 +321,10 @@ TEST(AttentionBackwardModel, CountsFiveProductsAndRanksTheSpace) {
   for (const char* part : {"8 warps of 16 keys", "chunks of 16", "CTAs", "4 query head(s) each",
                            "key-block order", "workspace", "predicted"})
     EXPECT_NE(text.find(part), std::string::npos) << part << "\n" << text;
+  const std::string fa3 = op.explain(to_key(p), "fa3.bm64.bn128.s2", h200);
+  for (const char* part : {"fa3 backward", "2 consumer warpgroup(s) of 64 keys", "ring of 2",
+                           "TMA reductions", "1 CTA/SM"})
+    EXPECT_NE(fa3.find(part), std::string::npos) << part << "\n" << fa3;
 }
 
 TEST(AttentionBackwardDistance, NeighboursShareDtypeHeadDimMaskAndDeterminism) {
@@ -294,8 +362,8 @@ TEST(AttentionBackwardCli, ExplainsWithBothFlagsAndListsTheOp) {
       "--deterministic",
       db);
   EXPECT_EQ(r.status, 0) << r.output;
-  for (const char* text : {"attnbwd:bf16:b2.hq16.hkv4.sq1000.sk2000.d64.causal.det",
-                           "model's pick: fa2.", "predicted"})
+  for (const char* text :
+       {"attnbwd:bf16:b2.hq16.hkv4.sq1000.sk2000.d64.causal.det", "model's pick: fa", "predicted"})
     EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
   const auto d256 =
       testing::run_cli("explain --op attention-backward --shape b=1,h=2,s=64,d=256", db);

@@ -2,13 +2,16 @@
 // forward of every row, dQ, dK, dV and the workspace poisoned first, each gradient against an
 // FP32 reference on sampled rows (the op's workload): ragged lengths (1, 127, 1000) with
 // Nq != Nk both ways, both masks (causal rows that see no key), GQA and MQA, head_dim 64 and
-// 128, both layouts, both dtypes, every config of the space; deterministic mode bitwise
-// identical over 10 runs; and the runtime through the C++ API and the C ABI, with a workspace
-// smaller than the problem needs.
+// 128, both layouts, both dtypes, the model's best config of each family (fa3 where the device
+// is sm_90a), every config of the space, every fa3 config on ragged shapes of both masks and
+// layouts; deterministic mode bitwise identical over 10 runs; and the runtime through the C++ API
+// and the C ABI, with a workspace smaller than the problem needs. A failure names the config, the
+// gradient, its error and where it lies (the worst element, the sampled rows that are off).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -84,6 +87,28 @@ class AttentionBackwardCorrectness : public testing::GpuTest {
     return parse_attention_backward_config_key(ranked.front().config_key);
   }
 
+  // The model's best config of each family the device runs (fa2 always; fa3 on sm_90a).
+  std::vector<AttentionBackwardConfig> best_of_each_family(
+      const AttentionBackwardProblem& p) const {
+    std::vector<AttentionBackwardConfig> out;
+    for (AttentionFamily family : {AttentionFamily::kSm80, AttentionFamily::kSm90})
+      for (const RankedConfigKey& r :
+           op_spec("attention-backward").ranked_configs(to_key(p), device_)) {
+        const AttentionBackwardConfig c = parse_attention_backward_config_key(r.config_key);
+        if (c.family != family) continue;
+        out.push_back(c);
+        break;
+      }
+    EXPECT_FALSE(out.empty()) << to_key(p);
+    return out;
+  }
+
+  std::vector<AttentionBackwardConfig> fa3_space(const AttentionBackwardProblem& p) const {
+    AttentionBackwardDomains fa3_only;
+    fa3_only.families = {AttentionFamily::kSm90};
+    return enumerate_attention_backward_configs(p, device_, fa3_only);
+  }
+
   // Every config in `configs` on one workload of `p`: poison, launch, check.
   void check_configs(const AttentionBackwardProblem& p,
                      const std::vector<AttentionBackwardConfig>& configs,
@@ -106,10 +131,11 @@ class AttentionBackwardCorrectness : public testing::GpuTest {
     }
   }
 
+  // The best config of each family on one workload of the shape.
   void check_best(const std::string& shape, DType dtype, bool causal,
                   AttentionLayout layout = AttentionLayout::kBNHD, bool deterministic = false) {
     const AttentionBackwardProblem p = make_problem(shape, dtype, causal, deterministic);
-    check_configs(p, {best(p)}, layout);
+    check_configs(p, best_of_each_family(p), layout);
   }
 
   void precompile(const AttentionBackwardProblem& p,
@@ -166,6 +192,28 @@ TEST_F(AttentionBackwardCorrectness, EveryConfigOfTheSpace) {
     }
 }
 
+// Every fa3 config (none off sm_90a) on ragged lengths that cross every block edge (Nq, Nk not
+// multiples of 64, Nq != Nk both ways), GQA, both masks, both layouts, both dtypes; fresh data a
+// shape.
+TEST_F(AttentionBackwardCorrectness, EveryFa3ConfigOnRaggedShapesBothMasksBothLayouts) {
+  const struct {
+    const char* shape;
+    DType dtype;
+    AttentionLayout layout;
+  } cases[] = {{"b=2,hq=4,hkv=2,sq=200,sk=333,d=64", DType::kBF16, AttentionLayout::kBNHD},
+               {"b=1,hq=4,hkv=1,sq=333,sk=130,d=64", DType::kFP16, AttentionLayout::kBHND},
+               {"b=2,hq=4,hkv=2,sq=330,sk=201,d=128", DType::kFP16, AttentionLayout::kBNHD},
+               {"b=1,hq=6,hkv=3,sq=65,sk=390,d=128", DType::kBF16, AttentionLayout::kBHND}};
+  for (const auto& c : cases)
+    for (bool causal : {false, true}) {
+      const AttentionBackwardProblem p = make_problem(c.shape, c.dtype, causal);
+      const auto space = fa3_space(p);
+      if (space.empty()) GTEST_SKIP() << "the fa3 family needs sm_90a";
+      precompile(p, space);
+      check_configs(p, space, c.layout);
+    }
+}
+
 // Deterministic mode: every run of a config writes the same bytes, and they are right; the
 // default mode is checked on the same data too.
 TEST_F(AttentionBackwardCorrectness, DeterministicModeIsBitwiseIdenticalOverTenRuns) {
@@ -176,7 +224,10 @@ TEST_F(AttentionBackwardCorrectness, DeterministicModeIsBitwiseIdenticalOverTenR
                                            fresh_seed());
       const auto space = enumerate_attention_backward_configs(p, device_);
       ASSERT_GE(space.size(), 2u);
-      for (const AttentionBackwardConfig& c : {best(p), space.back()}) {
+      std::vector<AttentionBackwardConfig> configs = best_of_each_family(p);
+      if (std::find(configs.begin(), configs.end(), space.back()) == configs.end())
+        configs.push_back(space.back());
+      for (const AttentionBackwardConfig& c : configs) {
         const std::string label = to_key(p) + " " + to_key(c);
         const rt::AttentionBackwardKernel kernel = load(p, c);
         std::vector<std::uint8_t> first;

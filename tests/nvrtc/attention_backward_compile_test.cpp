@@ -1,12 +1,15 @@
 // The attention backward's kernels under NVRTC, no GPU needed: every config of the space (the
-// configs validate() admits are the ones shipped) compiles for sm_90a and sm_80 with zero spill
-// bytes, on both head dims, masks, dtypes and with and without the deterministic dQ order (each
-// config in two variants, the pairs covering all of them); the PTX adds dQ with FP32 reductions
-// and, deterministic, orders them with acquire/release flags; the check kernels compile; and
-// `kerntune tune --op attention-backward` predicts and stores a winner.
+// configs validate() admits are the ones shipped) compiles with zero spill bytes, fa2 for sm_90a
+// and sm_80, fa3 for sm_90a with no wgmma serialization warning (C75xx) and its registers within
+// the launch bounds' cap, on both head dims, masks, dtypes and with and without the deterministic
+// dQ order (each config in two variants, the pairs covering all of them); the PTX adds dQ with
+// FP32 reductions (fa3: TMA tensor reductions, its operands by TMA, wgmma, transposed stmatrix,
+// setmaxnreg) and, deterministic, orders them with acquire/release flags; the check kernels
+// compile; and `kerntune tune --op attention-backward` predicts and stores a winner.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -44,29 +47,40 @@ AttentionBackwardProblem problem(std::int64_t d, const Variant& v) {
   return p;
 }
 
-TEST(AttentionBackwardCompile, EveryConfigOfTheSpaceCompilesSpillFreeForSm90aAndSm80) {
-  // Each config in two complementary variants; the two lists together cover both dtypes, masks,
-  // orders and archs.
-  const Variant variants[2][2] = {
-      {{DType::kBF16, true, false, "sm_90a"}, {DType::kFP16, false, true, "sm_80"}},
-      {{DType::kFP16, false, false, "sm_90a"}, {DType::kBF16, true, true, "sm_80"}}};
+struct Case {
+  std::string label;
+  gen::GeneratedSource source;
+  int max_registers;  // the main kernel's cap: 65536 / threads (launch bounds), at most 255
+};
+
+// Each config of `family` in the space of both head dims, in two complementary variants (config
+// i takes variants[i % 2]), as compile cases.
+std::vector<Case> space_cases(AttentionFamily family, const Variant (&variants)[2][2],
+                              std::size_t d64_count, std::size_t d128_count) {
   const DeviceDesc& h200 = device_profile("h200");
   const OpSpec& op = op_spec("attention-backward");
-  struct Case {
-    std::string label;
-    gen::GeneratedSource source;
-  };
+  AttentionBackwardDomains domains;
+  domains.families = {family};
   std::vector<Case> cases;
   for (std::int64_t d : {64, 128}) {
-    const auto configs = enumerate_attention_backward_configs(problem(d, variants[0][0]), h200);
-    ASSERT_EQ(configs.size(), d == 64 ? 18u : 12u);
+    const auto configs =
+        enumerate_attention_backward_configs(problem(d, variants[0][0]), h200, domains);
+    EXPECT_EQ(configs.size(), d == 64 ? d64_count : d128_count);
     for (std::size_t i = 0; i < configs.size(); ++i)
       for (const Variant& v : variants[i % 2]) {
         const AttentionBackwardProblem p = problem(d, v);
         cases.push_back({to_key(p) + " " + to_key(configs[i]) + " " + v.arch,
-                         gen::generate(op, to_key(p), to_key(configs[i]), "", v.arch)});
+                         gen::generate(op, to_key(p), to_key(configs[i]), "", v.arch),
+                         std::min(255, 65536 / configs[i].num_threads() / 8 * 8)});
       }
   }
+  return cases;
+}
+
+// Compiles every case on every core; fails each one that does not compile, spills, reports a
+// wgmma serialization (C75xx), exceeds its register cap, or lacks a ptxas report for one of its
+// three kernels. Prints each main kernel's registers.
+void expect_clean_compiles(const std::vector<Case>& cases) {
   std::vector<std::string> failures(cases.size()), table(cases.size());
   testing::parallel_for(cases.size(), [&](std::size_t i) {
     try {
@@ -77,6 +91,12 @@ TEST(AttentionBackwardCompile, EveryConfigOfTheSpaceCompilesSpillFreeForSm90aAnd
       if (k.report.total_spill_bytes() != 0)
         failures[i] =
             cases[i].label + ": spills " + std::to_string(k.report.total_spill_bytes()) + " bytes";
+      if (!k.report.performance_warnings.empty())
+        failures[i] = cases[i].label + ": " + k.report.performance_warnings.front();
+      if (main.registers > cases[i].max_registers)
+        failures[i] = cases[i].label + ": " + std::to_string(main.registers) +
+                      " registers, over the launch bounds' " +
+                      std::to_string(cases[i].max_registers);
       if (main.registers == 0 || k.resources(1).registers == 0 || k.resources(2).registers == 0)
         failures[i] = cases[i].label + ": no ptxas report for one of its three kernels";
     } catch (const CompileError& e) {
@@ -85,6 +105,23 @@ TEST(AttentionBackwardCompile, EveryConfigOfTheSpaceCompilesSpillFreeForSm90aAnd
   });
   for (const std::string& line : table) std::printf("%s\n", line.c_str());
   for (const std::string& f : failures) EXPECT_TRUE(f.empty()) << f;
+}
+
+TEST(AttentionBackwardCompile, EveryFa2ConfigOfTheSpaceCompilesSpillFreeForSm90aAndSm80) {
+  // The two lists together cover both dtypes, masks, orders and archs.
+  const Variant variants[2][2] = {
+      {{DType::kBF16, true, false, "sm_90a"}, {DType::kFP16, false, true, "sm_80"}},
+      {{DType::kFP16, false, false, "sm_90a"}, {DType::kBF16, true, true, "sm_80"}}};
+  expect_clean_compiles(space_cases(AttentionFamily::kSm80, variants, 18, 12));
+}
+
+TEST(AttentionBackwardCompile, EveryFa3ConfigOfTheSpaceCompilesCleanlyForSm90a) {
+  // d64: {64, 64}, {128, 64} x stages 2, 3 and {128, 128} s2; d128: {64, 64} x 2, 3 and
+  // {64, 128} s2 (validate() rejects the rest with its reason).
+  const Variant variants[2][2] = {
+      {{DType::kBF16, true, false, "sm_90a"}, {DType::kFP16, false, true, "sm_90a"}},
+      {{DType::kFP16, false, false, "sm_90a"}, {DType::kBF16, true, true, "sm_90a"}}};
+  expect_clean_compiles(space_cases(AttentionFamily::kSm90, variants, 5, 3));
 }
 
 TEST(AttentionBackwardCompile, DqIsReducedInFp32AndOrderedWhenDeterministic) {
@@ -103,6 +140,37 @@ TEST(AttentionBackwardCompile, DqIsReducedInFp32AndOrderedWhenDeterministic) {
   EXPECT_EQ(free_ptx.find("ld.acquire.gpu"), std::string::npos);
   EXPECT_NE(det_ptx.find("ld.acquire.gpu"), std::string::npos);
   EXPECT_NE(det_ptx.find("st.release.gpu"), std::string::npos);
+}
+
+TEST(AttentionBackwardCompile, Fa3IsWgmmaFedByTmaWithDqReducedByTma) {
+  const OpSpec& op = op_spec("attention-backward");
+  const Variant plain{DType::kBF16, true, false, "sm_90a"};
+  const Variant ordered{DType::kFP16, false, true, "sm_90a"};
+  const std::string free_ptx = gen::compile_to_ptx(
+      gen::generate(op, to_key(problem(128, plain)), "fa3.bm64.bn128.s2", "", "sm_90a"));
+  const std::string det_ptx = gen::compile_to_ptx(
+      gen::generate(op, to_key(problem(64, ordered)), "fa3.bm128.bn128.s2", "", "sm_90a"));
+  for (const std::string* ptx : {&free_ptx, &det_ptx}) {
+    // Sᵀ and dPᵀ (SS), dV and dK (A in registers), dQ (SS, B N-major).
+    EXPECT_NE(ptx->find("wgmma.mma_async.sync.aligned.m64n"), std::string::npos);
+    EXPECT_NE(ptx->find("cp.async.bulk.tensor.4d.shared::cluster.global.tile"), std::string::npos);
+    EXPECT_NE(ptx->find("cp.async.bulk.tensor.1d.shared::cluster.global.tile"), std::string::npos);
+    EXPECT_NE(ptx->find("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile"),
+              std::string::npos);
+    EXPECT_NE(ptx->find("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), std::string::npos);
+    EXPECT_NE(ptx->find("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group"),
+              std::string::npos);
+    EXPECT_NE(ptx->find("setmaxnreg.inc.sync.aligned.u32 240"), std::string::npos);
+    EXPECT_NE(ptx->find("setmaxnreg.dec.sync.aligned.u32 24"), std::string::npos);
+    EXPECT_EQ(ptx->find("red.relaxed.gpu.global.add.f32"), std::string::npos)
+        << "fa3 adds dQ by TMA reductions, not atomics from registers";
+  }
+  EXPECT_NE(free_ptx.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"),
+            std::string::npos);
+  EXPECT_NE(det_ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), std::string::npos);
+  EXPECT_EQ(free_ptx.find("ld.acquire.gpu"), std::string::npos);
+  EXPECT_NE(det_ptx.find("ld.acquire.gpu"), std::string::npos);
+  EXPECT_NE(det_ptx.find("atom.acq_rel.gpu.global.add.u32"), std::string::npos);
 }
 
 TEST(AttentionBackwardCompile, CheckKernelsCompileForBothDtypes) {

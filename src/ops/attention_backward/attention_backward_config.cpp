@@ -9,6 +9,7 @@
 #include "core/arith.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "ops/attention_backward/kernels/attention_bwd_sm90_layout.h"
 
 namespace kt {
 
@@ -30,10 +31,33 @@ constexpr double kOneStageExposedLoadUs = 0.4;
 constexpr double kCtaFixedUs = 3.0;
 constexpr double kLaunchUs = 3.0;
 constexpr double kSideLaunchUs = 2.0;
+// fa3 (guessed from the forward's fa3 fit and FlashAttention-3's published backward, ~0.57 of
+// the H100's peak at head_dim 128, until tuning exports exist): the share of the wgmma rate two
+// consumer warpgroups sustain between their element-wise work, and one alone (no other
+// warpgroup's products under its exp2 and stores); the exp unit's time against the products'
+// (one exp2 a pair, 16 a clock an SM, against 10 · d FLOPs at 4096 a clock: 25.6 / d) and the
+// part of it the other consumer's products do not hide; a step's own cost (the full barrier,
+// three wgmma waits, the dS stores and two named barriers, the dQ staging); the FP32 bytes the
+// TMA reductions of an SM retire a clock into L2 and the part of their time left exposed; and,
+// deterministic, a step's wait for its reductions to complete before the next key block adds.
+constexpr double kFa3WgmmaEfficiency = 0.6;
+constexpr double kFa3OneConsumerFactor = 0.75;
+constexpr double kFa3ExpShareTimesHeadDim = 25.6;
+constexpr double kFa3ExposedExp = 0.5;
+constexpr double kFa3StepUs = 0.12;
+constexpr double kFa3ReduceBytesPerClockPerSm = 64.0;
+constexpr double kFa3ExposedReduceShare = 0.25;
+constexpr double kFa3OrderedReduceUs = 1.0;
 // Registers of a thread beyond the accumulators: operands in flight, ldmatrix addresses, the
 // step's indices (ptxas 13.0 allocates 188 to 255 registers over the space).
 constexpr int kOperandRegisters = 90;
 constexpr int kMaxRegisters = 255;
+// fa3: a consumer thread's registers (setmaxnreg with two consumers; the launch's 255 with one),
+// those its accumulators may take (dK, dV: head_dim; Sᵀ, dPᵀ: block_m; the rest holds the packed
+// A operands, dQ and addressing), and what one consumer uses beyond dK, dV, Sᵀ and dPᵀ.
+constexpr int kFa3ConsumerRegisters = 240;
+constexpr int kFa3AccumulatorRegisters = 192;
+constexpr int kFa3OneConsumerExtraRegisters = 48;
 constexpr int kPrepThreads = 128;
 constexpr int kSmallestBlockM = 32;
 constexpr std::int64_t kWorkspaceAlign = 256;
@@ -69,58 +93,20 @@ LaunchPlan row_kernel_plan(const AttentionBackwardProblem& p) {
   return plan;
 }
 
-}  // namespace
-
-std::string to_key(const AttentionBackwardConfig& c) {
-  return fmt::format("fa2.bm{}.bn{}.w{}.s{}", c.block_m, c.block_n, c.warps, c.stages);
+// The row tiles (of 64) and the columns of dQ = dS·K one fa3 consumer computes, as the kernel's
+// DqSplit: by row tiles while there are as many as consumers, else also by head_dim columns.
+struct Fa3DqSplit {
+  int row_tiles, cols;
+};
+Fa3DqSplit fa3_dq_split(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
+  const int m_tiles = c.block_m / 64, consumers = c.num_consumers();
+  const int row_tiles = m_tiles >= consumers ? m_tiles / consumers : 1;
+  return {row_tiles, int(p.head_dim) / (consumers / (m_tiles / row_tiles))};
 }
 
-AttentionBackwardConfig parse_attention_backward_config_key(std::string_view key) {
-  const char* hint = "expected e.g. fa2.bm64.bn64.w4.s2";
-  const auto parts = split(key, '.');
-  if (parts.size() != 5 || parts[0] != "fa2")
-    throw_invalid(fmt::format("'{}' is not an attention backward config key: {}", key, hint));
-  AttentionBackwardConfig c;
-  const struct {
-    std::string_view prefix;
-    int* value;
-  } fields[] = {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}};
-  for (int i = 0; i < 4; ++i) {
-    const std::string_view part = parts[i + 1];
-    if (!part.starts_with(fields[i].prefix))
-      throw_invalid(fmt::format("config key '{}': field {} should start with '{}'; {}", key, i + 1,
-                                fields[i].prefix, hint));
-    const std::int64_t v = parse_int(part.substr(fields[i].prefix.size()),
-                                     fmt::format("config field '{}'", fields[i].prefix));
-    if (v < 1 || v > 4096)
-      throw_invalid(fmt::format("config field '{}' = {} is out of range", fields[i].prefix, v));
-    *fields[i].value = int(v);
-  }
-  if (to_key(c) != key)
-    throw_invalid(
-        fmt::format("config key '{}' is not canonical: write it as '{}'", key, to_key(c)));
-  return c;
-}
-
-int smem_bytes(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
-  const std::int64_t kv = std::int64_t(c.block_n) * p.head_dim * 2;
-  const std::int64_t q = std::int64_t(c.block_m) * p.head_dim * 2;
-  const std::int64_t stats = 2 * std::int64_t(c.block_m) * 4;
-  const std::int64_t ds = std::int64_t(c.block_n) * c.block_m * 2;
-  return int(2 * kv + c.stages * (2 * q + stats) + ds);
-}
-
-int estimated_registers(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
-  const int tiles = std::max(1, keys_per_warp(c) / 16);
-  return tiles * int(p.head_dim) + tiles * query_chunk(p, c) + kOperandRegisters;
-}
-
-std::int64_t num_ctas(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
-  return ceil_div(p.seqlen_k, c.block_n) * p.heads_kv * p.batch;
-}
-
-std::optional<std::string> validate(const AttentionBackwardProblem& p,
-                                    const AttentionBackwardConfig& c, const DeviceDesc& device) {
+std::optional<std::string> validate_fa2(const AttentionBackwardProblem& p,
+                                        const AttentionBackwardConfig& c,
+                                        const DeviceDesc& device) {
   if (device.cc_major < 8) return "the fa2 backward family needs compute capability >= 8.0";
   if (c.warps != 4 && c.warps != 8) return "warps must be 4 or 8";
   if (c.block_n != 16 * c.warps && c.block_n != 32 * c.warps)
@@ -137,6 +123,119 @@ std::optional<std::string> validate(const AttentionBackwardProblem& p,
   if (estimated_registers(p, c) > kMaxRegisters)
     return fmt::format("needs ~{} registers a thread, over {}", estimated_registers(p, c),
                        kMaxRegisters);
+  return std::nullopt;
+}
+
+std::optional<std::string> validate_fa3(const AttentionBackwardProblem& p,
+                                        const AttentionBackwardConfig& c,
+                                        const DeviceDesc& device) {
+  if (device.arch() != "sm_90a")
+    return fmt::format(
+        "the fa3 backward family needs sm_90a (compute capability 9.0), device has {}.{}",
+        device.cc_major, device.cc_minor);
+  if (c.warps != 0)
+    return "fa3 configs have no warps field (warps = 0: block_n sets the warpgroups)";
+  if (c.block_n != 64 && c.block_n != 128)
+    return "fa3 block_n must be 64 or 128 (one or two consumer warpgroups of 64 keys)";
+  if (c.block_m != 64 && c.block_m != 128) return "fa3 block_m must be 64 or 128";
+  if (c.stages < 2 || c.stages > 4) return "fa3 stages must be 2, 3 or 4";
+  if (p.head_dim != 64 && p.head_dim != 128) return "the fa3 family needs head_dim 64 or 128";
+  if (p.head_dim + c.block_m > kFa3AccumulatorRegisters)
+    return fmt::format(
+        "fa3 at head_dim {} and block_m {}: a consumer thread would keep {} FP32 accumulators "
+        "(dK, dV: {}; Sᵀ, dPᵀ: {}), over the {} of its {} registers that leave room for the "
+        "packed operands, dQ and addressing",
+        p.head_dim, c.block_m, p.head_dim + c.block_m, p.head_dim, c.block_m,
+        kFa3AccumulatorRegisters, kFa3ConsumerRegisters);
+  if (fa3_dq_split(p, c).cols % 64 != 0)
+    return fmt::format(
+        "fa3 dQ = dS·K splits between the {} consumer warpgroups by 64-row tiles or 64-column "
+        "slabs of K: block_m {} at head_dim {} has one of either",
+        c.num_consumers(), c.block_m, p.head_dim);
+  return std::nullopt;
+}
+
+// The time one SM spends on one visited (query block, key block) pair of `c`, with
+// `ctas_per_sm` resident.
+double block_seconds(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c,
+                     const DeviceDesc& d, int ctas_per_sm) {
+  const double flops = 10.0 * c.block_m * c.block_n * double(p.head_dim);
+  const double clock_hz = d.sm_clock_mhz * 1e6;
+  if (c.family == AttentionFamily::kSm90) {
+    const double sm_rate = d.wgmma_tflops * 1e12 / d.num_sms * kFa3WgmmaEfficiency *
+                           (c.num_consumers() > 1 ? 1.0 : kFa3OneConsumerFactor);
+    const double exposed_exp = kFa3ExposedExp * kFa3ExpShareTimesHeadDim / double(p.head_dim);
+    const double reduce_s =
+        4.0 * c.block_m * double(p.head_dim) / (kFa3ReduceBytesPerClockPerSm * clock_hz);
+    return flops / sm_rate * (1.0 + exposed_exp) + kFa3ExposedReduceShare * reduce_s +
+           (kFa3StepUs + (p.deterministic ? kFa3OrderedReduceUs : 0.0)) * 1e-6;
+  }
+  const double sm_rate = d.mma_sync_tflops * 1e12 / d.num_sms * kBwdMmaEfficiency *
+                         std::min(1.0, 0.5 + 0.0625 * ctas_per_sm * c.warps);
+  const double atomics_s =
+      double(c.block_m) * double(p.head_dim) / (kDqAtomicsPerClockPerSm * clock_hz);
+  return flops / sm_rate + kExposedAtomicShare * atomics_s +
+         (kStepUs + (c.stages == 1 ? kOneStageExposedLoadUs : 0.0)) * 1e-6;
+}
+
+}  // namespace
+
+std::string to_key(const AttentionBackwardConfig& c) {
+  if (c.family == AttentionFamily::kSm90)
+    return fmt::format("fa3.bm{}.bn{}.s{}", c.block_m, c.block_n, c.stages);
+  return fmt::format("fa2.bm{}.bn{}.w{}.s{}", c.block_m, c.block_n, c.warps, c.stages);
+}
+
+AttentionBackwardConfig parse_attention_backward_config_key(std::string_view key) {
+  const char* hint = "expected e.g. fa2.bm64.bn64.w4.s2 or fa3.bm64.bn128.s2";
+  const auto parts = split(key, '.');
+  AttentionBackwardConfig c;
+  if (parts.size() == 5 && parts[0] == "fa2") {
+    parse_key_fields(key, parts,
+                     {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}},
+                     hint);
+  } else if (parts.size() == 4 && parts[0] == "fa3") {
+    c.family = AttentionFamily::kSm90;
+    c.warps = 0;
+    parse_key_fields(key, parts, {{"bm", &c.block_m}, {"bn", &c.block_n}, {"s", &c.stages}}, hint);
+  } else {
+    throw_invalid(fmt::format("'{}' is not an attention backward config key: {}", key, hint));
+  }
+  if (to_key(c) != key)
+    throw_invalid(
+        fmt::format("config key '{}' is not canonical: write it as '{}'", key, to_key(c)));
+  return c;
+}
+
+int smem_bytes(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
+  if (c.family == AttentionFamily::kSm90)
+    return AttentionBwdSm90Layout(int(p.head_dim), c.block_m, c.block_n, c.stages).launch_bytes;
+  const std::int64_t kv = std::int64_t(c.block_n) * p.head_dim * 2;
+  const std::int64_t q = std::int64_t(c.block_m) * p.head_dim * 2;
+  const std::int64_t stats = 2 * std::int64_t(c.block_m) * 4;
+  const std::int64_t ds = std::int64_t(c.block_n) * c.block_m * 2;
+  return int(2 * kv + c.stages * (2 * q + stats) + ds);
+}
+
+int estimated_registers(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
+  if (c.family == AttentionFamily::kSm90)
+    return c.num_consumers() > 1 ? 65536 / c.num_threads() / 8 * 8
+                                 : std::min(kMaxRegisters, int(p.head_dim) + c.block_m +
+                                                               kFa3OneConsumerExtraRegisters);
+  const int tiles = std::max(1, keys_per_warp(c) / 16);
+  return tiles * int(p.head_dim) + tiles * query_chunk(p, c) + kOperandRegisters;
+}
+
+std::int64_t num_ctas(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
+  return ceil_div(p.seqlen_k, c.block_n) * p.heads_kv * p.batch;
+}
+
+std::optional<std::string> validate(const AttentionBackwardProblem& p,
+                                    const AttentionBackwardConfig& c, const DeviceDesc& device) {
+  std::optional<std::string> why = "unknown template family";
+  if (c.family == AttentionFamily::kSm80) why = validate_fa2(p, c, device);
+  if (c.family == AttentionFamily::kSm90) why = validate_fa3(p, c, device);
+  if (why) return why;
   const int smem = smem_bytes(p, c);
   if (smem > device.max_smem_per_block_optin_bytes)
     return fmt::format("needs {} B of shared memory; the device allows {} B per block", smem,
@@ -152,7 +251,8 @@ AttentionBackwardWorkspace attention_backward_workspace(const AttentionBackwardP
   const std::int64_t rows = rows_of(p);
   w.dq_accum_offset = 0;
   w.d_rows_offset = align_up(rows * p.head_dim * 4);
-  w.semaphores_offset = align_up(w.d_rows_offset + rows * 4);
+  w.lse_log2_offset = align_up(w.d_rows_offset + rows * 4);
+  w.semaphores_offset = align_up(w.lse_log2_offset + rows * 4);
   const std::int64_t semaphores =
       p.deterministic ? 1 + p.batch * p.heads_q * ceil_div(p.seqlen_q, kSmallestBlockM) : 0;
   w.bytes = align_up(w.semaphores_offset + semaphores * 4);
@@ -177,10 +277,14 @@ AttentionBackwardLaunch plan_launch(const AttentionBackwardProblem& p,
 std::vector<std::string> attention_backward_kernel_expressions(const AttentionBackwardProblem& p,
                                                                const AttentionBackwardConfig& c) {
   const std::string_view t = device_type_name(p.dtype);
+  const char* causal = p.causal ? "true" : "false";
   const char* det = p.deterministic ? "true" : "false";
   return {
-      fmt::format("kt::attention_bwd_sm80<{}, {}, {}, {}, {}, {}, {}, {}>", t, p.head_dim,
-                  c.block_m, c.block_n, c.warps, c.stages, p.causal ? "true" : "false", det),
+      c.family == AttentionFamily::kSm90
+          ? fmt::format("kt::attention_bwd_sm90<{}, {}, {}, {}, {}, {}, {}>", t, p.head_dim,
+                        c.block_m, c.block_n, c.stages, causal, det)
+          : fmt::format("kt::attention_bwd_sm80<{}, {}, {}, {}, {}, {}, {}, {}>", t, p.head_dim,
+                        c.block_m, c.block_n, c.warps, c.stages, causal, det),
       fmt::format("kt::attention_bwd_preprocess<{}, {}, {}, {}>", t, p.head_dim, c.block_m, det),
       fmt::format("kt::attention_bwd_convert_dq<{}, {}>", t, p.head_dim)};
 }
@@ -189,13 +293,15 @@ std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
     const AttentionBackwardProblem& p, const DeviceDesc& device,
     const AttentionBackwardDomains& d) {
   std::vector<AttentionBackwardConfig> out;
-  for (int bm : d.block_m)
-    for (int warps : d.warps)
-      for (int bn : d.block_n)
-        for (int s : d.stages) {
-          const AttentionBackwardConfig c{bm, bn, warps, s};
-          if (!validate(p, c, device)) out.push_back(c);
-        }
+  for (AttentionFamily family : d.families) {
+    const bool fa3 = family == AttentionFamily::kSm90;
+    for (int bm : fa3 ? d.fa3_block_m : d.block_m)
+      for (int warps : fa3 ? std::vector<int>{0} : d.warps)
+        for (int bn : fa3 ? d.fa3_block_n : d.block_n)
+          for (int s : fa3 ? d.fa3_stages : d.stages) out.push_back({bm, bn, warps, s, family});
+  }
+  std::erase_if(
+      out, [&](const AttentionBackwardConfig& c) { return validate(p, c, device).has_value(); });
   return out;
 }
 
@@ -208,6 +314,11 @@ AttentionBackwardEstimate estimate(const AttentionBackwardProblem& p,
   e.regs_per_thread = regs > 0 ? regs : estimated_registers(p, c);
   e.smem_bytes = smem_bytes(p, c);
   e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
+  // fa3: __launch_bounds__(threads, 1) sizes the registers for one CTA an SM.
+  if (c.family == AttentionFamily::kSm90 && e.occupancy.ctas_per_sm > 1) {
+    e.occupancy.ctas_per_sm = 1;
+    e.occupancy.limiter = "launch bounds";
+  }
   const int ctas_per_sm = std::max(1, e.occupancy.ctas_per_sm);
   e.waves = wave_stats(e.num_ctas, d.num_sms, ctas_per_sm);
 
@@ -226,13 +337,7 @@ AttentionBackwardEstimate estimate(const AttentionBackwardProblem& p,
   const double covered_pairs = visited * c.block_m * c.block_n;
   e.block_efficiency = covered_pairs > 0 ? p.visible_pairs() / covered_pairs : 0;
 
-  const double sm_rate = d.mma_sync_tflops * 1e12 / d.num_sms * kBwdMmaEfficiency *
-                         std::min(1.0, 0.5 + 0.0625 * ctas_per_sm * c.warps);
-  const double block_flops_s = 10.0 * c.block_m * c.block_n * double(p.head_dim) / sm_rate;
-  const double block_atomics_s =
-      double(c.block_m) * double(p.head_dim) / (kDqAtomicsPerClockPerSm * d.sm_clock_mhz * 1e6);
-  const double block_s = block_flops_s + kExposedAtomicShare * block_atomics_s +
-                         (kStepUs + (c.stages == 1 ? kOneStageExposedLoadUs : 0.0)) * 1e-6;
+  const double block_s = block_seconds(p, c, d, ctas_per_sm);
   const double balanced_s = visited * block_s / d.num_sms / std::max(e.waves.efficiency, 0.01);
   const double longest_s = max_steps * block_s * ctas_per_sm;
   const double fixed_us = kCtaFixedUs * double(e.num_ctas) / (double(d.num_sms) * ctas_per_sm);
@@ -240,11 +345,11 @@ AttentionBackwardEstimate estimate(const AttentionBackwardProblem& p,
   if (p.deterministic)
     e.serial_us = (max_steps + double(n_blocks - 1)) * block_s * ctas_per_sm * 1e6 + fixed_us;
   e.memory_us = p.min_bytes() / (d.dram_gbps * 1e9) * 1e6;
-  // Preprocess: O and dO read, dQ's FP32 accumulator zeroed, D written; convert: the accumulator
-  // read, dQ written.
+  // Preprocess: O and dO read, dQ's FP32 accumulator zeroed, lse read, D and lse_log2 written;
+  // convert: the accumulator read, dQ written.
   const double elements = double(rows_of(p)) * double(p.head_dim);
   const double side_bytes = elements * (2.0 * size_bytes(p.dtype) + 4.0 + 4.0) +
-                            elements * size_bytes(p.dtype) + double(rows_of(p)) * 4.0;
+                            elements * size_bytes(p.dtype) + double(rows_of(p)) * 12.0;
   e.side_us = side_bytes / (d.dram_gbps * 1e9) * 1e6 + 2 * kSideLaunchUs;
   e.predicted_us = std::max({e.compute_us, e.serial_us, e.memory_us}) + e.side_us + kLaunchUs;
   e.predicted_tflops = p.flops() / (e.predicted_us * 1e-6) / 1e12;
@@ -256,10 +361,17 @@ std::string explain_config(const AttentionBackwardProblem& p, const AttentionBac
   const AttentionBackwardEstimate e = estimate(p, c, d);
   const AttentionBackwardWorkspace w = attention_backward_workspace(p);
   std::string out;
-  out += fmt::format(
-      "  family       fa2 backward: mma.sync + cp.async, {} warps of {} keys (dK, dV in "
-      "registers), {} query rows a step in chunks of {}, {} Q/dO stage(s)\n",
-      c.warps, keys_per_warp(c), c.block_m, query_chunk(p, c), c.stages);
+  const bool fa3 = c.family == AttentionFamily::kSm90;
+  if (fa3)
+    out += fmt::format(
+        "  family       fa3 backward: wgmma + TMA, a producer and {} consumer warpgroup(s) of 64 "
+        "keys (dK, dV in registers), {} query rows a step, a ring of {} Q/dO stages\n",
+        c.num_consumers(), c.block_m, c.stages);
+  else
+    out += fmt::format(
+        "  family       fa2 backward: mma.sync + cp.async, {} warps of {} keys (dK, dV in "
+        "registers), {} query rows a step in chunks of {}, {} Q/dO stage(s)\n",
+        c.warps, keys_per_warp(c), c.block_m, query_chunk(p, c), c.stages);
   out += fmt::format(
       "  CTAs         ceil(Nk / Bc) x Hkv x B = {} x {} x {} = {} ({} query head(s) each)\n",
       ceil_div(p.seqlen_k, c.block_n), p.heads_kv, p.batch, e.num_ctas, p.heads_q / p.heads_kv);
@@ -274,12 +386,13 @@ std::string explain_config(const AttentionBackwardProblem& p, const AttentionBac
       "query blocks\n",
       100 * e.block_efficiency, p.causal ? " (causal: diagonal blocks are masked)" : "",
       e.max_cta_steps);
-  out += fmt::format(
-      "  dQ           FP32 accumulator, {} atomics a block{}\n", c.block_m * p.head_dim,
-      p.deterministic ? "; deterministic: added in key-block order (semaphores), serial chain " +
-                            fmt::format("{:.1f} us", e.serial_us)
-                      : "");
-  out += fmt::format("  workspace    {} B (dQ accumulator, D{})\n", w.bytes,
+  out += fmt::format("  dQ           FP32 accumulator, {} {} a block{}\n", c.block_m * p.head_dim,
+                     fa3 ? "elements added by TMA reductions" : "atomics",
+                     p.deterministic
+                         ? "; deterministic: added in key-block order (semaphores), serial chain " +
+                               fmt::format("{:.1f} us", e.serial_us)
+                         : "");
+  out += fmt::format("  workspace    {} B (dQ accumulator, D, lse_log2{})\n", w.bytes,
                      p.deterministic ? ", semaphores" : "");
   out += fmt::format(
       "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}{}) + preprocess/convert "

@@ -1,6 +1,7 @@
 // An attention backward kernel set ready to launch: the three loaded functions (main,
-// preprocess, convert), their launch plans, and the parameter block of a call. The caller's
-// tensors are checked by check_attention_backward_call; launch() allocates nothing.
+// preprocess, convert), their launch plans, and the parameter blocks of a call (fa3's main
+// kernel: with TMA maps). The caller's tensors are checked by check_attention_backward_call (fa3
+// also by TMA's addressing rules: serves()); launch() allocates nothing.
 #pragma once
 
 #include <cuda.h>
@@ -17,6 +18,14 @@ AttentionBwdParams make_attention_backward_params(const AttentionBackwardProblem
                                                   const AttentionBackwardTensors& tensors,
                                                   CUdeviceptr workspace);
 
+// The fa3 main kernel's parameter block: make_attention_backward_params plus the TMA maps of
+// AttentionBwdSm90Params for `config`'s boxes. Throws kt::Error (invalid argument) naming the
+// tensor when TMA cannot address it; returns the driver's result of encoding.
+CUresult make_attention_backward_sm90_params(const AttentionBackwardProblem& problem,
+                                             const AttentionBackwardConfig& config,
+                                             const AttentionBackwardTensors& tensors,
+                                             CUdeviceptr workspace, AttentionBwdSm90Params& params);
+
 class AttentionBackwardKernel {
  public:
   // `module` holds the kernels of attention_backward_kernel_expressions, main first.
@@ -27,6 +36,9 @@ class AttentionBackwardKernel {
   // attention_backward_workspace(problem).bytes. Returns the first failing driver result.
   CUresult launch(const AttentionBackwardTensors& tensors, CUdeviceptr workspace,
                   CUstream stream) const;
+  // Whether this kernel can address `tensors`: always for fa2; for fa3, whether TMA can map Q,
+  // K, V, dO, dK and dV (launch would throw otherwise).
+  bool serves(const AttentionBackwardTensors& tensors) const;
 
   const AttentionBackwardProblem& problem() const { return problem_; }
   const AttentionBackwardConfig& config() const { return config_; }

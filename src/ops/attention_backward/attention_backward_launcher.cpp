@@ -1,6 +1,7 @@
 // Attention backward's runtime facet: a loaded AttentionBackwardKernel behind OpKernel (the call
-// struct is AttentionBackwardTensors; the runtime's workspace holds the FP32 dQ accumulator, D
-// and the deterministic mode's semaphores), and the call's checks.
+// struct is AttentionBackwardTensors; the runtime's workspace holds the FP32 dQ accumulator, D,
+// lse_log2 and the deterministic mode's semaphores), the call's checks, and fa2 for the calls an
+// fa3 kernel's TMA maps cannot address.
 #include "ops/attention_backward/attention_backward_call_check.hpp"
 #include "ops/attention_backward/attention_backward_kernel.hpp"
 #include "ops/attention_backward/attention_backward_op.hpp"
@@ -18,6 +19,9 @@ class AttentionBackwardOpKernel final : public rt::OpKernel {
   CUresult launch(const void* call, CUdeviceptr workspace, CUstream stream) const override {
     return kernel_.launch(*static_cast<const AttentionBackwardTensors*>(call), workspace, stream);
   }
+  bool serves(const void* call) const override {
+    return kernel_.serves(*static_cast<const AttentionBackwardTensors*>(call));
+  }
 
  private:
   rt::AttentionBackwardKernel kernel_;
@@ -34,6 +38,24 @@ class AttentionBackwardLauncher final : public rt::OpLauncher {
   void check_call(std::string_view problem_key, const void* call) const override {
     check_attention_backward_call(parse_attention_backward_key(problem_key),
                                   *static_cast<const AttentionBackwardTensors*>(call));
+  }
+  // fa2 addresses every call check_attention_backward_call accepts; the model's best of it.
+  std::string fallback_config(std::string_view problem_key,
+                              const DeviceDesc& device) const override {
+    const AttentionBackwardProblem p = parse_attention_backward_key(problem_key);
+    AttentionBackwardDomains fa2_only;
+    fa2_only.families = {AttentionFamily::kSm80};
+    std::string best;
+    double best_us = 0;
+    for (const AttentionBackwardConfig& c :
+         enumerate_attention_backward_configs(p, device, fa2_only)) {
+      const double us = estimate(p, c, device).predicted_us;
+      if (best.empty() || us < best_us) {
+        best = to_key(c);
+        best_us = us;
+      }
+    }
+    return best;
   }
 };
 

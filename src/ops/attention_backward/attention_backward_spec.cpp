@@ -1,5 +1,5 @@
-// Attention backward's OpSpec: problem and config keys, the fa2 space and model, the workspace,
-// explain and the kernels a config instantiates.
+// Attention backward's OpSpec: problem and config keys, the fa2 and fa3 space and model, the
+// workspace, explain and the kernels a config instantiates.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -23,13 +23,13 @@ class AttentionBackwardSpec final
     return "attention backward, dQ dK dV from dO, O and the forward's logsumexp, GQA/MQA, "
            "bf16/fp16, head_dim 64/128 (shape as attention's)";
   }
-  std::vector<std::string> families() const override { return {"fa2"}; }
+  std::vector<std::string> families() const override { return {"fa2", "fa3"}; }
   std::vector<OpFlag> flags() const override {
     return {
         {"causal", "Attention: causal mask (bottom-right aligned)"},
         {"deterministic", "Attention backward: dQ summed in a fixed order (bitwise reproducible)"}};
   }
-  int template_version() const override { return 1; }
+  int template_version() const override { return 2; }
   std::vector<std::pair<std::string, std::vector<std::string>>> suites() const override {
     // FlashAttention's benchmark (batch x seqlen = 16k tokens, hidden 2048), as the forward's.
     return {{"attention-backward-d128",
@@ -109,10 +109,12 @@ class AttentionBackwardSpec final
       throw_invalid(fmt::format("attention backward has no kernel variant '{}'", variant));
     const AttentionBackwardProblem p = parse_attention_backward_key(key);
     const AttentionBackwardConfig c = parse_attention_backward_config_key(config);
-    return {fmt::format("bwd.{}.d{}.{}.{}{}", to_key(c), p.head_dim, to_string(p.dtype),
-                        p.causal ? "causal" : "full", p.deterministic ? ".det" : ""),
-            {"kerntune/attention_backward/attention_bwd_sm80.cuh"},
-            attention_backward_kernel_expressions(p, c)};
+    return {
+        fmt::format("bwd.{}.d{}.{}.{}{}", to_key(c), p.head_dim, to_string(p.dtype),
+                    p.causal ? "causal" : "full", p.deterministic ? ".det" : ""),
+        {c.family == AttentionFamily::kSm90 ? "kerntune/attention_backward/attention_bwd_sm90.cuh"
+                                            : "kerntune/attention_backward/attention_bwd_sm80.cuh"},
+        attention_backward_kernel_expressions(p, c)};
   }
 };
 

@@ -77,6 +77,44 @@ double floored_relative_error(const std::vector<float>& got, const std::vector<f
   return std::sqrt(diff2 / std::max(ref2, floor2));
 }
 
+// Where a gradient's samples go wrong, for a failing check: the element of the largest error (a
+// non-finite one first) with its coordinates, and the sampled rows whose own floored relative
+// error exceeds `tolerance` (how many, and the first few), which tells a ragged edge or a mask
+// from an error everywhere. Sample x is row rows[x] = (b · heads + h) · seqlen + i.
+std::string describe_errors(const std::vector<float>& got, const std::vector<float>& ref,
+                            const std::vector<int>& rows, std::int64_t heads, std::int64_t seqlen,
+                            std::int64_t head_dim, double tolerance) {
+  const auto where = [&](std::size_t x) {
+    const std::int64_t r = rows[x];
+    return fmt::format("b={} h={} row={}", r / seqlen / heads, r / seqlen % heads, r % seqlen);
+  };
+  std::size_t worst = 0;
+  double worst_error = -1;
+  for (std::size_t k = 0; k < ref.size(); ++k) {
+    const double error =
+        std::isfinite(got[k]) ? std::fabs(double(got[k]) - double(ref[k])) : INFINITY;
+    if (error > worst_error) {
+      worst_error = error;
+      worst = k;
+    }
+  }
+  std::string out = fmt::format("max |error| {:.3g} at {} d={} (got {:.5g}, expected {:.5g})",
+                                worst_error, where(worst / std::size_t(head_dim)),
+                                worst % std::size_t(head_dim), got[worst], ref[worst]);
+  std::vector<std::size_t> bad;
+  for (std::size_t x = 0; x < rows.size(); ++x) {
+    const std::size_t first = x * std::size_t(head_dim);
+    const std::vector<float> row_got(got.begin() + first, got.begin() + first + head_dim);
+    const std::vector<float> row_ref(ref.begin() + first, ref.begin() + first + head_dim);
+    if (!(floored_relative_error(row_got, row_ref) <= tolerance)) bad.push_back(x);
+  }
+  out += fmt::format("; {} of {} sampled rows off", bad.size(), rows.size());
+  for (std::size_t i = 0; i < bad.size() && i < 4; ++i)
+    out += fmt::format("{}{}", i == 0 ? ": " : ", ", where(bad[i]));
+  if (bad.size() > 4) out += ", ...";
+  return out;
+}
+
 }  // namespace
 
 double attention_backward_tolerance(DType dtype) { return dtype == DType::kBF16 ? 1e-2 : 3e-3; }
@@ -238,13 +276,17 @@ OutputCheck AttentionBackwardWorkload::check_output() {
     check.nonfinite += got.nonfinite;
     const double error = floored_relative_error(got.values, out.reference);
     check.relative_error = std::max(check.relative_error, std::isnan(error) ? INFINITY : error);
+    const auto details = [&] {
+      return describe_errors(got.values, out.reference, out.samples.rows, out.heads, out.seqlen,
+                             p.head_dim, check.tolerance);
+    };
     if (got.nonfinite > 0)
-      failures += fmt::format("{}{} values of {} are NaN/Inf (unwritten or overflowed)",
-                              failures.empty() ? "" : "; ", got.nonfinite, out.name);
+      failures += fmt::format("{}{} values of {} are NaN/Inf (unwritten or overflowed); {}",
+                              failures.empty() ? "" : "; ", got.nonfinite, out.name, details());
     else if (!(error <= check.tolerance))
-      failures += fmt::format("{}{} relative error {:.3g} > tolerance {:.3g} over {} rows",
-                              failures.empty() ? "" : "; ", out.name, error, check.tolerance,
-                              out.samples.rows.size());
+      failures +=
+          fmt::format("{}{} relative error {:.3g} > tolerance {:.3g}; {}",
+                      failures.empty() ? "" : "; ", out.name, error, check.tolerance, details());
   }
   check.passed = failures.empty();
   check.detail = failures;

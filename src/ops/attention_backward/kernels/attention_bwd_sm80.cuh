@@ -1,18 +1,14 @@
 // The sm_80 FlashAttention-2 backward on mma.sync: dQ, dK, dV of O = softmax(scale · Q·Kᵀ) · V
-// from dO, recomputing P from Q, K and the forward's logsumexp. Three kernels, launched in this
-// order on one stream (AttentionBackwardKernel):
-//   attention_bwd_preprocess   D = rowsum(dO ∘ O) in FP32; zeroes the FP32 dQ accumulator (and,
-//                              deterministic, the dQ semaphores and the CTA ticket);
-//   attention_bwd_sm80         one CTA per (key block, key/value head, batch): dK, dV of its
-//                              kBlockN keys in registers across every query block of every query
-//                              head of its key/value head (GQA summed in the CTA), dQ added to the
-//                              accumulator with FP32 atomics;
-//   attention_bwd_convert_dq   dQ = accumulator · softmax_scale, in T.
+// from dO, recomputing P from Q, K and the forward's logsumexp. attention_bwd_sm80 is one CTA per
+// (key block, key/value head, batch): dK, dV of its kBlockN keys in registers across every query
+// block of every query head of its key/value head (GQA summed in the CTA), dQ added to the FP32
+// accumulator with atomics; it runs between the row kernels of attention_bwd_rows.cuh.
 // Instantiated by NVRTC name expressions; runs on sm_80 and later.
 #pragma once
 
 #include "kerntune/attention/tile_io_sm80.cuh"
 #include "kerntune/attention_backward/attention_bwd_params.h"
+#include "kerntune/attention_backward/attention_bwd_rows.cuh"
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm80.cuh"
 #include "kerntune/common/swizzled_tile.cuh"
@@ -20,32 +16,6 @@
 
 namespace kt {
 namespace attn_bwd {
-
-// Threads of the preprocess and convert kernels: a row of head_dim elements per kHeadDim / 8
-// threads (8 elements, 16 bytes each).
-constexpr int kRowThreads = 128;
-constexpr float kLog2e = 1.4426950408889634f;
-
-// Eight 16-bit elements or four floats, moved as one 16-byte access.
-struct alignas(16) Chunk16 {
-  unsigned int w[4];
-};
-
-// The coordinates of row r = (b · heads + h) · seqlen + i.
-__device__ __forceinline__ void decode_row(long long r, int heads, int seqlen, int& b, int& h,
-                                           int& i) {
-  i = int(r % seqlen);
-  const long long bh = r / seqlen;
-  h = int(bh % heads);
-  b = int(bh / heads);
-}
-
-// The dQ semaphores of a launch: word 0 is the CTA ticket, then one word per (batch, query head,
-// query block of kBlockM rows).
-template <int kBlockM>
-__device__ __forceinline__ long long num_semaphore_words(const AttentionBwdParams& p) {
-  return 1 + (long long)p.batch * p.heads_q * ((p.seqlen_q + kBlockM - 1) / kBlockM);
-}
 
 // The A fragment of k16 step kq from the C fragments of n8 tiles 2 kq and 2 kq + 1 of one m16
 // row tile, converted to T in pairs: (row g, k 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8).
@@ -59,85 +29,6 @@ __device__ __forceinline__ void pack_a_fragment(const float (&c)[kTiles][4], int
 }
 
 }  // namespace attn_bwd
-
-// D[r] = Σ_d dO[r, d] · O[r, d] in FP32 and dq_accum[r, :] = 0 for every row r = (b · heads_q +
-// h) · seqlen_q + i; kDeterministic also zeroes the dQ semaphores of kBlockM-row query blocks.
-// Launch: grid ⌈rows / (128 / (kHeadDim / 8))⌉, 128 threads, no dynamic shared memory.
-template <typename T, int kHeadDim, int kBlockM, bool kDeterministic>
-__global__ void __launch_bounds__(attn_bwd::kRowThreads)
-    attention_bwd_preprocess(const AttentionBwdParams params) {
-  static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "a row is 8 to 32 16-byte chunks");
-  constexpr int kThreadsPerRow = kHeadDim / 8;
-  constexpr int kRowsPerCta = attn_bwd::kRowThreads / kThreadsPerRow;
-  const int tid = threadIdx.x;
-  if constexpr (kDeterministic) {
-    const long long words = attn_bwd::num_semaphore_words<kBlockM>(params);
-    for (long long x = (long long)blockIdx.x * attn_bwd::kRowThreads + tid; x < words;
-         x += (long long)gridDim.x * attn_bwd::kRowThreads)
-      params.dq_semaphores[x] = 0;
-  }
-  const long long rows = (long long)params.batch * params.heads_q * params.seqlen_q;
-  const long long row = (long long)blockIdx.x * kRowsPerCta + tid / kThreadsPerRow;
-  const int part = tid % kThreadsPerRow;
-  float sum = 0.0f;
-  if (row < rows) {
-    int b, h, i;
-    attn_bwd::decode_row(row, params.heads_q, params.seqlen_q, b, h, i);
-    const T* o = static_cast<const T*>(params.o) + b * params.o_batch_stride +
-                 h * params.o_head_stride + i * params.o_row_stride + part * 8;
-    const T* dout = static_cast<const T*>(params.dout) + b * params.dout_batch_stride +
-                    h * params.dout_head_stride + i * params.dout_row_stride + part * 8;
-    const attn_bwd::Chunk16 oc = *reinterpret_cast<const attn_bwd::Chunk16*>(o);
-    const attn_bwd::Chunk16 dc = *reinterpret_cast<const attn_bwd::Chunk16*>(dout);
-#pragma unroll
-    for (int w = 0; w < 4; ++w) {
-      sum += DTypeTraits<T>::to_float(T{(unsigned short)(oc.w[w] & 0xFFFFu)}) *
-             DTypeTraits<T>::to_float(T{(unsigned short)(dc.w[w] & 0xFFFFu)});
-      sum += DTypeTraits<T>::to_float(T{(unsigned short)(oc.w[w] >> 16)}) *
-             DTypeTraits<T>::to_float(T{(unsigned short)(dc.w[w] >> 16)});
-    }
-    attn_bwd::Chunk16* acc =
-        reinterpret_cast<attn_bwd::Chunk16*>(params.dq_accum + row * kHeadDim + part * 8);
-    acc[0] = attn_bwd::Chunk16{{0u, 0u, 0u, 0u}};
-    acc[1] = attn_bwd::Chunk16{{0u, 0u, 0u, 0u}};
-  }
-  // The row's threads are consecutive lanes of one warp.
-#pragma unroll
-  for (int offset = kThreadsPerRow / 2; offset > 0; offset /= 2)
-    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, offset);
-  if (row < rows && part == 0) params.d_rows[row] = sum;
-}
-
-// dQ[b, i, h, :] = dq_accum[r, :] · softmax_scale in T for every row r = (b · heads_q + h) ·
-// seqlen_q + i. Launch as attention_bwd_preprocess.
-template <typename T, int kHeadDim>
-__global__ void __launch_bounds__(attn_bwd::kRowThreads)
-    attention_bwd_convert_dq(const AttentionBwdParams params) {
-  constexpr int kThreadsPerRow = kHeadDim / 8;
-  constexpr int kRowsPerCta = attn_bwd::kRowThreads / kThreadsPerRow;
-  const int tid = threadIdx.x;
-  const long long rows = (long long)params.batch * params.heads_q * params.seqlen_q;
-  const long long row = (long long)blockIdx.x * kRowsPerCta + tid / kThreadsPerRow;
-  const int part = tid % kThreadsPerRow;
-  if (row >= rows) return;
-  int b, h, i;
-  attn_bwd::decode_row(row, params.heads_q, params.seqlen_q, b, h, i);
-  const float* acc = params.dq_accum + row * kHeadDim + part * 8;
-  const attn_bwd::Chunk16 lo = *reinterpret_cast<const attn_bwd::Chunk16*>(acc);
-  const attn_bwd::Chunk16 hi = *reinterpret_cast<const attn_bwd::Chunk16*>(acc + 4);
-  const float scale = params.softmax_scale;
-  attn_bwd::Chunk16 out;
-#pragma unroll
-  for (int w = 0; w < 2; ++w) {
-    out.w[w] = DTypeTraits<T>::pack2(__uint_as_float(lo.w[2 * w]) * scale,
-                                     __uint_as_float(lo.w[2 * w + 1]) * scale);
-    out.w[2 + w] = DTypeTraits<T>::pack2(__uint_as_float(hi.w[2 * w]) * scale,
-                                         __uint_as_float(hi.w[2 * w + 1]) * scale);
-  }
-  T* dq = static_cast<T*>(params.dq) + b * params.dq_batch_stride + h * params.dq_head_stride +
-          i * params.dq_row_stride + part * 8;
-  *reinterpret_cast<attn_bwd::Chunk16*>(dq) = out;
-}
 
 // Dynamic shared memory of attention_bwd_sm80: the CTA's K and V tiles, kStages pairs of Q and dO
 // tiles, the dSᵀ tile (keys x queries) and kStages pairs of the query rows' lse and D (FP32).
@@ -237,36 +128,24 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   const int warp = tid / 32;
   const int seqlen_q = params.seqlen_q;
   const int seqlen_k = params.seqlen_k;
-  const int num_n_blocks = (seqlen_k + kBlockN - 1) / kBlockN;
   const int num_m_blocks = (seqlen_q + kBlockM - 1) / kBlockM;
 
-  int n_block, kv_head, batch;
+  unsigned int ticket = 0;
   if constexpr (kDeterministic) {
     // Tickets in CTA start order: a CTA waits only for CTAs of smaller tickets, which are
     // running or done.
-    __shared__ unsigned int ticket;
-    if (tid == 0) ticket = atomicAdd(params.dq_semaphores, 1u);
+    __shared__ unsigned int ticket_slot;
+    if (tid == 0) ticket_slot = atomicAdd(params.dq_semaphores, 1u);
     __syncthreads();
-    n_block = int(ticket % unsigned(num_n_blocks));
-    kv_head = int(ticket / unsigned(num_n_blocks) % unsigned(params.heads_kv));
-    batch = int(ticket / unsigned(num_n_blocks) / unsigned(params.heads_kv));
-  } else {
-    n_block = blockIdx.x;
-    kv_head = blockIdx.y;
-    batch = blockIdx.z;
+    ticket = ticket_slot;
   }
-  const int group = params.heads_q / params.heads_kv;
+  const attn_bwd::CtaWork work =
+      attn_bwd::cta_work<kBlockM, kBlockN, kCausal, kDeterministic>(params, ticket);
+  const int n_block = work.n_block, kv_head = work.kv_head, batch = work.batch;
+  const int group = work.group, m_first = work.m_first;
+  const int steps_per_head = work.steps_per_head, num_steps = work.num_steps;
   const int n0 = n_block * kBlockN;
   const int diagonal = seqlen_k - seqlen_q;
-  // Query blocks that see a key of this block: all, or (causal) from the one holding the first
-  // row that sees key n0 (row n0 - diagonal).
-  int m_first = 0;
-  if constexpr (kCausal) {
-    const int first_row = n0 - diagonal;
-    m_first = first_row >= seqlen_q ? num_m_blocks : (first_row > 0 ? first_row / kBlockM : 0);
-  }
-  const int steps_per_head = num_m_blocks - m_first;
-  const int num_steps = steps_per_head * group;  // (query head, query block) pairs, head-major
 
   const T* k = static_cast<const T*>(params.k) + batch * params.k_batch_stride +
                kv_head * params.k_head_stride;

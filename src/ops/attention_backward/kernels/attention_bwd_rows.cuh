@@ -1,0 +1,173 @@
+// What the attention backward's families share: a CTA's work (CtaWork) and the row kernels,
+// launched on one stream around the family's main kernel (AttentionBackwardKernel):
+//   attention_bwd_preprocess   before it: D = rowsum(dO ∘ O) and the logsumexp in base 2, both in
+//                              FP32; zeroes the FP32 dQ accumulator (and, deterministic, the dQ
+//                              semaphores and the CTA ticket);
+//   attention_bwd_convert_dq   after it: dQ = accumulator · softmax_scale, in T.
+// Instantiated by NVRTC name expressions; runs on sm_80 and later.
+#pragma once
+
+#include "kerntune/attention_backward/attention_bwd_params.h"
+#include "kerntune/common/dtypes.cuh"
+
+namespace kt {
+namespace attn_bwd {
+
+// Threads of the preprocess and convert kernels: a row of head_dim elements per kHeadDim / 8
+// threads (8 elements, 16 bytes each).
+constexpr int kRowThreads = 128;
+constexpr float kLog2e = 1.4426950408889634f;
+
+// Eight 16-bit elements or four floats, moved as one 16-byte access.
+struct alignas(16) Chunk16 {
+  unsigned int w[4];
+};
+
+// The coordinates of row r = (b · heads + h) · seqlen + i.
+__device__ __forceinline__ void decode_row(long long r, int heads, int seqlen, int& b, int& h,
+                                           int& i) {
+  i = int(r % seqlen);
+  const long long bh = r / seqlen;
+  h = int(bh % heads);
+  b = int(bh / heads);
+}
+
+// The dQ semaphores of a launch: word 0 is the CTA ticket, then one word per (batch, query head,
+// query block of kBlockM rows).
+template <int kBlockM>
+__device__ __forceinline__ long long num_semaphore_words(const AttentionBwdParams& p) {
+  return 1 + (long long)p.batch * p.heads_q * ((p.seqlen_q + kBlockM - 1) / kBlockM);
+}
+
+// A CTA's share of a family's main kernel: its key block of kBlockN keys, key/value head and
+// batch (blockIdx (x, y, z), or kDeterministic its ticket: key blocks fastest, then key/value
+// heads, then batches), and its steps: every query block of kBlockM rows that sees a key of the
+// block (all, or causal from the one holding the first row that sees key n0, row n0 - (seqlen_k
+// - seqlen_q)) for every query head of the key/value head, head-major.
+struct CtaWork {
+  int n_block, kv_head, batch;
+  int group;           // query heads of the key/value head
+  int m_first;         // the first query block a head's steps visit
+  int steps_per_head;  // the query blocks a head's steps visit
+  int num_steps;       // steps_per_head · group
+
+  __device__ __forceinline__ int head(int step) const {
+    return kv_head * group + step / steps_per_head;
+  }
+  __device__ __forceinline__ int m_block(int step) const { return m_first + step % steps_per_head; }
+};
+
+template <int kBlockM, int kBlockN, bool kCausal, bool kDeterministic>
+__device__ __forceinline__ CtaWork cta_work(const AttentionBwdParams& p, unsigned int ticket) {
+  CtaWork w;
+  const int num_n_blocks = (p.seqlen_k + kBlockN - 1) / kBlockN;
+  const int num_m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
+  if constexpr (kDeterministic) {
+    w.n_block = int(ticket % unsigned(num_n_blocks));
+    w.kv_head = int(ticket / unsigned(num_n_blocks) % unsigned(p.heads_kv));
+    w.batch = int(ticket / unsigned(num_n_blocks) / unsigned(p.heads_kv));
+  } else {
+    w.n_block = blockIdx.x;
+    w.kv_head = blockIdx.y;
+    w.batch = blockIdx.z;
+  }
+  w.group = p.heads_q / p.heads_kv;
+  w.m_first = 0;
+  if constexpr (kCausal) {
+    const int first_row = w.n_block * kBlockN - (p.seqlen_k - p.seqlen_q);
+    w.m_first = first_row >= p.seqlen_q ? num_m_blocks : (first_row > 0 ? first_row / kBlockM : 0);
+  }
+  w.steps_per_head = num_m_blocks - w.m_first;
+  w.num_steps = w.steps_per_head * w.group;
+  return w;
+}
+
+}  // namespace attn_bwd
+
+// D[r] = Σ_d dO[r, d] · O[r, d] in FP32, lse_log2[r] = lse[r] · log2(e) (+inf where lse is
+// -inf: a row that sees no key, whose P = 2^(x - lse_log2) is then 0 for any finite x) and
+// dq_accum[r, :] = 0 for every row r = (b · heads_q + h) · seqlen_q + i; kDeterministic also zeroes
+// the dQ semaphores of kBlockM-row query blocks.
+// Launch: grid ⌈rows / (128 / (kHeadDim / 8))⌉, 128 threads, no dynamic shared memory.
+template <typename T, int kHeadDim, int kBlockM, bool kDeterministic>
+__global__ void __launch_bounds__(attn_bwd::kRowThreads)
+    attention_bwd_preprocess(const AttentionBwdParams params) {
+  static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "a row is 8 to 32 16-byte chunks");
+  constexpr int kThreadsPerRow = kHeadDim / 8;
+  constexpr int kRowsPerCta = attn_bwd::kRowThreads / kThreadsPerRow;
+  const int tid = threadIdx.x;
+  if constexpr (kDeterministic) {
+    const long long words = attn_bwd::num_semaphore_words<kBlockM>(params);
+    for (long long x = (long long)blockIdx.x * attn_bwd::kRowThreads + tid; x < words;
+         x += (long long)gridDim.x * attn_bwd::kRowThreads)
+      params.dq_semaphores[x] = 0;
+  }
+  const long long rows = (long long)params.batch * params.heads_q * params.seqlen_q;
+  const long long row = (long long)blockIdx.x * kRowsPerCta + tid / kThreadsPerRow;
+  const int part = tid % kThreadsPerRow;
+  float sum = 0.0f;
+  if (row < rows) {
+    int b, h, i;
+    attn_bwd::decode_row(row, params.heads_q, params.seqlen_q, b, h, i);
+    const T* o = static_cast<const T*>(params.o) + b * params.o_batch_stride +
+                 h * params.o_head_stride + i * params.o_row_stride + part * 8;
+    const T* dout = static_cast<const T*>(params.dout) + b * params.dout_batch_stride +
+                    h * params.dout_head_stride + i * params.dout_row_stride + part * 8;
+    const attn_bwd::Chunk16 oc = *reinterpret_cast<const attn_bwd::Chunk16*>(o);
+    const attn_bwd::Chunk16 dc = *reinterpret_cast<const attn_bwd::Chunk16*>(dout);
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      sum += DTypeTraits<T>::to_float(T{(unsigned short)(oc.w[w] & 0xFFFFu)}) *
+             DTypeTraits<T>::to_float(T{(unsigned short)(dc.w[w] & 0xFFFFu)});
+      sum += DTypeTraits<T>::to_float(T{(unsigned short)(oc.w[w] >> 16)}) *
+             DTypeTraits<T>::to_float(T{(unsigned short)(dc.w[w] >> 16)});
+    }
+    attn_bwd::Chunk16* acc =
+        reinterpret_cast<attn_bwd::Chunk16*>(params.dq_accum + row * kHeadDim + part * 8);
+    acc[0] = attn_bwd::Chunk16{{0u, 0u, 0u, 0u}};
+    acc[1] = attn_bwd::Chunk16{{0u, 0u, 0u, 0u}};
+  }
+  // The row's threads are consecutive lanes of one warp.
+#pragma unroll
+  for (int offset = kThreadsPerRow / 2; offset > 0; offset /= 2)
+    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, offset);
+  if (row < rows && part == 0) {
+    params.d_rows[row] = sum;
+    const float lse = params.lse[row];
+    params.lse_log2[row] =
+        lse == __uint_as_float(0xFF800000u) ? __uint_as_float(0x7F800000u) : lse * attn_bwd::kLog2e;
+  }
+}
+
+// dQ[b, i, h, :] = dq_accum[r, :] · softmax_scale in T for every row r = (b · heads_q + h) ·
+// seqlen_q + i. Launch as attention_bwd_preprocess.
+template <typename T, int kHeadDim>
+__global__ void __launch_bounds__(attn_bwd::kRowThreads)
+    attention_bwd_convert_dq(const AttentionBwdParams params) {
+  constexpr int kThreadsPerRow = kHeadDim / 8;
+  constexpr int kRowsPerCta = attn_bwd::kRowThreads / kThreadsPerRow;
+  const int tid = threadIdx.x;
+  const long long rows = (long long)params.batch * params.heads_q * params.seqlen_q;
+  const long long row = (long long)blockIdx.x * kRowsPerCta + tid / kThreadsPerRow;
+  const int part = tid % kThreadsPerRow;
+  if (row >= rows) return;
+  int b, h, i;
+  attn_bwd::decode_row(row, params.heads_q, params.seqlen_q, b, h, i);
+  const float* acc = params.dq_accum + row * kHeadDim + part * 8;
+  const attn_bwd::Chunk16 lo = *reinterpret_cast<const attn_bwd::Chunk16*>(acc);
+  const attn_bwd::Chunk16 hi = *reinterpret_cast<const attn_bwd::Chunk16*>(acc + 4);
+  const float scale = params.softmax_scale;
+  attn_bwd::Chunk16 out;
+#pragma unroll
+  for (int w = 0; w < 2; ++w) {
+    out.w[w] = DTypeTraits<T>::pack2(__uint_as_float(lo.w[2 * w]) * scale,
+                                     __uint_as_float(lo.w[2 * w + 1]) * scale);
+    out.w[2 + w] = DTypeTraits<T>::pack2(__uint_as_float(hi.w[2 * w]) * scale,
+                                         __uint_as_float(hi.w[2 * w + 1]) * scale);
+  }
+  T* dq = static_cast<T*>(params.dq) + b * params.dq_batch_stride + h * params.dq_head_stride +
+          i * params.dq_row_stride + part * 8;
+  *reinterpret_cast<attn_bwd::Chunk16*>(dq) = out;
+}
+
+}  // namespace kt

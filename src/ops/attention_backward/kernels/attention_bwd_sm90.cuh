@@ -1,0 +1,427 @@
+// The sm_90a FlashAttention backward (the "fa3" family) on wgmma, warp-specialized: dQ, dK, dV of
+// O = softmax(scale · Q·Kᵀ) · V from dO, recomputing P from Q, K and the forward's logsumexp;
+// attention_bwd_sm90 runs between the row kernels of attention_bwd_rows.cuh. A producer thread
+// loads the CTA's K and V once and streams each step's Q, dO, lse_log2 and D by TMA into a ring of
+// stages guarded by full/empty mbarriers; each consumer warpgroup owns 64 of the CTA's keys, keeps
+// their dK and dV in FP32 registers and computes transposed products (its keys are the wgmma's M),
+// so Pᵀ and dSᵀ feed dV and dK straight from registers; dSᵀ also goes to shared memory (stmatrix,
+// transposed) for dQ = dS·K, which each step adds to the FP32 accumulator by TMA reductions.
+// Instantiated by NVRTC name expressions (kt::attention_bwd_sm90<...>); sm_90a only.
+#pragma once
+
+#include "kerntune/attention_backward/attention_bwd_params.h"
+#include "kerntune/attention_backward/attention_bwd_rows.cuh"
+#include "kerntune/attention_backward/attention_bwd_sm90_layout.h"
+#include "kerntune/common/dtypes.cuh"
+#include "kerntune/common/ptx_sm90.cuh"
+#include "kerntune/common/stage_ring.cuh"
+#include "kerntune/common/test_fault.cuh"
+#include "kerntune/common/wgmma_slab.cuh"
+
+namespace kt {
+namespace fa3_bwd {
+
+constexpr int kKeys = 64;              // keys a consumer warpgroup owns: one m64 wgmma
+constexpr int kDqBoxBytes = 64 * 128;  // a {32, 64} box of the FP32 dQ accumulator
+// Named barriers: 1 + c is consumer c's own, kAllConsumers every consumer's.
+constexpr int kAllConsumers = 3;
+
+// Register split (setmaxnreg) of a CTA of two consumers and the producer, launched with 168
+// registers a thread: 24 + 2 x 240 = 3 x 168. One consumer keeps the 255 it is launched with.
+constexpr int kProducerRegisters = 24;
+constexpr int kConsumerRegisters = 240;
+
+struct alignas(8) Pair {
+  float lo, hi;
+};
+
+// How dQ = dS·K (kBlockM x kHeadDim over the block's keys) splits among the consumers: by m64
+// row tiles while there are as many as consumers, else also by head_dim columns, in whole
+// 64-column slabs of K (K is dQ's N-major B operand, whose descriptor steps whole slabs).
+// Consumer c computes kRowTiles row tiles from first_row_tile(c), kCols columns from first_col(c),
+// and stages them in its kStagingBytes of FP32 as kCols / 32 column slabs of kRowTiles boxes.
+template <int kHeadDim, int kBlockM, int kConsumers>
+struct DqSplit {
+  static constexpr int kMTiles = kBlockM / 64;
+  static constexpr int kRowTiles = kMTiles >= kConsumers ? kMTiles / kConsumers : 1;
+  static constexpr int kColParts = kConsumers / (kMTiles / kRowTiles);
+  static constexpr int kCols = kHeadDim / kColParts;
+  static constexpr int kStagingBytes = kRowTiles * 64 * kCols * 4;
+  static_assert(kCols % 64 == 0, "dQ splits among the consumers by 64-column slabs of K");
+
+  static __device__ __forceinline__ int first_row_tile(int c) { return c / kColParts * kRowTiles; }
+  static __device__ __forceinline__ int first_col(int c) { return c % kColParts * kCols; }
+};
+
+// Stores a consumer's dSᵀ (64 keys x 16 kSteps queries, as the A registers of wgmma_m64k16_rs:
+// ds[t] is query k16 step t) transposed into its atom of the dS tile, the K-major A operand of
+// dQ = dS·K: query row q at q · 128 bytes holds the consumer's 64 keys, 16-byte chunk c at chunk
+// c ^ (q % 8) (the 128B swizzle; `atom` is 1024-byte aligned). Register r of step t is the 8x8
+// matrix of keys 16 warp + 8 (r & 1) (chunk 2 warp + (r & 1)) and queries 16 t + 8 (r >> 1);
+// stmatrix's transpose writes that matrix's query rows, lane l addressing row l % 8 of matrix
+// l / 8. The eight rows of a matrix land in eight distinct chunks: no bank conflict.
+template <int kSteps>
+__device__ __forceinline__ void store_ds_transposed(unsigned int atom,
+                                                    const unsigned int (&ds)[kSteps][4], int warp,
+                                                    int lane) {
+  const int matrix = lane >> 3;
+  const int chunk = 2 * warp + (matrix & 1);
+#pragma unroll
+  for (int t = 0; t < kSteps; ++t) {
+    const int query = 16 * t + 8 * (matrix >> 1) + (lane & 7);
+    stmatrix_x4_trans(atom + query * 128 + ((chunk ^ (lane & 7)) << 4), ds[t][0], ds[t][1],
+                      ds[t][2], ds[t][3]);
+  }
+}
+
+}  // namespace fa3_bwd
+
+// dK, dV of kBlockN keys of one key/value head and the dQ they add (conventions of
+// attention_bwd_sm80: causal bottom-right aligned, key j visible to query i iff j <= i + seqlen_k
+// - seqlen_q; a row that sees no key contributes nothing). One CTA per (key block n_block,
+// key/value head, batch), 128 (kBlockN / 64 + 1) threads: warpgroup 0 is the producer, whose
+// thread 0 issues every TMA load; warpgroup 1 + c is consumer c, owning keys [64 c, 64 c + 64) of
+// the block. The CTA walks its steps, every (query head of its key/value head, query block of
+// kBlockM rows that sees a key of the block), head-major. Per step a consumer computes, for its
+// keys, with both operands in shared memory:
+//   Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ (64 x kBlockM each, two wgmma groups),
+//   Pᵀ = 2^(Sᵀ · scale_log2 - lse_log2) (0 where masked: keys past seqlen_k, rows past seqlen_q,
+//   right of the causal diagonal), dSᵀ = Pᵀ ∘ (dPᵀ - D),
+// then with A from registers and B N-major (the transpose flag): dV += Pᵀ·dO, dK += dSᵀ·Q; and
+// dSᵀ into the step's dS tile (transposed: query rows). After a barrier of every consumer, dQ =
+// dS·K of the block (split among the consumers by DqSplit; A K-major from the dS tile, B N-major
+// from K) is staged in FP32 and added to the accumulator by TMA reductions (rows past seqlen_q
+// skipped by TMA); the convert kernel applies softmax_scale, dK gets it at the end. Two dS tiles
+// alternate, so a tile is rewritten only after every consumer's dQ of the step before the last
+// (ordered by the barrier of the step in between). Rows past seqlen_q and keys past seqlen_k
+// arrive zero-filled (lse_log2 and D of other rows or zeros, masked), so they add nothing. At the
+// end dK (times softmax_scale) and dV go through the K and V tiles to TMA stores (keys past
+// seqlen_k skipped).
+// kDeterministic: CTAs take their (n_block, head, batch) from a ticket counter in start order,
+// and a consumer adds its dQ of query block m only after every consumer of the key blocks before
+// it did (a semaphore per (batch, query head, query block) counting consumer additions: it
+// waits for kConsumers · n_block, adds, waits for its reductions to complete, then counts), so
+// each element is summed in key-block order: bitwise reproducible; a CTA waits only on CTAs that
+// started before it, so it cannot deadlock.
+// Launch: grid (⌈seqlen_k / kBlockN⌉, heads_kv, batch), or kDeterministic the same count along x;
+// AttentionBwdSm90Layout(...).launch_bytes of dynamic shared memory; the maps of
+// AttentionBwdSm90Params; after attention_bwd_preprocess on the same stream.
+template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kStages, bool kCausal,
+          bool kDeterministic>
+__global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
+    attention_bwd_sm90(const __grid_constant__ AttentionBwdSm90Params params) {
+  static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
+  static_assert(kHeadDim == 64 || kHeadDim == 128, "kHeadDim must be 64 or 128");
+  static_assert(kBlockM == 64 || kBlockM == 128, "kBlockM must be 64 or 128");
+  static_assert(kBlockN == 64 || kBlockN == 128, "one or two consumer warpgroups of 64 keys");
+  static_assert(kStages >= 2 && kStages <= 4, "2 to 4 Q/dO stages");
+  static_assert(kHeadDim + kBlockM <= 192,
+                "a consumer thread keeps dK, dV (kHeadDim FP32) and Sᵀ, dPᵀ (kBlockM) in "
+                "registers: at most 192 of its 240");
+  constexpr AttentionBwdSm90Layout kSmem(kHeadDim, kBlockM, kBlockN, kStages);
+  static_assert(kSmem.launch_bytes <= 227 * 1024,
+                "more shared memory than an sm_90 CTA gets (227 KB)");
+
+  const AttentionBwdParams& p = params.bwd;
+  if (test_fault(p.dk)) return;
+
+  constexpr int kConsumers = kBlockN / fa3_bwd::kKeys;
+  constexpr int kSlabs = kHeadDim / 64;   // 128-byte column slabs of a 16-bit row
+  constexpr int kKSteps = kHeadDim / 16;  // k16 steps of Sᵀ and dPᵀ (head_dim)
+  constexpr int kQSteps = kBlockM / 16;   // k16 steps of dV and dK (queries)
+  constexpr int kNSteps = kBlockN / 16;   // k16 steps of dQ (keys)
+  constexpr int kKvSlabBytes = kBlockN * 128;
+  constexpr int kQSlabBytes = kBlockM * 128;
+  constexpr int kDsAtomBytes = kBlockM * 128;  // 64 keys of the block's query rows
+  using Dq = fa3_bwd::DqSplit<kHeadDim, kBlockM, kConsumers>;
+
+  extern __shared__ __align__(1024) unsigned char smem_raw[];
+  const unsigned int raw = shared_address(smem_raw);
+  const unsigned int base = (raw + 1023u) & ~1023u;
+  const unsigned int kv_full = base;              // K and V landed
+  const unsigned int full = base + 8;             // + 8 stage: the stage's rows landed
+  const unsigned int empty = full + 8 * kStages;  // + 8 stage: every consumer is done with it
+  const unsigned int ticket_word = empty + 8 * kStages;  // kDeterministic: the CTA's ticket
+  const unsigned int smem_k = base + kSmem.k;
+  const unsigned int smem_v = base + kSmem.v;
+  const float* const stats_rows =
+      reinterpret_cast<const float*>(smem_raw + (base - raw + kSmem.stats));
+
+  const int seqlen_q = p.seqlen_q;
+  const int seqlen_k = p.seqlen_k;
+  const int num_m_blocks = (seqlen_q + kBlockM - 1) / kBlockM;
+
+  if (threadIdx.x == 0) {
+    mbarrier_init(kv_full, 1);
+#pragma unroll 1
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(full + 8 * s, 1);
+      mbarrier_init(empty + 8 * s, kConsumers);
+    }
+    fence_mbarrier_init();
+    // Tickets in CTA start order: a CTA waits only for CTAs of smaller tickets, which are running
+    // or done.
+    if constexpr (kDeterministic) st_shared_u32(ticket_word, atomicAdd(p.dq_semaphores, 1u));
+  }
+  __syncthreads();
+
+  const attn_bwd::CtaWork work = attn_bwd::cta_work<kBlockM, kBlockN, kCausal, kDeterministic>(
+      p, kDeterministic ? ld_shared_u32(ticket_word) : 0u);
+  const int n_block = work.n_block, kv_head = work.kv_head, batch = work.batch;
+  const int num_steps = work.num_steps;
+  const int n0 = n_block * kBlockN;
+  const int diagonal = seqlen_k - seqlen_q;
+
+  // Broadcast from lane 0 so ptxas sees it warp-uniform (no divergent wgmma to serialize).
+  const int warpgroup = __shfl_sync(0xFFFFFFFFu, int(threadIdx.x / 128), 0);
+  if (warpgroup == 0) {
+    // Producer: one thread issues every TMA load; the others leave.
+    if constexpr (kConsumers > 1) setmaxnreg_dec<fa3_bwd::kProducerRegisters>();
+    if (threadIdx.x != 0 || num_steps == 0) return;
+    mbarrier_arrive_expect_tx(kv_full, 2 * kSmem.kv_bytes);
+#pragma unroll
+    for (int slab = 0; slab < kSlabs; ++slab) {
+      tma_load_4d(smem_k + slab * kKvSlabBytes, &params.k_map, 64 * slab, n0, kv_head, batch,
+                  kv_full);
+      tma_load_4d(smem_v + slab * kKvSlabBytes, &params.v_map, 64 * slab, n0, kv_head, batch,
+                  kv_full);
+    }
+    StageRing<kStages> ring;
+#pragma unroll 1
+    for (int step = 0; step < num_steps; ++step) {
+      const int head = work.head(step);
+      const int m0 = work.m_block(step) * kBlockM;
+      const unsigned int bar = full + 8 * ring.stage;
+      const unsigned int q_tile = base + kSmem.q + ring.stage * 2 * kSmem.q_bytes;
+      const unsigned int stats = base + kSmem.stats + ring.stage * kSmem.stats_bytes;
+      mbarrier_wait(empty + 8 * ring.stage, ring.phase ^ 1);
+      mbarrier_arrive_expect_tx(bar, 2 * kSmem.q_bytes + kSmem.stats_bytes);
+#pragma unroll
+      for (int slab = 0; slab < kSlabs; ++slab) {
+        tma_load_4d(q_tile + slab * kQSlabBytes, &params.q_map, 64 * slab, m0, head, batch, bar);
+        tma_load_4d(q_tile + kSmem.q_bytes + slab * kQSlabBytes, &params.do_map, 64 * slab, m0,
+                    head, batch, bar);
+      }
+      // The rows' lse_log2 and D: those past seqlen_q are other rows' (or zeros past the last
+      // row); the consumers mask them.
+      const int row0 = (batch * p.heads_q + head) * seqlen_q + m0;
+      tma_load_1d(stats, &params.lse_log2_map, row0, bar);
+      tma_load_1d(stats + 4 * kBlockM, &params.d_rows_map, row0, bar);
+      ring.advance();
+    }
+    return;
+  }
+
+  // Consumers.
+  if constexpr (kConsumers > 1) setmaxnreg_inc<fa3_bwd::kConsumerRegisters>();
+  const int consumer = warpgroup - 1;
+  const int thread = threadIdx.x % 128;
+  const int warp = thread / 32;
+  const int lane = thread % 32;
+  // This thread's keys (rows of Sᵀ, dPᵀ, dK, dV) relative to the block: key_row and key_row + 8;
+  // its queries (columns) relative to the step's block: 8 j + query_col + {0, 1}.
+  const int key_first = fa3_bwd::kKeys * consumer;
+  const int key_row = key_first + 16 * warp + lane / 4;
+  const int query_col = 2 * (lane % 4);
+  const unsigned int k_rows = smem_k + key_first * 128;  // the consumer's keys in each K slab
+  const unsigned int v_rows = smem_v + key_first * 128;
+  const unsigned int dq_staging = base + kSmem.dq + consumer * Dq::kStagingBytes;
+  const int dq_row_tile = Dq::first_row_tile(consumer);
+  const int dq_col = Dq::first_col(consumer);
+  const float scale_log2 = p.scale_log2;
+  // Whether the consumer's keys hold one past seqlen_k (every step masks then).
+  const bool keys_cross_end = n0 + key_first + fa3_bwd::kKeys > seqlen_k;
+
+  float dk[1][kHeadDim / 2];
+  float dv[1][kHeadDim / 2];
+#pragma unroll
+  for (int i = 0; i < kHeadDim / 2; ++i) dk[0][i] = dv[0][i] = 0.0f;
+
+  if (num_steps > 0) mbarrier_wait(kv_full, 0);
+  StageRing<kStages> ring;
+#pragma unroll 1
+  for (int step = 0; step < num_steps; ++step) {
+    const int head = work.head(step);
+    const int m_block = work.m_block(step);
+    const int m0 = m_block * kBlockM;
+    const unsigned int q_tile = base + kSmem.q + ring.stage * 2 * kSmem.q_bytes;
+    const unsigned int do_tile = q_tile + kSmem.q_bytes;
+    const float* const lse_rows = stats_rows + ring.stage * (kSmem.stats_bytes / 4);
+    const float* const d_rows = lse_rows + kBlockM;
+    const unsigned int ds_tile = base + kSmem.ds + (step & 1) * kSmem.ds_bytes;
+
+    mbarrier_wait(full + 8 * ring.stage, ring.phase);
+
+    // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for the consumer's keys: one group each, both operands K-major
+    // (head_dim), scale-d 0 on the first k16 step (the accumulators hold nothing of the step
+    // before).
+    float s[kBlockM / 2];
+    float dp[kBlockM / 2];
+    const auto issue_transposed = [&](float(&acc)[kBlockM / 2], unsigned int key_rows,
+                                      unsigned int query_tile) {
+#pragma unroll
+      for (int ks = 0; ks < kKSteps; ++ks)
+        wgmma_m64k16_ss<T, kBlockM, 0>(
+            acc, kmajor_descriptor(key_rows + (ks / 4) * kKvSlabBytes + 32 * (ks % 4)),
+            kmajor_descriptor(query_tile + (ks / 4) * kQSlabBytes + 32 * (ks % 4)), ks > 0);
+      wgmma_commit();
+    };
+    fence_accumulators(s);
+    fence_accumulators(dp);
+    wgmma_fence();
+    issue_transposed(s, k_rows, q_tile);
+    issue_transposed(dp, v_rows, do_tile);
+
+    // Pᵀ in place of Sᵀ while dPᵀ is still on the tensor cores. Masked per element where the
+    // consumer's keys cross seqlen_k, the block's rows cross seqlen_q, or (causal) its last key
+    // lies right of the first row's diagonal.
+    wgmma_wait<1>();
+    fence_accumulators(s);
+    const bool masked = keys_cross_end || m0 + kBlockM > seqlen_q ||
+                        (kCausal && n0 + key_first + fa3_bwd::kKeys - 1 > m0 + diagonal);
+#pragma unroll
+    for (int j = 0; j < kBlockM / 8; ++j) {
+      const fa3_bwd::Pair lse =
+          *reinterpret_cast<const fa3_bwd::Pair*>(lse_rows + 8 * j + query_col);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float v = exp2_approx(fmaf(s[4 * j + e], scale_log2, -((e & 1) ? lse.hi : lse.lo)));
+        if (masked) {
+          const int key = n0 + key_row + 8 * (e >> 1);
+          const int query = m0 + 8 * j + query_col + (e & 1);
+          const bool visible =
+              key < seqlen_k && query < seqlen_q && (!kCausal || key <= query + diagonal);
+          v = visible ? v : 0.0f;
+        }
+        s[4 * j + e] = v;
+      }
+    }
+    unsigned int pa[kQSteps][4];
+    pack_a_operand<T>(pa, s);
+
+    // dSᵀ = Pᵀ ∘ (dPᵀ - D) in place of dPᵀ, into the dS tile transposed.
+    wgmma_wait<0>();
+    fence_accumulators(dp);
+#pragma unroll
+    for (int j = 0; j < kBlockM / 8; ++j) {
+      const fa3_bwd::Pair d = *reinterpret_cast<const fa3_bwd::Pair*>(d_rows + 8 * j + query_col);
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - ((e & 1) ? d.hi : d.lo));
+    }
+    unsigned int dsa[kQSteps][4];
+    pack_a_operand<T>(dsa, dp);
+    fa3_bwd::store_ds_transposed(ds_tile + consumer * kDsAtomBytes, dsa, warp, lane);
+
+    // dV += Pᵀ·dO and dK += dSᵀ·Q: A from registers (keys x queries), B the step's dO and Q
+    // (queries x head_dim, N-major through the transpose flag).
+    wgmma_fence();
+#pragma unroll
+    for (int t = 0; t < kQSteps; ++t)
+      wgmma_m64k16_rs<T, kHeadDim, 1>(dv[0], pa[t],
+                                      mnmajor_descriptor(do_tile + 2048 * t, kQSlabBytes), 1);
+#pragma unroll
+    for (int t = 0; t < kQSteps; ++t)
+      wgmma_m64k16_rs<T, kHeadDim, 1>(dk[0], dsa[t],
+                                      mnmajor_descriptor(q_tile + 2048 * t, kQSlabBytes), 1);
+    wgmma_commit();
+
+    // Every consumer's dS is in the tile (its stores made visible to wgmma's async proxy first),
+    // and this consumer's reductions of the step before have read their staging.
+    fence_proxy_async_shared();
+    if (thread == 0) bulk_wait_group_read<0>();
+    named_barrier_sync(fa3_bwd::kAllConsumers, 128 * kConsumers);
+
+    // dQ = dS·K: this consumer's row tiles and columns.
+    float dq[Dq::kRowTiles][Dq::kCols / 2];
+#pragma unroll
+    for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
+    wgmma_fence();
+#pragma unroll
+    for (int kt = 0; kt < kNSteps; ++kt)
+#pragma unroll
+      for (int i = 0; i < Dq::kRowTiles; ++i)
+        wgmma_m64k16_ss<T, Dq::kCols, 1>(
+            dq[i],
+            kmajor_descriptor(ds_tile + (kt / 4) * kDsAtomBytes + (dq_row_tile + i) * 64 * 128 +
+                              32 * (kt % 4)),
+            mnmajor_descriptor(smem_k + (dq_col / 64) * kKvSlabBytes + 2048 * kt, kKvSlabBytes),
+            kt > 0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    fence_accumulators(dv[0]);
+    fence_accumulators(dk[0]);
+#pragma unroll
+    for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
+#pragma unroll
+    for (int t = 0; t < kQSteps; ++t) {
+      fence_operands(pa[t]);
+      fence_operands(dsa[t]);
+    }
+    // The step's Q, dO, lse_log2 and D are no longer read by this consumer.
+    if (thread == 0) mbarrier_arrive(empty + 8 * ring.stage);
+
+      // dQ staged in FP32 (128B-swizzled {32, 64} boxes) and added to the accumulator.
+#pragma unroll
+    for (int slab = 0; slab < Dq::kCols / 32; ++slab)
+      sm90::stage_slab<float>(dq_staging + slab * Dq::kRowTiles * fa3_bwd::kDqBoxBytes, dq, slab,
+                              warp, lane);
+    fence_proxy_async_shared();
+    named_barrier_sync(1 + consumer, 128);
+    if (thread == 0) {
+      // The dQ semaphore of (batch, head, m_block): fewer than batch · heads_q · seqlen_q words.
+      unsigned int* const semaphore =
+          kDeterministic ? p.dq_semaphores + 1 + (batch * p.heads_q + head) * num_m_blocks + m_block
+                         : nullptr;
+      if constexpr (kDeterministic) {
+        // Every consumer of the key blocks before this one has added its part.
+        while (ld_acquire_gpu(semaphore) < unsigned(kConsumers * n_block)) nanosleep_ns(64);
+        fence_proxy_async_global();
+      }
+#pragma unroll
+      for (int slab = 0; slab < Dq::kCols / 32; ++slab)
+#pragma unroll
+        for (int i = 0; i < Dq::kRowTiles; ++i)
+          tma_reduce_add_4d(&params.dq_accum_map,
+                            dq_staging + (slab * Dq::kRowTiles + i) * fa3_bwd::kDqBoxBytes,
+                            dq_col + 32 * slab, m0 + 64 * (dq_row_tile + i), head, batch);
+      bulk_commit_group();
+      if constexpr (kDeterministic) {
+        // Complete (not only read) before it counts: the next key block's additions follow.
+        bulk_wait_group_all();
+        fence_proxy_async_global();
+        atom_add_acq_rel_gpu(semaphore, 1u);
+      }
+    }
+    ring.advance();
+  }
+
+  // dK (times softmax_scale) and dV of the consumer's keys, in T, through its rows of the K and V
+  // tiles (every consumer's last dQ has read K: the barrier) to TMA stores, keys past seqlen_k
+  // skipped.
+  named_barrier_sync(fa3_bwd::kAllConsumers, 128 * kConsumers);
+  const float scale = p.softmax_scale;
+#pragma unroll
+  for (int i = 0; i < kHeadDim / 2; ++i) dk[0][i] *= scale;
+#pragma unroll
+  for (int slab = 0; slab < kSlabs; ++slab) {
+    sm90::stage_slab<T>(k_rows + slab * kKvSlabBytes, dk, slab, warp, lane);
+    sm90::stage_slab<T>(v_rows + slab * kKvSlabBytes, dv, slab, warp, lane);
+  }
+  fence_proxy_async_shared();
+  named_barrier_sync(1 + consumer, 128);
+  if (thread == 0) {
+#pragma unroll
+    for (int slab = 0; slab < kSlabs; ++slab) {
+      tma_store_4d(&params.dk_map, k_rows + slab * kKvSlabBytes, 64 * slab, n0 + key_first, kv_head,
+                   batch);
+      tma_store_4d(&params.dv_map, v_rows + slab * kKvSlabBytes, 64 * slab, n0 + key_first, kv_head,
+                   batch);
+    }
+    bulk_commit_group();
+    // Shared memory must outlive the stores' (and the last reductions') reads.
+    bulk_wait_group_read<0>();
+  }
+}
+
+}  // namespace kt

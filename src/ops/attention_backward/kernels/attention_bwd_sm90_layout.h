@@ -1,0 +1,57 @@
+// The dynamic shared memory of the sm90 (fa3) attention backward kernel, one constexpr
+// computation shared verbatim by the host (the launch's size, validate()) and the device
+// (attention_bwd_sm90.cuh): plain C++, no CUDA.
+#pragma once
+
+// The constructor runs in constant evaluation on both sides.
+#if defined(__CUDACC__)
+#define KT_BWD_LAYOUT_FN __host__ __device__
+#else
+#define KT_BWD_LAYOUT_FN
+#endif
+
+namespace kt {
+
+// Offsets in bytes from a 1024-byte aligned base (every tile starts on a 1024-byte boundary, as
+// the 128B swizzle needs): the mbarriers (1 KB), the K and V tiles of the CTA's block_n keys,
+// `stages` pairs of Q and dO tiles of block_m rows, two dS tiles (the step's and the one before,
+// still read by the other consumers' dQ), the FP32 dQ staging of a step and `stages` pairs of the
+// rows' lse_log2 and D. 16-bit tiles are head_dim / 64 slabs of rows x 128 bytes (a TMA box each);
+// a dS tile is block_n / 64 atoms of block_m query rows x 64 keys (128 bytes).
+struct AttentionBwdSm90Layout {
+  static constexpr int kBarrierBytes = 1024;
+  static constexpr int kAlignBytes = 1024;  // the base may lie this far above the buffer's start
+
+  int kv_bytes;     // one K or V tile
+  int q_bytes;      // one Q or dO tile
+  int ds_bytes;     // one dS tile
+  int dq_bytes;     // the dQ staging, block_m x head_dim FP32
+  int stats_bytes;  // one stage's lse_log2 and D, block_m FP32 each
+  int k, v;
+  int q;   // stage s: Q at q + 2 s q_bytes, dO right after it
+  int ds;  // buffer b at ds + b ds_bytes
+  int dq;
+  int stats;         // stage s: lse_log2 at stats + s stats_bytes, D right after it
+  int bytes;         // from the base to the end
+  int launch_bytes;  // the dynamic shared memory a launch asks for
+
+  KT_BWD_LAYOUT_FN constexpr AttentionBwdSm90Layout(int head_dim, int block_m, int block_n,
+                                                    int stages)
+      : kv_bytes(block_n * head_dim * 2),
+        q_bytes(block_m * head_dim * 2),
+        ds_bytes(block_m * block_n * 2),
+        dq_bytes(block_m * head_dim * 4),
+        stats_bytes(2 * block_m * 4),
+        k(kBarrierBytes),
+        v(k + kv_bytes),
+        q(v + kv_bytes),
+        ds(q + stages * 2 * q_bytes),
+        dq(ds + 2 * ds_bytes),
+        stats(dq + dq_bytes),
+        bytes(stats + stages * stats_bytes),
+        launch_bytes(bytes + kAlignBytes) {}
+};
+
+}  // namespace kt
+
+#undef KT_BWD_LAYOUT_FN
