@@ -44,19 +44,6 @@ TEST(RmsnormCompile, EightWideConfigsMoveSixteenByteVectors) {
   }
 }
 
-TEST(RmsnormCompile, StreamingConfigsMoveRowsWithTheStreamingOperator) {
-  const OpSpec& op = op_spec("rmsnorm");
-  for (const char* config : {"rms.t128.r1.v8.reg.cs", "rms.t256.r1.v8.smem.cs"}) {
-    const std::string ptx =
-        gen::compile_to_ptx(gen::generate(op, "rmsnorm:bf16:r64.h8192.res", config, "", "sm_90a"));
-    EXPECT_NE(ptx.find("ld.global.cs.v4.u32"), std::string::npos) << config;
-    EXPECT_NE(ptx.find("st.global.cs.v4.u32"), std::string::npos) << config;
-  }
-  const std::string plain = gen::compile_to_ptx(
-      gen::generate(op, "rmsnorm:bf16:r64.h8192.res", "rms.t128.r1.v8.reg", "", "sm_90a"));
-  EXPECT_EQ(plain.find(".cs."), std::string::npos);
-}
-
 TEST(RmsnormCompile, TuneWithoutAGpuStoresAPredictedWinner) {
   const std::string db = (std::filesystem::temp_directory_path() /
                           ("kt_rmsnorm_predict_" + std::to_string(getpid()) + ".db"))

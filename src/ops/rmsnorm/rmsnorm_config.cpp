@@ -43,8 +43,8 @@ std::string_view mode_name(RmsnormMode mode) {
 }  // namespace
 
 std::string to_key(const RmsnormConfig& c) {
-  return fmt::format("rms.t{}.r{}.v{}.{}{}", c.threads_per_row, c.rows_per_cta, c.vec,
-                     mode_name(c.mode), c.streaming ? ".cs" : "");
+  return fmt::format("rms.t{}.r{}.v{}.{}", c.threads_per_row, c.rows_per_cta, c.vec,
+                     mode_name(c.mode));
 }
 
 RmsnormConfig parse_rmsnorm_config_key(std::string_view key) {
@@ -53,7 +53,7 @@ RmsnormConfig parse_rmsnorm_config_key(std::string_view key) {
         fmt::format("RMSNorm config key '{}' {}; expected e.g. rms.t128.r1.v8.reg", key, why));
   };
   const std::vector<std::string_view> f = split(key, '.');
-  if (f.size() < 5 || f.size() > 6 || f[0] != "rms") bad("is not rms.tT.rR.vV.MODE[.cs]");
+  if (f.size() != 5 || f[0] != "rms") bad("is not rms.tT.rR.vV.MODE");
   RmsnormConfig c;
   const auto field = [&](std::string_view text, char name, const char* what) {
     if (text.empty() || text[0] != name) bad(fmt::format("has no {} field", what));
@@ -72,10 +72,6 @@ RmsnormConfig parse_rmsnorm_config_key(std::string_view key) {
     c.mode = RmsnormMode::kTwoPass;
   else
     bad("has a mode other than reg, smem or 2pass");
-  if (f.size() == 6) {
-    if (f[5] != "cs") bad("has a last field other than cs (streaming)");
-    c.streaming = true;
-  }
   return c;
 }
 
@@ -126,8 +122,6 @@ std::optional<std::string> validate(const RmsnormProblem& p, const RmsnormConfig
   if (rmsnorm_estimated_registers(p, c) > kMaxRegisters)
     return fmt::format("{} vectors per thread (and their weights) need ~{} registers, over {}",
                        rmsnorm_batch(p, c), rmsnorm_estimated_registers(p, c), kMaxRegisters);
-  if (c.streaming && c.mode == RmsnormMode::kTwoPass)
-    return "the two-pass mode reads the row again, which streaming loads would evict first";
   if (c.mode != RmsnormMode::kRegisters && items == 1)
     return "one vector per thread: the row is in registers already";
   if (rmsnorm_smem_bytes(p, c) > device.max_smem_per_block_optin_bytes)
@@ -147,9 +141,9 @@ LaunchPlan plan_launch(const RmsnormProblem& p, const RmsnormConfig& c) {
 }
 
 std::string rmsnorm_kernel_expression(const RmsnormProblem& p, const RmsnormConfig& c) {
-  return fmt::format("kt::rmsnorm<{}, {}, {}, {}, {}, {}, {}, {}>", device_type_name(p.dtype),
-                     p.hidden, c.threads_per_row, c.rows_per_cta, c.vec, int(c.mode),
-                     p.residual ? "true" : "false", c.streaming ? "true" : "false");
+  return fmt::format("kt::rmsnorm<{}, {}, {}, {}, {}, {}, {}>", device_type_name(p.dtype), p.hidden,
+                     c.threads_per_row, c.rows_per_cta, c.vec, int(c.mode),
+                     p.residual ? "true" : "false");
 }
 
 std::vector<RmsnormConfig> enumerate_rmsnorm_configs(const RmsnormProblem& p,
@@ -160,10 +154,8 @@ std::vector<RmsnormConfig> enumerate_rmsnorm_configs(const RmsnormProblem& p,
       for (int rpc = 1; rpc <= 32; rpc *= 2)
         for (RmsnormMode mode :
              {RmsnormMode::kRegisters, RmsnormMode::kShared, RmsnormMode::kTwoPass}) {
-          for (bool streaming : {false, true}) {
-            const RmsnormConfig c{tpr, rpc, vec, mode, streaming};
-            if (!validate(p, c, device)) out.push_back(c);
-          }
+          const RmsnormConfig c{tpr, rpc, vec, mode};
+          if (!validate(p, c, device)) out.push_back(c);
         }
   }
   return out;

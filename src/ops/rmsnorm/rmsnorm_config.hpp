@@ -3,8 +3,7 @@
 // loading `vec` elements at a time (a row not starting on a vector boundary has its ends peeled); a
 // CTA normalizes `rows_per_cta` rows side by side. The row stays in registers between the sum of
 // squares and the scaling (kRegisters), is staged in shared memory (kShared), or is read twice from
-// global memory, the second time mostly from L2 (kTwoPass). `streaming` moves x, r, y and the sum
-// with the evict-first cache operator (not with kTwoPass, which reads them again).
+// global memory, the second time mostly from L2 (kTwoPass).
 #pragma once
 
 #include <cstdint>
@@ -26,12 +25,11 @@ struct RmsnormConfig {
   int rows_per_cta = 1;
   int vec = 8;  // elements per load and store (16 bytes at 8 for 2-byte dtypes); any hidden
   RmsnormMode mode = RmsnormMode::kRegisters;
-  bool streaming = false;
 
   bool operator==(const RmsnormConfig&) const = default;
 };
 
-// "rms.t128.r1.v8.reg" (modes reg, smem, 2pass), "rms.t128.r1.v8.reg.cs" streaming.
+// "rms.t128.r1.v8.reg" (modes reg, smem, 2pass).
 std::string to_key(const RmsnormConfig& config);
 RmsnormConfig parse_rmsnorm_config_key(std::string_view key);  // throws naming the field
 
@@ -49,10 +47,10 @@ std::optional<std::string> validate(const RmsnormProblem& problem, const Rmsnorm
 // Grid ⌈rows / rows_per_cta⌉ (x, then y past 2^31 - 1), threads_per_row · rows_per_cta threads.
 LaunchPlan plan_launch(const RmsnormProblem& problem, const RmsnormConfig& config);
 
-// "kt::rmsnorm<kt::bf16, 4096, 128, 1, 8, 0, false, false>".
+// "kt::rmsnorm<kt::bf16, 4096, 128, 1, 8, 0, false>".
 std::string rmsnorm_kernel_expression(const RmsnormProblem& problem, const RmsnormConfig& config);
 
-// Every valid config for `problem` on `device`, each streaming one right after its plain twin.
+// Every valid config for `problem` on `device`.
 std::vector<RmsnormConfig> enumerate_rmsnorm_configs(const RmsnormProblem& problem,
                                                      const DeviceDesc& device);
 

@@ -212,50 +212,8 @@ class RmsnormTarget final : public tune::BenchTarget {
   std::map<std::string, std::unique_ptr<rt::OpKernel>> kernels_;
 };
 
-// Two rounds: the model's best plain configs (the first round's size, or the cap), then the
-// streaming twins of the kStreamingTwins fastest of them. The model cannot tell a twin from its
-// plain config (the same bytes at the same bandwidth); only a measurement can.
-class RmsnormSearch final : public tune::OpSearch {
- public:
-  RmsnormSearch(const std::vector<RankedConfigKey>& ranked, const tune::SearchOptions& options)
-      : ranked_(ranked), options_(options) {}
-
-  std::vector<std::size_t> next_round(const std::vector<tune::SearchedConfig>& searched) override {
-    if (++round_ == 1) {
-      const int size = options_.max_candidates > 0
-                           ? std::min(options_.first_round, options_.max_candidates)
-                           : options_.first_round;
-      std::vector<std::size_t> out;
-      for (std::size_t i = 0; i < ranked_.size() && int(out.size()) < size; ++i)
-        if (!parse_rmsnorm_config_key(ranked_[i].config_key).streaming) out.push_back(i);
-      return out;
-    }
-    if (round_ > 2) return {};
-    std::vector<std::pair<double, std::string>> timed;
-    for (const tune::SearchedConfig& c : searched)
-      if (c.us) timed.emplace_back(*c.us, c.config_key);
-    std::sort(timed.begin(), timed.end());
-    std::vector<std::size_t> out;
-    for (std::size_t t = 0; t < timed.size() && t < kStreamingTwins; ++t)
-      for (std::size_t i = 0; i < ranked_.size(); ++i)
-        if (ranked_[i].config_key == timed[t].second + ".cs") out.push_back(i);
-    return out;
-  }
-
- private:
-  static constexpr std::size_t kStreamingTwins = 4;
-  std::vector<RankedConfigKey> ranked_;
-  tune::SearchOptions options_;
-  int round_ = 0;
-};
-
 class RmsnormTuning final : public tune::OpTuning {
  public:
-  std::unique_ptr<tune::OpSearch> start_search(std::string_view,
-                                               const std::vector<RankedConfigKey>& ranked,
-                                               const tune::SearchOptions& options) const override {
-    return std::make_unique<RmsnormSearch>(ranked, options);
-  }
   std::unique_ptr<tune::BenchTarget> make_bench_target(
       const tune::BenchTargetArgs& args) const override {
     return std::make_unique<RmsnormTarget>(args);

@@ -5,9 +5,7 @@
 // of the row in registers between the sum of squares and the scaling, 1 stages it in dynamic
 // shared memory, 2 reads it again from global memory (L2) for the scaling. Any kHidden: rows that
 // do not start on a vector boundary are peeled (their ends one element a lane), so every row
-// moves aligned vectors. kStreaming loads x (and r) and stores y (and the sum) with the streaming
-// cache operator (.cs: evict first), so the rows read and written once do not push the weights out
-// of L2; only for the modes that never read x or the sum again.
+// moves aligned vectors.
 #pragma once
 
 #include "kerntune/common/dtypes.cuh"
@@ -21,47 +19,6 @@ template <int N>
 struct alignas(2 * N) RmsnormVec {
   unsigned short h[N];
 };
-
-// The CUDA vector type that moves an RmsnormVec<N> in one instruction.
-template <int N>
-struct RmsnormWord;
-template <>
-struct RmsnormWord<8> {
-  using type = uint4;
-};
-template <>
-struct RmsnormWord<4> {
-  using type = uint2;
-};
-template <>
-struct RmsnormWord<2> {
-  using type = unsigned int;
-};
-template <>
-struct RmsnormWord<1> {
-  using type = unsigned short;
-};
-
-// A load or store of one vector, with the streaming cache operator when kStreaming.
-template <bool kStreaming, int N>
-__device__ __forceinline__ RmsnormVec<N> rmsnorm_load(const RmsnormVec<N>* p) {
-  if constexpr (kStreaming) {
-    using Word = typename RmsnormWord<N>::type;
-    const Word w = __ldcs(reinterpret_cast<const Word*>(p));
-    return *reinterpret_cast<const RmsnormVec<N>*>(&w);
-  } else {
-    return *p;
-  }
-}
-template <bool kStreaming, int N>
-__device__ __forceinline__ void rmsnorm_store(RmsnormVec<N>* p, const RmsnormVec<N>& v) {
-  if constexpr (kStreaming) {
-    using Word = typename RmsnormWord<N>::type;
-    __stcs(reinterpret_cast<Word*>(p), *reinterpret_cast<const Word*>(&v));
-  } else {
-    *p = v;
-  }
-}
 
 template <typename T, int N>
 __device__ __forceinline__ float rmsnorm_element(const RmsnormVec<N>& v, int e) {
@@ -97,9 +54,8 @@ __device__ __forceinline__ float rmsnorm_row_sum(float v, float* scratch) {
 }
 
 template <typename T, int kHidden, int kThreadsPerRow, int kRowsPerCta, int kVec, int kMode,
-          bool kResidual, bool kStreaming>
+          bool kResidual>
 __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const RmsnormParams params) {
-  static_assert(!kStreaming || kMode != 2, "the two-pass mode reads x (or the sum) again");
   if (test_fault(params.y)) return;
   using W = RmsnormVec<kVec>;
   using E = unsigned short;  // one element's bits
@@ -166,8 +122,8 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       if (!valid(first + b)) continue;
-      v[b] = rmsnorm_load<kStreaming>(x + index(first + b));
-      if constexpr (kResidual) rv[b] = rmsnorm_load<kStreaming>(r + index(first + b));
+      v[b] = x[index(first + b)];
+      if constexpr (kResidual) rv[b] = r[index(first + b)];
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
@@ -178,7 +134,7 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
         for (int e = 0; e < kVec; ++e)
           f[e] = rmsnorm_element<T, kVec>(v[b], e) + rmsnorm_element<T, kVec>(rv[b], e);
         v[b] = rmsnorm_vec<T, kVec>(f);
-        rmsnorm_store<kStreaming>(sum_out + index(first + b), v[b]);
+        sum_out[index(first + b)] = v[b];
       }
       if constexpr (kMode == 1) stage[index(first + b)] = v[b];
       ss += sum_squares(v[b]);
@@ -206,7 +162,7 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
 #pragma unroll
       for (int e = 0; e < kVec; ++e)
         f[e] = rmsnorm_element<T, kVec>(v[b], e) * scale * rmsnorm_element<T, kVec>(wv[b], e);
-      rmsnorm_store<kStreaming>(y + index(first + b), rmsnorm_vec<T, kVec>(f));
+      y[index(first + b)] = rmsnorm_vec<T, kVec>(f);
     }
   };
   // The peeled element through both passes, beside the vectors.
