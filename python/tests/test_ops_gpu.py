@@ -1,4 +1,5 @@
-"""kerntune.ops on a GPU with PyTorch 2.4 or newer (run on the GPU machine; not in CTest):
+"""kerntune.ops on a GPU with PyTorch 2.4 or newer (the GPU machine; CTest python.ops_gpu, label
+gpu):
 
     PYTHONPATH=python python3 python/tests/test_ops_gpu.py     # KERNTUNE_LIB, or dist/ or build/
 
