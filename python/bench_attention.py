@@ -1,12 +1,10 @@
 """kerntune attention forward beside PyTorch SDPA's FlashAttention-2 and cuDNN backends, in one
-process on the same tensors, timed the same way (triton.testing.do_bench medians, which flush
-L2). Run on the GPU machine after `kerntune tune --op attention ...` filled the database:
+process on the same tensors, timed the same way (bench_timing.median_us: medians with L2 flushed
+before every repetition). Run on the GPU machine after `kerntune tune --op attention ...` filled the database:
     KERNTUNE_DB=... python3 python/bench_attention.py [--dtypes bf16,fp16] [--csv OUT.csv]
 With --heldout N it times N seeded shapes that no suite holds instead (dispatched from the tuned
 neighbours or the model, as a user's untuned shape would be)."""
 import argparse
-import csv
-import math
 import os
 import random
 import sys
@@ -14,10 +12,10 @@ import sys
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from triton.testing import do_bench
 
 sys.path.insert(0, os.path.dirname(__file__))
 import kerntune  # noqa: E402
+from bench_timing import median_us, ratio_summary, write_csv  # noqa: E402
 
 CASES = [(16384 // n, 2048 // d, 2048 // d, n, d, c) for d in (64, 128)
          for n in (512, 1024, 2048, 4096, 8192, 16384) for c in (False, True)]
@@ -71,13 +69,13 @@ def main():
             ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=hq != hkv)
         err = ((o.float() - ref.float()).norm() / ref.float().norm()).item()
         res = {"dtype": dtype, "B": b, "Hq": hq, "Hkv": hkv, "N": n, "d": d, "causal": causal, "rel_err": err}
-        res["kerntune"] = fl / do_bench(lambda: rt.attention(q, k, v, causal=causal), warmup=25, rep=100, return_mode="median") / 1e9
+        res["kerntune"] = fl / median_us(lambda: rt.attention(q, k, v, causal=causal)) / 1e6
         for name, be in (("fa2", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)):
             try:
                 with sdpa_kernel([be]):
                     fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=hq != hkv)
                     fn()
-                    res[name] = fl / do_bench(fn, warmup=25, rep=100, return_mode="median") / 1e9
+                    res[name] = fl / median_us(fn) / 1e6
             except Exception as e:  # a backend that refuses the case
                 res[name] = float("nan")
                 print(f"  {name} failed: {str(e)[:100]}")
@@ -86,15 +84,11 @@ def main():
               f"{res['kerntune'] / res['fa2']:6.3f} {res['kerntune'] / res['cudnn']:8.3f}  {err:.1e}", flush=True)
         del q, k, v
     if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-            w.writeheader()
-            w.writerows(rows)
+        write_csv(args.csv, rows)
     for backend in ("fa2", "cudnn"):
-        ratios = [r["kerntune"] / r[backend] for r in rows if r[backend] == r[backend]]
-        if ratios:
-            print(f"vs {backend}: min {min(ratios):.3f}, geomean "
-                  f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f} over {len(ratios)} cases")
+        summary = ratio_summary(backend, [r["kerntune"] / r[backend] for r in rows])
+        if summary:
+            print(summary)
 
 
 if __name__ == "__main__":

@@ -1,31 +1,27 @@
 """Attention decode steps (a few query rows against a long KV cache) beside PyTorch SDPA's backends
-and a copy of the K and V bytes, in one process on the same tensors (triton.testing.do_bench
-medians, which flush L2). "of copy" is the bandwidth of reading K and V once (their bytes over
-kerntune's time) over the copy's (twice those bytes, read and written, over its time). Run on the GPU machine after `kerntune tune --op attention` filled the
-database for these shapes:
+and a copy of the K and V bytes, in one process on the same tensors (bench_timing.median_us:
+medians with L2 flushed before every repetition). "of copy" is the bandwidth of reading K and V
+once (their bytes over kerntune's time) over the copy's (twice those bytes, read and written, over
+its time). Run on the GPU machine after `kerntune tune --op attention` filled the database for
+these shapes:
     KERNTUNE_DB=... python3 python/bench_decode_attention.py [--nq 1] [--csv OUT.csv]"""
 import argparse
 import warnings
-import csv
 import os
 import sys
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from triton.testing import do_bench
 
 sys.path.insert(0, os.path.dirname(__file__))
 import kerntune  # noqa: E402
+from bench_timing import median_us, write_csv  # noqa: E402
 
 B, HQ, HKV, D = 32, 32, 8, 128
 SEQLENS_K = (1024, 2048, 4096, 8192, 16384, 32768)
 BACKENDS = (("flash", SDPBackend.FLASH_ATTENTION), ("efficient", SDPBackend.EFFICIENT_ATTENTION),
             ("cudnn", SDPBackend.CUDNN_ATTENTION), ("math", SDPBackend.MATH))
-
-
-def median_us(fn):
-    return do_bench(fn, warmup=25, rep=100, return_mode="median") * 1e3
 
 
 def main():
@@ -75,10 +71,7 @@ def main():
               f"{res['kerntune_gbps']:6.0f} {res['of_copy']:7.3f} {res['vs_torch']:8.3f}  {best[0]:<8} {err:.1e}", flush=True)
         del q, k, v, src, dst
     if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-            w.writeheader()
-            w.writerows(rows)
+        write_csv(args.csv, rows)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,12 @@
 """Attention over a packed variable-length batch (16 sequences of lengths drawn from 100..8192
 with a fixed seed, d 128, GQA 32/8, causal and full) beside what PyTorch offers for the same
-batch, in one process on the same tensors (triton.testing.do_bench medians, which flush L2):
-SDPA per sequence with each backend (cuDNN, FlashAttention-2, efficient) and SDPA on a jagged
-nested tensor; "best torch" is the fastest that ran. kerntune's output is checked against an FP32
-reference per sequence. Run on the GPU machine after tuning the batch's bucket
-(`kerntune tune --op attention --shape <printed by --print-shape>`):
+batch, in one process on the same tensors (bench_timing.median_us: medians with L2 flushed
+before every repetition): SDPA per sequence with each backend (cuDNN, FlashAttention-2,
+efficient) and SDPA on a jagged nested tensor; "best torch" is the fastest that ran. kerntune's
+output is checked against an FP32 reference per sequence. Run on the GPU machine after tuning the
+batch's bucket (`kerntune tune --op attention --shape <printed by --print-shape>`):
     KERNTUNE_DB=... python3 python/bench_varlen_attention.py [--seed 36] [--csv OUT.csv]"""
 import argparse
-import csv
 import itertools
 import math
 import os
@@ -18,10 +17,10 @@ import warnings
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from triton.testing import do_bench
 
 sys.path.insert(0, os.path.dirname(__file__))
 import kerntune  # noqa: E402
+from bench_timing import median_us, write_csv  # noqa: E402
 
 SEQUENCES, HQ, HKV, D = 16, 32, 8, 128
 BACKENDS = (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION),
@@ -38,10 +37,6 @@ def bucket_shape(lens):
     longest = max(64, 1 << (max(lens) - 1).bit_length())
     total = min(max(1 << (sum(lens) - 1).bit_length(), longest + len(lens) - 1), len(lens) * longest)
     return f"b={len(lens)},hq={HQ},hkv={HKV},sq={longest},tq={total},d={D}"
-
-
-def median_us(fn):
-    return do_bench(fn, warmup=10, rep=100, return_mode="median") * 1e3
 
 
 def visible_pairs(lens, causal):
@@ -129,10 +124,7 @@ def main():
               f"{res['kerntune_tflops']:7.0f} {res['vs_torch']:8.3f}  {best[0]:<9} {err:.1e}",
               flush=True)
     if args.csv:
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-            w.writeheader()
-            w.writerows(rows)
+        write_csv(args.csv, rows)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""kerntune.ops on a GPU with PyTorch 2.4 or newer (run on the GPU machine; not in CTest):
+"""kerntune.ops on a GPU with PyTorch 2.4 or newer (the GPU machine; CTest python.ops_gpu, label
+gpu):
 
     PYTHONPATH=python python3 python/tests/test_ops_gpu.py     # KERNTUNE_LIB, or dist/ or build/
 
@@ -12,82 +13,20 @@ every check, and exits 1 when any failed, 77 when it cannot run here (no CUDA, P
 import math
 import os
 import sys
-import tempfile
-import traceback
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.dirname(__file__))
+from gpu_checks import (attention_reference, check, expect_close, finish,  # noqa: E402
+                        require_gpu_and_custom_ops, start)
 
-try:
-    import torch
-except ImportError as e:
-    print(f"test_ops_gpu: skipped: PyTorch cannot be imported ({e})")
-    sys.exit(77)
-if not torch.cuda.is_available():
-    print("test_ops_gpu: skipped: no CUDA device")
-    sys.exit(77)
-
+torch, kt = require_gpu_and_custom_ops("test_ops_gpu")
 import kerntune  # noqa: E402
-import kerntune.ops as kt  # noqa: E402
-
-if not kt.REGISTERED:
-    print(f"test_ops_gpu: skipped: PyTorch {torch.__version__} has no torch.library.custom_op")
-    sys.exit(77)
 
 BF16 = torch.bfloat16
-RESULTS = []
 
-
-def check(name):
-    """Runs the decorated check now, recording ok or FAILED with the reason."""
-    def run(function):
-        try:
-            detail = function()
-            RESULTS.append((name, None))
-            print(f"ok      {name}{': ' + detail if detail else ''}")
-        except Exception as e:  # every check is reported; the exit status sums them up
-            RESULTS.append((name, e))
-            print(f"FAILED  {name}: {type(e).__name__}: {e}")
-            traceback.print_exc(limit=3)
-        return function
-    return run
-
-
-def relative_error(got, want):
-    got, want = got.float(), want.float()
-    return ((got - want).norm() / want.norm().clamp_min(1e-12)).item()
-
-
-def expect_close(got, want, tolerance, what):
-    assert got.shape == want.shape, \
-        f"{what}: shape {tuple(got.shape)}, expected {tuple(want.shape)}"
-    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype}, expected {want.dtype}"
-    error = relative_error(got, want)
-    assert error < tolerance, f"{what}: relative error {error:.3g} >= {tolerance}"
-    return f"{what} {error:.2g}"
-
-
-# ---- float32 references ------------------------------------------------------------------------
 
 def rmsnorm_reference(x, weight, eps):
     xf = x.float()
     return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * weight.float()).to(x.dtype)
-
-
-def attention_reference(q, k, v, causal, layout="bhnd"):
-    """float32 SDPA in (B, H, N, d) with K/V repeated for GQA; returns O in `layout` and lse."""
-    if layout == "bnhd":
-        q, k, v = (t.transpose(1, 2) for t in (q, k, v))
-    groups = q.shape[1] // k.shape[1]
-    qf, kf, vf = q.float(), k.float().repeat_interleave(groups, 1), v.float().repeat_interleave(
-        groups, 1)
-    s = qf @ kf.transpose(-1, -2) / math.sqrt(q.shape[-1])
-    if causal:  # bottom-right aligned
-        sq, sk = q.shape[2], k.shape[2]
-        mask = torch.ones(sq, sk, dtype=torch.bool, device=q.device).tril(sk - sq)
-        s = s.masked_fill(~mask, float("-inf"))
-    lse = torch.logsumexp(s, -1)
-    o = (torch.softmax(s, -1) @ vf).to(q.dtype)
-    return (o.transpose(1, 2) if layout == "bnhd" else o), lse
 
 
 # ---- the block ---------------------------------------------------------------------------------
@@ -134,12 +73,7 @@ class Block(torch.nn.Module):
 
 
 def main():
-    seed = int.from_bytes(os.urandom(4), "little")
-    torch.manual_seed(seed)
-    database = os.path.join(tempfile.mkdtemp(prefix="kt_ops_gpu_"), "kerntune.db")
-    kt.use_database(database)
-    print(f"test_ops_gpu: PyTorch {torch.__version__}, {torch.cuda.get_device_name()}, kerntune "
-          f"{kerntune.version()} ({kerntune.library()._name}), database {database}, seed {seed}")
+    start("test_ops_gpu")
     block = Block()
     batch, tokens, hidden = 2, 256, 1024
 
@@ -277,6 +211,7 @@ def main():
     def _():
         q = torch.randn(1, 4, 128, 64, device="cuda", dtype=BF16)
         k = torch.randn(1, 2, 128, 64, device="cuda", dtype=BF16)
+        o, lse = kt.attention(q, k, k, causal=True, return_lse=True)
         x = torch.randn(16, 1024, device="cuda", dtype=BF16)
         g = torch.randn(1024, device="cuda", dtype=BF16)
         cases = {
@@ -286,6 +221,10 @@ def main():
             "attention": (torch.ops.kerntune.attention.default, (q, k, k, True, None, "bhnd")),
             "attention_lse": (torch.ops.kerntune.attention_lse.default,
                               (q, k, k, False, 0.125, "bhnd")),
+            # deterministic: opcheck compares runs, and dQ's atomic sums differ in the last bit
+            "attention_backward": (torch.ops.kerntune.attention_backward.default,
+                                   (q, k, k, o, torch.randn_like(q), lse, True, None, "bhnd",
+                                    True)),
             "rmsnorm": (torch.ops.kerntune.rmsnorm.default, (x, g, 1e-6)),
             "add_rmsnorm": (torch.ops.kerntune.add_rmsnorm.default, (x, torch.randn_like(x), g,
                                                                       1e-6)),
@@ -294,9 +233,7 @@ def main():
             torch.library.opcheck(op, args)
         return ", ".join(cases)
 
-    failed = [name for name, error in RESULTS if error is not None]
-    print(f"test_ops_gpu: {len(RESULTS) - len(failed)} passed, {len(failed)} failed")
-    sys.exit(1 if failed else 0)
+    finish("test_ops_gpu")
 
 
 if __name__ == "__main__":
