@@ -199,9 +199,10 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
 CUresult GemmKernel::sm90_params(const void* a, const void* b, void* c, void* workspace,
                                  GemmSm90Params& params) const {
   LastSm90Params& last = *last_sm90_;
+  const Sm90Operands operands{a, b, c, workspace};
   {
     const std::lock_guard lock(last.mutex);
-    if (last.valid && last.a == a && last.b == b && last.c == c && last.workspace == workspace) {
+    if (last.operands == operands) {
       params = last.params;
       return CUDA_SUCCESS;
     }
@@ -209,11 +210,7 @@ CUresult GemmKernel::sm90_params(const void* a, const void* b, void* c, void* wo
   const CUresult r = make_sm90_params(a, b, c, workspace, params);
   if (r != CUDA_SUCCESS) return r;
   const std::lock_guard lock(last.mutex);
-  last.valid = true;
-  last.a = a;
-  last.b = b;
-  last.c = c;
-  last.workspace = workspace;
+  last.operands = operands;
   last.params = params;
   return r;
 }

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
@@ -70,13 +71,16 @@ class GemmKernel {
   // call's host cost. A map holds an address, sizes and strides only, so equal pointers give an
   // equal block. Shared by copies of the kernel (the same problem and config); locked, since one
   // kernel serves every thread of a runtime.
+  struct Sm90Operands {
+    const void* a;
+    const void* b;
+    void* c;
+    void* workspace;
+    bool operator==(const Sm90Operands&) const = default;
+  };
   struct LastSm90Params {
     std::mutex mutex;
-    bool valid = false;
-    const void* a = nullptr;
-    const void* b = nullptr;
-    void* c = nullptr;
-    void* workspace = nullptr;
+    std::optional<Sm90Operands> operands;
     GemmSm90Params params;
   };
 
