@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -95,16 +94,7 @@ class CsvRow {
 
   std::int64_t int64(const std::string& column) { return parse_int(text(column), column); }
 
-  double real(const std::string& column) {
-    const std::string& value = text(column);
-    double parsed = 0;
-    const char* last = value.data() + value.size();
-    const auto [ptr, ec] = std::from_chars(value.data(), last, parsed);
-    if (value.empty()) throw_invalid(fmt::format("{} is empty: expected a number", column));
-    if (ec != std::errc() || ptr != last)
-      throw_invalid(fmt::format("{} = '{}' is not a number", column, value));
-    return parsed;
-  }
+  double real(const std::string& column) { return parse_real(text(column), column); }
 
   void check_unused(const std::string& kind) const {
     for (const auto& [name, at] : index_) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/device_desc.hpp"
+#include "core/occupancy.hpp"
 #include "core/types.hpp"
 
 namespace kt {
@@ -53,6 +54,15 @@ struct ProblemSummary {
 struct RankedConfigKey {
   std::string config_key;
   double predicted_us = 0;
+};
+
+// Two fields of a config that name its tile, as its key spells them (GEMM's "bm" and "bn"): the
+// axes of a report's heatmap of the configs measured.
+struct ConfigTile {
+  std::string x_name;
+  int x = 0;
+  std::string y_name;
+  int y = 0;
 };
 
 // The kernels a (problem, config) instantiates: the generator writes a stub that includes
@@ -128,6 +138,19 @@ class OpSpec {
   virtual std::int64_t required_workspace_bytes(std::string_view /*problem_key*/,
                                                 const DeviceDesc& /*device*/) const {
     return 0;
+  }
+  // The tile `config_key` names (ConfigTile); nullopt when the op names none. Throws kt::Error
+  // (invalid argument) for a malformed key.
+  virtual std::optional<ConfigTile> tile_of(std::string_view /*config_key*/) const {
+    return std::nullopt;
+  }
+  // How the grid of `config_key` for `problem_key` falls into waves over `device`'s SMs as the
+  // model counts them (estimated registers); nullopt when the op's model counts no waves.
+  // Throws kt::Error (invalid argument) for a malformed key.
+  virtual std::optional<WaveStats> waves(std::string_view /*problem_key*/,
+                                         std::string_view /*config_key*/,
+                                         const DeviceDesc& /*device*/) const {
+    return std::nullopt;
   }
   // The model's reasoning for `kerntune explain`, several lines.
   virtual std::string explain(std::string_view problem_key, std::string_view config_key,

@@ -36,6 +36,16 @@ std::int64_t parse_int(std::string_view text, const std::string& what) {
   return value;
 }
 
+double parse_real(std::string_view text, const std::string& what) {
+  double value = 0;
+  const char* last = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), last, value);
+  if (text.empty()) throw_invalid(fmt::format("{} is empty: expected a number", what));
+  if (ec != std::errc() || ptr != last)
+    throw_invalid(fmt::format("{} = '{}' is not a number", what, text));
+  return value;
+}
+
 void parse_key_fields(std::string_view key, const std::vector<std::string_view>& parts,
                       std::initializer_list<std::pair<std::string_view, int*>> fields,
                       const char* hint) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -43,6 +44,20 @@ class TypedOpSpec : public OpSpec {
                                      const DeviceDesc& /*device*/) const {
     return 0;
   }
+  // By default none: an op names its tile's fields by overriding this.
+  virtual std::optional<ConfigTile> tile_for(const Config& /*config*/) const {
+    return std::nullopt;
+  }
+  // By default the estimate's `waves` where that is a WaveStats (GEMM's and attention's models),
+  // else none.
+  virtual std::optional<WaveStats> waves_for(const Problem& problem, const Config& config,
+                                             const DeviceDesc& device) const {
+    const auto e = estimate(problem, config, device, 0);
+    if constexpr (requires { requires std::same_as<decltype(e.waves), WaveStats>; })
+      return e.waves;
+    else
+      return std::nullopt;
+  }
 
   void check_config_key(std::string_view config_key) const final { parse_config(config_key); }
 
@@ -76,6 +91,15 @@ class TypedOpSpec : public OpSpec {
   std::int64_t workspace_bytes(std::string_view problem_key, std::string_view config_key,
                                const DeviceDesc& device) const final {
     return workspace_for(parse_problem(problem_key), parse_config(config_key), device);
+  }
+
+  std::optional<ConfigTile> tile_of(std::string_view config_key) const final {
+    return tile_for(parse_config(config_key));
+  }
+
+  std::optional<WaveStats> waves(std::string_view problem_key, std::string_view config_key,
+                                 const DeviceDesc& device) const final {
+    return waves_for(parse_problem(problem_key), parse_config(config_key), device);
   }
 
   std::string explain(std::string_view problem_key, std::string_view config_key,

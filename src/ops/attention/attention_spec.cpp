@@ -139,6 +139,11 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
     return enumerate_attention_configs(p, device);
   }
 
+  // Query rows per CTA and keys per step.
+  std::optional<ConfigTile> tile_for(const AttentionConfig& c) const override {
+    return ConfigTile{"bm", c.block_m, "bn", c.block_n};
+  }
+
   std::int64_t workspace_for(const AttentionProblem& p, const AttentionConfig& c,
                              const DeviceDesc&) const override {
     return split_workspace_bytes(p, c);

@@ -139,6 +139,11 @@ class GemmSpec final : public TypedOpSpec<GemmProblem, GemmConfig> {
     return enumerate_gemm_configs(p, device);
   }
 
+  // The CTA tile as the key names it (with swap-AB, bm tiles N and bn tiles M).
+  std::optional<ConfigTile> tile_for(const GemmConfig& c) const override {
+    return ConfigTile{"bm", c.tile_m, "bn", c.tile_n};
+  }
+
   KernelSource kernel_source(std::string_view key, std::string_view config,
                              std::string_view variant) const override {
     if (!variant.empty()) throw_invalid(fmt::format("GEMM has no kernel variant '{}'", variant));

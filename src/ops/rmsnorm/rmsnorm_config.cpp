@@ -169,8 +169,8 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
   const Occupancy occ = occupancy(threads, regs, rmsnorm_smem_bytes(p, c), device);
   e.ctas_per_sm = std::max(1, occ.ctas_per_sm);
   const std::int64_t num_ctas = ceil_div(p.rows, std::int64_t(c.rows_per_cta));
-  const WaveStats waves = wave_stats(num_ctas, device.num_sms, e.ctas_per_sm);
-  e.waves = double(num_ctas) / double(std::max<std::int64_t>(1, waves.slots));
+  e.grid_waves = wave_stats(num_ctas, device.num_sms, e.ctas_per_sm);
+  e.waves = double(num_ctas) / double(std::max<std::int64_t>(1, e.grid_waves.slots));
 
   // Bytes a thread has in flight before it must wait: one batch (its whole slice in registers
   // mode, kStreamBatch vectors otherwise).

@@ -14,6 +14,7 @@
 
 #include "core/device_desc.hpp"
 #include "core/launch_plan.hpp"
+#include "core/occupancy.hpp"
 #include "ops/rmsnorm/rmsnorm_problem.hpp"
 
 namespace kt {
@@ -60,7 +61,8 @@ struct RmsnormEstimate {
   double latency_us = 0;  // a wave's row latency left exposed, and the launch
   double efficiency = 0;  // fraction of the device's bandwidth the config reaches
   int ctas_per_sm = 0;
-  double waves = 0;
+  double waves = 0;      // CTAs over the SMs' slots, a fraction
+  WaveStats grid_waves;  // the same grid in whole waves and its last one
 };
 
 // The model: a memory-bound stream. Bandwidth follows the bytes each SM keeps in flight (Little's

@@ -82,6 +82,16 @@ class RmsnormSpec final : public TypedOpSpec<RmsnormProblem, RmsnormConfig> {
     return enumerate_rmsnorm_configs(p, device);
   }
 
+  // A CTA's shape: threads a row by rows.
+  std::optional<ConfigTile> tile_for(const RmsnormConfig& c) const override {
+    return ConfigTile{"threads/row", c.threads_per_row, "rows/CTA", c.rows_per_cta};
+  }
+
+  std::optional<WaveStats> waves_for(const RmsnormProblem& p, const RmsnormConfig& c,
+                                     const DeviceDesc& device) const override {
+    return estimate(p, c, device).grid_waves;
+  }
+
   KernelSource kernel_source(std::string_view key, std::string_view config,
                              std::string_view variant) const override {
     if (!variant.empty()) throw_invalid(fmt::format("RMSNorm has no kernel variant '{}'", variant));
