@@ -152,6 +152,12 @@ std::optional<cache::Database> open_existing_database(const std::string& option)
   return std::nullopt;
 }
 
+cache::Database required_existing_database(const std::string& option, const char* what) {
+  if (std::optional<cache::Database> db = open_existing_database(option)) return std::move(*db);
+  throw Error(ErrorKind::kNotFound, fmt::format("{} needs a database, and there is {}", what,
+                                                no_database_note(resolve_database_path(option))));
+}
+
 std::string no_database_note(const std::string& path) {
   return fmt::format(
       "no database at '{}' yet: `kerntune tune` or `kerntune cache import` creates one (pass "

@@ -58,6 +58,9 @@ cache::Database open_database(const std::string& option);
 // (damaged, foreign, empty, newer, or of an older schema: that message names `kerntune cache
 // migrate`).
 std::optional<cache::Database> open_existing_database(const std::string& option);
+// open_existing_database for a command that cannot do without one: a missing file is kt::Error
+// (kNotFound) saying that `what` needs a database and how one is made.
+cache::Database required_existing_database(const std::string& option, const char* what);
 // "no database at 'PATH' yet: ..." with the commands that create one.
 std::string no_database_note(const std::string& path);
 

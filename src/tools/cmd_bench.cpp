@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/op_registry.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "tools/bench_csv.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
 #include "tools/json_reports.hpp"
@@ -23,11 +24,6 @@
 namespace kt::cli {
 
 namespace {
-
-constexpr const char* kCsvHeader =
-    "problem,config,grade,kerntune_us,kerntune_spread_pct,kerntune_tflops,kerntune_tbps,baseline,"
-    "baseline_us,baseline_spread_pct,baseline_tflops,baseline_tbps,ratio,kerntune_rel_error,"
-    "baseline_rel_error,copy_us,copy_tbps,of_copy,baseline_detail";
 
 struct BenchCliOptions {
   ProblemOptions problem;
@@ -40,14 +36,14 @@ struct BenchCliOptions {
   bool json = false;
 };
 
-// Throws unless rows can go to `path`: a new file, or one that starts with kCsvHeader, so rows
+// Throws unless rows can go to `path`: a new file, or one that starts with kBenchCsvHeader, so rows
 // are never mixed into a file of another kind.
 void check_csv_target(const std::string& path) {
   if (!std::filesystem::exists(path)) return;
   std::ifstream in(path);
   std::string first;
   std::getline(in, first);
-  if (first != kCsvHeader)
+  if (first != kBenchCsvHeader)
     throw_invalid(
         fmt::format("--csv {} exists and is not a `kerntune bench` CSV (its first line differs "
                     "from this version's header); name a new file, or remove this one",
@@ -58,7 +54,7 @@ std::ofstream open_csv(const std::string& path) {
   const bool exists = std::filesystem::exists(path);
   std::ofstream csv(path, std::ios::app);
   if (!csv) throw_invalid(fmt::format("cannot write --csv {}", path));
-  if (!exists) csv << kCsvHeader << '\n';
+  if (!exists) csv << kBenchCsvHeader << '\n';
   return csv;
 }
 

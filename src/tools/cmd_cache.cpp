@@ -29,15 +29,6 @@ struct CacheOptions {
 
 using cache::printable;
 
-// The database for a command that only reads it (ls, show, export, blocklist without --clear):
-// opened read-only, never created or migrated; a missing one is a kt::Error (kNotFound) saying
-// `what` needs one.
-cache::Database existing_database(const std::string& option, const char* what) {
-  if (std::optional<cache::Database> db = open_existing_database(option)) return std::move(*db);
-  throw Error(ErrorKind::kNotFound, fmt::format("{} needs a database, and there is {}", what,
-                                                no_database_note(resolve_database_path(option))));
-}
-
 // Prints the rows an import or merge left out, one line each, on stderr.
 void print_skipped(const std::vector<std::string>& skipped) {
   if (skipped.empty()) return;
@@ -241,7 +232,7 @@ void register_cache(CLI::App& app) {
   export_cmd->add_flag("--force", o->force, "Replace the file if it exists");
   export_cmd->callback([o] {
     std::vector<std::string> skipped;
-    existing_database(o->db, "cache export")
+    required_existing_database(o->db, "cache export")
         .export_csv(o->file,
                     o->force ? cache::Database::ExistingFile::kReplace
                              : cache::Database::ExistingFile::kRefuse,

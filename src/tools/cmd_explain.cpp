@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,8 +17,8 @@
 #include "runtime/op_dispatch.hpp"
 #include "tools/cli_common.hpp"
 #include "tools/commands.hpp"
+#include "tools/config_timings.hpp"
 #include "tools/json_text.hpp"
-#include "tuner/run_ledger.hpp"
 
 namespace kt::cli {
 
@@ -72,22 +71,14 @@ ExplainedDispatch explain_dispatch(const OpSpec& op, const DeviceDesc& device,
 }
 
 // The measured winner and runner-up for the profile's device in the database, one row per
-// config: the interleaved re-measurement where there is one (the pick was made by it), else the
-// latest row.
+// config (config_timings).
 std::vector<cache::Measurement> measured_best(const OpSpec& op, const std::string& problem_key,
                                               const DeviceDesc& device,
                                               const cache::Database& database) {
-  std::map<std::string, cache::Measurement> latest;
-  for (auto& m : database.measurements(
-           {problem_key, device.fingerprint(), kBenchmarkProtocolVersion, op.template_version()})) {
-    if (m.status != cache::Status::kOk) continue;
-    auto [kept, inserted] = latest.try_emplace(m.config_key, m);
-    if (!inserted &&
-        (m.detail == tune::kFinalistDetail || kept->second.detail != tune::kFinalistDetail))
-      kept->second = std::move(m);
-  }
-  std::vector<cache::Measurement> measured;
-  for (auto& [config, m] : latest) measured.push_back(std::move(m));
+  std::vector<cache::Measurement> measured =
+      config_timings(database.measurements({problem_key, device.fingerprint(),
+                                            kBenchmarkProtocolVersion, op.template_version()}),
+                     cache::Status::kOk);
   std::sort(measured.begin(), measured.end(),
             [](const auto& a, const auto& b) { return a.median_us < b.median_us; });
   if (measured.size() > 2) measured.resize(2);
