@@ -32,4 +32,7 @@ std::optional<std::string> test_faults() { return get("KERNTUNE_TEST_FAULTS"); }
 
 std::optional<std::string> cublaslt_library() { return get("KERNTUNE_CUBLASLT"); }
 
+std::optional<std::string> python_executable() { return get("KERNTUNE_PYTHON"); }
+std::optional<std::string> python_path() { return get("PYTHONPATH"); }
+
 }  // namespace kt::env

@@ -34,4 +34,10 @@ std::optional<std::string> test_faults();
 // KERNTUNE_CUBLASLT: explicit path of libcublasLt.so for `kerntune bench`'s baseline.
 std::optional<std::string> cublaslt_library();
 
+// KERNTUNE_PYTHON: the python3 `kerntune report` renders with (it needs matplotlib); unset, the
+// first of python3 on PATH and /usr/bin/python3 that imports matplotlib.
+std::optional<std::string> python_executable();
+// PYTHONPATH: kept, after the kerntune package's directory, for the renderer it runs.
+std::optional<std::string> python_path();
+
 }  // namespace kt::env

@@ -17,5 +17,6 @@ void register_trace(CLI::App& app);
 void register_ops(CLI::App& app);
 void register_completion(CLI::App& app);
 void register_fleet(CLI::App& app);
+void register_report(CLI::App& app);
 
 }  // namespace kt::cli

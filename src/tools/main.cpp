@@ -37,6 +37,7 @@ constexpr const char* kFooter = R"(Examples:
   kerntune explain --shape 4100x4096x4096           waves, tile efficiency, predicted time
   kerntune compile --shape 4096x4096x4096 --arch sm_80   NVRTC only: registers and spills
   kerntune cache ls                                 what the database holds
+  kerntune report --out report.html                 the database's results, plotted, one page
   kerntune doctor                                   check database, toolkit, driver; what to fix
   kerntune fleet run --manifest m.txt --shard 2/4   one shard of a fleet's tuning (see fleet --help)
 Run 'kerntune SUBCOMMAND --help' for the options of each.
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
   kt::cli::register_bench(app);
   kt::cli::register_cache(app);
   kt::cli::register_fleet(app);
+  kt::cli::register_report(app);
   kt::cli::register_doctor(app);
   kt::cli::register_trace(app);
   kt::cli::register_completion(app);

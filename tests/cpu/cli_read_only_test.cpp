@@ -1,6 +1,6 @@
 // The commands that only read a database (info, explain, cache ls, show, export and blocklist,
-// doctor; with and without --json) never create one, never migrate an older one and never write
-// one: a missing path stays missing (its directory too), an older schema is reported with the
+// doctor, report; with and without --json) never create one, never migrate an older one and never
+// write one: a missing path stays missing (its directory too), an older schema is reported with the
 // command that upgrades it (`kerntune cache migrate`, the one that does) and the file keeps its
 // bytes and modification time.
 #include <fmt/format.h>
@@ -40,7 +40,8 @@ std::vector<std::string> read_only_commands(const std::string& csv) {
           "cache export " + shell_quote(csv),
           "cache blocklist",
           "doctor",
-          "doctor --json"};
+          "doctor --json",
+          "report --json"};
 }
 
 // A file's bytes and modification time, to tell whether anything wrote it.
@@ -76,9 +77,10 @@ TEST(CliReadOnly, NoCommandThatOnlyReadsCreatesADatabaseOrItsDirectory) {
   for (const std::string& command : read_only_commands(dir.file("out.csv"))) {
     SCOPED_TRACE(command);
     const CliResult r = run_cli(command + " --db " + shell_quote(db), dir.file("unused.db"));
-    if (command.rfind("cache export", 0) == 0) {
-      EXPECT_EQ(r.status, 1) << r.output;  // nothing to export
-      EXPECT_TRUE(contains(r.output, "cache export needs a database")) << r.output;
+    if (command.rfind("cache export", 0) == 0 || command.rfind("report", 0) == 0) {
+      EXPECT_EQ(r.status, 1) << r.output;  // nothing to export or report
+      const std::string name = command.rfind("report", 0) == 0 ? "report" : "cache export";
+      EXPECT_TRUE(contains(r.output, name + " needs a database")) << r.output;
     } else if (command.rfind("doctor", 0) != 0) {
       EXPECT_EQ(r.status, 0) << r.output;
     }
@@ -118,7 +120,7 @@ TEST(CliReadOnly, AnOlderSchemaIsReportedWithTheMigrateCommandAndLeftAsItIs) {
     const CliResult r = run_cli(command + " --db " + shell_quote(db), dir.file("unused.db"));
     EXPECT_TRUE(contains(r.output, "schema version 2")) << r.output;
     EXPECT_TRUE(contains(r.output, "kerntune cache migrate --db")) << r.output;
-    if (command.rfind("cache", 0) == 0) {
+    if (command.rfind("cache", 0) == 0 || command.rfind("report", 0) == 0) {
       EXPECT_EQ(r.status, 1) << r.output;  // they have nothing to show but the error
       EXPECT_TRUE(contains(r.output, "kerntune: database error: ")) << r.output;
     }
