@@ -15,9 +15,12 @@ set -euo pipefail
 # single-node Slurm cluster and runs deploy/slurm/'s array and merge jobs on it; python3-yaml:
 # deploy.k8s_manifests parses deploy/k8s/'s Jobs. The test runs daemons of its own on free ports,
 # whatever the packages' services do.
+# python3-matplotlib: `kerntune report` draws its plots with it (python/kerntune/report.py);
+# chromium: the report.screenshot test renders a report in headless Chromium and checks that the
+# screenshot shows the plots.
 packages=(build-essential cmake ninja-build libfmt-dev libspdlog-dev libsqlite3-dev libcli11-dev
           libgtest-dev clang libclang-rt-14-dev clang-format python3-pip pkgconf python3-torch
-          slurm-wlm munge python3-yaml)
+          slurm-wlm munge python3-yaml python3-matplotlib chromium)
 
 missing=()
 for package in "${packages[@]}"; do

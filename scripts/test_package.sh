@@ -76,6 +76,23 @@ step "the installed CLI runs"
 "$prefix/bin/kerntune" --help >/dev/null
 "$prefix/bin/kerntune" explain --shape 4100x4096x4096 --db "$scratch/explain.db"
 
+step "the installed CLI renders a report with the installed Python package"
+mpl_python=""
+for candidate in python3 /usr/bin/python3; do
+  if "$candidate" -c 'import matplotlib' 2>/dev/null; then mpl_python=$candidate; break; fi
+done
+if [[ -n $mpl_python ]]; then
+  "$prefix/bin/kerntune" cache import --db "$scratch/report.db" \
+    "$repo/tests/report/predicted_tuning.csv" >/dev/null 2>&1
+  KERNTUNE_PYTHON=$mpl_python "$prefix/bin/kerntune" report --db "$scratch/report.db" \
+    --out "$scratch/report.html"
+  renderer="kerntune.report $(realpath "$prefix")/lib/python/kerntune/report.py"
+  grep -q "content='$renderer'" "$scratch/report.html" ||
+    fail "the installed CLI's report was not rendered by $renderer"
+else
+  echo "   skipped: no python3 here imports matplotlib (apt-get install python3-matplotlib)"
+fi
+
 step "pkg-config builds the C consumer against the prefix"
 pkg_flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs kerntune) ||
   fail "pkg-config does not find kerntune.pc under $libdir/pkgconfig"
