@@ -9,7 +9,10 @@ namespace kt {
 // 3: a GEMM's repetitions rotate over up to 8 separately allocated copies of its operands.
 // 4: a repetition's start event, kernel and stop event run back to back behind a launch gate
 //    (tuner/launch_gate.hpp): time the host thread spent between those calls is not timed.
-inline constexpr int kBenchmarkProtocolVersion = 4;
+// 5: repetitions sized to 25 ms of kernel time in [5, 100] after a warm-up of at least 2 ms, and
+//    a candidate whose 3 probe repetitions all exceed 1.05 x the run's best median stops there:
+//    first-pass rows may hold 3 repetitions, and medians of fewer repetitions spread more.
+inline constexpr int kBenchmarkProtocolVersion = 5;
 // Bump when a GEMM template changes its performance or its config semantics.
 // 2: the sm90 keys gained e (TMA-store epilogue) and cl (cluster) fields.
 // 3: sm90 split-K reduces inside the kernel (no reduce launch; any epilogue with split-K).

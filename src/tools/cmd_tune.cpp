@@ -50,6 +50,12 @@ void print_report(const tune::TuneReport& r) {
       "{:.1f}s, measure {:.1f}s\n",
       r.problem_key, r.candidates.size(), r.num_compiled, r.num_cache_hits, failed,
       r.compile_wall_s, r.measure_wall_s);
+  if (!r.predicted)
+    fmt::print(
+        "  wall {:.1f}s: {} measured ({} stopped early), {} compiled ahead ({} used); NVRTC "
+        "{:.1f} cpu-s, benchmark setup {:.1f}s, GPU waited for compiles {:.1f}s\n",
+        r.wall_s, r.num_measured, r.num_stopped_early, r.num_compiled_ahead, r.num_ahead_used,
+        r.compile_cpu_s, r.setup_s, r.wait_s);
   std::string counts;
   for (const auto& [status, n] : by_status) counts += fmt::format(" {}={}", status, n);
   fmt::print("  run {}{}: worker restarts {}; outcomes{}\n", r.run_id,
@@ -202,7 +208,8 @@ void register_tune(CLI::App& app) {
   cmd->add_flag("--json", o->json,
                 "One JSON object on stdout at the end: database, predicted, device_profile, "
                 "no_gpu_reason, problems [{problem, skipped, run_id, candidates, outcomes, "
-                "failures, winner, runner_up, ...}] (progress stays on stderr)");
+                "failures, winner, runner_up, timing {wall_s, compile_s, ...}, ...}] (progress "
+                "stays on stderr)");
   cmd->callback([o] { run(*o); });
 }
 

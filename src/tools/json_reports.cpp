@@ -45,6 +45,17 @@ std::string check_json(const tune::OutputCheck& c) {
       json_string(c.detail));
 }
 
+// Where a tuning's time went (TuneReport's fields of the same names).
+std::string tune_timing_json(const tune::TuneReport& r) {
+  return fmt::format(
+      "{{\"wall_s\": {}, \"compile_s\": {}, \"compile_cpu_s\": {}, \"measure_s\": {}, "
+      "\"setup_s\": {}, \"wait_s\": {}, \"measured\": {}, \"stopped_early\": {}, "
+      "\"compiled_ahead\": {}, \"ahead_used\": {}}}",
+      json_number(r.wall_s), json_number(r.compile_wall_s), json_number(r.compile_cpu_s),
+      json_number(r.measure_wall_s), json_number(r.setup_s), json_number(r.wait_s), r.num_measured,
+      r.num_stopped_early, r.num_compiled_ahead, r.num_ahead_used);
+}
+
 }  // namespace
 
 std::string tune_report_json(const tune::TuneReport& r) {
@@ -69,13 +80,15 @@ std::string tune_report_json(const tune::TuneReport& r) {
       "{{\"problem\": {}, \"skipped\": false, \"run_id\": {}, \"resumed\": {}, \"device\": {}, "
       "\"predicted\": {}, \"candidates\": {}, \"compiled\": {}, \"cache_hits\": {}, \"failed\": "
       "{}, \"compile_s\": {}, \"measure_s\": {}, \"worker_restarts\": {}, \"outcomes\": {{{}}}, "
-      "\"failures\": {}, \"winner\": {}, \"runner_up\": {}, \"winner_model_rank\": {}}}",
+      "\"failures\": {}, \"winner\": {}, \"runner_up\": {}, \"winner_model_rank\": {}, "
+      "\"timing\": {}}}",
       json_string(r.problem_key), json_string(r.run_id), json_bool(r.resumed),
       json_string(r.device_fingerprint), json_bool(r.predicted), r.candidates.size(),
       r.num_compiled, r.num_cache_hits, failed, json_number(r.compile_wall_s),
       json_number(r.measure_wall_s), r.num_worker_restarts, fmt::join(outcomes, ", "),
       json_array(failures), pick(r.winner), pick(r.runner_up),
-      r.winner_model_rank >= 0 ? std::to_string(r.winner_model_rank + 1) : "null");
+      r.winner_model_rank >= 0 ? std::to_string(r.winner_model_rank + 1) : "null",
+      tune_timing_json(r));
 }
 
 std::string finished_tuning_json(const std::string& problem_key,

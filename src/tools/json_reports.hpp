@@ -15,7 +15,9 @@ namespace kt::cli {
 // A problem `tune` tuned: {"problem", "skipped": false, "run_id", "resumed", "device",
 // "predicted", "candidates", "compiled", "cache_hits", "failed", "compile_s", "measure_s",
 // "worker_restarts", "outcomes": {status: count}, "failures": [{"config", "status", "detail"}],
-// "winner" and "runner_up": a candidate or null, "winner_model_rank": 1-based or null}. A
+// "winner" and "runner_up": a candidate or null, "winner_model_rank": 1-based or null,
+// "timing": {"wall_s", "compile_s", "compile_cpu_s", "measure_s", "setup_s", "wait_s",
+// "measured", "stopped_early", "compiled_ahead", "ahead_used"} (TuneReport's fields)}. A
 // candidate: {"config", "us" (the measured median, or the model's time when predicted),
 // "predicted", "predicted_us", "spread_pct" (null when predicted), "registers", "spill_bytes",
 // "tflops", "gb_per_s" (at "us")}.

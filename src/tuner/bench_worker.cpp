@@ -52,15 +52,22 @@ void BenchWorker::ensure_setup() {
   set_up_start_ = process_.num_starts();
 }
 
+void BenchWorker::prepare() {
+  const std::unique_lock turn = take_gpu_turn(setup_.device_ordinal);
+  ensure_setup();
+}
+
 TrialOutcome BenchWorker::measure(const std::string& config_key, const cache::CubinRecord& cubin,
-                                  double predicted_us) {
+                                  double predicted_us, double stop_above_us) {
   const std::unique_lock turn = take_gpu_turn(setup_.device_ordinal);
   ensure_setup();
   Message request;
-  request.set("op", "measure").set("config", config_key);
+  request.set("op", "measure").set("config", config_key).set("stop_above_us", stop_above_us);
   put_record(request, "cubin.", cubin);
-  const int launches = setup_.bench.warmup + setup_.bench.max_reps + 4;
-  const WorkerReply reply = process_.request(request, deadline_s(predicted_us, launches));
+  const BenchmarkOptions& b = setup_.bench;
+  const int launches = b.warmup + std::max(b.max_reps, b.probe_reps) + 4;
+  const double deadline = deadline_s(predicted_us, launches) + kDeadlineFactor * b.warmup_ms * 1e-3;
+  const WorkerReply reply = process_.request(request, deadline);
   TrialOutcome out;
   if (reply.kind != WorkerReply::Kind::kReply) {
     ++restarts_;
@@ -92,7 +99,8 @@ bool BenchWorker::remeasure(const std::vector<std::string>& config_keys,
     request.set(prefix + "config", config_keys[i]);
     put_record(request, prefix + "cubin.", *cubins[i]);
     put_timing(request, prefix + "timing.", *timings[i]);
-    deadline += deadline_s(predicted_us[i], timings[i]->num_reps + 4 * rounds + 1);
+    deadline +=
+        deadline_s(predicted_us[i], timings[i]->num_reps + kMinFinalistRepsPerRound * rounds + 1);
   }
   const WorkerReply reply = process_.request(request, deadline);
   if (reply.kind != WorkerReply::Kind::kReply || reply.message.get("status") != "ok") {

@@ -36,11 +36,17 @@ class BenchWorker {
   // candidate_timeout_s: the least time a candidate gets (loading, verifying and timing it).
   BenchWorker(BenchSetup setup, double candidate_timeout_s);
 
-  // Verifies and times one candidate. Its deadline is max(candidate_timeout_s, 50 x the
-  // predicted time of every launch the protocol may make). Throws kt::Error only when the
-  // worker cannot set the problem up (no candidate's fault).
+  // Starts the worker and sets the problem up (context, inputs, reference) unless done: the
+  // tuner calls it while the first candidates compile. Throws kt::Error when the worker cannot
+  // set the problem up (no candidate's fault).
+  void prepare();
+
+  // Verifies and times one candidate; stop_above_us is the early-stop bar (0: none). Its
+  // deadline is max(candidate_timeout_s, 50 x the predicted time of every launch the protocol
+  // may make and its warm-up). Throws kt::Error only when the worker cannot set the problem up
+  // (no candidate's fault).
   TrialOutcome measure(const std::string& config_key, const cache::CubinRecord& cubin,
-                       double predicted_us);
+                       double predicted_us, double stop_above_us);
 
   // Re-measures finalists interleaved in one request; timings[i] holds finalist i's first pass
   // and, on success, the pooled result. Returns false, leaving timings alone, when it failed.

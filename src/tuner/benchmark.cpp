@@ -1,6 +1,8 @@
 // The measuring protocol. One event pair per repetition, synchronized each time: the flush
 // keeps repetitions independent, so there is no back-to-back launch overlap to preserve. The
-// launch gate holds the stream after the flush until the repetition is enqueued.
+// launch gate holds the stream after the flush until the repetition is enqueued. The rules that
+// size the warm-up and the repetitions and stop a clearly slower candidate are pure functions
+// (tests/cpu/tuner_measuring_rules_test.cpp).
 #include "tuner/benchmark.hpp"
 
 #include <algorithm>
@@ -41,8 +43,33 @@ std::function<CUresult(CUstream)> rotating_launch(
   };
 }
 
+int more_warmup_launches(double first_us, const BenchmarkOptions& o) {
+  const double wanted_us = o.warmup_ms * 1000.0 - first_us;
+  const int by_time = wanted_us > 0 ? int(std::ceil(wanted_us / std::max(first_us, 1.0))) : 0;
+  return std::clamp(std::max(o.warmup - 1, by_time), 0, kMaxWarmupLaunches - 1);
+}
+
+int repetitions_for(double probe_us, const BenchmarkOptions& o) {
+  const double by_time = std::ceil(o.target_ms * 1000.0 / std::max(probe_us, 1.0));
+  const int reps = int(std::min(by_time, double(o.max_reps)));
+  return std::max({reps, o.min_reps, o.probe_reps});
+}
+
+bool clearly_slower(const std::vector<double>& probe_us, double stop_above_us) {
+  if (stop_above_us <= 0 || probe_us.empty()) return false;
+  return *std::min_element(probe_us.begin(), probe_us.end()) > stop_above_us;
+}
+
 namespace {
+
 constexpr unsigned int kFlushThreads = 512;
+
+// Opens the gate however the enqueueing ends, so a failed launch never leaves the stream held.
+struct OpenOnExit {
+  LaunchGate& gate;
+  ~OpenOnExit() { gate.open(); }
+};
+
 }  // namespace
 
 Bench::Bench(CUstream stream, const DeviceDesc& device, rt::ModuleCache& modules,
@@ -70,26 +97,25 @@ void Bench::flush() {
             "cuLaunchKernel(L2 flush)");
 }
 
-std::vector<double> Bench::sample(const std::function<CUresult(CUstream)>& launch, int reps) {
+double Bench::timed_launch_us(const std::function<CUresult(CUstream)>& launch) {
   const rt::CudaDriver& d = rt::driver();
+  {
+    const OpenOnExit opener{gate_};
+    gate_.close(stream_);
+    rt::check(d.event_record(start_.get(), stream_), "cuEventRecord");
+    rt::check(launch(stream_), "cuLaunchKernel(candidate)");
+    rt::check(d.event_record(stop_.get(), stream_), "cuEventRecord");
+  }
+  rt::check(d.event_synchronize(stop_.get()), "cuEventSynchronize");
+  return 1000.0 * rt::elapsed_ms(start_, stop_);
+}
+
+std::vector<double> Bench::sample(const std::function<CUresult(CUstream)>& launch, int reps) {
   std::vector<double> out;
   out.reserve(reps);
-  // Opens the gate however the enqueueing ends, so a failed launch never leaves the stream held.
-  struct OpenOnExit {
-    LaunchGate& gate;
-    ~OpenOnExit() { gate.open(); }
-  };
   for (int i = 0; i < reps; ++i) {
     flush();
-    {
-      const OpenOnExit opener{gate_};
-      gate_.close(stream_);
-      rt::check(d.event_record(start_.get(), stream_), "cuEventRecord");
-      rt::check(launch(stream_), "cuLaunchKernel(candidate)");
-      rt::check(d.event_record(stop_.get(), stream_), "cuEventRecord");
-    }
-    rt::check(d.event_synchronize(stop_.get()), "cuEventSynchronize");
-    out.push_back(1000.0 * rt::elapsed_ms(start_, stop_));
+    out.push_back(timed_launch_us(launch));
   }
   return out;
 }
@@ -99,22 +125,36 @@ void Bench::remeasure_interleaved(const std::vector<std::function<CUresult(CUstr
   std::vector<std::vector<double>> samples(launches.size());
   for (int round = 0; round < rounds; ++round)
     for (std::size_t f = 0; f < launches.size(); ++f) {
-      const int reps = std::max(3, timings[f]->num_reps / std::max(rounds, 1));
+      const int reps =
+          std::max(kMinFinalistRepsPerRound, timings[f]->num_reps / std::max(rounds, 1));
       auto more = sample(launches[f], reps);
       samples[f].insert(samples[f].end(), more.begin(), more.end());
     }
   for (std::size_t f = 0; f < launches.size(); ++f) *timings[f] = summarize(std::move(samples[f]));
 }
 
-Timing Bench::measure(const std::function<CUresult(CUstream)>& launch, const BenchmarkOptions& o) {
-  const rt::CudaDriver& d = rt::driver();
-  for (int i = 0; i < o.warmup; ++i) rt::check(launch(stream_), "cuLaunchKernel(warm-up)");
-  rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(warm-up)");
-  std::vector<double> probe = sample(launch, 3);
-  const double probe_us = *std::min_element(probe.begin(), probe.end());
-  const int reps =
-      std::clamp(int(o.target_ms * 1000.0 / std::max(probe_us, 1.0)), o.min_reps, o.max_reps);
-  std::vector<double> samples = sample(launch, reps);
+void Bench::warm_up(const std::function<CUresult(CUstream)>& launch, const BenchmarkOptions& o) {
+  // The first launch timed alone sizes the rest (no flush: only its duration matters).
+  const int more = more_warmup_launches(timed_launch_us(launch), o);
+  for (int i = 0; i < more; ++i) rt::check(launch(stream_), "cuLaunchKernel(warm-up)");
+  rt::check(rt::driver().stream_synchronize(stream_), "cuStreamSynchronize(warm-up)");
+}
+
+Timing Bench::measure(const std::function<CUresult(CUstream)>& launch, const BenchmarkOptions& o,
+                      double stop_above_us) {
+  warm_up(launch, o);
+  std::vector<double> samples = sample(launch, std::max(o.probe_reps, 1));
+  if (clearly_slower(samples, stop_above_us)) {
+    Timing t = summarize(std::move(samples));
+    t.stopped_early = true;
+    return t;
+  }
+  const double probe_us = *std::min_element(samples.begin(), samples.end());
+  const int more = repetitions_for(probe_us, o) - int(samples.size());
+  if (more > 0) {
+    std::vector<double> rest = sample(launch, more);
+    samples.insert(samples.end(), rest.begin(), rest.end());
+  }
   return summarize(std::move(samples));
 }
 

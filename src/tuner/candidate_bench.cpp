@@ -35,8 +35,8 @@ CandidateBench::CandidateBench(const std::string& problem_key, const DeviceDesc&
       bench_(stream_.get(), device, modules_, db),
       options_(options) {}
 
-TrialResult CandidateBench::measure(const std::string& config_key,
-                                    const cache::CubinRecord& cubin) {
+TrialResult CandidateBench::measure(const std::string& config_key, const cache::CubinRecord& cubin,
+                                    double stop_above_us) {
   TrialResult r;
   try {
     target_->load(config_key, cubin);
@@ -48,7 +48,7 @@ TrialResult CandidateBench::measure(const std::string& config_key,
       r.detail = check.detail;
       return r;
     }
-    r.timing = bench_.measure(timed_launch(config_key), options_);
+    r.timing = bench_.measure(timed_launch(config_key), options_, stop_above_us);
   } catch (const CudaError& e) {
     // NOTE: errors such as an illegal address are sticky: every later call of this context
     // fails too, so only a new process can measure the next candidate.

@@ -34,7 +34,10 @@ class CandidateBench {
   CandidateBench(const std::string& problem_key, const DeviceDesc& device, cache::Database* db,
                  std::uint64_t seed, std::size_t workspace_bytes, const BenchmarkOptions& options);
 
-  TrialResult measure(const std::string& config_key, const cache::CubinRecord& cubin);
+  // Loads, verifies and times a candidate; stop_above_us is Bench::measure's early-stop bar
+  // (0: time it fully).
+  TrialResult measure(const std::string& config_key, const cache::CubinRecord& cubin,
+                      double stop_above_us);
   // Loads a candidate without running it (a finalist measured by an earlier worker process).
   void load(const std::string& config_key, const cache::CubinRecord& cubin);
   // Re-measures already measured candidates round-robin; timings[i] holds candidate i's first

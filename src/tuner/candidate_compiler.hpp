@@ -28,6 +28,7 @@ struct CompileOutcome {
   std::string compile_key;   // always set
   std::string kernel;        // the main kernel's name expression
   bool worker_died = false;  // the candidate cost a compile worker
+  bool speculative = false;  // compiled ahead of its round (CandidatePipeline::compile)
 };
 
 struct CompileSettings {

@@ -1,16 +1,23 @@
 // The crash-isolated path every tuner sends its candidates down, whatever the op: compile
-// (database, else a compile worker), verify and time (the benchmark worker), re-measure the
-// finalists, and record each outcome the moment it is known (RunLedger, so a killed run
+// (database, else a compile worker; each config key once per run, a round's or ahead of it),
+// verify and time (the benchmark worker, set up while the first candidates compile), re-measure
+// the finalists, and record each outcome the moment it is known (RunLedger, so a killed run
 // resumes). Kernels that crash the benchmark worker, break its CUDA context or hang on the GPU
 // are put on the blocklist of this device; what fails on the host (a compile worker that dies
 // or runs out of time, a worker that cannot start, NVRTC missing) never is. Configs are opaque
 // here: a candidate is its config key, its generated source and its predicted time. The templates
-// at the end run these steps over a tuner's own candidate type.
+// at the end run these steps over a tuner's own candidate type; candidate_rounds.hpp runs a
+// round of them.
 #pragma once
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +57,15 @@ struct PipelineSettings {
 void set_options_sha256(PipelineSettings& s, const std::vector<std::string>& op_fields,
                         const std::vector<std::string>& config_keys);
 
+// Where a run's time went (wall seconds unless named otherwise).
+struct PipelineStats {
+  double setup_s = 0;         // starting the benchmark worker and setting the problem up
+  double compile_busy_s = 0;  // time with at least one compile in flight (database hits too)
+  double compile_cpu_s = 0;   // NVRTC's own time, summed over the compiles this run ran
+  double measure_busy_s = 0;  // time in the benchmark worker's measure and re-measure requests
+  int num_speculative = 0;    // compiles started ahead of their round
+};
+
 class CandidatePipeline {
  public:
   CandidatePipeline(cache::Database& db, PipelineSettings settings);
@@ -57,29 +73,50 @@ class CandidatePipeline {
   RunLedger& ledger() { return ledger_; }
   const PipelineSettings& settings() const { return settings_; }
 
-  // CandidateCompiler::compile. Nothing it returns is blocklisted: compile_crash and timeout
-  // are host-side outcomes, recorded for this run only.
-  CompileOutcome compile(const std::string& config_key, gen::GeneratedSource source);
-  // BenchWorker::measure (the worker starts on first use); a crash on the device (illegal
+  // CandidateCompiler::compile of make_source(), at most once per config key in the run: a later
+  // call for the key (a round asking for a key compiled ahead of it) waits for the first and gets
+  // its outcome, `speculative` set when the first was a speculative one. Thread-safe. Nothing it
+  // returns is blocklisted: compile_crash and timeout are host-side outcomes, recorded for this
+  // run only.
+  CompileOutcome compile(const std::string& config_key,
+                         const std::function<gen::GeneratedSource()>& make_source,
+                         bool speculative = false);
+  // Starts the benchmark worker and sets the problem up, unless done (measure does it on first
+  // use otherwise).
+  void prepare_bench();
+  // BenchWorker::measure with its early-stop bar (0: none); a crash on the device (illegal
   // address, launch failure, timeout) goes on the blocklist.
   TrialOutcome measure(const std::string& config_key, const CompileOutcome& compiled,
-                       double predicted_us);
+                       double predicted_us, double stop_above_us);
   bool remeasure(const std::vector<std::string>& config_keys,
                  const std::vector<const cache::CubinRecord*>& cubins,
                  const std::vector<double>& predicted_us, std::vector<Timing*>& timings,
                  int rounds);
 
   int num_worker_restarts() const;
+  PipelineStats stats() const;
 
  private:
   void blocklist(const std::string& config_key, const CompileOutcome& compiled,
                  cache::Status reason, const std::string& detail);
+  BenchWorker& bench();
+  void add_measure_time(std::chrono::steady_clock::time_point start);
+
+  struct RunCompile {
+    std::shared_future<CompileOutcome> outcome;
+    bool speculative = false;
+  };
 
   cache::Database& db_;
   PipelineSettings settings_;
   RunLedger ledger_;
   CandidateCompiler compiler_;
   std::optional<BenchWorker> bench_;
+  mutable std::mutex mutex_;  // guards compiles_, stats_ and the busy clock
+  std::map<std::string, RunCompile> compiles_;
+  PipelineStats stats_;
+  int compiles_in_flight_ = 0;
+  std::chrono::steady_clock::time_point busy_since_;
 };
 
 // ---- the steps over a tuner's candidate type --------------------------------------------------
@@ -104,92 +141,6 @@ void apply_prior(C& c, const cache::Measurement& m) {
 
 inline bool needs_cubin(cache::Status status) {
   return status == cache::Status::kOk || status == cache::Status::kPredicted;
-}
-
-// Compiles cands[begin, end) on `threads` threads. make_source(c) → gen::GeneratedSource;
-// re_estimate(c) updates c.predicted_us from c.registers. Records every row that compiling makes
-// final: failures, and every candidate when predicting. compiled[i] holds the cubins.
-template <class C, class MakeSource, class ReEstimate>
-void compile_candidates(CandidatePipeline& pipe, std::vector<C>& cands, std::size_t begin,
-                        std::vector<std::optional<CompileOutcome>>& compiled,
-                        const ProgressFn& progress, MakeSource make_source,
-                        ReEstimate re_estimate) {
-  compiled.resize(cands.size());
-  ProgressTracker tracker(progress, "compile", int(cands.size() - begin));
-  parallel_for(begin, cands.size(), pipe.settings().compile_threads, [&](std::size_t i) {
-    C& c = cands[i];
-    const std::string key = c.config_key;
-    const std::optional<cache::Measurement> prior = pipe.ledger().prior(key);
-    if (c.status != cache::Status::kOk) {
-      pipe.ledger().record(row_of(c));
-      tracker.step(fmt::format("{} rejected: {}", key, c.detail));
-      return;
-    }
-    if (prior && !needs_cubin(prior->status)) {
-      apply_prior(c, *prior);
-      tracker.step(fmt::format("{} {} (resumed)", key, cache::to_string(c.status)));
-      return;
-    }
-    CompileOutcome out = pipe.compile(key, make_source(c));
-    c.status = out.status;
-    c.detail = out.detail;
-    c.compiled_from_cache = out.from_cache;
-    if (out.record) {
-      c.compile_ms = out.record->compile_ms;
-      c.registers = out.record->registers;
-      c.spill_bytes = out.record->spill_bytes;
-      re_estimate(c);
-      reject_if_spilling(c.spill_bytes, c.status, c.detail);
-    }
-    const bool usable = c.status == cache::Status::kOk && out.record;
-    const bool worker_died = out.worker_died;
-    const std::string what =
-        usable ? fmt::format("{} regs={} spills={}", out.from_cache ? "cached" : "compiled",
-                             c.registers, c.spill_bytes)
-               : fmt::format("{}: {}", cache::to_string(c.status),
-                             c.detail.substr(0, c.detail.find('\n')));
-    if (usable) compiled[i] = std::move(out);
-    if (prior)
-      apply_prior(c, *prior);
-    else if (!usable || pipe.settings().predict_only)
-      pipe.ledger().record(row_of(c));
-    tracker.step(
-        fmt::format("{} {}{}", key, what, worker_died ? " (compile worker restarted)" : ""));
-  });
-}
-
-// Verifies and times, in order, the candidates of [begin, end) that compiled and have no row
-// yet; records each row as it is known.
-template <class C>
-void measure_candidates(CandidatePipeline& pipe, std::vector<C>& cands, std::size_t begin,
-                        const std::vector<std::optional<CompileOutcome>>& compiled,
-                        const ProgressFn& progress, double flops) {
-  ProgressTracker tracker(progress, "measure", int(cands.size() - begin));
-  for (std::size_t i = begin; i < cands.size(); ++i) {
-    C& c = cands[i];
-    const std::string key = c.config_key;
-    if (c.status != cache::Status::kOk || !compiled[i]) {
-      tracker.step(fmt::format("{} skipped ({})", key, cache::to_string(c.status)));
-      continue;
-    }
-    if (pipe.ledger().prior(key)) {
-      tracker.step(fmt::format("{} {:.1f} us (resumed)", key, c.timing.median_us));
-      continue;
-    }
-    const TrialOutcome t = pipe.measure(key, *compiled[i], c.predicted_us);
-    c.status = t.status;
-    c.detail = t.detail;
-    c.timing = t.timing;
-    pipe.ledger().record(row_of(c));
-    const std::string restarted = t.worker_died ? " (benchmark worker restarted)" : "";
-    if (c.status == cache::Status::kOk)
-      tracker.step(fmt::format("{} {:.1f} us ({:.0f} TFLOP/s, model {:.1f} us)", key,
-                               c.timing.median_us, flops / c.timing.median_us / 1e6,
-                               c.predicted_us));
-    else
-      tracker.step(fmt::format("{} {}: {}{}", key, cache::to_string(c.status),
-                               c.detail.substr(0, c.detail.find('\n')), restarted));
-  }
 }
 
 // The fastest `finalists` measured candidates, re-measured round-robin in the worker (their

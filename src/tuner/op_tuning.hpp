@@ -56,6 +56,12 @@ class OpSearch {
   // The next round: indices into the ranking, none tried before; empty ends the search.
   // `searched` holds every candidate of the rounds before, in the order they were given.
   virtual std::vector<std::size_t> next_round(const std::vector<SearchedConfig>& searched) = 0;
+  // What next_round would give for `searched` (every candidate so far, those not measured yet
+  // without a time), without advancing the search: the tuner compiles it ahead while a round's
+  // last candidates compile and measure. Default: nothing (no later round worth guessing).
+  virtual std::vector<std::size_t> preview(const std::vector<SearchedConfig>& /*searched*/) const {
+    return {};
+  }
 };
 
 class OpTuning {

@@ -5,12 +5,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/op_registry.hpp"
 #include "core/versions.hpp"
 #include "generator/generated_source.hpp"
 #include "runtime/op_dispatch.hpp"
+#include "tuner/candidate_rounds.hpp"
+#include "tuner/compile_pool.hpp"
 #include "tuner/op_tuning.hpp"
 #include "tuner/tuning_record.hpp"
 
@@ -38,7 +42,8 @@ PipelineSettings pipeline_settings(const OpSpec& op, const std::string& problem_
   set_options_sha256(
       s,
       {fmt::format("{} {} {} {} {} {}", o.max_candidates, o.first_round, o.refine_per_shape,
-                   o.finalists, o.finalist_rounds, o.max_workspace_bytes)},
+                   o.finalists, o.finalist_rounds, o.max_workspace_bytes),
+       fmt::format("early_stop={}", o.early_stop_margin)},
       o.configs);
   return s;
 }
@@ -65,6 +70,7 @@ std::vector<Candidate> explicit_candidates(const OpSpec& op, const std::string& 
 }  // namespace
 
 TuneReport tune_problem(const std::string& problem_key, cache::Database& db, const TuneOptions& o) {
+  const auto start = Clock::now();
   const OpEntry& entry = OpRegistry::instance().by_key(problem_key);
   const OpSpec& op = *entry.spec;
   TuneReport report;
@@ -85,26 +91,25 @@ TuneReport tune_problem(const std::string& problem_key, cache::Database& db, con
   for (RankedConfigKey& r : op.ranked_configs(problem_key, device))
     if (op.workspace_bytes(problem_key, r.config_key, device) <= max_workspace)
       ranked.push_back(std::move(r));
+
   std::unique_ptr<OpSearch> search;
   // A round of the search, cut to what the cap leaves (the round lists its best first).
+  auto left_under_cap = [&] {
+    if (o.max_candidates <= 0) return std::numeric_limits<std::size_t>::max();
+    const std::size_t cap = std::size_t(o.max_candidates);
+    return cap - std::min(report.candidates.size(), cap);
+  };
   auto add_round = [&](std::vector<std::size_t> round) {
-    if (o.max_candidates > 0) {
-      const std::size_t cap = std::size_t(o.max_candidates);
-      const std::size_t left = cap - std::min(report.candidates.size(), cap);
-      if (round.size() > left) round.resize(left);
-    }
+    if (round.size() > left_under_cap()) round.resize(left_under_cap());
     for (std::size_t i : round)
       report.candidates.push_back({ranked.at(i).config_key, ranked[i].predicted_us});
   };
-  auto cap_reached = [&] {
-    return o.max_candidates > 0 && report.candidates.size() >= std::size_t(o.max_candidates);
-  };
-  if (o.configs.empty()) {
+  if (!o.configs.empty()) {
+    report.candidates = explicit_candidates(op, problem_key, o.configs, device);
+  } else {
     search = entry.tuning->start_search(
         problem_key, ranked, {o.first_round, o.max_candidates, o.refine_per_shape, o.predict_only});
     add_round(search->next_round({}));
-  } else {
-    report.candidates = explicit_candidates(op, problem_key, o.configs, device);
   }
   if (report.candidates.empty())
     throw Error(ErrorKind::kUnsupported, fmt::format("no valid {} config for {} on {}", op.name(),
@@ -116,23 +121,19 @@ TuneReport tune_problem(const std::string& problem_key, cache::Database& db, con
                                                report.run_id, session.seed(), db.path()));
   report.run_id = pipe.ledger().run_id();
   report.resumed = pipe.ledger().resumed();
-  std::vector<std::optional<CompileOutcome>> compiled;
-  auto run_round = [&](std::size_t begin) {
-    const auto compile_start = Clock::now();
-    compile_candidates(
-        pipe, report.candidates, begin, compiled, o.progress,
-        [&](const Candidate& c) {
-          return gen::generate(op, problem_key, c.config_key, "", device.arch());
-        },
-        [&](Candidate& c) {
-          c.predicted_us = op.predicted_us(problem_key, c.config_key, device, c.registers);
-        });
-    report.compile_wall_s += seconds_since(compile_start);
-    if (o.predict_only) return;
-    const auto measure_start = Clock::now();
-    measure_candidates(pipe, report.candidates, begin, compiled, o.progress, report.summary.flops);
-    report.measure_wall_s += seconds_since(measure_start);
+  auto make_source = [&](const std::string& config_key) {
+    return gen::generate(op, problem_key, config_key, "", device.arch());
   };
+  auto re_estimate = [&](Candidate& c) {
+    c.predicted_us = op.predicted_us(problem_key, c.config_key, device, c.registers);
+  };
+  // Declared after the pipeline, so its threads end before it does.
+  const int hardware = int(std::max(1u, std::thread::hardware_concurrency()));
+  CompilePool pool(o.compile_threads > 0 ? o.compile_threads : hardware,
+                   [&](const std::string& config_key) {
+                     pipe.compile(
+                         config_key, [&] { return make_source(config_key); }, true);
+                   });
   // The pick's score: the measured median, or (predicting) the model's time with the compiled
   // registers (spilling kernels are already rejected).
   auto score = [&](const Candidate& c) -> std::optional<double> {
@@ -141,27 +142,54 @@ TuneReport tune_problem(const std::string& problem_key, cache::Database& db, con
     if (c.timing.num_reps == 0) return std::nullopt;
     return c.timing.median_us;
   };
-  run_round(0);
-  while (search && !cap_reached()) {
+  // What the measurer knows of each candidate, for the search's preview of its next round:
+  // compile threads write the candidates of the running round, so the preview reads only this.
+  std::vector<SearchedConfig> known;
+  RoundSettings round_settings;
+  round_settings.progress = o.progress;
+  round_settings.flops = report.summary.flops;
+  round_settings.early_stop_margin = o.early_stop_margin;
+  round_settings.on_final = [&](std::size_t i, std::optional<double> us) {
+    known.at(i).us = us;
+    if (!search || o.predict_only) return;
+    std::vector<std::string> ahead;
+    for (std::size_t r : search->preview(known)) {
+      const std::string& config_key = ranked.at(r).config_key;
+      const bool listed =
+          std::any_of(report.candidates.begin(), report.candidates.end(),
+                      [&](const Candidate& c) { return c.config_key == config_key; });
+      if (!listed && ahead.size() < left_under_cap()) ahead.push_back(config_key);
+    }
+    pool.set_speculative(std::move(ahead));
+  };
+  MeasurerState measurer;
+  std::vector<std::optional<CompileOutcome>> compiled;
+  auto run_next_round = [&](std::size_t begin) {
+    for (std::size_t i = known.size(); i < report.candidates.size(); ++i)
+      known.push_back({report.candidates[i].config_key, std::nullopt});
+    run_round(pipe, pool, report.candidates, begin, compiled, round_settings, measurer, make_source,
+              re_estimate);
+  };
+  run_next_round(0);
+  while (search && left_under_cap() > 0) {
     std::vector<SearchedConfig> searched;
     for (const Candidate& c : report.candidates) searched.push_back({c.config_key, score(c)});
     const std::size_t begin = report.candidates.size();
     add_round(search->next_round(searched));
     if (report.candidates.size() == begin) break;
-    run_round(begin);
+    run_next_round(begin);
   }
+  pool.set_speculative({});
   std::vector<std::size_t> finalists;
-  if (!o.predict_only) {
-    const auto finals_start = Clock::now();
+  if (!o.predict_only)
     finalists =
         remeasure_finalists(pipe, report.candidates, compiled, o.finalists, o.finalist_rounds);
-    report.measure_wall_s += seconds_since(finals_start);
-  }
   for (const Candidate& c : report.candidates) {
     if (c.status == cache::Status::kOk && c.compiled_from_cache)
       ++report.num_cache_hits;
     else if (c.status == cache::Status::kOk)
       ++report.num_compiled;
+    report.num_ahead_used += c.compiled_ahead;
   }
 
   const std::vector<std::size_t> order = pick_order(report.candidates, finalists, score);
@@ -181,6 +209,16 @@ TuneReport tune_problem(const std::string& problem_key, cache::Database& db, con
   // Every candidate's row is in; the finalists' rows, the winner and the run's end go together.
   finish_run(pipe, report.candidates, finalists, report.winner);
   report.num_worker_restarts = pipe.num_worker_restarts();
+  const PipelineStats stats = pipe.stats();
+  report.compile_wall_s = stats.compile_busy_s;
+  report.compile_cpu_s = stats.compile_cpu_s;
+  report.measure_wall_s = stats.measure_busy_s;
+  report.setup_s = stats.setup_s;
+  report.wait_s = measurer.wait_s;
+  report.num_measured = measurer.num_measured;
+  report.num_stopped_early = measurer.num_stopped_early;
+  report.num_compiled_ahead = stats.num_speculative;
+  report.wall_s = seconds_since(start);
   return report;
 }
 

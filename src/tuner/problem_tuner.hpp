@@ -1,8 +1,9 @@
 // Tunes one problem of any registered op on one device: the op's search over the model's ranking
-// of its valid configs, round by round; each round's candidates compiled in parallel, verified
-// against the op's reference and timed on the GPU (or, without one, ranked by the model); the
-// finalists re-measured interleaved; everything stored. Candidates are compiled and run in
-// worker processes (candidate_pipeline.hpp); a killed run resumes.
+// of its valid configs, round by round; each round's candidates compiled in parallel in model order while the compiled ones are
+// verified against the op's reference and timed on the GPU (or, without one, ranked by the
+// model), idle compile threads compiling the search's likely next round ahead; the finalists
+// re-measured interleaved; everything stored. Candidates are compiled and run in worker
+// processes (candidate_pipeline.hpp, candidate_rounds.hpp); a killed run resumes.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,10 @@
 #include "tuner/progress.hpp"
 
 namespace kt::tune {
+
+// A candidate whose first repetitions all exceed (1 + this) x the best median so far stops
+// there (early_stop_bar_us); the finalists are all fully timed, then re-measured.
+inline constexpr double kEarlyStopMargin = 0.05;
 
 struct TuneOptions {
   // At most this many candidates over every round of the op's search (0: no cap: the op's whole
@@ -36,6 +41,7 @@ struct TuneOptions {
   std::string run_id;                // empty: generated
   std::size_t max_workspace_bytes = 64u << 20;
   BenchmarkOptions bench;
+  double early_stop_margin = kEarlyStopMargin;  // <= 0: every candidate timed fully
   ProgressFn progress;
   IsolationOptions isolation;  // worker time limits, the blocklist override, test faults
 };
@@ -48,6 +54,7 @@ struct Candidate {
   Timing timing;  // measured candidates only
   double compile_ms = 0;
   bool compiled_from_cache = false;
+  bool compiled_ahead = false;  // compiled speculatively before its round asked for it
   int registers = 0;
   int spill_bytes = 0;
 };
@@ -62,10 +69,20 @@ struct TuneReport {
   std::vector<Candidate> candidates;  // round by round, each round in model order
   std::optional<std::size_t> winner;  // index into candidates
   std::optional<std::size_t> runner_up;
-  double compile_wall_s = 0;  // wall time of the parallel compile phases
-  double measure_wall_s = 0;  // wall time of verification and measurement
-  int num_compiled = 0;       // NVRTC actually ran
+  // Where the time went. Compiling and measuring overlap, so their times add up to more than
+  // wall_s; wait_s is the GPU's idle time between them.
+  double wall_s = 0;          // the whole tuning of the problem
+  double compile_wall_s = 0;  // time with at least one compile in flight
+  double compile_cpu_s = 0;   // NVRTC's time, summed over this run's compiles
+  double measure_wall_s = 0;  // time in the benchmark worker's measure and re-measure requests
+  double setup_s = 0;         // starting the benchmark worker and setting the problem up
+  double wait_s = 0;          // the measurer waiting for a compile to finish
+  int num_compiled = 0;       // candidates whose NVRTC compile this run ran
   int num_cache_hits = 0;
+  int num_measured = 0;  // candidates timed on the GPU this run (early stops included)
+  int num_stopped_early = 0;
+  int num_compiled_ahead = 0;  // compiles started ahead of their round (speculative)
+  int num_ahead_used = 0;      // of them, candidates a later round asked for
   // Where the measured winner sat in the model's order of the measured candidates (0 = first).
   int winner_model_rank = -1;
   int num_worker_restarts = 0;  // compile or benchmark workers lost to candidates

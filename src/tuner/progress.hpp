@@ -34,9 +34,4 @@ class ProgressTracker {
   std::mutex mutex_;
 };
 
-// Runs work(i) for i in [begin, end) on `threads` threads (0: hardware concurrency). The first
-// exception a call throws stops the pool and is rethrown here.
-void parallel_for(std::size_t begin, std::size_t end, int threads,
-                  const std::function<void(std::size_t)>& work);
-
 }  // namespace kt::tune

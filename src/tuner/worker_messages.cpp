@@ -85,7 +85,8 @@ void put_timing(Message& m, const std::string& p, const Timing& t) {
   m.set(p + "median_us", t.median_us)
       .set(p + "p10_us", t.p10_us)
       .set(p + "p90_us", t.p90_us)
-      .set(p + "num_reps", t.num_reps);
+      .set(p + "num_reps", t.num_reps)
+      .set(p + "stopped_early", t.stopped_early);
 }
 
 Timing get_timing(const Message& m, const std::string& p) {
@@ -94,11 +95,14 @@ Timing get_timing(const Message& m, const std::string& p) {
   t.p10_us = m.get_double(p + "p10_us");
   t.p90_us = m.get_double(p + "p90_us");
   t.num_reps = int(m.get_int(p + "num_reps"));
+  t.stopped_early = m.get_int(p + "stopped_early") != 0;
   return t;
 }
 
 void put_bench_options(Message& m, const BenchmarkOptions& o) {
   m.set("warmup", o.warmup)
+      .set("warmup_ms", o.warmup_ms)
+      .set("probe_reps", o.probe_reps)
       .set("min_reps", o.min_reps)
       .set("max_reps", o.max_reps)
       .set("target_ms", o.target_ms);
@@ -107,6 +111,8 @@ void put_bench_options(Message& m, const BenchmarkOptions& o) {
 BenchmarkOptions get_bench_options(const Message& m) {
   BenchmarkOptions o;
   o.warmup = int(m.get_int("warmup"));
+  o.warmup_ms = m.get_double("warmup_ms");
+  o.probe_reps = int(m.get_int("probe_reps"));
   o.min_reps = int(m.get_int("min_reps"));
   o.max_reps = int(m.get_int("max_reps"));
   o.target_ms = m.get_double("target_ms");

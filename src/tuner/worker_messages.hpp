@@ -18,7 +18,8 @@ gen::GeneratedSource get_source(const Message& m, const std::string& prefix);
 void put_record(Message& m, const std::string& prefix, const cache::CubinRecord& record);
 cache::CubinRecord get_record(const Message& m, const std::string& prefix);
 
-// Median, p10, p90 and repetitions (not the samples: only the summary crosses the pipe).
+// Median, p10, p90, repetitions and whether it stopped early (not the samples: only the summary
+// crosses the pipe).
 void put_timing(Message& m, const std::string& prefix, const Timing& timing);
 Timing get_timing(const Message& m, const std::string& prefix);
 

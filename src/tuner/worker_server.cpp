@@ -81,7 +81,8 @@ Message setup(BenchState& s, const Message& request) {
 }
 
 Message measure(BenchState& s, const Message& request, bool& exiting) {
-  const TrialResult r = s.bench->measure(request.get("config"), get_record(request, "cubin."));
+  const TrialResult r = s.bench->measure(request.get("config"), get_record(request, "cubin."),
+                                         request.get_double("stop_above_us"));
   Message reply;
   reply.set("status", cache::to_string(r.status)).set("detail", r.detail);
   put_timing(reply, "timing.", r.timing);

@@ -80,6 +80,25 @@ TEST(CliJsonReports, TuneReportOfAMeasuredRunHasEveryField) {
             "sm90.a 200 False 190 687.2 True sm90.b illegal_address True\n");
 }
 
+TEST(CliJsonReports, TuneReportSaysWhereTheTimeWent) {
+  tune::TuneReport r = measured_report();
+  r.wall_s = 4.5;
+  r.compile_wall_s = 3.25;
+  r.compile_cpu_s = 40;
+  r.measure_wall_s = 1.5;
+  r.setup_s = 0.75;
+  r.wait_s = 0.5;
+  r.num_measured = 60;
+  r.num_stopped_early = 41;
+  r.num_compiled_ahead = 12;
+  r.num_ahead_used = 9;
+  EXPECT_EQ(python_of(tune_report_json(r),
+                      "*[d['timing'][k] for k in ('wall_s', 'compile_s', 'compile_cpu_s', "
+                      "'measure_s', 'setup_s', 'wait_s', 'measured', 'stopped_early', "
+                      "'compiled_ahead', 'ahead_used')]"),
+            "4.5 3.25 40 1.5 0.75 0.5 60 41 12 9\n");
+}
+
 TEST(CliJsonReports, TuneReportOfAPredictedRunHasNoSpreadAndNoWinnerIsNull) {
   tune::TuneReport r = measured_report();
   r.predicted = true;

@@ -6,8 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "core/device_desc.hpp"
 #include "core/gemm_config.hpp"
+#include "core/op_registry.hpp"
 #include "ops/gemm/gemm_search.hpp"
+#include "tuner/op_tuning.hpp"
 
 namespace kt::tune {
 namespace {
@@ -118,6 +121,42 @@ TEST(GemmSearch, SwapAbIsAnOrientationOfItsOwn) {
   EXPECT_TRUE(neighbour_shape(key("sm90.bm64.bn16.bk64.s12.c1.e0.cl1.g8.sk1.swab"), swab));
   EXPECT_EQ(search_bases({plain, key("sm90.bm64.bn64.bk64.s12.c1.e0.cl1.g8.sk1"), swab}),
             (std::vector<std::size_t>{0, 1, 2}));
+}
+
+// The preview the tuner compiles ahead is the round next_round would give for the same
+// candidates, and taking it advances nothing: the real round still comes, and the search still
+// ends after its last local round.
+TEST(GemmSearch, PreviewIsTheNextRoundWithoutAdvancingTheSearch) {
+  const std::string problem = "gemm:bf16:bf16:nt:1536x1536x8192";
+  const OpEntry& entry = OpRegistry::instance().by_key(problem);
+  const std::vector<RankedConfigKey> ranked =
+      entry.spec->ranked_configs(problem, device_profile("h200"));
+  const std::unique_ptr<OpSearch> search = entry.tuning->start_search(problem, ranked, {});
+  std::vector<SearchedConfig> searched;
+  std::size_t round_size = 0;
+  // Each round's candidates measured in reverse model order (the model is wrong), with one not
+  // measured yet: what the tuner knows while a round's last candidates are still out.
+  auto measure = [&](const std::vector<std::size_t>& round) {
+    round_size = round.size();
+    for (std::size_t i : round)
+      searched.push_back({ranked[i].config_key, 1000.0 - double(searched.size())});
+    searched.back().us.reset();
+  };
+  measure(search->next_round({}));
+  int rounds = 1;
+  while (true) {
+    const std::vector<std::size_t> ahead = search->preview(searched);
+    EXPECT_EQ(search->preview(searched), ahead);  // a preview changes nothing
+    const std::vector<std::size_t> next = search->next_round(searched);
+    EXPECT_EQ(next, ahead) << "round " << rounds + 1;
+    if (next.empty()) break;
+    measure(next);
+    ++rounds;
+  }
+  EXPECT_GE(rounds, 2);
+  EXPECT_LE(rounds, 4);  // the first round and at most three local ones
+  EXPECT_GT(round_size, 0u);
+  EXPECT_TRUE(search->preview(searched).empty());
 }
 
 }  // namespace

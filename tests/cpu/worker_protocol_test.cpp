@@ -102,7 +102,8 @@ TEST(WorkerMessages, RecordSourceTimingAndOptionsRoundTrip) {
   t.p10_us = 12;
   t.p90_us = 13.25;
   t.num_reps = 77;
-  BenchmarkOptions o{3, 11, 99, 150.5};
+  t.stopped_early = true;
+  BenchmarkOptions o{3, 4.5, 2, 11, 99, 150.5};
   Message m;
   put_record(m, "r.", r);
   put_source(m, "s.", s);
@@ -125,7 +126,10 @@ TEST(WorkerMessages, RecordSourceTimingAndOptionsRoundTrip) {
   EXPECT_EQ(t2.median_us, t.median_us);
   EXPECT_EQ(t2.p90_us, t.p90_us);
   EXPECT_EQ(t2.num_reps, t.num_reps);
+  EXPECT_TRUE(t2.stopped_early);
   const BenchmarkOptions o2 = get_bench_options(back);
+  EXPECT_EQ(o2.warmup_ms, 4.5);
+  EXPECT_EQ(o2.probe_reps, 2);
   EXPECT_EQ(o2.max_reps, 99);
   EXPECT_EQ(o2.target_ms, 150.5);
 }

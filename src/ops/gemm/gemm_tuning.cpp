@@ -69,7 +69,13 @@ class GemmSearch final : public tune::OpSearch {
   std::vector<std::size_t> next_round(const std::vector<tune::SearchedConfig>& searched) override {
     if (searched.empty()) return first_round();
     if (++round_ > kLocalRounds) return {};
-    return local_round(searched);
+    return local_round(searched, searched_);
+  }
+  std::vector<std::size_t> preview(
+      const std::vector<tune::SearchedConfig>& searched) const override {
+    if (searched.empty() || round_ + 1 > kLocalRounds) return {};
+    std::vector<GemmConfig> bases = searched_;
+    return local_round(searched, bases);
   }
 
  private:
@@ -97,8 +103,10 @@ class GemmSearch final : public tune::OpSearch {
   }
 
   // For the two best shapes so far and the best of each other family (search_bases), those no
-  // earlier round searched: their other variants in model order, then the shapes next to them.
-  std::vector<std::size_t> local_round(const std::vector<tune::SearchedConfig>& searched) {
+  // earlier round searched (searched_bases, which gains them): their other variants in model
+  // order, then the shapes next to them.
+  std::vector<std::size_t> local_round(const std::vector<tune::SearchedConfig>& searched,
+                                       std::vector<GemmConfig>& searched_bases) const {
     std::vector<std::pair<double, GemmConfig>> timed;
     std::vector<GemmConfig> tried;
     for (const auto& s : searched) {
@@ -111,8 +119,10 @@ class GemmSearch final : public tune::OpSearch {
     for (const auto& t : timed) by_time.push_back(t.second);
     std::vector<GemmConfig> bases;
     for (std::size_t i : tune::search_bases(by_time)) {
-      if (std::find(searched_.begin(), searched_.end(), by_time[i]) != searched_.end()) continue;
-      searched_.push_back(by_time[i]);
+      if (std::find(searched_bases.begin(), searched_bases.end(), by_time[i]) !=
+          searched_bases.end())
+        continue;
+      searched_bases.push_back(by_time[i]);
       bases.push_back(by_time[i]);
     }
     std::vector<std::size_t> out;
