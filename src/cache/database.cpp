@@ -548,6 +548,21 @@ std::vector<Measurement> Database::all_measurements() const {
   return read_measurements(query, impl.path);
 }
 
+std::vector<Measurement> Database::measured_with_prefix(const std::string& device_fingerprint,
+                                                        const std::string& problem_prefix) const {
+  Impl& impl = checked(impl_);
+  const std::lock_guard<std::mutex> lock(impl.mutex);
+  sql::Connection& db = impl.db;
+  const std::optional<std::string> upper = prefix_upper_bound(problem_prefix);
+  sql::Statement query(
+      db, fmt::format("SELECT {} FROM measurements WHERE device_fingerprint = ? AND status = ? "
+                      "AND problem_key >= ? {} ORDER BY problem_key, id",
+                      kMeasurementColumns, upper ? "AND problem_key < ?" : ""));
+  query.bind_all(device_fingerprint, std::string_view(to_string(Status::kOk)), problem_prefix);
+  if (upper) query.bind(4, *upper);
+  return read_measurements(query, impl.path);
+}
+
 void Database::set_winner(const Winner& winner) {
   Impl& impl = checked(impl_);
   const std::lock_guard<std::mutex> lock(impl.mutex);

@@ -184,6 +184,11 @@ class Database {
   // In insertion order.
   std::vector<Measurement> measurements(const TuningKey& key) const;
   std::vector<Measurement> all_measurements() const;
+  // The measured rows (status ok) on one device whose problem key starts with `problem_prefix`,
+  // of every protocol and template version, ordered by problem key, then insertion: what the
+  // tuner calibrates its model with (tuner/model_calibration.hpp).
+  std::vector<Measurement> measured_with_prefix(const std::string& device_fingerprint,
+                                                const std::string& problem_prefix) const;
 
   // The end of a tuning run, in one transaction: `rows` (the finalists' re-measurements), the
   // winner (set_winner's rule) and the run marked done. A run killed before this leaves no

@@ -56,6 +56,7 @@ void print_report(const tune::TuneReport& r) {
         "{:.1f} cpu-s, benchmark setup {:.1f}s, GPU waited for compiles {:.1f}s\n",
         r.wall_s, r.num_measured, r.num_stopped_early, r.num_compiled_ahead, r.num_ahead_used,
         r.compile_cpu_s, r.setup_s, r.wait_s);
+  if (!r.calibration.empty()) fmt::print("  model calibrated: {}\n", r.calibration);
   std::string counts;
   for (const auto& [status, n] : by_status) counts += fmt::format(" {}={}", status, n);
   fmt::print("  run {}{}: worker restarts {}; outcomes{}\n", r.run_id,

@@ -81,14 +81,14 @@ std::string tune_report_json(const tune::TuneReport& r) {
       "\"predicted\": {}, \"candidates\": {}, \"compiled\": {}, \"cache_hits\": {}, \"failed\": "
       "{}, \"compile_s\": {}, \"measure_s\": {}, \"worker_restarts\": {}, \"outcomes\": {{{}}}, "
       "\"failures\": {}, \"winner\": {}, \"runner_up\": {}, \"winner_model_rank\": {}, "
-      "\"timing\": {}}}",
+      "\"timing\": {}, \"calibration\": {}}}",
       json_string(r.problem_key), json_string(r.run_id), json_bool(r.resumed),
       json_string(r.device_fingerprint), json_bool(r.predicted), r.candidates.size(),
       r.num_compiled, r.num_cache_hits, failed, json_number(r.compile_wall_s),
       json_number(r.measure_wall_s), r.num_worker_restarts, fmt::join(outcomes, ", "),
       json_array(failures), pick(r.winner), pick(r.runner_up),
       r.winner_model_rank >= 0 ? std::to_string(r.winner_model_rank + 1) : "null",
-      tune_timing_json(r));
+      tune_timing_json(r), json_string(r.calibration));
 }
 
 std::string finished_tuning_json(const std::string& problem_key,

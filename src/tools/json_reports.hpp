@@ -17,7 +17,8 @@ namespace kt::cli {
 // "worker_restarts", "outcomes": {status: count}, "failures": [{"config", "status", "detail"}],
 // "winner" and "runner_up": a candidate or null, "winner_model_rank": 1-based or null,
 // "timing": {"wall_s", "compile_s", "compile_cpu_s", "measure_s", "setup_s", "wait_s",
-// "measured", "stopped_early", "compiled_ahead", "ahead_used"} (TuneReport's fields)}. A
+// "measured", "stopped_early", "compiled_ahead", "ahead_used"} (TuneReport's fields),
+// "calibration": the model's family factors in words, "" when uncalibrated}. A
 // candidate: {"config", "us" (the measured median, or the model's time when predicted),
 // "predicted", "predicted_us", "spread_pct" (null when predicted), "registers", "spill_bytes",
 // "tflops", "gb_per_s" (at "us")}.

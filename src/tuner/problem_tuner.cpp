@@ -15,6 +15,7 @@
 #include "runtime/op_dispatch.hpp"
 #include "tuner/candidate_rounds.hpp"
 #include "tuner/compile_pool.hpp"
+#include "tuner/model_calibration.hpp"
 #include "tuner/op_tuning.hpp"
 #include "tuner/tuning_record.hpp"
 
@@ -43,7 +44,7 @@ PipelineSettings pipeline_settings(const OpSpec& op, const std::string& problem_
       s,
       {fmt::format("{} {} {} {} {} {}", o.max_candidates, o.first_round, o.refine_per_shape,
                    o.finalists, o.finalist_rounds, o.max_workspace_bytes),
-       fmt::format("early_stop={}", o.early_stop_margin)},
+       fmt::format("early_stop={} calibrate={}", o.early_stop_margin, o.calibrate)},
       o.configs);
   return s;
 }
@@ -91,6 +92,13 @@ TuneReport tune_problem(const std::string& problem_key, cache::Database& db, con
   for (RankedConfigKey& r : op.ranked_configs(problem_key, device))
     if (op.workspace_bytes(problem_key, r.config_key, device) <= max_workspace)
       ranked.push_back(std::move(r));
+  ModelCalibration calibration;
+  if (o.calibrate)
+    calibration =
+        ModelCalibration::fit(op, problem_key, device,
+                              db.measured_with_prefix(report.device_fingerprint, op.key_prefix()));
+  calibration.apply(ranked);
+  report.calibration = calibration.summary();
 
   std::unique_ptr<OpSearch> search;
   // A round of the search, cut to what the cap leaves (the round lists its best first).
@@ -106,6 +114,7 @@ TuneReport tune_problem(const std::string& problem_key, cache::Database& db, con
   };
   if (!o.configs.empty()) {
     report.candidates = explicit_candidates(op, problem_key, o.configs, device);
+    for (Candidate& c : report.candidates) c.predicted_us *= calibration.factor(c.config_key);
   } else {
     search = entry.tuning->start_search(
         problem_key, ranked, {o.first_round, o.max_candidates, o.refine_per_shape, o.predict_only});
@@ -125,7 +134,8 @@ TuneReport tune_problem(const std::string& problem_key, cache::Database& db, con
     return gen::generate(op, problem_key, config_key, "", device.arch());
   };
   auto re_estimate = [&](Candidate& c) {
-    c.predicted_us = op.predicted_us(problem_key, c.config_key, device, c.registers);
+    c.predicted_us = op.predicted_us(problem_key, c.config_key, device, c.registers) *
+                     calibration.factor(c.config_key);
   };
   // Declared after the pipeline, so its threads end before it does.
   const int hardware = int(std::max(1u, std::thread::hardware_concurrency()));

@@ -1,5 +1,6 @@
 // Tunes one problem of any registered op on one device: the op's search over the model's ranking
-// of its valid configs, round by round; each round's candidates compiled in parallel in model order while the compiled ones are
+// of its valid configs (calibrated by this database's measurements on the device), round by
+// round; each round's candidates compiled in parallel in model order while the compiled ones are
 // verified against the op's reference and timed on the GPU (or, without one, ranked by the
 // model), idle compile threads compiling the search's likely next round ahead; the finalists
 // re-measured interleaved; everything stored. Candidates are compiled and run in worker
@@ -42,6 +43,7 @@ struct TuneOptions {
   std::size_t max_workspace_bytes = 64u << 20;
   BenchmarkOptions bench;
   double early_stop_margin = kEarlyStopMargin;  // <= 0: every candidate timed fully
+  bool calibrate = true;  // scale the model by family factors fitted on this database's rows
   ProgressFn progress;
   IsolationOptions isolation;  // worker time limits, the blocklist override, test faults
 };
@@ -83,6 +85,7 @@ struct TuneReport {
   int num_stopped_early = 0;
   int num_compiled_ahead = 0;  // compiles started ahead of their round (speculative)
   int num_ahead_used = 0;      // of them, candidates a later round asked for
+  std::string calibration;     // ModelCalibration::summary(); empty: the model uncalibrated
   // Where the measured winner sat in the model's order of the measured candidates (0 = first).
   int winner_model_rank = -1;
   int num_worker_restarts = 0;  // compile or benchmark workers lost to candidates

@@ -80,7 +80,7 @@ TEST(CliJsonReports, TuneReportOfAMeasuredRunHasEveryField) {
             "sm90.a 200 False 190 687.2 True sm90.b illegal_address True\n");
 }
 
-TEST(CliJsonReports, TuneReportSaysWhereTheTimeWent) {
+TEST(CliJsonReports, TuneReportSaysWhereTheTimeWentAndHowTheModelWasCalibrated) {
   tune::TuneReport r = measured_report();
   r.wall_s = 4.5;
   r.compile_wall_s = 3.25;
@@ -92,11 +92,12 @@ TEST(CliJsonReports, TuneReportSaysWhereTheTimeWent) {
   r.num_stopped_early = 41;
   r.num_compiled_ahead = 12;
   r.num_ahead_used = 9;
+  r.calibration = "sm90 x0.980 (200 rows, 8 problems)";
   EXPECT_EQ(python_of(tune_report_json(r),
                       "*[d['timing'][k] for k in ('wall_s', 'compile_s', 'compile_cpu_s', "
                       "'measure_s', 'setup_s', 'wait_s', 'measured', 'stopped_early', "
-                      "'compiled_ahead', 'ahead_used')]"),
-            "4.5 3.25 40 1.5 0.75 0.5 60 41 12 9\n");
+                      "'compiled_ahead', 'ahead_used')], d['calibration']"),
+            "4.5 3.25 40 1.5 0.75 0.5 60 41 12 9 sm90 x0.980 (200 rows, 8 problems)\n");
 }
 
 TEST(CliJsonReports, TuneReportOfAPredictedRunHasNoSpreadAndNoWinnerIsNull) {
