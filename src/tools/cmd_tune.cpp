@@ -28,6 +28,7 @@ struct TuneCliOptions {
   std::string profile = "h200";
   bool predict = false;
   bool retune = false;
+  std::string search = "default";
   int candidates = 0;  // 0: the op's whole search
   int finalists = 3;
   int device = 0;
@@ -113,6 +114,7 @@ void run(TuneCliOptions o) {
         reason, o.profile);
   }
   tune::TuneOptions options;
+  options.search = o.search == "wide" ? tune::SearchMode::kWide : tune::SearchMode::kDefault;
   options.max_candidates = o.candidates;
   options.finalists = o.finalists;
   options.device_ordinal = o.device;
@@ -178,6 +180,13 @@ void register_tune(CLI::App& app) {
   cmd->add_flag("--retune", o->retune,
                 "Tune problems again that a run with the same options finished before (by "
                 "default they are skipped, so a killed --suite picks up where it stopped)");
+  CLI::Option* search =
+      cmd->add_option("--search", o->search,
+                      "default: the op's search (gemm's local rounds around the fastest shapes); "
+                      "wide: one round of the model's top --candidates configs, every valid config "
+                      "without --candidates: the reference a default search is judged against")
+          ->check(CLI::IsMember({"default", "wide"}))
+          ->capture_default_str();
   CLI::Option* candidates =
       cmd->add_option("--candidates", o->candidates,
                       "At most N candidates per problem over every round of the op's search: "
@@ -191,7 +200,8 @@ void register_tune(CLI::App& app) {
       ->check(CLI::Range(1, 64));
   cmd->add_option("--config", o->configs,
                   "Explicit candidate config keys (repeatable): exactly these are tried")
-      ->excludes(candidates);
+      ->excludes(candidates)
+      ->excludes(search);
   cmd->add_option("--device", o->device, "CUDA device ordinal")->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the random inputs (default: fresh)");
   cmd->add_option("--candidate-timeout", o->isolation.candidate_timeout_s,

@@ -1,5 +1,6 @@
 // OpTuning's defaults: one search round of the model's first candidates (the cap, else the first
-// round's size); bench, dispatch overhead and trace refused for an op that does not provide them.
+// round's size; model_top_search, also the wide search); bench, dispatch overhead and trace
+// refused for an op that does not provide them.
 #include "tuner/op_tuning.hpp"
 
 #include <fmt/format.h>
@@ -17,8 +18,7 @@ std::string op_name(std::string_view problem_key) { return op_spec_for_key(probl
 
 class ModelTopSearch final : public OpSearch {
  public:
-  ModelTopSearch(std::size_t num_ranked, int max_candidates)
-      : count_(std::min(num_ranked, std::size_t(std::max(max_candidates, 0)))) {}
+  ModelTopSearch(std::size_t num_ranked, std::size_t count) : count_(std::min(num_ranked, count)) {}
   std::vector<std::size_t> next_round(const std::vector<SearchedConfig>& searched) override {
     if (!searched.empty()) return {};
     std::vector<std::size_t> out(count_);
@@ -32,11 +32,15 @@ class ModelTopSearch final : public OpSearch {
 
 }  // namespace
 
+std::unique_ptr<OpSearch> model_top_search(std::size_t num_ranked, std::size_t count) {
+  return std::make_unique<ModelTopSearch>(num_ranked, count);
+}
+
 std::unique_ptr<OpSearch> OpTuning::start_search(std::string_view,
                                                  const std::vector<RankedConfigKey>& ranked,
                                                  const SearchOptions& options) const {
-  return std::make_unique<ModelTopSearch>(
-      ranked.size(), options.max_candidates > 0 ? options.max_candidates : options.first_round);
+  const int count = options.max_candidates > 0 ? options.max_candidates : options.first_round;
+  return model_top_search(ranked.size(), std::size_t(std::max(count, 0)));
 }
 
 OpBenchRow OpTuning::bench(Runtime&, std::string_view problem_key, const OpBenchOptions&) const {

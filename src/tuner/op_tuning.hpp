@@ -64,6 +64,10 @@ class OpSearch {
   }
 };
 
+// One round of the ranking's first min(count, num_ranked) configs: the default search, and the
+// wide search of `kerntune tune --search wide`.
+std::unique_ptr<OpSearch> model_top_search(std::size_t num_ranked, std::size_t count);
+
 class OpTuning {
  public:
   virtual ~OpTuning() = default;

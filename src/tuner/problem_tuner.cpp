@@ -44,7 +44,9 @@ PipelineSettings pipeline_settings(const OpSpec& op, const std::string& problem_
       s,
       {fmt::format("{} {} {} {} {} {}", o.max_candidates, o.first_round, o.refine_per_shape,
                    o.finalists, o.finalist_rounds, o.max_workspace_bytes),
-       fmt::format("early_stop={} calibrate={}", o.early_stop_margin, o.calibrate)},
+       fmt::format("search={} early_stop={} calibrate={}",
+                   o.search == SearchMode::kWide ? "wide" : "default", o.early_stop_margin,
+                   o.calibrate)},
       o.configs);
   return s;
 }
@@ -116,8 +118,13 @@ TuneReport tune_problem(const std::string& problem_key, cache::Database& db, con
     report.candidates = explicit_candidates(op, problem_key, o.configs, device);
     for (Candidate& c : report.candidates) c.predicted_us *= calibration.factor(c.config_key);
   } else {
-    search = entry.tuning->start_search(
-        problem_key, ranked, {o.first_round, o.max_candidates, o.refine_per_shape, o.predict_only});
+    if (o.search == SearchMode::kWide)
+      search = model_top_search(
+          ranked.size(), o.max_candidates > 0 ? std::size_t(o.max_candidates) : ranked.size());
+    else
+      search = entry.tuning->start_search(
+          problem_key, ranked,
+          {o.first_round, o.max_candidates, o.refine_per_shape, o.predict_only});
     add_round(search->next_round({}));
   }
   if (report.candidates.empty())

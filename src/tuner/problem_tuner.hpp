@@ -21,11 +21,18 @@
 
 namespace kt::tune {
 
+enum class SearchMode {
+  kDefault,  // the op's search (OpTuning::start_search)
+  kWide,     // one round of the model's first max_candidates configs, every valid one when 0:
+             // the reference a default search is judged against (bench/tuning_quality.sh)
+};
+
 // A candidate whose first repetitions all exceed (1 + this) x the best median so far stops
 // there (early_stop_bar_us); the finalists are all fully timed, then re-measured.
 inline constexpr double kEarlyStopMargin = 0.05;
 
 struct TuneOptions {
+  SearchMode search = SearchMode::kDefault;
   // At most this many candidates over every round of the op's search (0: no cap: the op's whole
   // search); explicit `configs` are not capped.
   int max_candidates = 0;

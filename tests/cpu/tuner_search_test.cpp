@@ -159,5 +159,13 @@ TEST(GemmSearch, PreviewIsTheNextRoundWithoutAdvancingTheSearch) {
   EXPECT_TRUE(search->preview(searched).empty());
 }
 
+TEST(WideSearch, OneRoundOfTheModelsFirstConfigs) {
+  const std::unique_ptr<OpSearch> wide = model_top_search(10, 4);
+  EXPECT_EQ(wide->next_round({}), (std::vector<std::size_t>{0, 1, 2, 3}));
+  EXPECT_TRUE(wide->preview({{"a", 1.0}}).empty());
+  EXPECT_TRUE(wide->next_round({{"a", 1.0}}).empty());
+  EXPECT_EQ(model_top_search(3, 100)->next_round({}), (std::vector<std::size_t>{0, 1, 2}));
+}
+
 }  // namespace
 }  // namespace kt::tune

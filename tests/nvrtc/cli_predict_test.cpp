@@ -104,3 +104,34 @@ TEST(CliPredict, TuneJsonIsOneDocumentAndASecondRunSkips) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"})
     std::filesystem::remove(db.string() + suffix, ignored);
 }
+
+// tune --search wide: one round of the model's first --candidates configs (every valid one
+// without the flag), a run of its own beside the default search's (a finished wide run does not
+// skip a default one), and no --config beside it.
+TEST(CliPredict, WideSearchIsOneRoundOfTheModelsTopAndARunOfItsOwn) {
+  const std::filesystem::path db = std::filesystem::temp_directory_path() /
+                                   ("kt_cli_predict_wide_" + std::to_string(getpid()) + ".db");
+  std::filesystem::remove(db);
+  const std::string fields =
+      " 2>/dev/null | python3 -c 'import json, sys; p = json.load(sys.stdin)[\"problems\"][0]; "
+      "print(p[\"skipped\"], p.get(\"candidates\"), p[\"timing\"][\"measured\"], "
+      "p[\"timing\"][\"compile_s\"] > 0)'";
+  const std::string skipped =
+      " 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)[\"problems\"][0]"
+      "[\"skipped\"])'";
+  const std::string tune = "tune --json --shape 64x64x64 --device-profile a100 --candidates 5";
+  EXPECT_EQ(run_cli(tune + " --search wide" + fields, db.string()).output, "False 5 0 True\n");
+  // The same options again: skipped. The default search: tuned, its own run.
+  EXPECT_EQ(run_cli(tune + " --search wide" + skipped, db.string()).output, "True\n");
+  EXPECT_EQ(run_cli(tune + skipped, db.string()).output, "False\n");
+  const Result both = run_cli(
+      "tune --search wide --config sm80.bm64.bn64.bk32.wm32.wn32.s3.g1.sk1 --shape "
+      "64x64x64",
+      db.string());
+  EXPECT_EQ(both.status, 2) << both.output;
+  const Result bad = run_cli("tune --search widest --shape 64x64x64", db.string());
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  std::error_code ignored;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    std::filesystem::remove(db.string() + suffix, ignored);
+}
