@@ -6,7 +6,6 @@ With --heldout N it times N seeded shapes that no suite holds instead (dispatche
 neighbours or the model, as a user's untuned shape would be)."""
 import argparse
 import os
-import random
 import sys
 
 import torch
@@ -14,28 +13,10 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
 import kerntune  # noqa: E402
+from attention_unseen_shapes import CASES, heldout_cases  # noqa: E402
 from bench_timing import median_us, ratio_summary, write_csv  # noqa: E402
-
-CASES = [(16384 // n, 2048 // d, 2048 // d, n, d, c) for d in (64, 128)
-         for n in (512, 1024, 2048, 4096, 8192, 16384) for c in (False, True)]
-CASES += [(1, 32, 8, 8192, 128, True), (2, 8, 8, 4096, 256, False)]
-
-
-def heldout_cases(count, seed):
-    """Seeded shapes off the suites' grid: 4k-32k tokens, ragged lengths, GQA or not, d 64/128."""
-    rng = random.Random(seed)
-    cases = []
-    while len(cases) < count:
-        d = rng.choice((64, 128))
-        n = rng.randrange(300, 12000)
-        b = max(1, rng.randrange(4096, 32768) // n)
-        hkv = rng.choice((4, 8, 16)) if d == 128 else rng.choice((8, 16, 32))
-        hq = hkv * rng.choice((1, 1, 4))
-        case = (b, hq, hkv, n, d, rng.random() < 0.5)
-        if case not in CASES:
-            cases.append(case)
-    return cases
 
 
 def flops(b, h, n, d, causal):
