@@ -3,7 +3,9 @@
 // or a tile dimension and the split moved together (the same work units cut another way).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/device_desc.hpp"
@@ -157,6 +159,33 @@ TEST(GemmSearch, PreviewIsTheNextRoundWithoutAdvancingTheSearch) {
   EXPECT_LE(rounds, 4);  // the first round and at most three local ones
   EXPECT_GT(round_size, 0u);
   EXPECT_TRUE(search->preview(searched).empty());
+}
+
+// A family timed more than 1.5x behind the best gets no local round (sm80 on the H200: its
+// variants never closed the gap); within 1.5x it does.
+TEST(GemmSearch, AFamilyFarBehindIsNotSearchedAround) {
+  const std::string problem = "gemm:bf16:bf16:nt:4096x4096x4096";
+  const OpEntry& entry = OpRegistry::instance().by_key(problem);
+  const std::vector<RankedConfigKey> ranked =
+      entry.spec->ranked_configs(problem, device_profile("h200"));
+  auto family = [](const std::string& key) { return key.substr(0, key.find('.')); };
+  auto second_round = [&](double sm80_us) {
+    const std::unique_ptr<OpSearch> search = entry.tuning->start_search(problem, ranked, {});
+    std::vector<SearchedConfig> searched;
+    for (std::size_t i : search->next_round({})) {
+      const std::string& k = ranked[i].config_key;
+      searched.push_back({k, family(k) == "sm80" ? sm80_us : 100.0 + double(searched.size())});
+    }
+    int sm80 = 0;
+    for (std::size_t i : search->next_round(searched))
+      sm80 += family(ranked[i].config_key) == "sm80";
+    return std::make_pair(searched, sm80);
+  };
+  const auto [first, far] = second_round(170);
+  ASSERT_TRUE(std::any_of(first.begin(), first.end(),
+                          [&](const SearchedConfig& s) { return family(s.config_key) == "sm80"; }));
+  EXPECT_EQ(far, 0);
+  EXPECT_GT(second_round(140).second, 0);
 }
 
 TEST(WideSearch, OneRoundOfTheModelsFirstConfigs) {

@@ -30,6 +30,11 @@ constexpr int kRetriedShapes = 2;
 // Local rounds after the first, at most: each searches around the bases no earlier round
 // searched, so a shape found in round 2 gets its own neighbours in round 3.
 constexpr int kLocalRounds = 3;
+// A shape timed more than this many times the best is searched around by no local round: a
+// family that far behind (sm80 on the H200 at the foundation's compute-bound shapes, small-M at
+// 64-token steps) stayed 1.6-2.2x behind after three local rounds around it, and its candidates
+// were a quarter to a half of those shapes'.
+constexpr double kBaseSlowdownLimit = 1.5;
 
 class GemmTarget final : public tune::BenchTarget {
  public:
@@ -116,7 +121,8 @@ class GemmSearch final : public tune::OpSearch {
     std::stable_sort(timed.begin(), timed.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<GemmConfig> by_time;
-    for (const auto& t : timed) by_time.push_back(t.second);
+    for (const auto& t : timed)
+      if (t.first <= kBaseSlowdownLimit * timed.front().first) by_time.push_back(t.second);
     std::vector<GemmConfig> bases;
     for (std::size_t i : tune::search_bases(by_time)) {
       if (std::find(searched_bases.begin(), searched_bases.end(), by_time[i]) !=
