@@ -1,21 +1,38 @@
 #!/usr/bin/env bash
 # GEMM on seeded shapes no suite holds (bench/gemm_unseen_shapes.py), beside cuBLASLt: served from a database tuned on the foundation suite only (nearest-shape dispatch), then tuned per shape.
-# Run on the GPU machine from the repository root with dist/ installed: bash bench/gemm_unseen.sh RESULTS_DIR [COUNT] [LAYOUT]
-# Writes session.txt, shapes.txt, foundation_tune.log, served.csv, tune.log, tuned.csv, measurements.csv into RESULTS_DIR; prints both geomeans.
+# Run on the GPU machine from the repository root with dist/ installed: bash bench/gemm_unseen.sh RESULTS_DIR [COUNT] [LAYOUT] [PHASE]
+# PHASE is both (default), served or tuned: the two halves are independent (each starts from an empty database), so a machine with a time limit per command can run them one at a time into the same RESULTS_DIR.
+# Writes session.txt (session_PHASE.txt for one half), shapes.txt, foundation_tune.log, served.csv, tune.log, tuned.csv, measurements.csv into RESULTS_DIR; prints the geomean of each CSV there.
 set -euo pipefail
-out=${1:?usage: bash bench/gemm_unseen.sh RESULTS_DIR [COUNT] [LAYOUT]}
+out=${1:?usage: bash bench/gemm_unseen.sh RESULTS_DIR [COUNT] [LAYOUT] [PHASE]}
 count=${2:-40}
 layout=${3:-nt}
+phase=${4:-both}
+case "$phase" in both | served | tuned) ;; *) echo "PHASE must be both, served or tuned, not $phase" >&2; exit 2 ;; esac
 source "$(dirname "$0")/session.sh"
+[ "$phase" = both ] || mv "$out/session.txt" "$out/session_$phase.txt"
 python3 bench/gemm_unseen_shapes.py --count "$count" >"$out/shapes.txt"
 shapes=()
 while read -r s; do shapes+=(--shape "$s"); done <"$out/shapes.txt"
-kerntune tune --suite foundation --layout "$layout" >"$out/foundation_tune.log" 2>>"$out/tune_progress.log"
-kerntune bench "${shapes[@]}" --layout "$layout" --rounds 4 --csv "$out/served.csv"
-kerntune tune "${shapes[@]}" --layout "$layout" >"$out/tune.log" 2>>"$out/tune_progress.log"
-kerntune bench "${shapes[@]}" --layout "$layout" --rounds 4 --csv "$out/tuned.csv"
-kerntune cache export "$out/measurements.csv" >/dev/null
+if [ "$phase" != tuned ]; then
+  kerntune tune --suite foundation --layout "$layout" >"$out/foundation_tune.log" 2>>"$out/tune_progress.log"
+  kerntune bench "${shapes[@]}" --layout "$layout" --rounds 4 --csv "$out/served.csv"
+fi
+if [ "$phase" != served ]; then
+  kerntune tune "${shapes[@]}" --layout "$layout" >"$out/tune.log" 2>>"$out/tune_progress.log"
+  kerntune bench "${shapes[@]}" --layout "$layout" --rounds 4 --csv "$out/tuned.csv"
+  kerntune cache export "$out/measurements.csv" >/dev/null
+fi
 for f in served tuned; do
+  [ -f "$out/$f.csv" ] || continue
   tail -n +2 "$out/$f.csv" | awk -F, -v name="$f" '{ s += log($13); n++; if (min == "" || $13 < min) min = $13 }
     END { printf "%s: %d shapes, geomean %.3f x cuBLASLt, worst %.3f\n", name, n, exp(s / n), min }'
 done
+if [ -f "$out/served.csv" ] && [ -f "$out/tuned.csv" ]; then
+  # Served over tuned, each as its ratio to cuBLASLt in its own run: the acceptance counts shapes
+  # served within 5% of the per-shape tune.
+  awk -F, 'FNR == 1 { next } NR == FNR { tuned[$1] = $13; next }
+    ($1 in tuned) { r = $13 / tuned[$1]; n++; if (r >= 0.95) ok++; if (min == "" || r < min) { min = r; at = $1 } }
+    END { printf "served / tuned: %d of %d shapes within 5%%, worst %.3f (%s)\n", ok, n, min, at }' \
+    "$out/tuned.csv" "$out/served.csv"
+fi
