@@ -9,7 +9,8 @@ with dist/ on PATH). For each shape:
            --finalists 2`: interleaved re-measurement), so the gap is free of clock drift.
 Spearman's rho of the model's times (calibrated, as the tuner ranked) against the measured
 medians is taken over each run's first-pass rows (`kerntune cache export`). Writes
-tuning_quality.csv and runs.jsonl (each tune's JSON) into the results folder and prints the
+tuning_quality.csv, runs.jsonl (each tune's JSON) and measurements.csv (the cold, warm and wide
+runs' rows, for `kerntune cache import` and `kerntune report`) into the results folder and prints the
 table and a summary per op. Python's standard library only."""
 import argparse
 import csv
@@ -65,14 +66,27 @@ def tune(db, args, log, extra=()):
     return json.loads(done.stdout)["problems"][0], wall
 
 
-def exported_rows(db, out):
-    """The measured first-pass rows of a database, by run id: [(predicted_us, median_us)]."""
+def exported_rows(db, out, keep=()):
+    """The measured first-pass rows of a database, by run id: [(predicted_us, median_us)]. Rows
+    of the runs in `keep` (every kind) are appended to out/measurements.csv, the export that
+    `kerntune cache import` and `kerntune report` take."""
     path = os.path.join(out, "export.csv")
     subprocess.run(["kerntune", "cache", "export", "--db", db, "--force", path], check=True,
                    stdout=subprocess.DEVNULL)
     runs = {}
     with open(path, newline="") as f:
-        for r in csv.DictReader(f):
+        reader = csv.DictReader(f)
+        if keep:
+            kept = os.path.join(out, "measurements.csv")
+            new = not os.path.exists(kept)
+            with open(kept, "a", newline="") as dest:
+                w = csv.DictWriter(dest, fieldnames=reader.fieldnames)
+                if new:
+                    w.writeheader()
+                w.writerows(r for r in reader if r["run_id"] in keep)
+            f.seek(0)
+            reader = csv.DictReader(f)
+        for r in reader:
             if r["kind"] != "measurement" or r["status"] != "ok" or r["detail"] == FINALIST_DETAIL:
                 continue
             if r["median_us"] and r["predicted_us"]:
@@ -151,7 +165,7 @@ def one_shape(op, label, args, a, dbs, rows_out):
     copy_db(dbs["calibration"], cold_db)
     cold, cold_wall = tune(cold_db, args, log)
     warm, warm_wall = tune(cold_db, args, log)
-    cold_rows = exported_rows(cold_db, a.out)
+    cold_rows = exported_rows(cold_db, a.out, keep={cold["run_id"], warm["run_id"]})
     remove_db(cold_db)
     wide_args = ["--search", "wide"] + (["--candidates", str(a.wide_top)] if op == "gemm" else [])
     wide, wide_wall = tune(dbs["wide"], args, log, wide_args)
@@ -211,7 +225,9 @@ def main():
     a.out = os.path.abspath(a.out)
     os.makedirs(a.out, exist_ok=True)
     log = os.path.join(a.out, "tune_progress.log")
-    open(os.path.join(a.out, "runs.jsonl"), "w").close()
+    for name in ("runs.jsonl", "measurements.csv"):
+        if os.path.exists(os.path.join(a.out, name)):
+            os.remove(os.path.join(a.out, name))
     dbs = {"calibration": calibration_db(a.out, a.calibration, log) if a.calibration else None,
            "wide": os.path.join(a.out, "wide.db")}
     copy_db(dbs["calibration"], dbs["wide"])
@@ -221,7 +237,8 @@ def main():
         for op, count in (("gemm", a.gemm), ("attention", a.attention)):
             for label, args in shapes(op, count):
                 one_shape(op, label, args, a, dbs, rows)
-        wide_rows = exported_rows(dbs["wide"], a.out)
+        wide_rows = exported_rows(dbs["wide"], a.out,
+                                  keep={r["wide_run_id"] for r in rows})
         for row in rows:
             row["spearman_wide"] = spearman(wide_rows.get(row.pop("wide_run_id"), []))
     finally:
