@@ -25,6 +25,13 @@ constexpr std::size_t kModelCandidates = 8;
 // A config no neighbour measured is trusted this much less than the model's typical error near
 // here says.
 constexpr double kUnmeasuredPenalty = 1.05;
+// A neighbour offers the configs it measured within this factor of its best: the ones far behind
+// there are candidates only as the model's own picks (picking the lowest of many noisy scores
+// favours the configs whose error happens to be underestimated).
+constexpr double kNearBest = 1.10;
+// The weight of the typical error in a config's error: as much as one measurement at distance 1
+// (a factor 2 in one dimension). A config measured once, far away, keeps mostly the typical error.
+constexpr double kTypicalWeight = 0.5;
 
 bool usable(const OpSpec& op, const std::string& problem_key, const std::string& config_key,
             const DeviceDesc& device, std::int64_t max_workspace) {
@@ -39,15 +46,17 @@ struct Candidate {
   double weight_sum = 0;
   std::string measured_at;  // the nearest neighbour that measured it
   bool measured = false;    // measured (not predicted) at some neighbour
+  bool offered = false;     // within kNearBest of a neighbour's best, or the model's own pick
 };
 
-// The nearest tuned problems' measured configs and the model's own top picks for this problem,
-// each scored as the model's time here times the model's error on that config near here; a config
-// measured at no neighbour takes the neighbours' typical error (their log-mean over all they
-// measured) and kUnmeasuredPenalty. So a neighbour's winner whose tile, split or cluster does not
-// suit this shape loses to what the model ranks first here, unless the measurements say the model
-// misjudges it. Graded nearest-shape when the pick was measured at a neighbour, model-default
-// when it is the model's own; nothing when no neighbour is tuned.
+// The configs the nearest tuned problems measured within kNearBest of their best, and the model's
+// own top picks for this problem, each scored as the model's time here times the model's error on
+// that config near here: the weighted log-mean of its errors at the neighbours, shrunk towards
+// their typical error (the log-mean over all they measured) by kTypicalWeight; a config measured
+// at no neighbour takes the typical error and kUnmeasuredPenalty. So a neighbour's winner whose
+// tile, split or cluster does not suit this shape loses to what the model ranks first here, unless
+// the measurements say the model misjudges it. Graded nearest-shape when the pick was measured at
+// a neighbour, model-default when it is the model's own; nothing when no neighbour is tuned.
 // The kNearestProblems tuned problems nearest this one on this device, nearest first, each with
 // its distance and its rows (a winner without measurements, imported or predicted, stands as its
 // own row). A stored row that does not parse is skipped here, never fatal: it says nothing of this
@@ -100,10 +109,17 @@ std::vector<DispatchChoice> nearest_choices(const std::vector<Neighbour>& near, 
   double typical_sum = 0, typical_weight = 0;
   for (const auto& [distance, w, rows] : near) {
     const double weight = 1.0 / (1.0 + distance);
+    double best = 0;
+    for (const cache::Measurement& m : rows)
+      if (calibrates(m) && (best == 0 || m.median_us < best)) best = m.median_us;
     for (const cache::Measurement& m : rows) {
       if (m.status != cache::Status::kOk && m.status != cache::Status::kPredicted) continue;
       Candidate& c = candidates[m.config_key];
-      if (!calibrates(m)) continue;
+      if (!calibrates(m)) {
+        c.offered = true;  // a predicted winner: the neighbour's only word on it
+        continue;
+      }
+      if (m.median_us <= kNearBest * best) c.offered = true;
       double predicted = 0;
       try {
         predicted = op.predicted_us(w.key.problem_key, m.config_key, device);
@@ -122,14 +138,15 @@ std::vector<DispatchChoice> nearest_choices(const std::vector<Neighbour>& near, 
   }
   for (const std::string& key :
        model_ranked_configs(op, problem_key, device, max_workspace, kModelCandidates))
-    candidates.try_emplace(key);
+    candidates[key].offered = true;
 
   const double typical = typical_weight > 0 ? typical_sum / typical_weight : 0.0;
   std::vector<std::pair<double, DispatchChoice>> scored;
   for (const auto& [config_key, c] : candidates) {
-    if (!usable(op, problem_key, config_key, device, max_workspace)) continue;
-    const double log_error =
-        c.weight_sum > 0 ? c.log_error_sum / c.weight_sum : typical + std::log(kUnmeasuredPenalty);
+    if (!c.offered || !usable(op, problem_key, config_key, device, max_workspace)) continue;
+    const double log_error = c.weight_sum > 0 ? (c.log_error_sum + kTypicalWeight * typical) /
+                                                    (c.weight_sum + kTypicalWeight)
+                                              : typical + std::log(kUnmeasuredPenalty);
     const double us = op.predicted_us(problem_key, config_key, device) * std::exp(log_error);
     // Measured near here: nearest-shape; the model's own pick otherwise.
     scored.emplace_back(
