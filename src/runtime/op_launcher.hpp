@@ -29,6 +29,9 @@ class OpKernel {
   // `workspace` is the runtime's scratch (null when it has none). Returns the first failing
   // driver result.
   virtual CUresult launch(const void* call, CUdeviceptr workspace, CUstream stream) const = 0;
+  // OpLauncher::check_call against this kernel's problem, parsed once at load: the runtime's
+  // warm path, which neither parses nor formats a key.
+  virtual void check_call(const void* call) const = 0;
   // Whether this kernel can serve `call` (checked by check_call): false when the call is valid
   // but outside what this config's kernel can address (fa3: a stride TMA cannot encode); the
   // runtime then launches the op's fallback_config for it. Allocates nothing.

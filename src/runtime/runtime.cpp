@@ -206,17 +206,27 @@ struct Runtime::Impl {
     return entries.emplace(cache_key, std::move(entry)).first->second;
   }
 
+  static std::string cache_key_of(const std::string& problem_key, std::string_view variant,
+                                  bool fallback) {
+    std::string cache_key = problem_key;
+    if (!variant.empty()) cache_key.append("#").append(variant);
+    if (fallback) cache_key.append("#fallback");
+    return cache_key;
+  }
+
+  // The kept kernel of this cache key, or null.
+  const Entry* kept(const std::string& cache_key) {
+    std::shared_lock lock(mutex);
+    const auto it = entries.find(cache_key);
+    return it == entries.end() ? nullptr : &it->second;
+  }
+
   // The kept kernel of (problem, variant), resolved on a miss; with `unserved` (a kept kernel
   // that cannot serve a call), the op's fallback kernel instead, kept beside it and logged once.
   const Entry& lookup(const OpEntry& op, const std::string& problem_key, std::string_view variant,
                       const Entry* unserved = nullptr) {
-    std::string cache_key = problem_key;
-    if (!variant.empty()) cache_key.append("#").append(variant);
-    if (unserved != nullptr) cache_key.append("#fallback");
-    {
-      std::shared_lock lock(mutex);
-      if (auto it = entries.find(cache_key); it != entries.end()) return it->second;
-    }
+    const std::string cache_key = cache_key_of(problem_key, variant, unserved != nullptr);
+    if (const Entry* entry = kept(cache_key)) return *entry;
     if (unserved == nullptr) return resolve(op, problem_key, variant, cache_key);
     const std::string config = op.launcher->fallback_config(problem_key, device);
     if (config.empty())
@@ -231,8 +241,15 @@ struct Runtime::Impl {
   void launch(const std::string& problem_key, std::string_view variant, const void* call,
               Stream stream) {
     const OpEntry& op = OpRegistry::instance().by_key(problem_key);
-    op.launcher->check_call(problem_key, call);
-    const Entry* entry = &lookup(op, problem_key, variant);
+    // Checked before any lookup, compile or launch: by the kept kernel's parsed problem when
+    // there is one (the warm path parses no key), else by the op's launcher.
+    const Entry* entry = kept(cache_key_of(problem_key, variant, false));
+    if (entry != nullptr) {
+      entry->kernel->check_call(call);
+    } else {
+      op.launcher->check_call(problem_key, call);
+      entry = &lookup(op, problem_key, variant);
+    }
     if (!entry->kernel->serves(call)) entry = &lookup(op, problem_key, variant, entry);
     rt::ScopedCurrent current(context.context());
     const CUresult result =

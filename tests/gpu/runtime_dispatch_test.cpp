@@ -134,6 +134,20 @@ TEST_F(RuntimeDispatch, CApiReportsBadArgumentsAsErrorsWithMessages) {
                     base + 65536, buffer.data(), nullptr),
             KT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(kt_last_error()).find("aligned"), std::string::npos) << kt_last_error();
+  // Once the problem's kernel is kept, the warm path checks the call by its parsed problem: the
+  // same errors.
+  ASSERT_EQ(kt_gemm(runtime, 64, 64, 64, KT_DTYPE_BF16, KT_DTYPE_BF16, KT_LAYOUT_NT, base,
+                    base + 65536, static_cast<char*>(buffer.data()) + 131072, nullptr),
+            KT_SUCCESS)
+      << kt_last_error();
+  EXPECT_EQ(kt_gemm(runtime, 64, 64, 64, KT_DTYPE_BF16, KT_DTYPE_BF16, KT_LAYOUT_NT, base + 2,
+                    base + 65536, static_cast<char*>(buffer.data()) + 131072, nullptr),
+            KT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kt_last_error()).find("aligned"), std::string::npos) << kt_last_error();
+  EXPECT_EQ(kt_gemm(runtime, 64, 64, 64, KT_DTYPE_BF16, KT_DTYPE_BF16, KT_LAYOUT_NT, base, nullptr,
+                    static_cast<char*>(buffer.data()) + 131072, nullptr),
+            KT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(kt_last_error()).find("null"), std::string::npos) << kt_last_error();
   kt_runtime_close(runtime);
 }
 

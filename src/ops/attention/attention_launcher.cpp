@@ -21,6 +21,9 @@ class AttentionOpKernel final : public rt::OpKernel {
   bool serves(const void* call) const override {
     return kernel_.serves(*static_cast<const AttentionTensors*>(call));
   }
+  void check_call(const void* call) const override {
+    check_attention_call(kernel_.problem(), *static_cast<const AttentionTensors*>(call));
+  }
 
  private:
   rt::AttentionKernel kernel_;

@@ -22,6 +22,10 @@ class AttentionBackwardOpKernel final : public rt::OpKernel {
   bool serves(const void* call) const override {
     return kernel_.serves(*static_cast<const AttentionBackwardTensors*>(call));
   }
+  void check_call(const void* call) const override {
+    check_attention_backward_call(kernel_.problem(),
+                                  *static_cast<const AttentionBackwardTensors*>(call));
+  }
 
  private:
   rt::AttentionBackwardKernel kernel_;

@@ -17,6 +17,10 @@ class GemmOpKernel final : public rt::OpKernel {
     const auto& g = *static_cast<const GemmCall*>(call);
     return kernel_.launch(g.a, g.b, g.c, reinterpret_cast<void*>(workspace), stream);
   }
+  void check_call(const void* call) const override {
+    const auto& g = *static_cast<const GemmCall*>(call);
+    check_gemm_call(kernel_.problem(), g.a, g.b, g.c);
+  }
 
  private:
   rt::GemmKernel kernel_;

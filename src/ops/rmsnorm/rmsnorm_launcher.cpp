@@ -31,6 +31,24 @@ void check_pointer(const void* p, const char* name) {
                     name, p));
 }
 
+// The call's tensors and eps against the problem.
+void check_rmsnorm_call(const RmsnormProblem& p, const void* call) {
+  const auto& t = *static_cast<const RmsnormTensors*>(call);
+  check_pointer(t.x, "x");
+  check_pointer(t.weight, "weight");
+  check_pointer(t.y, "y");
+  if (p.residual) {
+    check_pointer(t.residual, "residual");
+    check_pointer(t.residual_out, "residual_out");
+  } else if (t.residual != nullptr || t.residual_out != nullptr) {
+    throw_invalid(
+        "RMSNorm residual pointers are set but the problem has no residual add "
+        "(set problem.residual)");
+  }
+  if (!std::isfinite(t.eps) || t.eps < 0)
+    throw_invalid(fmt::format("RMSNorm eps must be finite and >= 0, got {}", t.eps));
+}
+
 class RmsnormKernel final : public rt::OpKernel {
  public:
   RmsnormKernel(const RmsnormProblem& p, const RmsnormConfig& c, const rt::LoadedModule& module)
@@ -53,6 +71,7 @@ class RmsnormKernel final : public rt::OpKernel {
                                       plan_.block[0], plan_.block[1], plan_.block[2],
                                       plan_.smem_bytes, stream, args, nullptr);
   }
+  void check_call(const void* call) const override { check_rmsnorm_call(problem_, call); }
 
  private:
   RmsnormProblem problem_;
@@ -69,21 +88,7 @@ class RmsnormLauncher final : public rt::OpLauncher {
   }
 
   void check_call(std::string_view problem_key, const void* call) const override {
-    const RmsnormProblem p = parse_rmsnorm_key(problem_key);
-    const auto& t = *static_cast<const RmsnormTensors*>(call);
-    check_pointer(t.x, "x");
-    check_pointer(t.weight, "weight");
-    check_pointer(t.y, "y");
-    if (p.residual) {
-      check_pointer(t.residual, "residual");
-      check_pointer(t.residual_out, "residual_out");
-    } else if (t.residual != nullptr || t.residual_out != nullptr) {
-      throw_invalid(
-          "RMSNorm residual pointers are set but the problem has no residual add "
-          "(set problem.residual)");
-    }
-    if (!std::isfinite(t.eps) || t.eps < 0)
-      throw_invalid(fmt::format("RMSNorm eps must be finite and >= 0, got {}", t.eps));
+    check_rmsnorm_call(parse_rmsnorm_key(problem_key), call);
   }
 };
 
