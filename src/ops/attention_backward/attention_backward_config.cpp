@@ -51,6 +51,9 @@ constexpr double kFa3OrderedReduceUs = 1.0;
 // Registers of a thread beyond the accumulators: operands in flight, ldmatrix addresses, the
 // step's indices (ptxas 13.0 allocates 188 to 255 registers over the space).
 constexpr int kOperandRegisters = 90;
+// Deterministic mode's ordered dQ reduction (the semaphore and its wait) holds a few more: at 32
+// keys a warp, head_dim 64 and 128 queries ptxas 13.0 spills 8 bytes with two stages.
+constexpr int kDeterministicRegisters = 6;
 constexpr int kMaxRegisters = 255;
 // fa3: a consumer thread's registers (setmaxnreg with two consumers; the launch's 255 with one),
 // those its accumulators may take (dK, dV: head_dim; Sᵀ, dPᵀ: block_m; the rest holds the packed
@@ -223,7 +226,8 @@ int estimated_registers(const AttentionBackwardProblem& p, const AttentionBackwa
                                  : std::min(kMaxRegisters, int(p.head_dim) + c.block_m +
                                                                kFa3OneConsumerExtraRegisters);
   const int tiles = std::max(1, keys_per_warp(c) / 16);
-  return tiles * int(p.head_dim) + tiles * query_chunk(p, c) + kOperandRegisters;
+  return tiles * int(p.head_dim) + tiles * query_chunk(p, c) + kOperandRegisters +
+         (p.deterministic ? kDeterministicRegisters : 0);
 }
 
 std::int64_t num_ctas(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {

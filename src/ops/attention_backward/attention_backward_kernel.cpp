@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "ops/attention/attention_tensor_map.hpp"
+#include "ops/attention_backward/kernels/attention_bwd_sm90_layout.h"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/tensor_map.hpp"
 
@@ -127,7 +128,10 @@ CUresult make_attention_backward_sm90_params(const AttentionBackwardProblem& p,
   CUresult r = encode_tensor_map(params.dq_accum_map, DType::kFP32, params.bwd.dq_accum, dq_dims,
                                  dq_strides, dq_box);
   const std::uint64_t rows[1] = {std::uint64_t(p.batch * p.heads_q * p.seqlen_q)};
-  const std::uint32_t row_box[1] = {std::uint32_t(c.block_m)};
+  // A box of the block's rows and the kStatsLead before them (the layout's stats_box): the kernel
+  // starts it on a 16-byte aligned element, as TMA needs.
+  const AttentionBwdSm90Layout layout(int(p.head_dim), c.block_m, c.block_n, c.stages);
+  const std::uint32_t row_box[1] = {std::uint32_t(layout.stats_box)};
   if (r == CUDA_SUCCESS)
     r = encode_tensor_map(params.lse_log2_map, DType::kFP32, params.bwd.lse_log2, rows, {}, row_box,
                           TmaSwizzle::kNone);

@@ -29,7 +29,7 @@ class AttentionBackwardSpec final
         {"causal", "Attention: causal mask (bottom-right aligned)"},
         {"deterministic", "Attention backward: dQ summed in a fixed order (bitwise reproducible)"}};
   }
-  int template_version() const override { return 2; }
+  int template_version() const override { return 3; }
   std::vector<std::pair<std::string, std::vector<std::string>>> suites() const override {
     // FlashAttention's benchmark (batch x seqlen = 16k tokens, hidden 2048), as the forward's.
     return {{"attention-backward-d128",

@@ -31,10 +31,6 @@ constexpr int kAllConsumers = 3;
 constexpr int kProducerRegisters = 24;
 constexpr int kConsumerRegisters = 240;
 
-struct alignas(8) Pair {
-  float lo, hi;
-};
-
 // How dQ = dS·K (kBlockM x kHeadDim over the block's keys) splits among the consumers: by m64
 // row tiles while there are as many as consumers, else also by head_dim columns, in whole
 // 64-column slabs of K (K is dQ's N-major B operand, whose descriptor steps whole slabs).
@@ -195,18 +191,20 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
       const unsigned int q_tile = base + kSmem.q + ring.stage * 2 * kSmem.q_bytes;
       const unsigned int stats = base + kSmem.stats + ring.stage * kSmem.stats_bytes;
       mbarrier_wait(empty + 8 * ring.stage, ring.phase ^ 1);
-      mbarrier_arrive_expect_tx(bar, 2 * kSmem.q_bytes + kSmem.stats_bytes);
+      mbarrier_arrive_expect_tx(bar, 2 * kSmem.q_bytes + 2 * 4 * kSmem.stats_box);
 #pragma unroll
       for (int slab = 0; slab < kSlabs; ++slab) {
         tma_load_4d(q_tile + slab * kQSlabBytes, &params.q_map, 64 * slab, m0, head, batch, bar);
         tma_load_4d(q_tile + kSmem.q_bytes + slab * kQSlabBytes, &params.do_map, 64 * slab, m0,
                     head, batch, bar);
       }
-      // The rows' lse_log2 and D: those past seqlen_q are other rows' (or zeros past the last
-      // row); the consumers mask them.
+      // The rows' lse_log2 and D, from the 16-byte aligned element at or before the first (a TMA
+      // box starts there): those past seqlen_q are other rows' (or zeros past the last row); the
+      // consumers mask them.
       const int row0 = (batch * p.heads_q + head) * seqlen_q + m0;
-      tma_load_1d(stats, &params.lse_log2_map, row0, bar);
-      tma_load_1d(stats + 4 * kBlockM, &params.d_rows_map, row0, bar);
+      const int first = row0 & ~(AttentionBwdSm90Layout::kStatsLead - 1);
+      tma_load_1d(stats, &params.lse_log2_map, first, bar);
+      tma_load_1d(stats + 4 * kSmem.stats_rows, &params.d_rows_map, first, bar);
       ring.advance();
     }
     return;
@@ -246,8 +244,10 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
     const int m0 = m_block * kBlockM;
     const unsigned int q_tile = base + kSmem.q + ring.stage * 2 * kSmem.q_bytes;
     const unsigned int do_tile = q_tile + kSmem.q_bytes;
-    const float* const lse_rows = stats_rows + ring.stage * (kSmem.stats_bytes / 4);
-    const float* const d_rows = lse_rows + kBlockM;
+    const int lead =
+        ((batch * p.heads_q + head) * seqlen_q + m0) % AttentionBwdSm90Layout::kStatsLead;
+    const float* const lse_rows = stats_rows + ring.stage * (kSmem.stats_bytes / 4) + lead;
+    const float* const d_rows = lse_rows + kSmem.stats_rows;
     const unsigned int ds_tile = base + kSmem.ds + (step & 1) * kSmem.ds_bytes;
 
     mbarrier_wait(full + 8 * ring.stage, ring.phase);
@@ -281,11 +281,11 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
                         (kCausal && n0 + key_first + fa3_bwd::kKeys - 1 > m0 + diagonal);
 #pragma unroll
     for (int j = 0; j < kBlockM / 8; ++j) {
-      const fa3_bwd::Pair lse =
-          *reinterpret_cast<const fa3_bwd::Pair*>(lse_rows + 8 * j + query_col);
+      // Two scalar loads: `lead` may leave the pair on 4 bytes.
+      const float lse[2] = {lse_rows[8 * j + query_col], lse_rows[8 * j + query_col + 1]};
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        float v = exp2_approx(fmaf(s[4 * j + e], scale_log2, -((e & 1) ? lse.hi : lse.lo)));
+        float v = exp2_approx(fmaf(s[4 * j + e], scale_log2, -lse[e & 1]));
         if (masked) {
           const int key = n0 + key_row + 8 * (e >> 1);
           const int query = m0 + 8 * j + query_col + (e & 1);
@@ -304,10 +304,9 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
     fence_accumulators(dp);
 #pragma unroll
     for (int j = 0; j < kBlockM / 8; ++j) {
-      const fa3_bwd::Pair d = *reinterpret_cast<const fa3_bwd::Pair*>(d_rows + 8 * j + query_col);
+      const float d[2] = {d_rows[8 * j + query_col], d_rows[8 * j + query_col + 1]};
 #pragma unroll
-      for (int e = 0; e < 4; ++e)
-        dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - ((e & 1) ? d.hi : d.lo));
+      for (int e = 0; e < 4; ++e) dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - d[e & 1]);
     }
     unsigned int dsa[kQSteps][4];
     pack_a_operand<T>(dsa, dp);

@@ -16,17 +16,24 @@ namespace kt {
 // the 128B swizzle needs): the mbarriers (1 KB), the K and V tiles of the CTA's block_n keys,
 // `stages` pairs of Q and dO tiles of block_m rows, two dS tiles (the step's and the one before,
 // still read by the other consumers' dQ), the FP32 dQ staging of a step and `stages` pairs of the
-// rows' lse_log2 and D. 16-bit tiles are head_dim / 64 slabs of rows x 128 bytes (a TMA box each);
-// a dS tile is block_n / 64 atoms of block_m query rows x 64 keys (128 bytes).
+// rows' lse_log2 and D, each a TMA box of block_m + kStatsLead FP32 (a box starts on a 16-byte
+// aligned element of global memory, so the step's rows start up to kStatsLead - 1 elements into
+// it) in a slot of block_m + kStatsSlot (a box lands on 128 bytes of shared memory). 16-bit tiles
+// are head_dim / 64 slabs of rows x 128 bytes (a TMA box each); a dS tile is block_n / 64 atoms of
+// block_m query rows x 64 keys (128 bytes).
 struct AttentionBwdSm90Layout {
   static constexpr int kBarrierBytes = 1024;
   static constexpr int kAlignBytes = 1024;  // the base may lie this far above the buffer's start
+  static constexpr int kStatsLead = 4;      // FP32 elements in 16 bytes
+  static constexpr int kStatsSlot = 32;     // FP32 elements in 128 bytes
 
   int kv_bytes;     // one K or V tile
   int q_bytes;      // one Q or dO tile
   int ds_bytes;     // one dS tile
   int dq_bytes;     // the dQ staging, block_m x head_dim FP32
-  int stats_bytes;  // one stage's lse_log2 and D, block_m FP32 each
+  int stats_box;    // FP32 elements TMA loads of one stage's lse_log2 (and of its D)
+  int stats_rows;   // FP32 elements of their slots
+  int stats_bytes;  // one stage's lse_log2 and D slots
   int k, v;
   int q;   // stage s: Q at q + 2 s q_bytes, dO right after it
   int ds;  // buffer b at ds + b ds_bytes
@@ -41,7 +48,9 @@ struct AttentionBwdSm90Layout {
         q_bytes(block_m * head_dim * 2),
         ds_bytes(block_m * block_n * 2),
         dq_bytes(block_m * head_dim * 4),
-        stats_bytes(2 * block_m * 4),
+        stats_box(block_m + kStatsLead),
+        stats_rows(block_m + kStatsSlot),
+        stats_bytes(2 * stats_rows * 4),
         k(kBarrierBytes),
         v(k + kv_bytes),
         q(v + kv_bytes),
