@@ -56,15 +56,22 @@ constexpr StatusName kStatusNames[] = {
 
 std::int64_t now_unix() { return static_cast<std::int64_t>(std::time(nullptr)); }
 
+// Feeds `key` to `hash` as four length-prefixed fields: problem key, device fingerprint,
+// protocol and template versions in decimal. Part of measurement_sha256 and content_sha256:
+// changing it changes every stored identity and every bundle's content hash.
+void hash_tuning_key(Sha256& hash, const TuningKey& key) {
+  hash.update_field(key.problem_key);
+  hash.update_field(key.device_fingerprint);
+  hash.update_field(std::to_string(key.protocol_version));
+  hash.update_field(std::to_string(key.template_version));
+}
+
 // The identity of a measurement (measurements.row_sha256): every field, length-prefixed.
 // Part of schema version 1: changing it needs a migration that recomputes the column.
 std::string measurement_sha256(const Measurement& m) {
   Sha256 hash;
   hash.update_field("kerntune measurement v1");
-  hash.update_field(m.key.problem_key);
-  hash.update_field(m.key.device_fingerprint);
-  hash.update_field(std::to_string(m.key.protocol_version));
-  hash.update_field(std::to_string(m.key.template_version));
+  hash_tuning_key(hash, m.key);
   hash.update_field(m.config_key);
   hash.update_field(to_string(m.status));
   hash.update_field(canonical_real(m.median_us));
@@ -238,6 +245,13 @@ Winner read_winner(const sql::Statement& row) {
   w.run_id = row.column_text(7);
   w.created_unix = row.column_int64(8);
   return w;
+}
+
+// Reads every winner `query` yields.
+std::vector<Winner> read_winners(sql::Statement& query) {
+  std::vector<Winner> rows;
+  while (query.step()) rows.push_back(read_winner(query));
+  return rows;
 }
 
 // Reads every measurement `query` yields; a row that cannot be read (an unknown status) is left
@@ -529,13 +543,9 @@ std::vector<Measurement> Database::measurements(const TuningKey& key) const {
   Impl& impl = checked(impl_);
   const std::lock_guard<std::mutex> lock(impl.mutex);
   sql::Connection& db = impl.db;
-  sql::Statement query(
-      db, fmt::format("SELECT {} FROM measurements WHERE problem_key = ? AND "
-                      "device_fingerprint = ? AND protocol_version = ? AND template_version = ? "
-                      "ORDER BY id",
-                      kMeasurementColumns));
-  query.bind_all(key.problem_key, key.device_fingerprint, key.protocol_version,
-                 key.template_version);
+  sql::Statement query(db, fmt::format("SELECT {} FROM measurements WHERE {} ORDER BY id",
+                                       kMeasurementColumns, kTuningKeyMatch));
+  bind_tuning_key(query, key);
   return read_measurements(query, impl.path);
 }
 
@@ -583,11 +593,8 @@ std::optional<Winner> Database::find_winner(const TuningKey& key) const {
   const std::lock_guard<std::mutex> lock(impl.mutex);
   sql::Connection& db = impl.db;
   sql::Statement query(
-      db, fmt::format("SELECT {} FROM winners WHERE problem_key = ? AND device_fingerprint = ? "
-                      "AND protocol_version = ? AND template_version = ?",
-                      kWinnerColumns));
-  query.bind_all(key.problem_key, key.device_fingerprint, key.protocol_version,
-                 key.template_version);
+      db, fmt::format("SELECT {} FROM winners WHERE {}", kWinnerColumns, kTuningKeyMatch));
+  bind_tuning_key(query, key);
   if (!query.step()) return std::nullopt;
   return read_winner(query);
 }
@@ -607,9 +614,7 @@ std::vector<Winner> Database::winners_with_prefix(const std::string& device_fing
                       kWinnerColumns, upper ? "AND problem_key < ?" : ""));
   query.bind_all(device_fingerprint, protocol_version, template_version, problem_prefix);
   if (upper) query.bind(5, *upper);
-  std::vector<Winner> rows;
-  while (query.step()) rows.push_back(read_winner(query));
-  return rows;
+  return read_winners(query);
 }
 
 std::vector<Winner> Database::all_winners() const {
@@ -619,9 +624,7 @@ std::vector<Winner> Database::all_winners() const {
   sql::Statement query(db, fmt::format("SELECT {} FROM winners ORDER BY problem_key, "
                                        "device_fingerprint, protocol_version, template_version",
                                        kWinnerColumns));
-  std::vector<Winner> rows;
-  while (query.step()) rows.push_back(read_winner(query));
-  return rows;
+  return read_winners(query);
 }
 
 std::vector<Winner> Database::winners_of_problem(const std::string& problem_key,
@@ -633,9 +636,7 @@ std::vector<Winner> Database::winners_of_problem(const std::string& problem_key,
                            "AND template_version = ? ORDER BY device_fingerprint",
                            kWinnerColumns));
   query.bind_all(problem_key, protocol_version, template_version);
-  std::vector<Winner> rows;
-  while (query.step()) rows.push_back(read_winner(query));
-  return rows;
+  return read_winners(query);
 }
 
 std::int64_t Database::merge_from(const std::string& other_path,
@@ -807,10 +808,7 @@ std::string Database::content_sha256() const {
   while (winners.step()) {
     const Winner w = read_winner(winners);
     hash.update_field("winner");
-    hash.update_field(w.key.problem_key);
-    hash.update_field(w.key.device_fingerprint);
-    hash.update_field(std::to_string(w.key.protocol_version));
-    hash.update_field(std::to_string(w.key.template_version));
+    hash_tuning_key(hash, w.key);
     hash.update_field(w.config_key);
     hash.update_field(canonical_real(w.median_us));
     hash.update_field(w.predicted ? "predicted" : "measured");

@@ -40,4 +40,15 @@ inline TuningKey read_tuning_key(const sql::Statement& row, int first) {
   return key;
 }
 
+// A WHERE clause's match of one TuningKey, its four parameters first and in the order
+// bind_tuning_key binds them.
+inline constexpr const char* kTuningKeyMatch =
+    "problem_key = ? AND device_fingerprint = ? AND protocol_version = ? AND template_version = ?";
+
+// Binds `key` to parameters 1 to 4 of a statement whose WHERE clause starts with kTuningKeyMatch.
+inline sql::Statement& bind_tuning_key(sql::Statement& query, const TuningKey& key) {
+  return query.bind_all(key.problem_key, key.device_fingerprint, key.protocol_version,
+                        key.template_version);
+}
+
 }  // namespace kt::cache

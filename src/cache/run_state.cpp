@@ -162,14 +162,11 @@ std::vector<TuningRun> Database::unfinished_runs(const TuningKey& key,
                                                  const std::string& options_sha256) const {
   Impl& impl = checked(impl_);
   const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement query(
-      impl.db, fmt::format("SELECT {} FROM tuning_runs WHERE problem_key = ? AND "
-                           "device_fingerprint = ? AND protocol_version = ? AND "
-                           "template_version = ? AND state = 'running' AND options_sha256 = ? "
-                           "ORDER BY started_unix, run_id",
-                           kRunColumns));
-  query.bind_all(key.problem_key, key.device_fingerprint, key.protocol_version,
-                 key.template_version, options_sha256);
+  sql::Statement query(impl.db,
+                       fmt::format("SELECT {} FROM tuning_runs WHERE {} AND state = 'running' AND "
+                                   "options_sha256 = ? ORDER BY started_unix, run_id",
+                                   kRunColumns, kTuningKeyMatch));
+  bind_tuning_key(query, key).bind(5, options_sha256);
   std::vector<TuningRun> rows;
   while (query.step()) rows.push_back(read_run(query));
   return rows;
@@ -179,14 +176,11 @@ std::optional<TuningRun> Database::last_finished_run(const TuningKey& key,
                                                      const std::string& options_sha256) const {
   Impl& impl = checked(impl_);
   const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement query(impl.db,
-                       fmt::format("SELECT {} FROM tuning_runs WHERE problem_key = ? AND "
-                                   "device_fingerprint = ? AND protocol_version = ? AND "
-                                   "template_version = ? AND state = 'done' AND options_sha256 = ? "
-                                   "ORDER BY finished_unix DESC, run_id DESC LIMIT 1",
-                                   kRunColumns));
-  query.bind_all(key.problem_key, key.device_fingerprint, key.protocol_version,
-                 key.template_version, options_sha256);
+  sql::Statement query(
+      impl.db, fmt::format("SELECT {} FROM tuning_runs WHERE {} AND state = 'done' AND "
+                           "options_sha256 = ? ORDER BY finished_unix DESC, run_id DESC LIMIT 1",
+                           kRunColumns, kTuningKeyMatch));
+  bind_tuning_key(query, key).bind(5, options_sha256);
   if (!query.step()) return std::nullopt;
   return read_run(query);
 }

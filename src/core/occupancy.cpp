@@ -1,6 +1,8 @@
 // Occupancy and wave quantization.
 #include "core/occupancy.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "core/arith.hpp"
@@ -46,6 +48,16 @@ WaveStats wave_stats(std::int64_t num_ctas, int num_sms, int ctas_per_sm) {
   w.last_wave_ctas = w.waves > 0 ? num_ctas - (w.waves - 1) * w.slots : 0;
   w.efficiency = w.waves > 0 ? double(num_ctas) / double(w.waves * w.slots) : 0.0;
   return w;
+}
+
+std::string explain_occupancy(const Occupancy& occupancy, int threads, int regs_per_thread,
+                              int smem_bytes, const WaveStats& waves, int num_sms) {
+  return fmt::format("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
+                     occupancy.ctas_per_sm, threads, regs_per_thread, smem_bytes,
+                     occupancy.limiter) +
+         fmt::format(
+             "  waves        {} on {} SMs (last wave {} of {} slots), wave efficiency {:.1f}%\n",
+             waves.waves, num_sms, waves.last_wave_ctas, waves.slots, 100 * waves.efficiency);
 }
 
 }  // namespace kt

@@ -28,4 +28,10 @@ struct WaveStats {
 };
 WaveStats wave_stats(std::int64_t num_ctas, int num_sms, int ctas_per_sm);
 
+// `kerntune explain`'s occupancy and waves lines, the same for every op's model: the CTAs an SM
+// holds and what limits them (one CTA's threads, registers a thread, dynamic shared memory),
+// then the grid's waves over `num_sms`. Two lines, each ending in a newline.
+std::string explain_occupancy(const Occupancy& occupancy, int threads, int regs_per_thread,
+                              int smem_bytes, const WaveStats& waves, int num_sms);
+
 }  // namespace kt

@@ -94,6 +94,33 @@ kt::DType to_dtype(int d) {
   }
 }
 
+// What kt_attention_args and kt_attention_backward_args share, field by field under the same
+// names, into the op's problem and tensors: the sizes, dtype and mask; Q, K, V, O, the logsumexp
+// and their strides; the softmax scale.
+template <typename Args, typename Problem, typename Tensors>
+void attention_call(const Args& args, Problem& p, Tensors& t) {
+  p.batch = args.batch;
+  p.heads_q = args.heads_q;
+  p.heads_kv = args.heads_kv;
+  p.seqlen_q = args.seqlen_q;
+  p.seqlen_k = args.seqlen_k;
+  p.head_dim = args.head_dim;
+  p.dtype = to_dtype(raw_value(args.dtype));
+  p.causal = args.causal != 0;
+  t.q = args.q;
+  t.k = args.k;
+  t.v = args.v;
+  t.o = args.o;
+  t.lse = args.lse;
+  for (int i = 0; i < 3; ++i) {
+    t.q_strides[i] = args.q_strides[i];
+    t.k_strides[i] = args.k_strides[i];
+    t.v_strides[i] = args.v_strides[i];
+    t.o_strides[i] = args.o_strides[i];
+  }
+  t.softmax_scale = args.softmax_scale;
+}
+
 }  // namespace
 
 extern "C" {
@@ -159,35 +186,6 @@ kt_status kt_gemm(kt_runtime* runtime, int64_t m, int64_t n, int64_t k, kt_dtype
   });
 }
 
-namespace {
-
-// One attention call's problem and tensors from the C arguments.
-void attention_call(const kt_attention_args& args, kt::AttentionProblem& p,
-                    kt::AttentionTensors& t) {
-  p.batch = args.batch;
-  p.heads_q = args.heads_q;
-  p.heads_kv = args.heads_kv;
-  p.seqlen_q = args.seqlen_q;
-  p.seqlen_k = args.seqlen_k;
-  p.head_dim = args.head_dim;
-  p.dtype = to_dtype(raw_value(args.dtype));
-  p.causal = args.causal != 0;
-  t.q = args.q;
-  t.k = args.k;
-  t.v = args.v;
-  t.o = args.o;
-  t.lse = args.lse;
-  for (int i = 0; i < 3; ++i) {
-    t.q_strides[i] = args.q_strides[i];
-    t.k_strides[i] = args.k_strides[i];
-    t.v_strides[i] = args.v_strides[i];
-    t.o_strides[i] = args.o_strides[i];
-  }
-  t.softmax_scale = args.softmax_scale;
-}
-
-}  // namespace
-
 kt_status kt_attention_forward(kt_runtime* runtime, const kt_attention_args* args, void* stream) {
   return guarded([&] {
     if (args == nullptr) kt::throw_invalid("kt_attention_forward: args is NULL");
@@ -205,36 +203,19 @@ kt_status kt_attention_backward(kt_runtime* runtime, const kt_attention_backward
   return guarded([&] {
     if (args == nullptr) kt::throw_invalid("kt_attention_backward: args is NULL");
     kt::AttentionBackwardProblem p;
-    p.batch = args->batch;
-    p.heads_q = args->heads_q;
-    p.heads_kv = args->heads_kv;
-    p.seqlen_q = args->seqlen_q;
-    p.seqlen_k = args->seqlen_k;
-    p.head_dim = args->head_dim;
-    p.dtype = to_dtype(raw_value(args->dtype));
-    p.causal = args->causal != 0;
-    p.deterministic = args->deterministic != 0;
     kt::AttentionBackwardTensors t;
-    t.q = args->q;
-    t.k = args->k;
-    t.v = args->v;
-    t.o = args->o;
+    attention_call(*args, p, t);
+    p.deterministic = args->deterministic != 0;
     t.dout = args->dout;
-    t.lse = args->lse;
     t.dq = args->dq;
     t.dk = args->dk;
     t.dv = args->dv;
     for (int i = 0; i < 3; ++i) {
-      t.q_strides[i] = args->q_strides[i];
-      t.k_strides[i] = args->k_strides[i];
-      t.v_strides[i] = args->v_strides[i];
-      t.o_strides[i] = args->o_strides[i];
       t.dout_strides[i] = args->dout_strides[i];
       t.dq_strides[i] = args->dq_strides[i];
       t.dk_strides[i] = args->dk_strides[i];
       t.dv_strides[i] = args->dv_strides[i];
     }
-    t.softmax_scale = args->softmax_scale;
     kt::validate(p);
     launch_checked(runtime, "kt_attention_backward", kt::to_key(p), "", &t, stream);
   });

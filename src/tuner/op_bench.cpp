@@ -1,7 +1,10 @@
 // OpBenchRow's ratios and the same-bytes copy.
 #include "tuner/op_bench.hpp"
 
+#include <chrono>
+
 #include "runtime/cuda_driver.hpp"
+#include "runtime/device_query.hpp"
 
 namespace kt::tune {
 
@@ -10,6 +13,12 @@ namespace {
 std::size_t copy_half(double min_bytes) { return (std::size_t(min_bytes / 2) + 15) / 16 * 16; }
 
 }  // namespace
+
+OpBenchSetup::OpBenchSetup(const OpBenchOptions& options)
+    : device(rt::query_current_device()),
+      seed(options.seed != 0
+               ? options.seed
+               : std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count())) {}
 
 double OpBenchRow::ratio() const {
   return kerntune.median_us > 0 && baseline.median_us > 0 ? baseline.median_us / kerntune.median_us

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "core/device_desc.hpp"
 #include "kerntune/kerntune.hpp"
 #include "runtime/device_buffer.hpp"
+#include "runtime/module_cache.hpp"
 #include "tuner/benchmark.hpp"
 #include "tuner/output_check.hpp"
 
@@ -38,6 +40,18 @@ struct OpBenchRow {
   Timing copy;
   double ratio() const;    // baseline time / kerntune time (> 1: kerntune is faster); 0: none
   double of_copy() const;  // copy time / kerntune time: the fraction of copy bandwidth reached
+};
+
+// What an op's `kerntune bench` harness sets up on the current GPU before its workload, in this
+// order: a stream of its own, the device's description, a module cache (check kernels, the L2
+// flush) and the workload's seed (options.seed, else a fresh one from the clock). Throws
+// kt::Error without a GPU.
+struct OpBenchSetup {
+  explicit OpBenchSetup(const OpBenchOptions& options);
+  rt::OwnedStream stream;
+  DeviceDesc device;
+  rt::ModuleCache modules;
+  std::uint64_t seed = 0;
 };
 
 // The copy an OpBenchRow's `copy` times: `min_bytes` split into a read half and a written half,

@@ -1,6 +1,6 @@
 // OpTuning's defaults: one search round of the model's first candidates (the cap, else the first
-// round's size; model_top_search, also the wide search); bench, dispatch overhead and trace
-// refused for an op that does not provide them.
+// round's size; model_top_search, also the wide search), and the whole-space search some ops
+// take instead; bench, dispatch overhead and trace refused for an op that does not provide them.
 #include "tuner/op_tuning.hpp"
 
 #include <fmt/format.h>
@@ -34,6 +34,11 @@ class ModelTopSearch final : public OpSearch {
 
 std::unique_ptr<OpSearch> model_top_search(std::size_t num_ranked, std::size_t count) {
   return std::make_unique<ModelTopSearch>(num_ranked, count);
+}
+
+std::unique_ptr<OpSearch> whole_space_search(std::size_t num_ranked, const SearchOptions& options) {
+  return model_top_search(
+      num_ranked, options.max_candidates > 0 ? std::size_t(options.max_candidates) : num_ranked);
 }
 
 std::unique_ptr<OpSearch> OpTuning::start_search(std::string_view,

@@ -68,6 +68,10 @@ class OpSearch {
 // wide search of `kerntune tune --search wide`.
 std::unique_ptr<OpSearch> model_top_search(std::size_t num_ranked, std::size_t count);
 
+// One round of all `num_ranked` configs, cut to options.max_candidates in model order when
+// that is set: the search of an op whose whole space is worth measuring.
+std::unique_ptr<OpSearch> whole_space_search(std::size_t num_ranked, const SearchOptions& options);
+
 class OpTuning {
  public:
   virtual ~OpTuning() = default;

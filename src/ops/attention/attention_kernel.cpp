@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -12,8 +11,10 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "ops/attention/attention_param_fields.hpp"
 #include "ops/attention/attention_tensor_map.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/kernel_launch.hpp"
 
 namespace kt::rt {
 
@@ -24,8 +25,6 @@ static_assert(offsetof(AttentionSm90Params, attn) == 4 * 128 &&
 
 namespace {
 
-constexpr std::uint32_t kDefaultDynamicSmemLimit = 48 * 1024;
-constexpr double kLog2e = 1.4426950408889634;
 // fa3 boxes of Q and O: one consumer warpgroup's 64 rows.
 constexpr std::uint32_t kFa3QueryBoxRows = 64;
 
@@ -45,10 +44,7 @@ AttentionKernel::AttentionKernel(const AttentionProblem& problem, const Attentio
                             module.functions.size(), kernels));
   function_ = module.functions[0];
   if (config.splits > 1) combine_ = module.functions[1];
-  if (plan_.smem_bytes > kDefaultDynamicSmemLimit)
-    check(driver().func_set_attribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      int(plan_.smem_bytes)),
-          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  allow_dynamic_smem(function_, plan_.smem_bytes);
 }
 
 AttentionTensors AttentionKernel::kernel_tensors(const AttentionTensors& t) const {
@@ -73,25 +69,11 @@ AttentionParams make_attention_params(const AttentionProblem& problem, const Att
   p.v = t.v;
   p.o = t.o;
   p.lse = t.lse;
-  // {batch, row, head} element strides into the block's named fields.
-  auto strides = [](const std::int64_t(&from)[3], long long& batch, long long& row,
-                    long long& head) {
-    batch = from[0];
-    row = from[1];
-    head = from[2];
-  };
-  strides(t.q_strides, p.q_batch_stride, p.q_row_stride, p.q_head_stride);
-  strides(t.k_strides, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
-  strides(t.v_strides, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
-  strides(t.o_strides, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
-  p.batch = int(problem.batch);
-  p.heads_q = int(problem.heads_q);
-  p.heads_kv = int(problem.heads_kv);
-  p.seqlen_q = int(problem.seqlen_q);
-  p.seqlen_k = int(problem.seqlen_k);
-  p.softmax_scale =
-      t.softmax_scale > 0 ? t.softmax_scale : float(1.0 / std::sqrt(double(problem.head_dim)));
-  p.scale_log2 = float(double(p.softmax_scale) * kLog2e);
+  set_strides(t.q_strides, p.q_batch_stride, p.q_row_stride, p.q_head_stride);
+  set_strides(t.k_strides, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
+  set_strides(t.v_strides, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
+  set_strides(t.o_strides, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
+  set_sizes_and_scale(p, problem, t.softmax_scale);
   p.num_splits = 1;
   if (problem.varlen) {
     // Packed: each sequence is addressed from its first row; there is no batch dimension.
@@ -173,9 +155,7 @@ CUresult AttentionKernel::launch(const AttentionTensors& t, CUdeviceptr workspac
 CUresult AttentionKernel::launch_with(CUfunction function, const LaunchPlan& plan, void* params,
                                       CUstream stream) {
   void* args[] = {params};
-  return driver().launch_kernel(function, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
-                                plan.block[1], plan.block[2], plan.smem_bytes, stream, args,
-                                nullptr);
+  return launch_with_plan(function, plan, args, stream);
 }
 
 }  // namespace kt::rt

@@ -6,9 +6,11 @@
 #include "core/arith.hpp"
 #include "core/attention_config.hpp"
 #include "core/error.hpp"
+#include "core/occupancy.hpp"
 #include "core/typed_op_spec.hpp"
 #include "core/versions.hpp"
 #include "ops/attention/attention_op.hpp"
+#include "ops/attention/flash_attention_shapes.hpp"
 
 namespace kt {
 
@@ -45,12 +47,8 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
   else
     out += fmt::format("  CTAs         B x Hq x ceil(Nq / Br) = {} x {} x {} = {}\n", p.batch,
                        p.heads_q, ceil_div(p.seqlen_q, c.block_m), e.num_ctas);
-  out += fmt::format("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
-                     e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
-                     e.occupancy.limiter);
-  out += fmt::format(
-      "  waves        {} on {} SMs (last wave {} of {} slots), wave efficiency {:.1f}%\n",
-      e.waves.waves, d.num_sms, e.waves.last_wave_ctas, e.waves.slots, 100 * e.waves.efficiency);
+  out += explain_occupancy(e.occupancy, e.threads, e.regs_per_thread, e.smem_bytes, e.waves,
+                           d.num_sms);
   out += fmt::format("  blocks       {:.1f}% of the visited (q, k) block area is visible{}\n",
                      100 * e.block_efficiency,
                      p.causal ? " (causal: diagonal blocks are masked)" : "");
@@ -80,13 +78,8 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
   }
   int template_version() const override { return kAttentionTemplateVersion; }
   std::vector<std::pair<std::string, std::vector<std::string>>> suites() const override {
-    // FlashAttention's benchmark: batch x seqlen = 16k tokens, hidden 2048 (heads = 2048 / d).
-    return {{"attention-d128",
-             {"b=32,h=16,s=512,d=128", "b=16,h=16,s=1024,d=128", "b=8,h=16,s=2048,d=128",
-              "b=4,h=16,s=4096,d=128", "b=2,h=16,s=8192,d=128", "b=1,h=16,s=16384,d=128"}},
-            {"attention-d64",
-             {"b=32,h=32,s=512,d=64", "b=16,h=32,s=1024,d=64", "b=8,h=32,s=2048,d=64",
-              "b=4,h=32,s=4096,d=64", "b=2,h=32,s=8192,d=64", "b=1,h=32,s=16384,d=64"}},
+    return {{"attention-d128", flash_attention_shapes(128)},
+            {"attention-d64", flash_attention_shapes(64)},
             {"attention-extra", {"b=1,hq=32,hkv=8,s=8192,d=128", "b=2,h=8,s=4096,d=256"}}};
   }
 

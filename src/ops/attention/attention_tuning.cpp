@@ -54,13 +54,11 @@ class AttentionTuning final : public tune::OpTuning {
       const tune::BenchTargetArgs& args) const override {
     return std::make_unique<AttentionTarget>(args);
   }
-  std::unique_ptr<tune::OpSearch> start_search(std::string_view problem_key,
+  // The whole space.
+  std::unique_ptr<tune::OpSearch> start_search(std::string_view,
                                                const std::vector<RankedConfigKey>& ranked,
                                                const tune::SearchOptions& options) const override {
-    // The whole space (the cap, when given, cuts it in model order).
-    tune::SearchOptions all = options;
-    all.first_round = int(ranked.size());
-    return OpTuning::start_search(problem_key, ranked, all);
+    return tune::whole_space_search(ranked.size(), options);
   }
   tune::OpBenchRow bench(Runtime& runtime, std::string_view problem_key,
                          const tune::OpBenchOptions& options) const override {

@@ -14,6 +14,7 @@
 #include "ops/attention/attention_source.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/kernel_launch.hpp"
 #include "tuner/gathered_samples.hpp"
 
 namespace kt::tune {
@@ -173,8 +174,8 @@ AttentionTensors AttentionWorkload::tensors(bool with_lse) const {
 
 void AttentionWorkload::launch(int kernel, std::uint32_t blocks, void** args,
                                std::uint32_t threads) {
-  rt::check(rt::driver().launch_kernel(module_->functions[kernel], blocks, 1, 1, threads, 1, 1, 0,
-                                       stream_, args, nullptr),
+  rt::check(rt::launch_with_plan(module_->functions[kernel], rt::linear_plan(blocks, threads), args,
+                                 stream_),
             "cuLaunchKernel(attention check kernel)");
 }
 

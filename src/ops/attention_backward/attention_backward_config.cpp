@@ -379,12 +379,8 @@ std::string explain_config(const AttentionBackwardProblem& p, const AttentionBac
   out += fmt::format(
       "  CTAs         ceil(Nk / Bc) x Hkv x B = {} x {} x {} = {} ({} query head(s) each)\n",
       ceil_div(p.seqlen_k, c.block_n), p.heads_kv, p.batch, e.num_ctas, p.heads_q / p.heads_kv);
-  out += fmt::format("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
-                     e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
-                     e.occupancy.limiter);
-  out += fmt::format(
-      "  waves        {} on {} SMs (last wave {} of {} slots), wave efficiency {:.1f}%\n",
-      e.waves.waves, d.num_sms, e.waves.last_wave_ctas, e.waves.slots, 100 * e.waves.efficiency);
+  out += explain_occupancy(e.occupancy, e.threads, e.regs_per_thread, e.smem_bytes, e.waves,
+                           d.num_sms);
   out += fmt::format(
       "  blocks       {:.1f}% of the visited (q, k) block area is visible{}; busiest CTA {:.0f} "
       "query blocks\n",

@@ -3,13 +3,13 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <cstddef>
 
 #include "core/error.hpp"
+#include "ops/attention/attention_param_fields.hpp"
 #include "ops/attention/attention_tensor_map.hpp"
 #include "ops/attention_backward/kernels/attention_bwd_sm90_layout.h"
-#include "runtime/cuda_driver.hpp"
+#include "runtime/kernel_launch.hpp"
 #include "runtime/tensor_map.hpp"
 
 namespace kt::rt {
@@ -26,19 +26,16 @@ static_assert(offsetof(AttentionBwdSm90Params, bwd) == 9 * 128 &&
 
 namespace {
 
-constexpr std::uint32_t kDefaultDynamicSmemLimit = 48 * 1024;
-constexpr double kLog2e = 1.4426950408889634;
 // fa3 boxes (attention_bwd_params.h): dK and dV by one consumer warpgroup's keys; the FP32 dQ
 // accumulator by 32 columns (one 128-byte swizzle row) and one m64 tile's rows.
 constexpr std::uint32_t kFa3KeyBoxRows = 64;
 constexpr std::uint32_t kFa3DqBoxColumns = 32;
 constexpr std::uint32_t kFa3DqBoxRows = 64;
 
+// One kernel of the three, its parameter block the only argument.
 CUresult launch_plan(CUfunction f, const LaunchPlan& plan, void* params, CUstream stream) {
   void* args[] = {params};
-  return driver().launch_kernel(f, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
-                                plan.block[1], plan.block[2], plan.smem_bytes, stream, args,
-                                nullptr);
+  return launch_with_plan(f, plan, args, stream);
 }
 
 }  // namespace
@@ -63,29 +60,15 @@ AttentionBwdParams make_attention_backward_params(const AttentionBackwardProblem
   p.lse_log2 = reinterpret_cast<float*>(base + w.lse_log2_offset);
   p.dq_semaphores =
       problem.deterministic ? reinterpret_cast<unsigned int*>(base + w.semaphores_offset) : nullptr;
-  // {batch, row, head} element strides into the block's named fields.
-  const auto strides = [](const std::int64_t(&from)[3], long long& batch, long long& row,
-                          long long& head) {
-    batch = from[0];
-    row = from[1];
-    head = from[2];
-  };
-  strides(t.q_strides, p.q_batch_stride, p.q_row_stride, p.q_head_stride);
-  strides(t.k_strides, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
-  strides(t.v_strides, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
-  strides(t.o_strides, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
-  strides(t.dout_strides, p.dout_batch_stride, p.dout_row_stride, p.dout_head_stride);
-  strides(t.dq_strides, p.dq_batch_stride, p.dq_row_stride, p.dq_head_stride);
-  strides(t.dk_strides, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride);
-  strides(t.dv_strides, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride);
-  p.batch = int(problem.batch);
-  p.heads_q = int(problem.heads_q);
-  p.heads_kv = int(problem.heads_kv);
-  p.seqlen_q = int(problem.seqlen_q);
-  p.seqlen_k = int(problem.seqlen_k);
-  p.softmax_scale =
-      t.softmax_scale > 0 ? t.softmax_scale : float(1.0 / std::sqrt(double(problem.head_dim)));
-  p.scale_log2 = float(double(p.softmax_scale) * kLog2e);
+  set_strides(t.q_strides, p.q_batch_stride, p.q_row_stride, p.q_head_stride);
+  set_strides(t.k_strides, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
+  set_strides(t.v_strides, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
+  set_strides(t.o_strides, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
+  set_strides(t.dout_strides, p.dout_batch_stride, p.dout_row_stride, p.dout_head_stride);
+  set_strides(t.dq_strides, p.dq_batch_stride, p.dq_row_stride, p.dq_head_stride);
+  set_strides(t.dk_strides, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride);
+  set_strides(t.dv_strides, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride);
+  set_sizes_and_scale(p, problem, t.softmax_scale);
   return p;
 }
 
@@ -152,10 +135,7 @@ AttentionBackwardKernel::AttentionBackwardKernel(const AttentionBackwardProblem&
   main_ = module.functions[0];
   preprocess_ = module.functions[1];
   convert_ = module.functions[2];
-  if (plan_.main.smem_bytes > kDefaultDynamicSmemLimit)
-    check(driver().func_set_attribute(main_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      int(plan_.main.smem_bytes)),
-          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  allow_dynamic_smem(main_, plan_.main.smem_bytes);
 }
 
 CUresult AttentionBackwardKernel::launch(const AttentionBackwardTensors& tensors,

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/typed_op_spec.hpp"
+#include "ops/attention/flash_attention_shapes.hpp"
 #include "ops/attention_backward/attention_backward_config.hpp"
 #include "ops/attention_backward/attention_backward_op.hpp"
 
@@ -31,13 +32,8 @@ class AttentionBackwardSpec final
   }
   int template_version() const override { return 3; }
   std::vector<std::pair<std::string, std::vector<std::string>>> suites() const override {
-    // FlashAttention's benchmark (batch x seqlen = 16k tokens, hidden 2048), as the forward's.
-    return {{"attention-backward-d128",
-             {"b=32,h=16,s=512,d=128", "b=16,h=16,s=1024,d=128", "b=8,h=16,s=2048,d=128",
-              "b=4,h=16,s=4096,d=128", "b=2,h=16,s=8192,d=128", "b=1,h=16,s=16384,d=128"}},
-            {"attention-backward-d64",
-             {"b=32,h=32,s=512,d=64", "b=16,h=32,s=1024,d=64", "b=8,h=32,s=2048,d=64",
-              "b=4,h=32,s=4096,d=64", "b=2,h=32,s=8192,d=64", "b=1,h=32,s=16384,d=64"}},
+    return {{"attention-backward-d128", flash_attention_shapes(128)},
+            {"attention-backward-d64", flash_attention_shapes(64)},
             {"attention-backward-extra", {"b=1,hq=32,hkv=8,s=8192,d=128"}}};
   }
 

@@ -1,14 +1,11 @@
 // Attention backward's tuner facet: the workload behind BenchTarget (the kernel on the
 // workload's own workspace), a search that measures every valid config of the (small) space,
 // and `kerntune bench` through the runtime.
-#include <chrono>
 #include <map>
 
 #include "ops/attention_backward/attention_backward_kernel.hpp"
 #include "ops/attention_backward/attention_backward_op.hpp"
 #include "ops/attention_backward/attention_backward_workload.hpp"
-#include "runtime/cuda_driver.hpp"
-#include "runtime/device_query.hpp"
 #include "tuner/benchmark.hpp"
 #include "tuner/op_tuning.hpp"
 
@@ -53,20 +50,14 @@ tune::OpBenchRow bench_attention_backward(Runtime& runtime, const AttentionBackw
   row.baseline_error =
       "SDPA's FlashAttention-2 and cuDNN backward run beside kerntune from Python (not yet: "
       "the Python binding of attention backward is to come)";
-  rt::OwnedStream owned_stream;
-  const CUstream stream = owned_stream.get();
-  const DeviceDesc desc = rt::query_current_device();
-  rt::ModuleCache modules;
-  const std::uint64_t seed =
-      options.seed != 0
-          ? options.seed
-          : std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
-  tune::AttentionBackwardWorkload work(p, desc, nullptr, modules, stream, seed);
+  tune::OpBenchSetup setup(options);
+  const CUstream stream = setup.stream.get();
+  tune::AttentionBackwardWorkload work(p, setup.device, nullptr, setup.modules, stream, setup.seed);
   const AttentionBackwardTensors& tensors = work.tensors();
   work.poison_output();
   runtime.launch(key, "", &tensors, stream);
   row.check = work.check_output();
-  tune::Bench bench(stream, desc, modules, nullptr);
+  tune::Bench bench(stream, setup.device, setup.modules, nullptr);
   tune::BenchmarkOptions o;
   o.min_reps = options.rounds * options.reps_per_round;
   row.kerntune = bench.measure(
@@ -84,14 +75,11 @@ class AttentionBackwardTuning final : public tune::OpTuning {
       const tune::BenchTargetArgs& args) const override {
     return std::make_unique<AttentionBackwardTarget>(args);
   }
-  // The whole space (at most 23 configs, 18 fa2 and 5 fa3; the cap, when given, cuts it in
-  // model order): the model is not fitted yet.
-  std::unique_ptr<tune::OpSearch> start_search(std::string_view problem_key,
+  // The whole space (at most 23 configs, 18 fa2 and 5 fa3): the model is not fitted yet.
+  std::unique_ptr<tune::OpSearch> start_search(std::string_view,
                                                const std::vector<RankedConfigKey>& ranked,
                                                const tune::SearchOptions& options) const override {
-    tune::SearchOptions all = options;
-    all.first_round = int(ranked.size());
-    return OpTuning::start_search(problem_key, ranked, all);
+    return tune::whole_space_search(ranked.size(), options);
   }
   tune::OpBenchRow bench(Runtime& runtime, std::string_view problem_key,
                          const tune::OpBenchOptions& options) const override {

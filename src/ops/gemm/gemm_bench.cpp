@@ -28,15 +28,11 @@ constexpr std::size_t kBaselineWorkspaceBytes = 32u << 20;
 OpBenchRow bench_gemm(Runtime& runtime, const GemmProblem& p, const OpBenchOptions& o) {
   OpBenchRow row;
   row.dispatch = runtime.prepare_gemm(p);
-  rt::OwnedStream stream;
-  const DeviceDesc device = rt::query_current_device();
-  rt::ModuleCache modules;
-  const std::uint64_t seed =
-      o.seed != 0 ? o.seed
-                  : std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
-  GemmWorkload work(p, device, nullptr, modules, stream.get(), seed, kBaselineWorkspaceBytes,
-                    timing_operand_sets(p));
-  Bench bench(stream.get(), device, modules, nullptr);
+  OpBenchSetup setup(o);
+  rt::OwnedStream& stream = setup.stream;
+  GemmWorkload work(p, setup.device, nullptr, setup.modules, stream.get(), setup.seed,
+                    kBaselineWorkspaceBytes, timing_operand_sets(p));
+  Bench bench(stream.get(), setup.device, setup.modules, nullptr);
 
   // Both libraries rotate over the same operand sets, as the tuner does (set 0 is checked).
   const int sets = work.num_operand_sets();

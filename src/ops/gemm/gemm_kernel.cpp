@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/kernel_launch.hpp"
 #include "runtime/tensor_map.hpp"
 
 namespace kt::rt {
@@ -19,8 +20,6 @@ static_assert(sizeof(GemmSm90Params) == 3 * 128 + 128 && offsetof(GemmSm90Params
               "GemmSm90Params layout changed");
 
 namespace {
-
-constexpr std::uint32_t kDefaultDynamicSmemLimit = 48 * 1024;
 
 int current_device_sms() {
   const CudaDriver& d = driver();
@@ -68,10 +67,7 @@ GemmKernel::GemmKernel(const GemmProblem& problem, const GemmConfig& config,
   main_ = module.functions[0];
   if (plan_.reduce) reduce_ = module.functions[1];
   if (config.family == GemmFamily::kSm90) last_sm90_ = std::make_shared<LastSm90Params>();
-  if (plan_.main.smem_bytes > kDefaultDynamicSmemLimit)
-    check(driver().func_set_attribute(main_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      int(plan_.main.smem_bytes)),
-          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  allow_dynamic_smem(main_, plan_.main.smem_bytes);
   // NOTE: a cluster needs its CTAs on SMs of one GPC; when the GPCs' SM counts leave some SMs
   // unpaired, fewer than num_sms / 2 clusters fit at once, and the clusters past that would run
   // as a second wave after the persistent ones. The kernel loops over its units with any grid,
@@ -223,13 +219,11 @@ CUresult GemmKernel::launch_main(void* params, CUstream stream) const {
     const CUlaunchConfig config = main_launch_config(stream, cluster);
     return driver().launch_kernel_ex(&config, main_, args, nullptr);
   }
-  return driver().launch_kernel(main_, m.grid[0], m.grid[1], m.grid[2], m.block[0], m.block[1],
-                                m.block[2], m.smem_bytes, stream, args, nullptr);
+  return launch_with_plan(main_, m, args, stream);
 }
 
 CUresult GemmKernel::launch(const void* a, const void* b, void* c, void* workspace,
                             CUstream stream) const {
-  const CudaDriver& d = driver();
   CUresult r = CUDA_SUCCESS;
   if (config_.family == GemmFamily::kSm90) {
     GemmSm90Params params;
@@ -248,9 +242,7 @@ CUresult GemmKernel::launch(const void* a, const void* b, void* c, void* workspa
   reduce.n = int(problem_.n);
   reduce.splits = config_.split_k;
   void* reduce_args[] = {&reduce};
-  const LaunchPlan& rp = *plan_.reduce;
-  return d.launch_kernel(reduce_, rp.grid[0], rp.grid[1], rp.grid[2], rp.block[0], rp.block[1],
-                         rp.block[2], rp.smem_bytes, stream, reduce_args, nullptr);
+  return launch_with_plan(reduce_, *plan_.reduce, reduce_args, stream);
 }
 
 }  // namespace kt::rt

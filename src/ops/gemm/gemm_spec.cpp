@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "core/gemm_config.hpp"
 #include "core/gemm_model.hpp"
+#include "core/occupancy.hpp"
 #include "core/typed_op_spec.hpp"
 #include "core/versions.hpp"
 #include "ops/gemm/gemm_op.hpp"
@@ -33,12 +34,8 @@ std::string explain_config(const GemmProblem& p, const GemmConfig& c, const Devi
             : fmt::format("{} consumer warpgroup(s), no producer warpgroup: consumer 0's "
                           "thread issues the TMA loads",
                           c.consumers));
-  out += fmt::format("  occupancy    {} CTA/SM ({} threads, ~{} regs, {} B smem; limited by {})\n",
-                     e.occupancy.ctas_per_sm, e.threads, e.regs_per_thread, e.smem_bytes,
-                     e.occupancy.limiter);
-  out += fmt::format(
-      "  waves        {} on {} SMs (last wave {} of {} slots), wave efficiency {:.1f}%\n",
-      e.waves.waves, d.num_sms, e.waves.last_wave_ctas, e.waves.slots, 100 * e.waves.efficiency);
+  out += explain_occupancy(e.occupancy, e.threads, e.regs_per_thread, e.smem_bytes, e.waves,
+                           d.num_sms);
   if (const StreamKRegion sk = stream_k_region(p, c, d.num_sms); sk.units > 0)
     out += fmt::format(
         "  stream-K     the last {} tiles shared out by K: {} k-tiles of {} on each of {} "

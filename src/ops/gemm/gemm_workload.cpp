@@ -13,6 +13,7 @@
 #include "ops/gemm/gemm_source.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/kernel_launch.hpp"
 #include "tuner/gathered_samples.hpp"
 
 namespace kt::tune {
@@ -125,8 +126,8 @@ GemmWorkload::GemmWorkload(const GemmProblem& p, const DeviceDesc& device, cache
 }
 
 void GemmWorkload::launch(int kernel, std::uint32_t blocks, void** args) {
-  rt::check(rt::driver().launch_kernel(module_->functions[kernel], blocks, 1, 1, kThreads, 1, 1, 0,
-                                       stream_, args, nullptr),
+  rt::check(rt::launch_with_plan(module_->functions[kernel], rt::linear_plan(blocks, kThreads),
+                                 args, stream_),
             "cuLaunchKernel(check kernel)");
 }
 

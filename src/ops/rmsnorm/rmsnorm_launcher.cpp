@@ -9,7 +9,7 @@
 #include "ops/rmsnorm/kernels/rmsnorm_params.h"
 #include "ops/rmsnorm/rmsnorm_config.hpp"
 #include "ops/rmsnorm/rmsnorm_op.hpp"
-#include "runtime/cuda_driver.hpp"
+#include "runtime/kernel_launch.hpp"
 #include "runtime/op_launcher.hpp"
 
 namespace kt {
@@ -19,8 +19,6 @@ static_assert(offsetof(RmsnormParams, rows) == 40 && offsetof(RmsnormParams, eps
               "RmsnormParams layout changed");
 
 namespace {
-
-constexpr std::uint32_t kDefaultDynamicSmemLimit = 48 * 1024;
 
 void check_pointer(const void* p, const char* name) {
   if (p == nullptr) throw_invalid(fmt::format("RMSNorm {} is null", name));
@@ -56,20 +54,14 @@ class RmsnormKernel final : public rt::OpKernel {
     if (module.functions.empty())
       throw Error(ErrorKind::kInternal, fmt::format("module for {} has no kernel", to_key(c)));
     function_ = module.functions[0];
-    if (plan_.smem_bytes > kDefaultDynamicSmemLimit)
-      rt::check(
-          rt::driver().func_set_attribute(
-              function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, int(plan_.smem_bytes)),
-          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    rt::allow_dynamic_smem(function_, plan_.smem_bytes);
   }
 
   CUresult launch(const void* call, CUdeviceptr, CUstream stream) const override {
     const auto& t = *static_cast<const RmsnormTensors*>(call);
     RmsnormParams params{t.x, t.weight, t.residual, t.residual_out, t.y, problem_.rows, t.eps, 0};
     void* args[] = {&params};
-    return rt::driver().launch_kernel(function_, plan_.grid[0], plan_.grid[1], plan_.grid[2],
-                                      plan_.block[0], plan_.block[1], plan_.block[2],
-                                      plan_.smem_bytes, stream, args, nullptr);
+    return rt::launch_with_plan(function_, plan_, args, stream);
   }
   void check_call(const void* call) const override { check_rmsnorm_call(problem_, call); }
 

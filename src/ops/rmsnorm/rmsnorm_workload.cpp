@@ -16,6 +16,7 @@
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/device_buffer.hpp"
+#include "runtime/kernel_launch.hpp"
 #include "runtime/op_launcher.hpp"
 #include "tuner/op_tuning.hpp"
 
@@ -136,8 +137,8 @@ class RmsnormTarget final : public tune::BenchTarget {
     return std::size_t(elements) * size_bytes(problem_.dtype);
   }
   void launch_check(int kernel, std::uint32_t blocks, void** args) {
-    rt::check(rt::driver().launch_kernel(check_module_->functions[kernel], blocks, 1, 1, kThreads,
-                                         1, 1, 0, stream_, args, nullptr),
+    rt::check(rt::launch_with_plan(check_module_->functions[kernel],
+                                   rt::linear_plan(blocks, kThreads), args, stream_),
               "cuLaunchKernel(rmsnorm check)");
   }
   static std::uint32_t blocks_for(std::int64_t n) {

@@ -1,0 +1,35 @@
+// Launching one loaded kernel by its LaunchPlan (kernel_launch.hpp).
+#include "runtime/kernel_launch.hpp"
+
+#include "runtime/cuda_driver.hpp"
+
+namespace kt::rt {
+
+namespace {
+
+constexpr std::uint32_t kDefaultDynamicSmemLimit = 48 * 1024;
+
+}  // namespace
+
+void allow_dynamic_smem(CUfunction function, std::uint32_t smem_bytes) {
+  if (smem_bytes > kDefaultDynamicSmemLimit)
+    check(driver().func_set_attribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                      int(smem_bytes)),
+          "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+}
+
+CUresult launch_with_plan(CUfunction function, const LaunchPlan& plan, void** args,
+                          CUstream stream) {
+  return driver().launch_kernel(function, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0],
+                                plan.block[1], plan.block[2], plan.smem_bytes, stream, args,
+                                nullptr);
+}
+
+LaunchPlan linear_plan(std::uint32_t blocks, std::uint32_t threads) {
+  LaunchPlan plan;
+  plan.grid = {blocks, 1, 1};
+  plan.block = {threads, 1, 1};
+  return plan;
+}
+
+}  // namespace kt::rt
