@@ -31,6 +31,11 @@ class ReportError(Exception):
     """Input the renderer cannot use; the message names the problem."""
 
 
+
+def counted(n, noun):
+    """'1 device', '2 devices'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
 def _pyplot():
     try:
         import matplotlib
@@ -357,8 +362,8 @@ def render(document):
         f"<style>{STYLE}</style></head><body>",
         f"<h1>kerntune report: <code>{html.escape(document['database'])}</code></h1>",
         f"<p class='meta'>kerntune {html.escape(document['kerntune_version'])}, schema "
-        f"{document['schema_version']}: {len(problems)} problems on "
-        f"{len(document['devices'])} devices"
+        f"{document['schema_version']}: {counted(len(problems), 'problem')} on "
+        f"{counted(len(document['devices']), 'device')}"
         f"{'; bench timings from ' + html.escape(bench) if bench else ''}.</p>",
     ]
     if document["predicted_only"]:

@@ -45,8 +45,11 @@ void run(const ReportOptions& o) {
     return;
   }
   render_report(json, o.out);
-  fmt::print("wrote {} ({} problems on {} devices)\n", o.out, data.problems.size(),
-             data.devices.size());
+  const auto counted = [](std::size_t n, const char* noun) {
+    return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+  };
+  fmt::print("wrote {} ({} on {})\n", o.out, counted(data.problems.size(), "problem"),
+             counted(data.devices.size(), "device"));
 }
 
 }  // namespace
