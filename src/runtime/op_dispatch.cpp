@@ -49,27 +49,19 @@ struct Candidate {
   bool offered = false;     // within kNearBest of a neighbour's best, or the model's own pick
 };
 
-// The configs the nearest tuned problems measured within kNearBest of their best, and the model's
-// own top picks for this problem, each scored as the model's time here times the model's error on
-// that config near here: the weighted log-mean of its errors at the neighbours, shrunk towards
-// their typical error (the log-mean over all they measured) by kTypicalWeight; a config measured
-// at no neighbour takes the typical error and kUnmeasuredPenalty. So a neighbour's winner whose
-// tile, split or cluster does not suit this shape loses to what the model ranks first here, unless
-// the measurements say the model misjudges it. Graded nearest-shape when the pick was measured at
-// a neighbour, model-default when it is the model's own; nothing when no neighbour is tuned.
-// The kNearestProblems tuned problems nearest this one on this device, nearest first, each with
-// its distance and its rows (a winner without measurements, imported or predicted, stands as its
-// own row). A stored row that does not parse is skipped here, never fatal: it says nothing of this
-// problem.
+// A tuned problem near this one: its distance, its winner and, once read, its rows (a winner
+// without measurements, imported or predicted, stands as its own row).
 struct Neighbour {
   double distance = 0;
   cache::Winner winner;
   std::vector<cache::Measurement> rows;
 };
 
-std::vector<Neighbour> nearest_neighbours(const cache::Database& db, const OpSpec& op,
-                                          const std::string& problem_key,
-                                          const DeviceDesc& device) {
+// The kNearestProblems tuned problems nearest this one on this device, nearest first, rows not
+// read. A stored row that does not parse is skipped here, never fatal: it says nothing of this
+// problem.
+std::vector<Neighbour> nearest_winners(const cache::Database& db, const OpSpec& op,
+                                       const std::string& problem_key, const DeviceDesc& device) {
   std::vector<Neighbour> near;
   for (auto& w : db.winners_with_prefix(device.fingerprint(), op.neighbour_prefix(problem_key),
                                         kBenchmarkProtocolVersion, op.template_version())) {
@@ -83,6 +75,14 @@ std::vector<Neighbour> nearest_neighbours(const cache::Database& db, const OpSpe
   std::stable_sort(near.begin(), near.end(),
                    [](const Neighbour& a, const Neighbour& b) { return a.distance < b.distance; });
   if (near.size() > kNearestProblems) near.resize(kNearestProblems);
+  return near;
+}
+
+// nearest_winners with their rows.
+std::vector<Neighbour> nearest_neighbours(const cache::Database& db, const OpSpec& op,
+                                          const std::string& problem_key,
+                                          const DeviceDesc& device) {
+  std::vector<Neighbour> near = nearest_winners(db, op, problem_key, device);
   for (Neighbour& n : near) {
     n.rows = db.measurements(n.winner.key);
     if (n.rows.empty()) {
@@ -101,6 +101,14 @@ bool calibrates(const cache::Measurement& m) {
   return m.status == cache::Status::kOk && m.median_us > 0;
 }
 
+// The configs the nearest tuned problems measured within kNearBest of their best, and the model's
+// own top picks for this problem, each scored as the model's time here times the model's error on
+// that config near here: the weighted log-mean of its errors at the neighbours, shrunk towards
+// their typical error (the log-mean over all they measured) by kTypicalWeight; a config measured
+// at no neighbour takes the typical error and kUnmeasuredPenalty. So a neighbour's winner whose
+// tile, split or cluster does not suit this shape loses to what the model ranks first here, unless
+// the measurements say the model misjudges it. Graded nearest-shape when the pick was measured at
+// a neighbour, model-default when it is the model's own; nothing when no neighbour is tuned.
 std::vector<DispatchChoice> nearest_choices(const std::vector<Neighbour>& near, const OpSpec& op,
                                             const std::string& problem_key,
                                             const DeviceDesc& device, std::int64_t max_workspace) {
@@ -312,12 +320,12 @@ std::vector<DispatchChoice> leading_choices(const cache::Database* db, const OpS
   MatchedWinners m;
   match_winners(*db, op, problem_key, device, max_workspace, m);
   add_measured(m, op, problem_key, device, out);
-  // No neighbour measured anything, so no nearest-shape choice can come before the predicted one.
-  const std::vector<Neighbour> near = nearest_neighbours(*db, op, problem_key, device);
-  const bool any_measured = std::any_of(near.begin(), near.end(), [](const Neighbour& n) {
-    return std::any_of(n.rows.begin(), n.rows.end(), calibrates);
-  });
-  if (!any_measured) add_predicted(m, op, problem_key, device, out);
+  // No neighbour measured anything (every nearest winner is predicted), so no nearest-shape
+  // choice can come before the predicted one. Read from the winners alone: a measured winner is
+  // a measurement.
+  const std::vector<Neighbour> near = nearest_winners(*db, op, problem_key, device);
+  if (std::all_of(near.begin(), near.end(), [](const Neighbour& n) { return n.winner.predicted; }))
+    add_predicted(m, op, problem_key, device, out);
   return out;
 }
 

@@ -241,8 +241,8 @@ struct Runtime::Impl {
   void launch(const std::string& problem_key, std::string_view variant, const void* call,
               Stream stream) {
     const OpEntry& op = OpRegistry::instance().by_key(problem_key);
-    // Checked before any lookup, compile or launch: by the kept kernel's parsed problem when
-    // there is one (the warm path parses no key), else by the op's launcher.
+    // Checked before any compile or launch: by the kept kernel against its parsed problem when
+    // there is one (the warm path parses no key), else by the op's launcher before resolving.
     const Entry* entry = kept(cache_key_of(problem_key, variant, false));
     if (entry != nullptr) {
       entry->kernel->check_call(call);

@@ -167,6 +167,10 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
   const int num_steps = work.num_steps;
   const int n0 = n_block * kBlockN;
   const int diagonal = seqlen_k - seqlen_q;
+  // The lse_log2 and D index of query row m0 of query head `head`.
+  const auto stats_row = [&](int head, int m0) {
+    return (batch * p.heads_q + head) * seqlen_q + m0;
+  };
 
   // Broadcast from lane 0 so ptxas sees it warp-uniform (no divergent wgmma to serialize).
   const int warpgroup = __shfl_sync(0xFFFFFFFFu, int(threadIdx.x / 128), 0);
@@ -201,8 +205,7 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
       // The rows' lse_log2 and D, from the 16-byte aligned element at or before the first (a TMA
       // box starts there): those past seqlen_q are other rows' (or zeros past the last row); the
       // consumers mask them.
-      const int row0 = (batch * p.heads_q + head) * seqlen_q + m0;
-      const int first = row0 & ~(AttentionBwdSm90Layout::kStatsLead - 1);
+      const int first = stats_row(head, m0) & ~(AttentionBwdSm90Layout::kStatsLead - 1);
       tma_load_1d(stats, &params.lse_log2_map, first, bar);
       tma_load_1d(stats + 4 * kSmem.stats_rows, &params.d_rows_map, first, bar);
       ring.advance();
@@ -244,8 +247,7 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
     const int m0 = m_block * kBlockM;
     const unsigned int q_tile = base + kSmem.q + ring.stage * 2 * kSmem.q_bytes;
     const unsigned int do_tile = q_tile + kSmem.q_bytes;
-    const int lead =
-        ((batch * p.heads_q + head) * seqlen_q + m0) % AttentionBwdSm90Layout::kStatsLead;
+    const int lead = stats_row(head, m0) % AttentionBwdSm90Layout::kStatsLead;
     const float* const lse_rows = stats_rows + ring.stage * (kSmem.stats_bytes / 4) + lead;
     const float* const d_rows = lse_rows + kSmem.stats_rows;
     const unsigned int ds_tile = base + kSmem.ds + (step & 1) * kSmem.ds_bytes;
