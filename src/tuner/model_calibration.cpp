@@ -10,17 +10,14 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "tuner/benchmark.hpp"
 #include "tuner/run_ledger.hpp"
 
 namespace kt::tune {
 
 namespace {
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
+double median(std::vector<double> values) { return summarize(std::move(values)).median_us; }
 
 // One problem's measured configs: config key → measured medians.
 using ProblemRows = std::map<std::string, std::vector<double>>;
