@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <utility>
 
 #include "core/arith.hpp"
 #include "core/error.hpp"
@@ -90,14 +92,26 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   if (c.consumers != 1 && c.consumers != 2) return "sm90 consumers must be 1 or 2";
   if (c.tile_m != 64 * c.consumers && c.tile_m != 128 * c.consumers)
     return "sm90 tile_m must be 64 or 128 rows per consumer warpgroup";
-  if (c.tile_n == 144 || c.tile_n == 32 || c.tile_n == 16) {
+  if (c.tile_n % 64 != 0 || c.tile_n > 256) {
+    if (c.tile_n % 8 != 0 || c.tile_n < 16 || c.tile_n > 256)
+      return "sm90 tile_n must be a multiple of 8 from 16 to 256";
     if (p.layout != Layout::kNT)
       return fmt::format(
           "sm90 tile_n {} needs the nt layout: its B rows are not whole 64-column "
           "atoms",
           c.tile_n);
-  } else if (c.tile_n % 64 != 0 || c.tile_n < 64 || c.tile_n > 256) {
-    return "sm90 tile_n must be 16, 32, 64, 128, 144, 192 or 256";
+    // The TMA-store epilogue's slabs are whole 128-byte rows or, for these, two half-tile slabs.
+    if (c.epilogue != 0 && c.tile_n != 144 && c.tile_n != 32 && c.tile_n != 16)
+      return fmt::format(
+          "sm90 tile_n {} stores C directly (e0): the TMA-store epilogue takes 16, 32, 144 or "
+          "multiples of 64 columns",
+          c.tile_n);
+    // A pair along M loads half of B's rows each: whole 8-row swizzle atoms.
+    if (c.cluster == 2 && c.tile_n % 16 != 0)
+      return fmt::format(
+          "sm90 cl2 splits B's {} rows in halves of whole 8-row swizzle atoms: "
+          "tile_n must be a multiple of 16",
+          c.tile_n);
   }
   if (c.swap_ab) {
     if (p.layout != Layout::kNT)
@@ -468,6 +482,21 @@ std::string gemm_reduce_expression(const GemmProblem& p) {
   return fmt::format("kt::gemm_splitk_reduce<{}>", device_type_name(p.out_dtype));
 }
 
+std::vector<int> sm90_fitted_token_tiles(std::int64_t m) {
+  constexpr double kMinFill = 0.9;
+  std::vector<std::pair<double, int>> fits;  // (fill, width)
+  for (std::int64_t tiles = 1; ceil_div(m, tiles) > 56; ++tiles) {
+    const int width = int(ceil_div(ceil_div(m, tiles), 8) * 8);
+    const double fill = double(m) / double(tiles * width);
+    if (width <= 256 && fill >= kMinFill) fits.emplace_back(fill, width);
+  }
+  std::sort(fits.begin(), fits.end(), std::greater<>());
+  std::vector<int> widths;
+  for (const auto& [fill, width] : fits)
+    if (std::find(widths.begin(), widths.end(), width) == widths.end()) widths.push_back(width);
+  return widths;
+}
+
 std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const DeviceDesc& device,
                                                const GemmDomains& d) {
   std::vector<GemmConfig> out;
@@ -557,6 +586,8 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
     };
     add_sm90(d.sm90_tile_n, d.sm90_epilogue, false);
     if (p.layout == Layout::kNT && p.m <= kSm90SwapMaxM) add_sm90(d.sm90_swap_tile_n, {0}, true);
+    if (p.layout == Layout::kNT && p.m > kSm90SwapMaxM && p.m <= d.sm90_fitted_swap_max_m)
+      add_sm90(sm90_fitted_token_tiles(p.m), {0}, true);
   }
   for (const GemmConfig& c : small_m_candidates(p, d))
     if (!validate(p, c, device)) out.push_back(c);

@@ -95,6 +95,10 @@ struct GemmDomains {
   // Swap-AB (nt, M <= kSm90SwapMaxM): the kernel's tile_n tiles the tokens (M), its tile_m the
   // weights (N); direct stores only.
   std::vector<int> sm90_swap_tile_n{16, 32, 64};
+  // Swap-AB past decode steps (nt, kSm90SwapMaxM < M <= this): token tiles fitted to M
+  // (sm90_fitted_token_tiles), so that a few rows of tiles leave little of the last one empty
+  // (M = 257 in 3 tiles of 88, not 3 of 128).
+  std::int64_t sm90_fitted_swap_max_m = 2048;
   // Stages two or four swizzle atoms deep (tile_k 128, 256; nt) are also tried for tiles of at
   // most sm90_deep_stage_max_rows rows plus columns (a 64-deep stage of at most 16 KB): their
   // ring is limited by one producer/consumer round trip a stage, not by its bytes in flight.
@@ -125,8 +129,13 @@ GemmConfig parse_gemm_config_key(std::string_view key);  // throws kt::Error nam
 // nt problem stays nt: both operands are K-major). Tiles, work units, the launch plan and the
 // model count in this orientation; the caller's C is stored transposed.
 GemmProblem oriented_problem(const GemmProblem& p, const GemmConfig& c);
-// Swap-AB is searched for decode steps only: M at most this (tokens on the wgmma N side).
+// Swap-AB is searched with the decode steps' token tiles (GemmDomains::sm90_swap_tile_n) for M
+// at most this (tokens on the wgmma N side), with fitted ones above it.
 inline constexpr std::int64_t kSm90SwapMaxM = 64;
+// The token tiles fitted to M: for t tiles, ceil(M / t) rounded up to a multiple of 8, from 64
+// to 256 columns, where M fills at least 90% of the t tiles, fullest first (the model weighs
+// their waves: 1430 rows fill 6 tiles of 240 best, yet cuBLASLt's 11 of 136 make one wave).
+std::vector<int> sm90_fitted_token_tiles(std::int64_t m);
 
 // Derived quantities (functions, never stored). Tiles count along the kernel's M and N
 // (oriented_problem).

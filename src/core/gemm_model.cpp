@@ -4,6 +4,7 @@
 #include "core/gemm_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "core/gemm_small_m.hpp"
@@ -55,14 +56,21 @@ constexpr double kSm90PrologueUs = 1.0;
 
 // sm90: each wgmma m64nNk16 reads 64 x 16 of A and N x 16 of B from shared memory for
 // 64 x N x 16 FMAs, so narrow instructions need more operand bytes a clock. N = 256 is the
-// reference; N = 64 is measured (0.69 of N = 128's rate per FMA); 16 and 32 (decode steps, which
+// reference; N = 64 is measured (0.69 of N = 128's rate per FMA); widths between these anchors
+// (swap-AB tiles fitted to the tokens) are interpolated linearly; 16 and 32 (decode steps, which
 // stream from DRAM) are untimed and take 64's factor.
 double sm90_tile_factor(const GemmConfig& c) {
   constexpr double kN128Factor = 0.95;
-  if (c.tile_n >= 256) return 1.0;
-  if (c.tile_n >= 192) return 0.98;
-  if (c.tile_n >= 128) return kN128Factor;
-  return 0.69 * kN128Factor;
+  constexpr std::array<std::pair<int, double>, 4> kAnchors{
+      {{64, 0.69 * kN128Factor}, {128, kN128Factor}, {192, 0.98}, {256, 1.0}}};
+  if (c.tile_n <= kAnchors.front().first) return kAnchors.front().second;
+  for (std::size_t i = 1; i < kAnchors.size(); ++i) {
+    const auto [n1, f1] = kAnchors[i];
+    if (c.tile_n > n1) continue;
+    const auto [n0, f0] = kAnchors[i - 1];
+    return f0 + (f1 - f0) * double(c.tile_n - n0) / double(n1 - n0);
+  }
+  return kAnchors.back().second;
 }
 
 // sm90: one wave of persistent CTAs spans all of the SMs' tiles at once; in plain row order

@@ -403,30 +403,78 @@ __device__ __forceinline__ void fence_operands(unsigned int (&a)[kCount]) {
   for (int i = 0; i < kCount; ++i) asm volatile("" : "+r"(a[i])::"memory");
 }
 
-// Operand lists of the wgmma wrappers: accumulator placeholders and "+f" constraints, with
-// constant indices only (a runtime index would put the array in local memory).
-#define KT_WGMMA_D0_31                                                                         \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, " \
-  "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-#define KT_WGMMA_D32_63                                                                        \
-  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, " \
-  "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define KT_WGMMA_D64_71 "%64, %65, %66, %67, %68, %69, %70, %71"
-#define KT_WGMMA_D64_95                                                                        \
-  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, " \
-  "%82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-#define KT_WGMMA_D96_127                                                                         \
-  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
-  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, "   \
-  "%127"
-#define KT_ACC4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
-#define KT_ACC32(i)                                                                              \
-  KT_ACC4(i), KT_ACC4(i + 4), KT_ACC4(i + 8), KT_ACC4(i + 12), KT_ACC4(i + 16), KT_ACC4(i + 20), \
-      KT_ACC4(i + 24), KT_ACC4(i + 28)
+// Operand lists of the wgmma wrappers, written out because inline asm takes only literal operand
+// lists: KT_WGMMA_D<R> names accumulator operands %0 .. %R-1 and KT_WGMMA_C<R> binds them "+f"
+// to d[0] .. d[R - 1] (constant indices only: a runtime index would put the array in local
+// memory). R = N / 2 for an m64nNk16 instruction, a multiple of 4 (N a multiple of 8).
+#define KT_WGMMA_D4 "%0, %1, %2, %3"
+#define KT_WGMMA_D8 KT_WGMMA_D4 ", %4, %5, %6, %7"
+#define KT_WGMMA_D12 KT_WGMMA_D8 ", %8, %9, %10, %11"
+#define KT_WGMMA_D16 KT_WGMMA_D12 ", %12, %13, %14, %15"
+#define KT_WGMMA_D20 KT_WGMMA_D16 ", %16, %17, %18, %19"
+#define KT_WGMMA_D24 KT_WGMMA_D20 ", %20, %21, %22, %23"
+#define KT_WGMMA_D28 KT_WGMMA_D24 ", %24, %25, %26, %27"
+#define KT_WGMMA_D32 KT_WGMMA_D28 ", %28, %29, %30, %31"
+#define KT_WGMMA_D36 KT_WGMMA_D32 ", %32, %33, %34, %35"
+#define KT_WGMMA_D40 KT_WGMMA_D36 ", %36, %37, %38, %39"
+#define KT_WGMMA_D44 KT_WGMMA_D40 ", %40, %41, %42, %43"
+#define KT_WGMMA_D48 KT_WGMMA_D44 ", %44, %45, %46, %47"
+#define KT_WGMMA_D52 KT_WGMMA_D48 ", %48, %49, %50, %51"
+#define KT_WGMMA_D56 KT_WGMMA_D52 ", %52, %53, %54, %55"
+#define KT_WGMMA_D60 KT_WGMMA_D56 ", %56, %57, %58, %59"
+#define KT_WGMMA_D64 KT_WGMMA_D60 ", %60, %61, %62, %63"
+#define KT_WGMMA_D68 KT_WGMMA_D64 ", %64, %65, %66, %67"
+#define KT_WGMMA_D72 KT_WGMMA_D68 ", %68, %69, %70, %71"
+#define KT_WGMMA_D76 KT_WGMMA_D72 ", %72, %73, %74, %75"
+#define KT_WGMMA_D80 KT_WGMMA_D76 ", %76, %77, %78, %79"
+#define KT_WGMMA_D84 KT_WGMMA_D80 ", %80, %81, %82, %83"
+#define KT_WGMMA_D88 KT_WGMMA_D84 ", %84, %85, %86, %87"
+#define KT_WGMMA_D92 KT_WGMMA_D88 ", %88, %89, %90, %91"
+#define KT_WGMMA_D96 KT_WGMMA_D92 ", %92, %93, %94, %95"
+#define KT_WGMMA_D100 KT_WGMMA_D96 ", %96, %97, %98, %99"
+#define KT_WGMMA_D104 KT_WGMMA_D100 ", %100, %101, %102, %103"
+#define KT_WGMMA_D108 KT_WGMMA_D104 ", %104, %105, %106, %107"
+#define KT_WGMMA_D112 KT_WGMMA_D108 ", %108, %109, %110, %111"
+#define KT_WGMMA_D116 KT_WGMMA_D112 ", %112, %113, %114, %115"
+#define KT_WGMMA_D120 KT_WGMMA_D116 ", %116, %117, %118, %119"
+#define KT_WGMMA_D124 KT_WGMMA_D120 ", %120, %121, %122, %123"
+#define KT_WGMMA_D128 KT_WGMMA_D124 ", %124, %125, %126, %127"
+#define KT_WGMMA_C4 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+#define KT_WGMMA_C8 KT_WGMMA_C4, "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+#define KT_WGMMA_C12 KT_WGMMA_C8, "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+#define KT_WGMMA_C16 KT_WGMMA_C12, "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+#define KT_WGMMA_C20 KT_WGMMA_C16, "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19])
+#define KT_WGMMA_C24 KT_WGMMA_C20, "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+#define KT_WGMMA_C28 KT_WGMMA_C24, "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27])
+#define KT_WGMMA_C32 KT_WGMMA_C28, "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define KT_WGMMA_C36 KT_WGMMA_C32, "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35])
+#define KT_WGMMA_C40 KT_WGMMA_C36, "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+#define KT_WGMMA_C44 KT_WGMMA_C40, "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
+#define KT_WGMMA_C48 KT_WGMMA_C44, "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+#define KT_WGMMA_C52 KT_WGMMA_C48, "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51])
+#define KT_WGMMA_C56 KT_WGMMA_C52, "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+#define KT_WGMMA_C60 KT_WGMMA_C56, "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59])
+#define KT_WGMMA_C64 KT_WGMMA_C60, "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+#define KT_WGMMA_C68 KT_WGMMA_C64, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67])
+#define KT_WGMMA_C72 KT_WGMMA_C68, "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+#define KT_WGMMA_C76 KT_WGMMA_C72, "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75])
+#define KT_WGMMA_C80 KT_WGMMA_C76, "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+#define KT_WGMMA_C84 KT_WGMMA_C80, "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83])
+#define KT_WGMMA_C88 KT_WGMMA_C84, "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+#define KT_WGMMA_C92 KT_WGMMA_C88, "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91])
+#define KT_WGMMA_C96 KT_WGMMA_C92, "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+#define KT_WGMMA_C100 KT_WGMMA_C96, "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99])
+#define KT_WGMMA_C104 KT_WGMMA_C100, "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103])
+#define KT_WGMMA_C108 KT_WGMMA_C104, "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107])
+#define KT_WGMMA_C112 KT_WGMMA_C108, "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111])
+#define KT_WGMMA_C116 KT_WGMMA_C112, "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115])
+#define KT_WGMMA_C120 KT_WGMMA_C116, "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119])
+#define KT_WGMMA_C124 KT_WGMMA_C120, "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123])
+#define KT_WGMMA_C128 KT_WGMMA_C124, "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
 // One wgmma m64nNk16 with both operands in shared memory: D (+)= A·B. IA, IB, IS, IT are the
-// operand numbers of the A descriptor, B descriptor, scale-d flag and B transpose immediate; the
-// accumulator constraints come last (variadic, since they contain commas).
+// operand numbers of the A descriptor, B descriptor, scale-d flag and B transpose immediate
+// (R, R + 1, R + 2, R + 3); the accumulator constraints come last (variadic: they contain commas).
 #define KT_WGMMA_SS(N, TYPE, D_LIST, IA, IB, IS, IT, ...)                                    \
   asm volatile(                                                                              \
       "{\n"                                                                                  \
@@ -445,6 +493,11 @@ __device__ __forceinline__ void fence_operands(unsigned int (&a)[kCount]) {
   } else {                                                       \
     KT_WGMMA_SS(N, "f16", D_LIST, IA, IB, IS, IT, __VA_ARGS__);  \
   }
+// The branch of wgmma_m64k16_ss for N = 2 R.
+#define KT_WGMMA_SS_CASE(N, R, R1, R2, R3)                            \
+  else if constexpr (kN == N) {                                       \
+    KT_WGMMA_SS_TYPED(N, KT_WGMMA_D##R, R, R1, R2, R3, KT_WGMMA_C##R) \
+  }
 
 // d (+)= A·B for a 64 x kN x 16 step on the tensor cores, issued by a whole warpgroup. A (64 x 16,
 // K-major) and B (16 x kN; K-major with kTransB 0, N-major with kTransB 1) are shared-memory
@@ -455,30 +508,40 @@ __device__ __forceinline__ void fence_operands(unsigned int (&a)[kCount]) {
 template <typename T, int kN, int kTransB>
 __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[kN / 2], unsigned long long desc_a,
                                                 unsigned long long desc_b, int scale_d) {
-  static_assert(
-      kN == 16 || kN == 32 || kN == 64 || kN == 128 || kN == 144 || kN == 192 || kN == 256,
-      "kN must be 16, 32, 64, 128, 144, 192 or 256");
-  if constexpr (kN == 16) {
-    KT_WGMMA_SS_TYPED(16, "%0, %1, %2, %3, %4, %5, %6, %7", 8, 9, 10, 11, KT_ACC4(0), KT_ACC4(4))
-  } else if constexpr (kN == 32) {
-    KT_WGMMA_SS_TYPED(32, "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15",
-                      16, 17, 18, 19, KT_ACC4(0), KT_ACC4(4), KT_ACC4(8), KT_ACC4(12))
-  } else if constexpr (kN == 64) {
-    KT_WGMMA_SS_TYPED(64, KT_WGMMA_D0_31, 32, 33, 34, 35, KT_ACC32(0))
-  } else if constexpr (kN == 144) {
-    KT_WGMMA_SS_TYPED(144, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_71, 72, 73, 74, 75,
-                      KT_ACC32(0), KT_ACC32(32), KT_ACC4(64), KT_ACC4(68))
-  } else if constexpr (kN == 128) {
-    KT_WGMMA_SS_TYPED(128, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63, 64, 65, 66, 67, KT_ACC32(0),
-                      KT_ACC32(32))
-  } else if constexpr (kN == 192) {
-    KT_WGMMA_SS_TYPED(192, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_95, 96, 97, 98, 99,
-                      KT_ACC32(0), KT_ACC32(32), KT_ACC32(64))
-  } else {
-    KT_WGMMA_SS_TYPED(
-        256, KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_95 ", " KT_WGMMA_D96_127, 128,
-        129, 130, 131, KT_ACC32(0), KT_ACC32(32), KT_ACC32(64), KT_ACC32(96))
+  static_assert(kN % 8 == 0 && kN >= 16 && kN <= 256, "kN must be a multiple of 8 from 16 to 256");
+  if constexpr (false) {
   }
+  KT_WGMMA_SS_CASE(16, 8, 9, 10, 11)
+  KT_WGMMA_SS_CASE(24, 12, 13, 14, 15)
+  KT_WGMMA_SS_CASE(32, 16, 17, 18, 19)
+  KT_WGMMA_SS_CASE(40, 20, 21, 22, 23)
+  KT_WGMMA_SS_CASE(48, 24, 25, 26, 27)
+  KT_WGMMA_SS_CASE(56, 28, 29, 30, 31)
+  KT_WGMMA_SS_CASE(64, 32, 33, 34, 35)
+  KT_WGMMA_SS_CASE(72, 36, 37, 38, 39)
+  KT_WGMMA_SS_CASE(80, 40, 41, 42, 43)
+  KT_WGMMA_SS_CASE(88, 44, 45, 46, 47)
+  KT_WGMMA_SS_CASE(96, 48, 49, 50, 51)
+  KT_WGMMA_SS_CASE(104, 52, 53, 54, 55)
+  KT_WGMMA_SS_CASE(112, 56, 57, 58, 59)
+  KT_WGMMA_SS_CASE(120, 60, 61, 62, 63)
+  KT_WGMMA_SS_CASE(128, 64, 65, 66, 67)
+  KT_WGMMA_SS_CASE(136, 68, 69, 70, 71)
+  KT_WGMMA_SS_CASE(144, 72, 73, 74, 75)
+  KT_WGMMA_SS_CASE(152, 76, 77, 78, 79)
+  KT_WGMMA_SS_CASE(160, 80, 81, 82, 83)
+  KT_WGMMA_SS_CASE(168, 84, 85, 86, 87)
+  KT_WGMMA_SS_CASE(176, 88, 89, 90, 91)
+  KT_WGMMA_SS_CASE(184, 92, 93, 94, 95)
+  KT_WGMMA_SS_CASE(192, 96, 97, 98, 99)
+  KT_WGMMA_SS_CASE(200, 100, 101, 102, 103)
+  KT_WGMMA_SS_CASE(208, 104, 105, 106, 107)
+  KT_WGMMA_SS_CASE(216, 108, 109, 110, 111)
+  KT_WGMMA_SS_CASE(224, 112, 113, 114, 115)
+  KT_WGMMA_SS_CASE(232, 116, 117, 118, 119)
+  KT_WGMMA_SS_CASE(240, 120, 121, 122, 123)
+  KT_WGMMA_SS_CASE(248, 124, 125, 126, 127)
+  KT_WGMMA_SS_CASE(256, 128, 129, 130, 131)
 }
 
 // One wgmma m64nNk16 with A in registers (four b32 registers of 16-bit pairs per thread: per
@@ -496,6 +559,17 @@ __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[kN / 2], unsigned lon
       "}\n"                                                                                   \
       : __VA_ARGS__                                                                           \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(kTransB))
+#define KT_WGMMA_RS_TYPED(N, D_LIST, A0, A1, A2, A3, IB, IS, IT, ...)        \
+  if constexpr (DTypeTraits<T>::kIsBf16) {                                   \
+    KT_WGMMA_RS(N, "bf16", D_LIST, A0, A1, A2, A3, IB, IS, IT, __VA_ARGS__); \
+  } else {                                                                   \
+    KT_WGMMA_RS(N, "f16", D_LIST, A0, A1, A2, A3, IB, IS, IT, __VA_ARGS__);  \
+  }
+// The branch of wgmma_m64k16_rs for N = 2 R.
+#define KT_WGMMA_RS_CASE(N, R, R1, R2, R3, R4, R5, R6)                            \
+  else if constexpr (kN == N) {                                                   \
+    KT_WGMMA_RS_TYPED(N, KT_WGMMA_D##R, R, R1, R2, R3, R4, R5, R6, KT_WGMMA_C##R) \
+  }
 
 // d (+)= A·B for a 64 x kN x 16 step with A (64 x 16) in registers: a[0..3] of each thread hold
 // its warp's rows 16w + l/4 (+8) and columns 2(l%4) (+8) as 16-bit pairs, which is how an FP32
@@ -505,46 +579,112 @@ __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[kN / 2], unsigned lon
 template <typename T, int kN, int kTransB>
 __device__ __forceinline__ void wgmma_m64k16_rs(float (&d)[kN / 2], const unsigned int (&a)[4],
                                                 unsigned long long desc_b, int scale_d) {
-  static_assert(kN == 64 || kN == 128 || kN == 256, "kN must be 64, 128 or 256");
-  if constexpr (kN == 64) {
-    if constexpr (DTypeTraits<T>::kIsBf16) {
-      KT_WGMMA_RS(64, "bf16", KT_WGMMA_D0_31, 32, 33, 34, 35, 36, 37, 38, KT_ACC32(0));
-    } else {
-      KT_WGMMA_RS(64, "f16", KT_WGMMA_D0_31, 32, 33, 34, 35, 36, 37, 38, KT_ACC32(0));
-    }
-  } else if constexpr (kN == 128) {
-    if constexpr (DTypeTraits<T>::kIsBf16) {
-      KT_WGMMA_RS(128, "bf16", KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63, 64, 65, 66, 67, 68, 69, 70,
-                  KT_ACC32(0), KT_ACC32(32));
-    } else {
-      KT_WGMMA_RS(128, "f16", KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63, 64, 65, 66, 67, 68, 69, 70,
-                  KT_ACC32(0), KT_ACC32(32));
-    }
-  } else {
-    if constexpr (DTypeTraits<T>::kIsBf16) {
-      KT_WGMMA_RS(256, "bf16",
-                  KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_95 ", " KT_WGMMA_D96_127,
-                  128, 129, 130, 131, 132, 133, 134, KT_ACC32(0), KT_ACC32(32), KT_ACC32(64),
-                  KT_ACC32(96));
-    } else {
-      KT_WGMMA_RS(256, "f16",
-                  KT_WGMMA_D0_31 ", " KT_WGMMA_D32_63 ", " KT_WGMMA_D64_95 ", " KT_WGMMA_D96_127,
-                  128, 129, 130, 131, 132, 133, 134, KT_ACC32(0), KT_ACC32(32), KT_ACC32(64),
-                  KT_ACC32(96));
-    }
+  static_assert(kN % 8 == 0 && kN >= 16 && kN <= 256, "kN must be a multiple of 8 from 16 to 256");
+  if constexpr (false) {
   }
+  KT_WGMMA_RS_CASE(16, 8, 9, 10, 11, 12, 13, 14)
+  KT_WGMMA_RS_CASE(24, 12, 13, 14, 15, 16, 17, 18)
+  KT_WGMMA_RS_CASE(32, 16, 17, 18, 19, 20, 21, 22)
+  KT_WGMMA_RS_CASE(40, 20, 21, 22, 23, 24, 25, 26)
+  KT_WGMMA_RS_CASE(48, 24, 25, 26, 27, 28, 29, 30)
+  KT_WGMMA_RS_CASE(56, 28, 29, 30, 31, 32, 33, 34)
+  KT_WGMMA_RS_CASE(64, 32, 33, 34, 35, 36, 37, 38)
+  KT_WGMMA_RS_CASE(72, 36, 37, 38, 39, 40, 41, 42)
+  KT_WGMMA_RS_CASE(80, 40, 41, 42, 43, 44, 45, 46)
+  KT_WGMMA_RS_CASE(88, 44, 45, 46, 47, 48, 49, 50)
+  KT_WGMMA_RS_CASE(96, 48, 49, 50, 51, 52, 53, 54)
+  KT_WGMMA_RS_CASE(104, 52, 53, 54, 55, 56, 57, 58)
+  KT_WGMMA_RS_CASE(112, 56, 57, 58, 59, 60, 61, 62)
+  KT_WGMMA_RS_CASE(120, 60, 61, 62, 63, 64, 65, 66)
+  KT_WGMMA_RS_CASE(128, 64, 65, 66, 67, 68, 69, 70)
+  KT_WGMMA_RS_CASE(136, 68, 69, 70, 71, 72, 73, 74)
+  KT_WGMMA_RS_CASE(144, 72, 73, 74, 75, 76, 77, 78)
+  KT_WGMMA_RS_CASE(152, 76, 77, 78, 79, 80, 81, 82)
+  KT_WGMMA_RS_CASE(160, 80, 81, 82, 83, 84, 85, 86)
+  KT_WGMMA_RS_CASE(168, 84, 85, 86, 87, 88, 89, 90)
+  KT_WGMMA_RS_CASE(176, 88, 89, 90, 91, 92, 93, 94)
+  KT_WGMMA_RS_CASE(184, 92, 93, 94, 95, 96, 97, 98)
+  KT_WGMMA_RS_CASE(192, 96, 97, 98, 99, 100, 101, 102)
+  KT_WGMMA_RS_CASE(200, 100, 101, 102, 103, 104, 105, 106)
+  KT_WGMMA_RS_CASE(208, 104, 105, 106, 107, 108, 109, 110)
+  KT_WGMMA_RS_CASE(216, 108, 109, 110, 111, 112, 113, 114)
+  KT_WGMMA_RS_CASE(224, 112, 113, 114, 115, 116, 117, 118)
+  KT_WGMMA_RS_CASE(232, 116, 117, 118, 119, 120, 121, 122)
+  KT_WGMMA_RS_CASE(240, 120, 121, 122, 123, 124, 125, 126)
+  KT_WGMMA_RS_CASE(248, 124, 125, 126, 127, 128, 129, 130)
+  KT_WGMMA_RS_CASE(256, 128, 129, 130, 131, 132, 133, 134)
 }
 
+#undef KT_WGMMA_RS_CASE
+#undef KT_WGMMA_RS_TYPED
 #undef KT_WGMMA_RS
+#undef KT_WGMMA_SS_CASE
 #undef KT_WGMMA_SS_TYPED
 #undef KT_WGMMA_SS
-#undef KT_ACC32
-#undef KT_ACC4
-#undef KT_WGMMA_D96_127
-#undef KT_WGMMA_D64_95
-#undef KT_WGMMA_D64_71
-#undef KT_WGMMA_D32_63
-#undef KT_WGMMA_D0_31
+#undef KT_WGMMA_D4
+#undef KT_WGMMA_D8
+#undef KT_WGMMA_D12
+#undef KT_WGMMA_D16
+#undef KT_WGMMA_D20
+#undef KT_WGMMA_D24
+#undef KT_WGMMA_D28
+#undef KT_WGMMA_D32
+#undef KT_WGMMA_D36
+#undef KT_WGMMA_D40
+#undef KT_WGMMA_D44
+#undef KT_WGMMA_D48
+#undef KT_WGMMA_D52
+#undef KT_WGMMA_D56
+#undef KT_WGMMA_D60
+#undef KT_WGMMA_D64
+#undef KT_WGMMA_D68
+#undef KT_WGMMA_D72
+#undef KT_WGMMA_D76
+#undef KT_WGMMA_D80
+#undef KT_WGMMA_D84
+#undef KT_WGMMA_D88
+#undef KT_WGMMA_D92
+#undef KT_WGMMA_D96
+#undef KT_WGMMA_D100
+#undef KT_WGMMA_D104
+#undef KT_WGMMA_D108
+#undef KT_WGMMA_D112
+#undef KT_WGMMA_D116
+#undef KT_WGMMA_D120
+#undef KT_WGMMA_D124
+#undef KT_WGMMA_D128
+#undef KT_WGMMA_C4
+#undef KT_WGMMA_C8
+#undef KT_WGMMA_C12
+#undef KT_WGMMA_C16
+#undef KT_WGMMA_C20
+#undef KT_WGMMA_C24
+#undef KT_WGMMA_C28
+#undef KT_WGMMA_C32
+#undef KT_WGMMA_C36
+#undef KT_WGMMA_C40
+#undef KT_WGMMA_C44
+#undef KT_WGMMA_C48
+#undef KT_WGMMA_C52
+#undef KT_WGMMA_C56
+#undef KT_WGMMA_C60
+#undef KT_WGMMA_C64
+#undef KT_WGMMA_C68
+#undef KT_WGMMA_C72
+#undef KT_WGMMA_C76
+#undef KT_WGMMA_C80
+#undef KT_WGMMA_C84
+#undef KT_WGMMA_C88
+#undef KT_WGMMA_C92
+#undef KT_WGMMA_C96
+#undef KT_WGMMA_C100
+#undef KT_WGMMA_C104
+#undef KT_WGMMA_C108
+#undef KT_WGMMA_C112
+#undef KT_WGMMA_C116
+#undef KT_WGMMA_C120
+#undef KT_WGMMA_C124
+#undef KT_WGMMA_C128
 
 // An FP32 accumulator tile of a 64 x (16 kSteps) wgmma result as the A operand of
 // wgmma_m64k16_rs over K = 16 kSteps: the values of n8 blocks 2t and 2t + 1, converted to T in

@@ -53,10 +53,11 @@ struct GemmTraits {
   // 64 x 32 stream the weights of a 64 x 4096 x 4096 decode step without split-K) only where
   // whole 64-column atoms of B are not needed: nt's B box rows. Their TMA-store epilogue stages
   // two unswizzled half-tile slabs.
-  // 16 for swap-AB decode steps: 16 tokens on the wgmma N side.
+  // 16 for swap-AB decode steps: 16 tokens on the wgmma N side. Any multiple of 8 for swap-AB
+  // tiles fitted to the tokens (ceil(M / tiles) rounded up), direct stores.
   static_assert((kTileN % 64 == 0 && kTileN <= 256) ||
-                    ((kTileN == 144 || kTileN == 32 || kTileN == 16) && kBIsNxK),
-                "kTileN must be 64, 128, 192 or 256 (or 16, 32 or 144 with nt)");
+                    (kTileN % 8 == 0 && kTileN >= 16 && kTileN <= 256 && kBIsNxK),
+                "kTileN must be 64, 128, 192 or 256 (or, with nt, a multiple of 8 from 16 to 256)");
   static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= 128,
                 "at most 128 accumulators per thread");
   static_assert(kTileK == kAtomK || ((kTileK == 2 * kAtomK || kTileK == 4 * kAtomK) && kBIsNxK),
@@ -97,7 +98,8 @@ struct GemmTraits {
   static constexpr int kSlabRowBytes = kSlabCols * int(sizeof(TOut));
   static constexpr int kSlabs = kTileN / kSlabCols;
   static constexpr int kSlabBytes = kRowsPerConsumer * kSlabRowBytes;
-  static_assert(kSlabBytes % 1024 == 0, "epilogue slots keep the stages 1024-byte aligned");
+  static_assert(kEpilogueSlots == 0 || kSlabBytes % 1024 == 0,
+                "epilogue slots keep the stages 1024-byte aligned");
   static constexpr int kEpilogueBytes = kConsumers * kEpilogueSlots * kSlabBytes;
   static_assert(kClusterK == 1 || kTileM * kTileN * 4 <= kRingBytes,
                 "cluster split-K stages the partial tile in the ring");

@@ -203,7 +203,9 @@ TEST(ValidateSm90Config, RejectsTilesOutsideTheTemplate) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
   const kt::GemmProblem p = problem(4096, 4096, 4096);
   expect_rejected(p, sm90_config(192, 128, 4, 2), h200, "tile_m");  // 96 rows per consumer
-  expect_rejected(p, sm90_config(128, 96, 4, 2), h200, "tile_n");
+  expect_rejected(p, sm90_config(128, 100, 4, 2), h200, "tile_n");
+  expect_rejected(problem(4096, 4096, 4096, kt::Layout::kNN), sm90_config(128, 96, 4, 2), h200,
+                  "nt layout");
   expect_rejected(p, sm90_config(256, 256, 3, 2), h200, "accumulators");
   expect_rejected(p, sm90_config(128, 128, 4, 3), h200, "consumers");
   kt::GemmConfig narrow_k = sm90_config(128, 128, 4, 2);
@@ -358,9 +360,42 @@ TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
   }
   EXPECT_GT(offered, 0);
   for (const kt::GemmProblem& p :
-       {problem(16, 4096, 4096, kt::Layout::kNN), problem(65, 4096, 4096)})
+       {problem(16, 4096, 4096, kt::Layout::kNN), problem(2049, 4096, 4096)})
     for (const kt::GemmConfig& c : kt::enumerate_gemm_configs(p, h200))
       EXPECT_FALSE(c.swap_ab) << kt::to_key(p) << ": " << kt::to_key(c);
+}
+
+// Past decode steps swap-AB takes token tiles fitted to M (cuBLASLt's 256 x 88 tiles at
+// M = 257): the fullest few of ceil(M / t) rounded up to 8, direct stores; pairs along M split
+// B's rows in whole swizzle atoms.
+TEST(ValidateSm90Config, SwapAbPastDecodeStepsFitsTheTokenTiles) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  EXPECT_EQ(kt::sm90_fitted_token_tiles(257), (std::vector<int>{88, 136}));
+  EXPECT_EQ(kt::sm90_fitted_token_tiles(1430).front(), 240);  // 6 tiles, 1440 columns
+  EXPECT_EQ(kt::sm90_fitted_token_tiles(65), (std::vector<int>{72}));
+  for (int m : {65, 257, 1430, 2048})
+    for (int w : kt::sm90_fitted_token_tiles(m)) {
+      EXPECT_EQ(w % 8, 0) << m;
+      EXPECT_GE(w, 64) << m;
+      EXPECT_LE(w, 256) << m;
+    }
+  const kt::GemmProblem mid = problem(257, 11264, 2048);
+  kt::GemmConfig fitted = sm90_config(256, 88, 4, 2);
+  fitted.swap_ab = true;
+  EXPECT_FALSE(kt::validate(mid, fitted, h200).has_value());
+  fitted.epilogue = 2;
+  expect_rejected(mid, fitted, h200, "e0");
+  fitted.epilogue = 0;
+  fitted.cluster = 2;
+  expect_rejected(mid, fitted, h200, "multiple of 16");
+  int offered = 0;
+  for (const kt::GemmConfig& c : kt::enumerate_gemm_configs(mid, h200)) {
+    if (!c.swap_ab) continue;
+    EXPECT_EQ(c.epilogue, 0) << kt::to_key(c);
+    EXPECT_TRUE(c.tile_n == 88 || c.tile_n == 136) << kt::to_key(c);
+    offered += c.tile_m == 256 && c.tile_n == 88;
+  }
+  EXPECT_GT(offered, 0);
 }
 
 // Stages two or four swizzle atoms deep (tile_k 128, 256): nt only; two or four times the stage
@@ -735,7 +770,10 @@ TEST(EnumerateGemmConfigs, ReturnsOnlyConfigsValidateAccepts) {
                         in(domains.small_m_tile_k, c.tile_k) && c.raster_group == 1
               : c.family == kt::GemmFamily::kSm90
                   ? in(domains.sm90_tile_m, c.tile_m) &&
-                        in(c.swap_ab ? domains.sm90_swap_tile_n : domains.sm90_tile_n, c.tile_n) &&
+                        (c.swap_ab ? in(p.m <= kt::kSm90SwapMaxM ? domains.sm90_swap_tile_n
+                                                                 : kt::sm90_fitted_token_tiles(p.m),
+                                        c.tile_n)
+                                   : in(domains.sm90_tile_n, c.tile_n)) &&
                         (c.tile_k == 64 ||
                          (in(domains.sm90_deep_tile_k, c.tile_k) &&
                           c.tile_m + c.tile_n <= domains.sm90_deep_stage_max_rows)) &&
