@@ -164,6 +164,19 @@ TEST(RmsnormModel, PrefersWideVectorsAndPredictsNearTheCopyRate) {
     EXPECT_LE(ranked[i - 1].predicted_us, ranked[i].predicted_us);
 }
 
+TEST(RmsnormModel, DefaultSearchMeasuresPersistentTwinsOnLargeShapes) {
+  // The default search measures the model's top 24 (tuner/op_tuning.hpp).
+  const DeviceDesc& h200 = device_profile("h200");
+  for (const char* key : {"rmsnorm:bf16:r16384.h8192", "rmsnorm:bf16:r32768.h16384",
+                          "rmsnorm:bf16:r16384.h8192.res", "rmsnorm:bf16:r32768.h5120.res"}) {
+    const auto ranked = op_spec("rmsnorm").ranked_configs(key, h200);
+    std::string top;
+    for (std::size_t i = 0; i < std::min<std::size_t>(24, ranked.size()); ++i)
+      top += ranked[i].config_key + " ";
+    EXPECT_NE(top.find(".pers"), std::string::npos) << key << ": " << top;
+  }
+}
+
 TEST(RmsnormModel, PeeledRowsOfLargeHiddensPickAtMostFourWideVectors) {
   // A peeled row loads its weights one element a lane: 8-wide configs ran 0.6-0.8 of the copy
   // on these held-out shapes where 4-wide ones reached it.

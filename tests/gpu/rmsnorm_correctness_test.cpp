@@ -1,6 +1,7 @@
 // RMSNorm on the GPU: fresh random x, w (and r), y and the sum poisoned first, against a float64
 // reference on sampled rows (the op's own workload, tuner/op_tuning.hpp), for every mode, vector
-// width and awkward hidden; and end to end through Runtime::rmsnorm, in place residual included.
+// width and awkward hidden, the persistent grid on ragged rows included; and end to end through
+// Runtime::rmsnorm and the persistent kernel, in place residual included.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
