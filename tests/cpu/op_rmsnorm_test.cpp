@@ -31,6 +31,12 @@ TEST(RmsnormKeys, RoundTripEveryField) {
   const RmsnormConfig c{64, 4, 2, RmsnormMode::kTwoPass};
   EXPECT_EQ(parse_rmsnorm_config_key(to_key(c)), c);
   EXPECT_EQ(to_key(c), "rms.t64.r4.v2.2pass");
+  const RmsnormConfig pers{256, 1, 8, RmsnormMode::kRegisters, true};
+  EXPECT_EQ(to_key(pers), "rms.t256.r1.v8.reg.pers");
+  EXPECT_EQ(parse_rmsnorm_config_key(to_key(pers)), pers);
+  EXPECT_FALSE(parse_rmsnorm_config_key("rms.t256.r1.v8.reg").persistent);
+  EXPECT_EQ(rmsnorm_kernel_expression({64, 8192, DType::kBF16, true}, pers),
+            "kt::rmsnorm_persistent<kt::bf16, 8192, 256, 1, 8, true>");
 }
 
 TEST(RmsnormKeys, RefuseMalformedKeysNamingTheProblem) {
@@ -44,6 +50,54 @@ TEST(RmsnormKeys, RefuseMalformedKeysNamingTheProblem) {
             std::string::npos);
   EXPECT_NE(error_of([] { parse_rmsnorm_config_key("rms.t64.r4"); }).find("rms.tT.rR.vV.MODE"),
             std::string::npos);
+  EXPECT_NE(error_of([] { parse_rmsnorm_config_key("rms.t64.r4.v2.reg.grid"); }).find("pers"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_rmsnorm_config_key("rms.t64.r4.v2.reg.pers.x"); }).find("[.pers]"),
+            std::string::npos);
+}
+
+TEST(RmsnormPersistent, RefusesOtherModesAndSlicesOverTheLaunchBoundsRegisters) {
+  const DeviceDesc& h200 = device_profile("h200");
+  const RmsnormProblem p{16384, 16384, DType::kBF16, true};
+  EXPECT_NE(validate(p, {256, 1, 8, RmsnormMode::kShared, true}, h200)->find("persistent grid"),
+            std::string::npos);
+  EXPECT_FALSE(validate({16384, 8192, DType::kBF16, true},
+                        {256, 1, 8, RmsnormMode::kRegisters, true}, h200));
+  // 4 vectors of 8 with r, the next row's and the weights: ~160 registers, over 65536 / 512.
+  EXPECT_NE(validate(p, {512, 1, 8, RmsnormMode::kRegisters, true}, h200)->find("512 threads"),
+            std::string::npos);
+  EXPECT_NE(validate(p, {256, 1, 8, RmsnormMode::kRegisters, true}, h200)->find("registers"),
+            std::string::npos);
+}
+
+TEST(RmsnormPersistent, PlansAGridOfTheResidentCtasOrFewerRows) {
+  const RmsnormConfig pers{256, 2, 8, RmsnormMode::kRegisters, true};
+  EXPECT_EQ(plan_launch({16384, 8192, DType::kBF16, false}, pers, 264).grid[0], 264u);
+  EXPECT_EQ(plan_launch({7, 8192, DType::kBF16, false}, pers, 264).grid[0], 4u);
+  EXPECT_EQ(plan_launch({1u << 31, 8, DType::kBF16, false}, pers, 264).grid[0], 264u);
+  EXPECT_THROW(plan_launch({7, 8192, DType::kBF16, false}, pers), Error);
+  EXPECT_EQ(plan_launch({16384, 8192, DType::kBF16, false}, {256, 2, 8}).grid[0], 8192u);
+}
+
+TEST(RmsnormPersistent, SpaceHasPersistentTwinsPastOneWaveOnly) {
+  const DeviceDesc& h200 = device_profile("h200");
+  // Rows of 16384 with the residual fit no two slices (the test above): plain ones only.
+  for (std::int64_t hidden : {13, 1000, 5120, 8192, 16384}) {
+    const RmsnormProblem large{32768, hidden, DType::kBF16, hidden < 16384};
+    int persistent = 0;
+    for (const RmsnormConfig& c : enumerate_rmsnorm_configs(large, h200)) {
+      if (!c.persistent) continue;
+      ++persistent;
+      EXPECT_EQ(c.mode, RmsnormMode::kRegisters) << to_key(c);
+      EXPECT_FALSE(validate(large, c, h200)) << to_key(c);
+      EXPECT_GT(estimate(large, {c.threads_per_row, c.rows_per_cta, c.vec}, h200).grid_waves.waves,
+                1)
+          << to_key(c);
+    }
+    EXPECT_GT(persistent, 0) << hidden;
+    for (const RmsnormConfig& c : enumerate_rmsnorm_configs({1, hidden, DType::kBF16, false}, h200))
+      EXPECT_FALSE(c.persistent) << hidden << " " << to_key(c);
+  }
 }
 
 TEST(RmsnormShape, NamesTheBadField) {
@@ -108,6 +162,19 @@ TEST(RmsnormModel, PrefersWideVectorsAndPredictsNearTheCopyRate) {
   EXPECT_LE(ranked[0].predicted_us, copy_us * 1.15);
   for (std::size_t i = 1; i < ranked.size(); ++i)
     EXPECT_LE(ranked[i - 1].predicted_us, ranked[i].predicted_us);
+}
+
+TEST(RmsnormModel, DefaultSearchMeasuresPersistentTwinsOnLargeShapes) {
+  // The default search measures the model's top 24 (tuner/op_tuning.hpp).
+  const DeviceDesc& h200 = device_profile("h200");
+  for (const char* key : {"rmsnorm:bf16:r16384.h8192", "rmsnorm:bf16:r32768.h16384",
+                          "rmsnorm:bf16:r16384.h8192.res", "rmsnorm:bf16:r32768.h5120.res"}) {
+    const auto ranked = op_spec("rmsnorm").ranked_configs(key, h200);
+    std::string top;
+    for (std::size_t i = 0; i < std::min<std::size_t>(24, ranked.size()); ++i)
+      top += ranked[i].config_key + " ";
+    EXPECT_NE(top.find(".pers"), std::string::npos) << key << ": " << top;
+  }
 }
 
 TEST(RmsnormModel, PeeledRowsOfLargeHiddensPickAtMostFourWideVectors) {

@@ -1,6 +1,7 @@
 // RMSNorm's kernels under NVRTC without a GPU: the model's top configs for awkward and large
-// hiddens compile for sm_90a and sm_80 with no spills, the 8-wide configs move 16-byte vectors,
-// and `kerntune tune --op rmsnorm` predicts and stores a winner.
+// hiddens compile for sm_90a and sm_80 with no spills, so does every persistent config of the
+// space, the 8-wide configs move 16-byte vectors, and `kerntune tune --op rmsnorm` predicts and
+// stores a winner.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -34,9 +35,31 @@ TEST(RmsnormCompile, ModelTopConfigsCompileWithoutSpills) {
   }
 }
 
+TEST(RmsnormCompile, EveryPersistentConfigCompilesWithoutSpills) {
+  const OpSpec& op = op_spec("rmsnorm");
+  for (const auto& [profile, arch] : {std::pair{"h200", "sm_90a"}, std::pair{"a100", "sm_80"}}) {
+    const DeviceDesc& device = device_profile(profile);
+    for (const char* key : {"rmsnorm:bf16:r32768.h8192", "rmsnorm:bf16:r32768.h8192.res",
+                            "rmsnorm:bf16:r32768.h16384", "rmsnorm:fp16:r4097.h5120.res",
+                            "rmsnorm:bf16:r8193.h1000.res", "rmsnorm:bf16:r65536.h13"}) {
+      int persistent = 0;
+      for (const RankedConfigKey& ranked : op.ranked_configs(key, device)) {
+        if (!ranked.config_key.ends_with(".pers")) continue;
+        ++persistent;
+        const gen::CompiledKernel k =
+            gen::compile(gen::generate(op, key, ranked.config_key, "", arch));
+        EXPECT_EQ(k.report.total_spill_bytes(), 0)
+            << key << " " << ranked.config_key << " " << arch;
+      }
+      EXPECT_GT(persistent, 0) << key << " " << arch;
+    }
+  }
+}
+
 TEST(RmsnormCompile, EightWideConfigsMoveSixteenByteVectors) {
   const OpSpec& op = op_spec("rmsnorm");
-  for (const char* config : {"rms.t128.r1.v8.reg", "rms.t256.r1.v8.smem", "rms.t512.r1.v8.2pass"}) {
+  for (const char* config : {"rms.t128.r1.v8.reg", "rms.t256.r1.v8.smem", "rms.t512.r1.v8.2pass",
+                             "rms.t256.r1.v8.reg.pers"}) {
     const std::string ptx =
         gen::compile_to_ptx(gen::generate(op, "rmsnorm:bf16:r64.h8192.res", config, "", "sm_90a"));
     EXPECT_NE(ptx.find("ld.global.v4.u32"), std::string::npos) << config;

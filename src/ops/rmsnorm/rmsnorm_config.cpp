@@ -43,8 +43,8 @@ std::string_view mode_name(RmsnormMode mode) {
 }  // namespace
 
 std::string to_key(const RmsnormConfig& c) {
-  return fmt::format("rms.t{}.r{}.v{}.{}", c.threads_per_row, c.rows_per_cta, c.vec,
-                     mode_name(c.mode));
+  return fmt::format("rms.t{}.r{}.v{}.{}{}", c.threads_per_row, c.rows_per_cta, c.vec,
+                     mode_name(c.mode), c.persistent ? ".pers" : "");
 }
 
 RmsnormConfig parse_rmsnorm_config_key(std::string_view key) {
@@ -53,7 +53,7 @@ RmsnormConfig parse_rmsnorm_config_key(std::string_view key) {
         fmt::format("RMSNorm config key '{}' {}; expected e.g. rms.t128.r1.v8.reg", key, why));
   };
   const std::vector<std::string_view> f = split(key, '.');
-  if (f.size() != 5 || f[0] != "rms") bad("is not rms.tT.rR.vV.MODE");
+  if (f.size() < 5 || f.size() > 6 || f[0] != "rms") bad("is not rms.tT.rR.vV.MODE[.pers]");
   RmsnormConfig c;
   const auto field = [&](std::string_view text, char name, const char* what) {
     if (text.empty() || text[0] != name) bad(fmt::format("has no {} field", what));
@@ -72,6 +72,10 @@ RmsnormConfig parse_rmsnorm_config_key(std::string_view key) {
     c.mode = RmsnormMode::kTwoPass;
   else
     bad("has a mode other than reg, smem or 2pass");
+  if (f.size() == 6) {
+    if (f[5] != "pers") bad("has a suffix other than pers");
+    c.persistent = true;
+  }
   return c;
 }
 
@@ -91,9 +95,13 @@ int rmsnorm_batch(const RmsnormProblem& p, const RmsnormConfig& c) {
 }
 
 int rmsnorm_estimated_registers(const RmsnormProblem& p, const RmsnormConfig& c) {
+  const int batch = rmsnorm_batch(p, c);
+  // Persistent: per element of the slice, half a register each for the row and the next row (x,
+  // and r with the residual), one for the weights, which the compiler converts to FP32 once
+  // outside the row loop, and one for the row in FP32 between the sum of squares and the scaling.
+  if (c.persistent) return 32 + batch * c.vec * (p.residual ? 4 : 3);
   // A batch's vectors, its weights and (residual) its r, each vec / 2 words a vector.
-  const int words = rmsnorm_batch(p, c) * std::max(1, c.vec / 2) * (p.residual ? 3 : 2);
-  return 32 + words;
+  return 32 + batch * std::max(1, c.vec / 2) * (p.residual ? 3 : 2);
 }
 
 std::optional<std::string> validate(const RmsnormProblem& p, const RmsnormConfig& c,
@@ -105,6 +113,9 @@ std::optional<std::string> validate(const RmsnormProblem& p, const RmsnormConfig
   const int threads = c.threads_per_row * c.rows_per_cta;
   if (threads < 32 || threads > 1024)
     return fmt::format("{} threads per CTA is outside 32..1024", threads);
+  if (c.persistent && c.mode != RmsnormMode::kRegisters)
+    return fmt::format("a persistent grid keeps its rows in registers (mode reg), not mode {}",
+                       mode_name(c.mode));
   if (!is_pow2_in(c.vec, 1, 8)) return fmt::format("vector width {} is not 1, 2, 4 or 8", c.vec);
   if (p.hidden < c.vec)
     return fmt::format("rows of {} elements hold no {}-element vector", p.hidden, c.vec);
@@ -122,25 +133,47 @@ std::optional<std::string> validate(const RmsnormProblem& p, const RmsnormConfig
   if (rmsnorm_estimated_registers(p, c) > kMaxRegisters)
     return fmt::format("{} vectors per thread (and their weights) need ~{} registers, over {}",
                        rmsnorm_batch(p, c), rmsnorm_estimated_registers(p, c), kMaxRegisters);
+  // NOTE: __launch_bounds__(threads) caps a thread's registers at what lets one CTA fit an SM;
+  // the persistent kernel's two slices reach that cap at 512 threads and more.
+  const int register_cap = device.regs_per_sm > 0
+                               ? std::min(kMaxRegisters, device.regs_per_sm / threads)
+                               : kMaxRegisters;
+  if (c.persistent && rmsnorm_estimated_registers(p, c) > register_cap)
+    return fmt::format(
+        "{} vectors per thread, its weights and the next row's need ~{} registers, over the {} "
+        "that {} threads a CTA leave a thread",
+        items, rmsnorm_estimated_registers(p, c), register_cap, threads);
   if (c.mode != RmsnormMode::kRegisters && items == 1)
     return "one vector per thread: the row is in registers already";
   if (rmsnorm_smem_bytes(p, c) > device.max_smem_per_block_optin_bytes)
     return fmt::format("{} B of staged rows exceed the {} B of shared memory a CTA can have",
                        rmsnorm_smem_bytes(p, c), device.max_smem_per_block_optin_bytes);
-  if (ceil_div(p.rows, std::int64_t(c.rows_per_cta)) > kMaxGridX)
+  if (!c.persistent && ceil_div(p.rows, std::int64_t(c.rows_per_cta)) > kMaxGridX)
     return fmt::format("{} rows at {} a CTA need more than 2^31 - 1 CTAs", p.rows, c.rows_per_cta);
   return std::nullopt;
 }
 
-LaunchPlan plan_launch(const RmsnormProblem& p, const RmsnormConfig& c) {
+LaunchPlan plan_launch(const RmsnormProblem& p, const RmsnormConfig& c,
+                       std::int64_t resident_ctas) {
+  std::int64_t num_ctas = ceil_div(p.rows, std::int64_t(c.rows_per_cta));
+  if (c.persistent) {
+    if (resident_ctas <= 0)
+      throw Error(ErrorKind::kInternal,
+                  fmt::format("{} planned without the device's resident CTAs", to_key(c)));
+    num_ctas = std::min(num_ctas, resident_ctas);
+  }
   LaunchPlan plan;
-  plan.grid = {std::uint32_t(ceil_div(p.rows, std::int64_t(c.rows_per_cta))), 1, 1};
+  plan.grid = {std::uint32_t(num_ctas), 1, 1};
   plan.block = {std::uint32_t(c.threads_per_row * c.rows_per_cta), 1, 1};
   plan.smem_bytes = std::uint32_t(rmsnorm_smem_bytes(p, c));
   return plan;
 }
 
 std::string rmsnorm_kernel_expression(const RmsnormProblem& p, const RmsnormConfig& c) {
+  if (c.persistent)
+    return fmt::format("kt::rmsnorm_persistent<{}, {}, {}, {}, {}, {}>", device_type_name(p.dtype),
+                       p.hidden, c.threads_per_row, c.rows_per_cta, c.vec,
+                       p.residual ? "true" : "false");
   return fmt::format("kt::rmsnorm<{}, {}, {}, {}, {}, {}, {}>", device_type_name(p.dtype), p.hidden,
                      c.threads_per_row, c.rows_per_cta, c.vec, int(c.mode),
                      p.residual ? "true" : "false");
@@ -155,7 +188,14 @@ std::vector<RmsnormConfig> enumerate_rmsnorm_configs(const RmsnormProblem& p,
         for (RmsnormMode mode :
              {RmsnormMode::kRegisters, RmsnormMode::kShared, RmsnormMode::kTwoPass}) {
           const RmsnormConfig c{tpr, rpc, vec, mode};
-          if (!validate(p, c, device)) out.push_back(c);
+          if (validate(p, c, device)) continue;
+          out.push_back(c);
+          // A persistent grid differs from the plain one only where the plain one turns CTAs
+          // over: past one wave.
+          const RmsnormConfig pers{tpr, rpc, vec, mode, true};
+          if (mode == RmsnormMode::kRegisters && estimate(p, c, device).grid_waves.waves > 1 &&
+              !validate(p, pers, device))
+            out.push_back(pers);
         }
   }
   return out;
@@ -168,7 +208,11 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
   const int regs = registers > 0 ? registers : rmsnorm_estimated_registers(p, c);
   const Occupancy occ = occupancy(threads, regs, rmsnorm_smem_bytes(p, c), device);
   e.ctas_per_sm = std::max(1, occ.ctas_per_sm);
-  const std::int64_t num_ctas = ceil_div(p.rows, std::int64_t(c.rows_per_cta));
+  const std::int64_t num_groups = ceil_div(p.rows, std::int64_t(c.rows_per_cta));
+  const std::int64_t num_ctas =
+      c.persistent
+          ? std::min<std::int64_t>(num_groups, std::int64_t(device.num_sms) * e.ctas_per_sm)
+          : num_groups;
   e.grid_waves = wave_stats(num_ctas, device.num_sms, e.ctas_per_sm);
   e.waves = double(num_ctas) / double(std::max<std::int64_t>(1, e.grid_waves.slots));
 
@@ -188,8 +232,8 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
   const double read_share = 0.5;
   const double sustained = std::min(1.0, in_flight / (kDramLatencyUs * bytes_per_us * read_share));
   // A CTA loads, then reduces and stores: the load pipe idles for that part of its life unless
-  // another resident CTA is loading.
-  const double phase = e.ctas_per_sm >= 2 ? 1.0 : 0.85;
+  // another resident CTA is loading, or (persistent) its own next row is.
+  const double phase = e.ctas_per_sm >= 2 || c.persistent ? 1.0 : 0.85;
   e.efficiency = sustained * phase;
   e.memory_us = p.min_bytes() / (bytes_per_us * e.efficiency);
   if (c.mode == RmsnormMode::kTwoPass)
@@ -199,8 +243,13 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
   // reduction. The slots turn over e.waves times.
   const int rounds = (items + batch - 1) / batch;
   const double row_us = rounds * (kDramLatencyUs + kL2LatencyUs) + kReduceUs;
+  // Persistent: a CTA's rows follow one another, each one's loads issued during the row before,
+  // so only the first row's round trip is exposed and then each row's reduction.
+  const double rows_us = c.persistent
+                             ? kDramLatencyUs + double(ceil_div(num_groups, num_ctas)) * kReduceUs
+                             : row_us * std::max(1.0, e.waves);
   e.latency_us = kLaunchUs;
-  e.predicted_us = std::max(e.memory_us, row_us * std::max(1.0, e.waves)) + e.latency_us;
+  e.predicted_us = std::max(e.memory_us, rows_us) + e.latency_us;
   // A peeled row (hidden not a multiple of vec; all but one row in vec) loads its weights one
   // element a lane: kVec loads a vector, each spanning 32 lanes x 2·vec bytes, vec/2 L1
   // wavefronts for vec >= 2. Beyond the 2 a 4-wide vector costs, they queue behind the
@@ -227,10 +276,10 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
 std::string explain_config(const RmsnormProblem& p, const RmsnormConfig& c,
                            const DeviceDesc& device) {
   const RmsnormEstimate e = estimate(p, c, device);
-  const LaunchPlan plan = plan_launch(p, c);
+  const LaunchPlan plan = plan_launch(p, c, e.grid_waves.slots);
   return fmt::format(
       "  rows of {} elements: {} threads a row, {} vectors of {} a thread, {} rows a CTA, row "
-      "kept in {}\n"
+      "kept in {}{}\n"
       "  grid {} CTAs of {} threads, {} B shared; {} CTAs an SM resident, {:.2f} waves\n"
       "  memory: {:.1f} MB at {:.0f}% of {:.0f} GB/s (bytes in flight) = {:.1f} us\n"
       "  row latency and launch: {:.1f} us; predicted {:.1f} us ({:.0f} GB/s)\n",
@@ -238,7 +287,8 @@ std::string explain_config(const RmsnormProblem& p, const RmsnormConfig& c,
       c.mode == RmsnormMode::kRegisters ? "registers"
       : c.mode == RmsnormMode::kShared  ? "shared memory"
                                         : "L2 (read twice)",
-      plan.grid[0], plan.block[0], plan.smem_bytes, e.ctas_per_sm, e.waves, p.min_bytes() / 1e6,
+      c.persistent ? ", the grid resident and looping over the rows" : "", plan.grid[0],
+      plan.block[0], plan.smem_bytes, e.ctas_per_sm, e.waves, p.min_bytes() / 1e6,
       100 * e.efficiency, device.dram_gbps, e.memory_us, e.latency_us, e.predicted_us,
       p.min_bytes() / e.predicted_us / 1e3);
 }

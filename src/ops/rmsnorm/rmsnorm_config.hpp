@@ -3,7 +3,8 @@
 // loading `vec` elements at a time (a row not starting on a vector boundary has its ends peeled); a
 // CTA normalizes `rows_per_cta` rows side by side. The row stays in registers between the sum of
 // squares and the scaling (kRegisters), is staged in shared memory (kShared), or is read twice from
-// global memory, the second time mostly from L2 (kTwoPass).
+// global memory, the second time mostly from L2 (kTwoPass). A persistent registers config runs a
+// resident grid whose CTAs loop over the rows, loading the next row while storing this one.
 #pragma once
 
 #include <cstdint>
@@ -26,17 +27,21 @@ struct RmsnormConfig {
   int rows_per_cta = 1;
   int vec = 8;  // elements per load and store (16 bytes at 8 for 2-byte dtypes); any hidden
   RmsnormMode mode = RmsnormMode::kRegisters;
+  // A grid of the CTAs resident at once looping over the rows, the next row's loads in flight
+  // during this row's reduction and stores (registers mode only; kt::rmsnorm_persistent).
+  bool persistent = false;
 
   bool operator==(const RmsnormConfig&) const = default;
 };
 
-// "rms.t128.r1.v8.reg" (modes reg, smem, 2pass).
+// "rms.t128.r1.v8.reg" (modes reg, smem, 2pass), "rms.t256.r1.v8.reg.pers" (persistent).
 std::string to_key(const RmsnormConfig& config);
 RmsnormConfig parse_rmsnorm_config_key(std::string_view key);  // throws naming the field
 
 // Vector loads each thread issues per row: ceil(⌊hidden / vec⌋ / threads_per_row), at least 1.
 int rmsnorm_items(const RmsnormProblem& problem, const RmsnormConfig& config);
 // Vectors a thread loads before it uses them: its whole slice (registers), else up to four.
+// Persistent configs hold a second slice, the next row's, beside it.
 int rmsnorm_batch(const RmsnormProblem& problem, const RmsnormConfig& config);
 int rmsnorm_smem_bytes(const RmsnormProblem& problem, const RmsnormConfig& config);
 int rmsnorm_estimated_registers(const RmsnormProblem& problem, const RmsnormConfig& config);
@@ -45,13 +50,17 @@ int rmsnorm_estimated_registers(const RmsnormProblem& problem, const RmsnormConf
 std::optional<std::string> validate(const RmsnormProblem& problem, const RmsnormConfig& config,
                                     const DeviceDesc& device);
 
-// Grid ⌈rows / rows_per_cta⌉ (x, then y past 2^31 - 1), threads_per_row · rows_per_cta threads.
-LaunchPlan plan_launch(const RmsnormProblem& problem, const RmsnormConfig& config);
+// Grid ⌈rows / rows_per_cta⌉ CTAs, or for a persistent config at most `resident_ctas` (the CTAs
+// the device holds at once; required > 0 then); threads_per_row · rows_per_cta threads.
+LaunchPlan plan_launch(const RmsnormProblem& problem, const RmsnormConfig& config,
+                       std::int64_t resident_ctas = 0);
 
-// "kt::rmsnorm<kt::bf16, 4096, 128, 1, 8, 0, false>".
+// "kt::rmsnorm<kt::bf16, 4096, 128, 1, 8, 0, false>", persistent
+// "kt::rmsnorm_persistent<kt::bf16, 4096, 128, 1, 8, false>".
 std::string rmsnorm_kernel_expression(const RmsnormProblem& problem, const RmsnormConfig& config);
 
-// Every valid config for `problem` on `device`.
+// Every valid config for `problem` on `device`; the persistent twins of the registers configs
+// where the plain grid takes more than one wave.
 std::vector<RmsnormConfig> enumerate_rmsnorm_configs(const RmsnormProblem& problem,
                                                      const DeviceDesc& device);
 

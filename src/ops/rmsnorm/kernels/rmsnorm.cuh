@@ -5,7 +5,8 @@
 // of the row in registers between the sum of squares and the scaling, 1 stages it in dynamic
 // shared memory, 2 reads it again from global memory (L2) for the scaling. Any kHidden: rows that
 // do not start on a vector boundary are peeled (their ends one element a lane), so every row
-// moves aligned vectors.
+// moves aligned vectors. kt::rmsnorm_persistent is kMode 0 over a resident grid that loops over
+// the rows, loading a CTA's next rows while it reduces and stores the current ones.
 #pragma once
 
 #include "kerntune/common/dtypes.cuh"
@@ -53,58 +54,94 @@ __device__ __forceinline__ float rmsnorm_row_sum(float v, float* scratch) {
   return v;
 }
 
+// One thread's view of one row: where its vectors and its peeled element lie. A row at or past
+// `rows` is inactive (valid() and has_peeled() are false) and points at row 0. A row whose start
+// is not a multiple of kVec elements (kHidden not one) is peeled: its first `head` elements and
+// last `tail` ones are single elements, one a lane, and the `body` vectors between them start
+// aligned.
+template <int kHidden, int kThreadsPerRow, int kVec>
+struct RmsnormRow {
+  using W = RmsnormVec<kVec>;
+  using E = unsigned short;  // one element's bits
+  // NOTE: enumerators, not static constexpr members, which NVRTC emits as module globals.
+  enum : int {
+    kPeel = kHidden % kVec != 0,
+    kVecsPerRow = kHidden / kVec,
+    kItems = (kHidden / kVec + kThreadsPerRow - 1) / kThreadsPerRow,
+  };
+  static_assert(!kPeel || kThreadsPerRow >= 2 * (kVec - 1), "a lane for every peeled element");
+
+  bool active;
+  int lane, head, body;
+  long long start;  // the row's first element
+
+  __device__ __forceinline__ RmsnormRow(long long row, long long rows, int lane_in_row)
+      : active(row < rows), lane(lane_in_row), head(0), body(kVecsPerRow) {
+    start = (active ? row : 0) * (long long)kHidden;
+    if constexpr (kPeel) {
+      head = int((kVec - start % kVec) % kVec);
+      if (head > kHidden) head = kHidden;
+      body = (kHidden - head) / kVec;
+    }
+  }
+  // The thread's i-th vector of the body, and whether the row has it.
+  __device__ __forceinline__ int index(int i) const { return i * kThreadsPerRow + lane; }
+  __device__ __forceinline__ bool valid(int i) const { return active && index(i) < body; }
+  // The row's elements and its body's vectors in a rows x kHidden tensor at `base`.
+  __device__ __forceinline__ E* elements(const void* base) const {
+    return static_cast<E*>(const_cast<void*>(base)) + start;
+  }
+  __device__ __forceinline__ W* vectors(const void* base) const {
+    return reinterpret_cast<W*>(elements(base) + head);
+  }
+  // The peeled element this lane holds (kPeel): one of the head, else one of the tail.
+  __device__ __forceinline__ int peeled() const {
+    return lane < head ? lane : head + body * kVec + (lane - head);
+  }
+  __device__ __forceinline__ bool has_peeled() const {
+    return kPeel && active && lane < head + (kHidden - head - body * kVec);
+  }
+};
+
 template <typename T, int kHidden, int kThreadsPerRow, int kRowsPerCta, int kVec, int kMode,
           bool kResidual>
 __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const RmsnormParams params) {
   if (test_fault(params.y)) return;
-  using W = RmsnormVec<kVec>;
-  using E = unsigned short;  // one element's bits
-  // A row whose start is not a multiple of kVec elements (kHidden not one) is peeled: its
-  // first `head` elements and last `tail` ones are single elements, one a lane, and the vectors
-  // between them start aligned.
-  constexpr bool kPeel = kHidden % kVec != 0;
-  constexpr int kVecsPerRow = kHidden / kVec;
-  constexpr int kItems = (kVecsPerRow + kThreadsPerRow - 1) / kThreadsPerRow;
+  using Row = RmsnormRow<kHidden, kThreadsPerRow, kVec>;
+  using W = typename Row::W;
+  using E = typename Row::E;
+  constexpr bool kPeel = Row::kPeel != 0;
+  constexpr int kVecsPerRow = Row::kVecsPerRow;
+  constexpr int kItems = Row::kItems;
   // Vectors a thread has in flight at once: its whole slice in registers mode, else four.
   constexpr int kBatch = kMode == 0 ? kItems : (kItems < 4 ? kItems : 4);
-  static_assert(!kPeel || kThreadsPerRow >= 2 * (kVec - 1), "a lane for every peeled element");
   __shared__ float scratch[kThreadsPerRow * kRowsPerCta / 32 + 1];
   extern __shared__ __align__(16) unsigned char staged[];
 
   const int lane = threadIdx.x % kThreadsPerRow;
   const int row_in_cta = threadIdx.x / kThreadsPerRow;
-  const long long row = (long long)blockIdx.x * kRowsPerCta + row_in_cta;
-  const bool active = row < params.rows;
-  const long long row_start = (active ? row : 0) * (long long)kHidden;
-  int head = 0, body = kVecsPerRow;
-  if constexpr (kPeel) {
-    head = int((kVec - row_start % kVec) % kVec);
-    if (head > kHidden) head = kHidden;
-    body = (kHidden - head) / kVec;
-  }
-  const E* xe = static_cast<const E*>(params.x) + row_start;
-  const E* re = static_cast<const E*>(params.residual) + row_start;
-  E* sum_e = static_cast<E*>(params.residual_out) + row_start;
-  E* ye = static_cast<E*>(params.y) + row_start;
+  const Row row((long long)blockIdx.x * kRowsPerCta + row_in_cta, params.rows, lane);
+  const int head = row.head;
+  const E* xe = row.elements(params.x);
+  const E* re = row.elements(params.residual);
+  E* sum_e = row.elements(params.residual_out);
+  E* ye = row.elements(params.y);
   const E* we = static_cast<const E*>(params.weight);
-  const W* x = reinterpret_cast<const W*>(xe + head);
-  const W* r = reinterpret_cast<const W*>(re + head);
-  W* sum_out = reinterpret_cast<W*>(sum_e + head);
-  W* y = reinterpret_cast<W*>(ye + head);
+  const W* x = row.vectors(params.x);
+  const W* r = row.vectors(params.residual);
+  W* sum_out = row.vectors(params.residual_out);
+  W* y = row.vectors(params.y);
   const W* w = reinterpret_cast<const W*>(we);  // aligned rows only (head == 0)
   W* stage = reinterpret_cast<W*>(staged) + row_in_cta * kVecsPerRow;
-
-  // The peeled element this lane holds (kPeel): one of the head, else one of the tail.
-  const int tail = kHidden - head - body * kVec;
-  const int peeled = lane < head ? lane : head + body * kVec + (lane - head);
-  const bool has_peeled = kPeel && active && lane < head + tail;
+  const int peeled = row.peeled();
+  const bool has_peeled = row.has_peeled();
   float peeled_value = 0;
 
   // NOTE: every batch issues all of its loads before its first store: the stores (y, the sum)
   // may alias the loads as far as the compiler knows (in place residual), so a load after a
   // store waits for it and a thread would have one load in flight.
-  auto valid = [=](int i) { return active && i * kThreadsPerRow + lane < body; };
-  auto index = [=](int i) { return i * kThreadsPerRow + lane; };
+  auto valid = [&](int i) { return row.valid(i); };
+  auto index = [&](int i) { return row.index(i); };
   auto sum_squares = [](const W& v) {
     float s = 0;
 #pragma unroll
@@ -212,6 +249,139 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
         if (valid(first + b)) v[b] = again[index(first + b)];
       pass2(first, v, scale);
     }
+  }
+}
+
+// kt::rmsnorm_persistent: kt::rmsnorm's registers mode over a grid the launcher sizes to what is
+// resident at once (any grid is correct). CTA b takes the groups of kRowsPerCta rows b, b + grid,
+// b + 2·grid, ... (a grid stride: at any moment the CTAs stream one contiguous window of the
+// tensor, and no CTA has more than one group more than another). Software-pipelined: a thread
+// issues its next row's loads into a second register buffer before it adds, reduces and stores the
+// current row, so loads stay in flight while rows are reduced and no CTA slot turns over.
+// NOTE: the next row's loads go before the current row's stores, which may alias them as far as
+// the compiler knows (residual_out may be residual): a CTA's rows are distinct rows no other CTA
+// touches, so the next row's x and r are never addresses the current row stores to.
+// NOTE: the launch bounds name a minimum of one CTA an SM: with the thread count alone, ptxas
+// (CUDA 13) held 512-thread instances to 64 registers and spilled.
+template <typename T, int kHidden, int kThreadsPerRow, int kRowsPerCta, int kVec, bool kResidual>
+__global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta, 1)
+    rmsnorm_persistent(const RmsnormParams params) {
+  if (test_fault(params.y)) return;
+  using Row = RmsnormRow<kHidden, kThreadsPerRow, kVec>;
+  using W = typename Row::W;
+  using E = typename Row::E;
+  constexpr bool kPeel = Row::kPeel != 0;
+  constexpr int kItems = Row::kItems;
+  // Two sets of partials, alternating by row: a warp writes row k + 1's partial while a slower
+  // warp may still read row k's; row k + 2 reuses row k's set only after every warp passed row
+  // k + 1's barrier, so one barrier a row suffices.
+  constexpr int kPartials = kThreadsPerRow * kRowsPerCta / 32 + 1;
+  __shared__ float scratch[2 * kPartials];
+
+  const int lane = threadIdx.x % kThreadsPerRow;
+  const int row_in_cta = threadIdx.x / kThreadsPerRow;
+  const long long group_stride = (long long)gridDim.x * kRowsPerCta;
+
+  // A row's inputs: its x and r vectors and its peeled element's.
+  struct Inputs {
+    W x[kItems];
+    W r[kResidual ? kItems : 1];
+    E peeled_x, peeled_r;
+  };
+  auto load = [&](const Row& row, Inputs& in) {
+    const W* x = row.vectors(params.x);
+    const W* r = row.vectors(params.residual);
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      if (!row.valid(i)) continue;
+      in.x[i] = x[row.index(i)];
+      if constexpr (kResidual) in.r[i] = r[row.index(i)];
+    }
+    if (!row.has_peeled()) return;
+    in.peeled_x = row.elements(params.x)[row.peeled()];
+    if constexpr (kResidual) in.peeled_r = row.elements(params.residual)[row.peeled()];
+  };
+  // The weights of a row's vectors and of its peeled element: the same for every row unless
+  // rows are peeled (their vectors then start at the row's own offset).
+  const E* we = static_cast<const E*>(params.weight);
+  W wv[kItems];
+  E peeled_w;
+  auto load_weights = [&](const Row& row) {
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      if (!row.valid(i)) continue;
+      if (!kPeel || row.head == 0) {
+        wv[i] = reinterpret_cast<const W*>(we)[row.index(i)];
+      } else {
+#pragma unroll
+        for (int e = 0; e < kVec; ++e) wv[i].h[e] = we[row.head + row.index(i) * kVec + e];
+      }
+    }
+    if (row.has_peeled()) peeled_w = we[row.peeled()];
+  };
+
+  long long group = (long long)blockIdx.x * kRowsPerCta;
+  Row row(group + row_in_cta, params.rows, lane);
+  Inputs in;
+  load(row, in);
+  // Unpeeled, a later row of this thread uses the vectors its first row does, or none.
+  if constexpr (!kPeel) load_weights(row);
+  for (int parity = 0; group < params.rows; group += group_stride, parity ^= 1) {
+    const Row next(group + group_stride + row_in_cta, params.rows, lane);
+    Inputs ahead;
+    load(next, ahead);
+    if constexpr (kPeel) load_weights(row);
+
+    float ss = 0;
+    W* sum_out = row.vectors(params.residual_out);
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      if (!row.valid(i)) continue;
+      if constexpr (kResidual) {
+        float f[kVec];
+#pragma unroll
+        for (int e = 0; e < kVec; ++e)
+          f[e] = rmsnorm_element<T, kVec>(in.x[i], e) + rmsnorm_element<T, kVec>(in.r[i], e);
+        in.x[i] = rmsnorm_vec<T, kVec>(f);
+        sum_out[row.index(i)] = in.x[i];
+      }
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) {
+        const float f = rmsnorm_element<T, kVec>(in.x[i], e);
+        ss += f * f;
+      }
+    }
+    float peeled_value = 0;
+    if (row.has_peeled()) {
+      peeled_value = DTypeTraits<T>::to_float(T{in.peeled_x});
+      if constexpr (kResidual) {
+        const T sum =
+            DTypeTraits<T>::from_float(peeled_value + DTypeTraits<T>::to_float(T{in.peeled_r}));
+        row.elements(params.residual_out)[row.peeled()] = sum.bits;
+        peeled_value = DTypeTraits<T>::to_float(sum);
+      }
+      ss += peeled_value * peeled_value;
+    }
+    const float scale = rsqrtf(
+        rmsnorm_row_sum<kThreadsPerRow, kRowsPerCta>(ss, scratch + parity * kPartials) / kHidden +
+        params.eps);
+
+    W* y = row.vectors(params.y);
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      if (!row.valid(i)) continue;
+      float f[kVec];
+#pragma unroll
+      for (int e = 0; e < kVec; ++e)
+        f[e] = rmsnorm_element<T, kVec>(in.x[i], e) * scale * rmsnorm_element<T, kVec>(wv[i], e);
+      y[row.index(i)] = rmsnorm_vec<T, kVec>(f);
+    }
+    if (row.has_peeled())
+      row.elements(params.y)[row.peeled()] =
+          DTypeTraits<T>::from_float(peeled_value * scale * DTypeTraits<T>::to_float(T{peeled_w}))
+              .bits;
+    row = next;
+    in = ahead;
   }
 }
 
