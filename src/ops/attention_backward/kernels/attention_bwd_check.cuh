@@ -40,6 +40,15 @@ __device__ __forceinline__ const T* tensor_row(const void* base, long long batch
   return static_cast<const T*>(base) + b * batch_stride + h * head_stride + i * row_stride;
 }
 
+// Query row r = (b · heads_q + h) · seqlen_q + i of the call, and the key/value head of h.
+struct QueryRow {
+  int b, h, i, kv_head;
+};
+__device__ __forceinline__ QueryRow query_row(const AttentionBwdParams& p, long long r) {
+  const int h = int(r / p.seqlen_q % p.heads_q);
+  return {int(r / p.seqlen_q / p.heads_q), h, int(r % p.seqlen_q), h / (p.heads_q / p.heads_kv)};
+}
+
 // One past the last key query i sees (0 when none), FlashAttention's bottom-right causal mask.
 __device__ __forceinline__ int visible_keys(const AttentionBwdParams& p, int causal, int i) {
   const int end = i + p.seqlen_k - p.seqlen_q + 1;
@@ -88,10 +97,7 @@ __global__ void attention_bwd_reference_forward(const AttentionBwdParams params,
   const int tid = threadIdx.x;
   const long long rows = (long long)params.batch * params.heads_q * params.seqlen_q;
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-    const int i = int(r % params.seqlen_q);
-    const int h = int(r / params.seqlen_q % params.heads_q);
-    const int b = int(r / params.seqlen_q / params.heads_q);
-    const int kv_head = h / (params.heads_q / params.heads_kv);
+    const auto [b, h, i, kv_head] = check::query_row(params, r);
     const T* q = check::tensor_row<T>(params.q, params.q_batch_stride, params.q_row_stride,
                                       params.q_head_stride, b, h, i);
     const T* k = check::tensor_row<T>(params.k, params.k_batch_stride, params.k_row_stride,
@@ -162,10 +168,7 @@ __global__ void attention_bwd_reference_dq(const AttentionBwdParams params, int 
         out[(long long)x * head_dim + d] = DTypeTraits<float>::nan();
       continue;
     }
-    const int i = int(r % params.seqlen_q);
-    const int h = int(r / params.seqlen_q % params.heads_q);
-    const int b = int(r / params.seqlen_q / params.heads_q);
-    const int kv_head = h / (params.heads_q / params.heads_kv);
+    const auto [b, h, i, kv_head] = check::query_row(params, r);
     const T* q = check::tensor_row<T>(params.q, params.q_batch_stride, params.q_row_stride,
                                       params.q_head_stride, b, h, i);
     const T* o = check::tensor_row<T>(params.o, params.o_batch_stride, params.o_row_stride,
