@@ -40,6 +40,19 @@ struct AttentionProblem {
   bool operator==(const AttentionProblem&) const = default;
 };
 
+// Copies the sizes batch, heads_q, heads_kv, seqlen_q, seqlen_k and head_dim from `from` into
+// `to`: any two structs that name them alike (AttentionProblem, AttentionBackwardProblem, the C
+// API's kt_attention_args and kt_attention_backward_args). Nothing else is copied.
+template <typename To, typename From>
+void copy_attention_sizes(To& to, const From& from) {
+  to.batch = from.batch;
+  to.heads_q = from.heads_q;
+  to.heads_kv = from.heads_kv;
+  to.seqlen_q = from.seqlen_q;
+  to.seqlen_k = from.seqlen_k;
+  to.head_dim = from.head_dim;
+}
+
 // Throws kt::Error (invalid argument) naming the field: sizes < 1, heads_q not a multiple of
 // heads_kv, an unsupported head_dim (64, 96, 128, 256) or dtype (bf16, fp16), 32-bit overflow.
 void validate(const AttentionProblem& problem);

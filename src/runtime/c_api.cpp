@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/attention_problem.hpp"
 #include "core/op_registry.hpp"
 #include "kerntune/kerntune.hpp"
 #include "runtime/op_launcher.hpp"
@@ -99,12 +100,7 @@ kt::DType to_dtype(int d) {
 // and their strides; the softmax scale.
 template <typename Args, typename Problem, typename Tensors>
 void attention_call(const Args& args, Problem& p, Tensors& t) {
-  p.batch = args.batch;
-  p.heads_q = args.heads_q;
-  p.heads_kv = args.heads_kv;
-  p.seqlen_q = args.seqlen_q;
-  p.seqlen_k = args.seqlen_k;
-  p.head_dim = args.head_dim;
+  copy_attention_sizes(p, args);
   p.dtype = to_dtype(raw_value(args.dtype));
   p.causal = args.causal != 0;
   t.q = args.q;

@@ -1,6 +1,8 @@
 // Launching one loaded kernel by its LaunchPlan (kernel_launch.hpp).
 #include "runtime/kernel_launch.hpp"
 
+#include <fmt/format.h>
+
 #include "runtime/cuda_driver.hpp"
 
 namespace kt::rt {
@@ -30,6 +32,12 @@ LaunchPlan linear_plan(std::uint32_t blocks, std::uint32_t threads) {
   plan.grid = {blocks, 1, 1};
   plan.block = {threads, 1, 1};
   return plan;
+}
+
+void launch_linear(CUfunction function, std::uint32_t blocks, std::uint32_t threads, void** args,
+                   CUstream stream, std::string_view what) {
+  const CUresult result = launch_with_plan(function, linear_plan(blocks, threads), args, stream);
+  if (result != CUDA_SUCCESS) check(result, fmt::format("cuLaunchKernel({})", what).c_str());
 }
 
 }  // namespace kt::rt

@@ -5,6 +5,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <string_view>
 
 #include "core/launch_plan.hpp"
 
@@ -24,5 +25,11 @@ CUresult launch_with_plan(CUfunction function, const LaunchPlan& plan, void** ar
 // The plan of a one-dimensional launch of `blocks` CTAs of `threads` threads without dynamic
 // shared memory: the check kernels'.
 LaunchPlan linear_plan(std::uint32_t blocks, std::uint32_t threads);
+
+// Enqueues `function` on `stream` as linear_plan(blocks, threads) with the kernel arguments
+// `args`: a check kernel's launch. Throws kt::CudaError naming the call
+// "cuLaunchKernel(<what>)".
+void launch_linear(CUfunction function, std::uint32_t blocks, std::uint32_t threads, void** args,
+                   CUstream stream, std::string_view what);
 
 }  // namespace kt::rt

@@ -48,6 +48,12 @@ std::unique_ptr<OpSearch> OpTuning::start_search(std::string_view,
   return model_top_search(ranked.size(), std::size_t(std::max(count, 0)));
 }
 
+std::unique_ptr<OpSearch> WholeSpaceTuning::start_search(std::string_view,
+                                                         const std::vector<RankedConfigKey>& ranked,
+                                                         const SearchOptions& options) const {
+  return whole_space_search(ranked.size(), options);
+}
+
 OpBenchRow OpTuning::bench(Runtime&, std::string_view problem_key, const OpBenchOptions&) const {
   const std::string op = op_name(problem_key);
   throw Error(ErrorKind::kUnsupported,

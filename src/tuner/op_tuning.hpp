@@ -103,4 +103,13 @@ class OpTuning {
                             int reps) const;
 };
 
+// The facet of an op whose whole space is worth measuring (both attention ops): its search is
+// whole_space_search; the op still supplies make_bench_target and what else it overrides.
+class WholeSpaceTuning : public OpTuning {
+ public:
+  std::unique_ptr<OpSearch> start_search(std::string_view problem_key,
+                                         const std::vector<RankedConfigKey>& ranked,
+                                         const SearchOptions& options) const final;
+};
+
 }  // namespace kt::tune

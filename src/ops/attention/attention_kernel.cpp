@@ -64,15 +64,7 @@ AttentionParams AttentionKernel::make_params(const AttentionTensors& t) const {
 
 AttentionParams make_attention_params(const AttentionProblem& problem, const AttentionTensors& t) {
   AttentionParams p{};
-  p.q = t.q;
-  p.k = t.k;
-  p.v = t.v;
-  p.o = t.o;
-  p.lse = t.lse;
-  set_strides(t.q_strides, p.q_batch_stride, p.q_row_stride, p.q_head_stride);
-  set_strides(t.k_strides, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
-  set_strides(t.v_strides, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
-  set_strides(t.o_strides, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
+  set_forward_operands(p, t);
   set_sizes_and_scale(p, problem, t.softmax_scale);
   p.num_splits = 1;
   if (problem.varlen) {

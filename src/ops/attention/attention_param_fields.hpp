@@ -1,6 +1,6 @@
 // The fields that the attention forward's and backward's parameter blocks (attention_params.h,
-// attention_bwd_params.h) fill alike: a tensor's {batch, row, head} strides, the sizes, and the
-// softmax scale with its base-2 form.
+// attention_bwd_params.h) fill alike: a tensor's {batch, row, head} strides, the forward's
+// operands, the sizes, and the softmax scale with its base-2 form.
 #pragma once
 
 #include <cmath>
@@ -14,6 +14,22 @@ inline void set_strides(const std::int64_t (&from)[3], long long& batch, long lo
   batch = from[0];
   row = from[1];
   head = from[2];
+}
+
+// Copies the forward's operands from `tensors` (AttentionTensors, or AttentionBackwardTensors,
+// whose Q, K, V, O and lse are the forward's) into `params`: the pointers q, k, v, o and lse and
+// the {batch, row, head} strides of Q, K, V and O.
+template <typename Params, typename Tensors>
+void set_forward_operands(Params& params, const Tensors& tensors) {
+  params.q = tensors.q;
+  params.k = tensors.k;
+  params.v = tensors.v;
+  params.o = tensors.o;
+  params.lse = tensors.lse;
+  set_strides(tensors.q_strides, params.q_batch_stride, params.q_row_stride, params.q_head_stride);
+  set_strides(tensors.k_strides, params.k_batch_stride, params.k_row_stride, params.k_head_stride);
+  set_strides(tensors.v_strides, params.v_batch_stride, params.v_row_stride, params.v_head_stride);
+  set_strides(tensors.o_strides, params.o_batch_stride, params.o_row_stride, params.o_head_stride);
 }
 
 // Sets `params`' batch, heads_q, heads_kv, seqlen_q and seqlen_k from `problem`, its

@@ -48,17 +48,12 @@ class AttentionTarget final : public tune::BenchTarget {
   rt::DeviceBuffer workspace_;
 };
 
-class AttentionTuning final : public tune::OpTuning {
+// The whole space is measured.
+class AttentionTuning final : public tune::WholeSpaceTuning {
  public:
   std::unique_ptr<tune::BenchTarget> make_bench_target(
       const tune::BenchTargetArgs& args) const override {
     return std::make_unique<AttentionTarget>(args);
-  }
-  // The whole space.
-  std::unique_ptr<tune::OpSearch> start_search(std::string_view,
-                                               const std::vector<RankedConfigKey>& ranked,
-                                               const tune::SearchOptions& options) const override {
-    return tune::whole_space_search(ranked.size(), options);
   }
   tune::OpBenchRow bench(Runtime& runtime, std::string_view problem_key,
                          const tune::OpBenchOptions& options) const override {

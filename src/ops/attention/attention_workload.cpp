@@ -174,9 +174,8 @@ AttentionTensors AttentionWorkload::tensors(bool with_lse) const {
 
 void AttentionWorkload::launch(int kernel, std::uint32_t blocks, void** args,
                                std::uint32_t threads) {
-  rt::check(rt::launch_with_plan(module_->functions[kernel], rt::linear_plan(blocks, threads), args,
-                                 stream_),
-            "cuLaunchKernel(attention check kernel)");
+  rt::launch_linear(module_->functions[kernel], blocks, threads, args, stream_,
+                    "attention check kernel");
 }
 
 void AttentionWorkload::poison_output() {

@@ -44,12 +44,8 @@ AttentionBwdParams make_attention_backward_params(const AttentionBackwardProblem
                                                   const AttentionBackwardTensors& t,
                                                   CUdeviceptr workspace) {
   AttentionBwdParams p{};
-  p.q = t.q;
-  p.k = t.k;
-  p.v = t.v;
-  p.o = t.o;
+  set_forward_operands(p, t);
   p.dout = t.dout;
-  p.lse = t.lse;
   p.dq = t.dq;
   p.dk = t.dk;
   p.dv = t.dv;
@@ -60,10 +56,6 @@ AttentionBwdParams make_attention_backward_params(const AttentionBackwardProblem
   p.lse_log2 = reinterpret_cast<float*>(base + w.lse_log2_offset);
   p.dq_semaphores =
       problem.deterministic ? reinterpret_cast<unsigned int*>(base + w.semaphores_offset) : nullptr;
-  set_strides(t.q_strides, p.q_batch_stride, p.q_row_stride, p.q_head_stride);
-  set_strides(t.k_strides, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
-  set_strides(t.v_strides, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
-  set_strides(t.o_strides, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
   set_strides(t.dout_strides, p.dout_batch_stride, p.dout_row_stride, p.dout_head_stride);
   set_strides(t.dq_strides, p.dq_batch_stride, p.dq_row_stride, p.dq_head_stride);
   set_strides(t.dk_strides, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride);

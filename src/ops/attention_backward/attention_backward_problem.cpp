@@ -19,12 +19,7 @@ constexpr std::string_view kOp = "attnbwd";
 
 AttentionProblem AttentionBackwardProblem::forward() const {
   AttentionProblem p;
-  p.batch = batch;
-  p.heads_q = heads_q;
-  p.heads_kv = heads_kv;
-  p.seqlen_q = seqlen_q;
-  p.seqlen_k = seqlen_k;
-  p.head_dim = head_dim;
+  copy_attention_sizes(p, *this);
   p.dtype = dtype;
   p.causal = causal;
   return p;
@@ -109,12 +104,7 @@ void parse_attention_backward_shape(std::string_view shape, AttentionBackwardPro
         "attention backward shape '{}' names a packed variable-length batch (tq=, tk=): the "
         "backward takes dense batches only, for now",
         shape));
-  p.batch = f.batch;
-  p.heads_q = f.heads_q;
-  p.heads_kv = f.heads_kv;
-  p.seqlen_q = f.seqlen_q;
-  p.seqlen_k = f.seqlen_k;
-  p.head_dim = f.head_dim;
+  copy_attention_sizes(p, f);
   validate(p);
 }
 

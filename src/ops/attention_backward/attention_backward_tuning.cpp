@@ -69,17 +69,13 @@ tune::OpBenchRow bench_attention_backward(Runtime& runtime, const AttentionBackw
   return row;
 }
 
-class AttentionBackwardTuning final : public tune::OpTuning {
+// The whole space is measured (at most 23 configs, 18 fa2 and 5 fa3): the model is not fitted
+// yet.
+class AttentionBackwardTuning final : public tune::WholeSpaceTuning {
  public:
   std::unique_ptr<tune::BenchTarget> make_bench_target(
       const tune::BenchTargetArgs& args) const override {
     return std::make_unique<AttentionBackwardTarget>(args);
-  }
-  // The whole space (at most 23 configs, 18 fa2 and 5 fa3): the model is not fitted yet.
-  std::unique_ptr<tune::OpSearch> start_search(std::string_view,
-                                               const std::vector<RankedConfigKey>& ranked,
-                                               const tune::SearchOptions& options) const override {
-    return tune::whole_space_search(ranked.size(), options);
   }
   tune::OpBenchRow bench(Runtime& runtime, std::string_view problem_key,
                          const tune::OpBenchOptions& options) const override {

@@ -221,9 +221,8 @@ AttentionBackwardWorkload::AttentionBackwardWorkload(const AttentionBackwardProb
 
 void AttentionBackwardWorkload::launch(int kernel, std::uint32_t blocks, void** args,
                                        std::uint32_t threads) {
-  rt::check(rt::launch_with_plan(module_->functions[kernel], rt::linear_plan(blocks, threads), args,
-                                 stream_),
-            "cuLaunchKernel(attention backward check kernel)");
+  rt::launch_linear(module_->functions[kernel], blocks, threads, args, stream_,
+                    "attention backward check kernel");
 }
 
 void AttentionBackwardWorkload::poison_output() {

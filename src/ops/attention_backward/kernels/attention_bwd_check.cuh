@@ -40,10 +40,44 @@ __device__ __forceinline__ const T* tensor_row(const void* base, long long batch
   return static_cast<const T*>(base) + b * batch_stride + h * head_stride + i * row_stride;
 }
 
+// Query row r = (b · heads_q + h) · seqlen_q + i of the call, and the key/value head of h.
+struct QueryRow {
+  int b, h, i, kv_head;
+};
+__device__ __forceinline__ QueryRow query_row(const AttentionBwdParams& p, long long r) {
+  const int h = int(r / p.seqlen_q % p.heads_q);
+  return {int(r / p.seqlen_q / p.heads_q), h, int(r % p.seqlen_q), h / (p.heads_q / p.heads_kv)};
+}
+
 // One past the last key query i sees (0 when none), FlashAttention's bottom-right causal mask.
 __device__ __forceinline__ int visible_keys(const AttentionBwdParams& p, int causal, int i) {
   const int end = i + p.seqlen_k - p.seqlen_q + 1;
   return !causal || end > p.seqlen_k ? p.seqlen_k : (end > 0 ? end : 0);
+}
+
+// Rows of the pass that starts at row `first` of `end`: at most kBwdRowsPerPass.
+__device__ __forceinline__ int rows_in_pass(int first, int end) {
+  return end - first < kBwdRowsPerPass ? end - first : kBwdRowsPerPass;
+}
+
+// acc[a] += Σ_{jj < count} weights[jj] · rows[jj · row_stride + d] in FP32, in jj order, for the
+// thread's columns d = tid + a · threads < head_dim: a pass's weighted sum of rows in T, its
+// weights staged in shared memory by the block.
+template <typename T>
+__device__ __forceinline__ void accumulate_weighted_rows(float (&acc)[kBwdMaxPerThread],
+                                                         const float* weights, const T* rows,
+                                                         long long row_stride, int count,
+                                                         int head_dim, int tid, int threads) {
+#pragma unroll
+  for (int a = 0; a < kBwdMaxPerThread; ++a) {
+    const int d = tid + a * threads;
+    if (d >= head_dim) continue;
+    const T* col = rows + d;
+    float total = acc[a];
+    for (int jj = 0; jj < count; ++jj)
+      total = fmaf(weights[jj], DTypeTraits<T>::to_float(col[jj * row_stride]), total);
+    acc[a] = total;
+  }
 }
 
 }  // namespace check
@@ -63,10 +97,7 @@ __global__ void attention_bwd_reference_forward(const AttentionBwdParams params,
   const int tid = threadIdx.x;
   const long long rows = (long long)params.batch * params.heads_q * params.seqlen_q;
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-    const int i = int(r % params.seqlen_q);
-    const int h = int(r / params.seqlen_q % params.heads_q);
-    const int b = int(r / params.seqlen_q / params.heads_q);
-    const int kv_head = h / (params.heads_q / params.heads_kv);
+    const auto [b, h, i, kv_head] = check::query_row(params, r);
     const T* q = check::tensor_row<T>(params.q, params.q_batch_stride, params.q_row_stride,
                                       params.q_head_stride, b, h, i);
     const T* k = check::tensor_row<T>(params.k, params.k_batch_stride, params.k_row_stride,
@@ -90,8 +121,7 @@ __global__ void attention_bwd_reference_forward(const AttentionBwdParams params,
     for (int a = 0; a < check::kBwdMaxPerThread; ++a) acc[a] = 0.0f;
     float sum = 0.0f;
     for (int first = 0; first < key_end; first += check::kBwdRowsPerPass) {
-      const int count =
-          key_end - first < check::kBwdRowsPerPass ? key_end - first : check::kBwdRowsPerPass;
+      const int count = check::rows_in_pass(first, key_end);
       for (int jj = tid; jj < count; jj += threads) {
         const T* k_row = k + (first + jj) * params.k_row_stride;
         const float p =
@@ -100,16 +130,8 @@ __global__ void attention_bwd_reference_forward(const AttentionBwdParams params,
         sum += p;
       }
       __syncthreads();
-#pragma unroll
-      for (int a = 0; a < check::kBwdMaxPerThread; ++a) {
-        const int d = tid + a * threads;
-        if (d >= head_dim) continue;
-        const T* v_col = v + first * params.v_row_stride + d;
-        float total = acc[a];
-        for (int jj = 0; jj < count; ++jj)
-          total = fmaf(probs[jj], DTypeTraits<T>::to_float(v_col[jj * params.v_row_stride]), total);
-        acc[a] = total;
-      }
+      check::accumulate_weighted_rows(acc, probs, v + first * params.v_row_stride,
+                                      params.v_row_stride, count, head_dim, tid, threads);
       __syncthreads();  // probs is rewritten by the next pass
     }
     sum = check::block_reduce<false>(sum, scratch);
@@ -146,10 +168,7 @@ __global__ void attention_bwd_reference_dq(const AttentionBwdParams params, int 
         out[(long long)x * head_dim + d] = DTypeTraits<float>::nan();
       continue;
     }
-    const int i = int(r % params.seqlen_q);
-    const int h = int(r / params.seqlen_q % params.heads_q);
-    const int b = int(r / params.seqlen_q / params.heads_q);
-    const int kv_head = h / (params.heads_q / params.heads_kv);
+    const auto [b, h, i, kv_head] = check::query_row(params, r);
     const T* q = check::tensor_row<T>(params.q, params.q_batch_stride, params.q_row_stride,
                                       params.q_head_stride, b, h, i);
     const T* o = check::tensor_row<T>(params.o, params.o_batch_stride, params.o_row_stride,
@@ -176,8 +195,7 @@ __global__ void attention_bwd_reference_dq(const AttentionBwdParams params, int 
 #pragma unroll
     for (int a = 0; a < check::kBwdMaxPerThread; ++a) acc[a] = 0.0f;
     for (int first = 0; first < key_end; first += check::kBwdRowsPerPass) {
-      const int count =
-          key_end - first < check::kBwdRowsPerPass ? key_end - first : check::kBwdRowsPerPass;
+      const int count = check::rows_in_pass(first, key_end);
       for (int jj = tid; jj < count; jj += threads) {
         const int j = first + jj;
         const float p = expf(check::dot_row(q_row, k + j * params.k_row_stride, head_dim) *
@@ -187,16 +205,8 @@ __global__ void attention_bwd_reference_dq(const AttentionBwdParams params, int 
         ds[jj] = p * (dp - d_row);
       }
       __syncthreads();
-#pragma unroll
-      for (int a = 0; a < check::kBwdMaxPerThread; ++a) {
-        const int d = tid + a * threads;
-        if (d >= head_dim) continue;
-        const T* k_col = k + first * params.k_row_stride + d;
-        float total = acc[a];
-        for (int jj = 0; jj < count; ++jj)
-          total = fmaf(ds[jj], DTypeTraits<T>::to_float(k_col[jj * params.k_row_stride]), total);
-        acc[a] = total;
-      }
+      check::accumulate_weighted_rows(acc, ds, k + first * params.k_row_stride, params.k_row_stride,
+                                      count, head_dim, tid, threads);
       __syncthreads();  // ds is rewritten by the next pass
     }
 #pragma unroll
@@ -265,8 +275,7 @@ __global__ void attention_bwd_reference_dkv(const AttentionBwdParams params, int
                                params.dout_head_stride, b, h, 0);
       const float* lse = params.lse + ((long long)b * params.heads_q + h) * params.seqlen_q;
       for (int first = first_query; first < params.seqlen_q; first += check::kBwdRowsPerPass) {
-        const int count = params.seqlen_q - first < check::kBwdRowsPerPass ? params.seqlen_q - first
-                                                                           : check::kBwdRowsPerPass;
+        const int count = check::rows_in_pass(first, params.seqlen_q);
         for (int ii = tid; ii < count; ii += threads) {
           const int i = first + ii;
           const T* q_i = q + i * params.q_row_stride;
@@ -279,19 +288,10 @@ __global__ void attention_bwd_reference_dkv(const AttentionBwdParams params, int
           ds_s[ii] = p * (dp - d_i);
         }
         __syncthreads();
-#pragma unroll
-        for (int a = 0; a < check::kBwdMaxPerThread; ++a) {
-          const int d = tid + a * threads;
-          if (d >= head_dim) continue;
-          float dk = dk_acc[a], dv = dv_acc[a];
-          for (int ii = 0; ii < count; ++ii) {
-            const int i = first + ii;
-            dk = fmaf(ds_s[ii], DTypeTraits<T>::to_float(q[i * params.q_row_stride + d]), dk);
-            dv = fmaf(p_s[ii], DTypeTraits<T>::to_float(dout[i * params.dout_row_stride + d]), dv);
-          }
-          dk_acc[a] = dk;
-          dv_acc[a] = dv;
-        }
+        check::accumulate_weighted_rows(dk_acc, ds_s, q + first * params.q_row_stride,
+                                        params.q_row_stride, count, head_dim, tid, threads);
+        check::accumulate_weighted_rows(dv_acc, p_s, dout + first * params.dout_row_stride,
+                                        params.dout_row_stride, count, head_dim, tid, threads);
         __syncthreads();  // p_s and ds_s are rewritten by the next pass
       }
     }
