@@ -32,6 +32,7 @@ bool last_offset(const std::int64_t (&sizes)[3], const std::int64_t* strides, st
 void check_attention_tensor(std::string_view op, const AttentionTensorArg& x,
                             std::int64_t head_dim) {
   const char* stride_names[] = {"batch", "row", "head"};
+  const char* index_names[] = {"batches", "rows", "heads"};
   if (x.pointer == nullptr)
     throw_invalid(fmt::format("{} tensor {} is a null pointer", op, x.name));
   if (!rt::aligned(x.pointer, 16))
@@ -46,9 +47,8 @@ void check_attention_tensor(std::string_view op, const AttentionTensorArg& x,
                       "elements (head_dim must be contiguous)",
                       op, x.name, stride_names[i], x.strides[i]));
     if (x.check_collisions && x.strides[i] == 0 && x.sizes[i] > 1)
-      throw_invalid(
-          fmt::format("{} output {} has {} stride 0 over {} {}s: its writes would collide", op,
-                      x.name, stride_names[i], x.sizes[i], stride_names[i]));
+      throw_invalid(fmt::format("{} output {} has {} stride 0 over {} {}: its writes would collide",
+                                op, x.name, stride_names[i], x.sizes[i], index_names[i]));
   }
   std::int64_t last = 0;
   if (!last_offset(x.sizes, x.strides, head_dim, &last))

@@ -45,7 +45,7 @@ void check_attention_call(const AttentionProblem& p, const AttentionTensors& t) 
   AttentionTensorArg tensors[] = {{"Q", t.q, t.q_strides, {p.batch, p.seqlen_q, p.heads_q}},
                                   {"K", t.k, t.k_strides, {p.batch, p.seqlen_k, p.heads_kv}},
                                   {"V", t.v, t.v_strides, {p.batch, p.seqlen_k, p.heads_kv}},
-                                  {"O", t.o, t.o_strides, {p.batch, p.seqlen_q, p.heads_q}}};
+                                  {"O", t.o, t.o_strides, {p.batch, p.seqlen_q, p.heads_q}, true}};
   if (p.varlen) {
     check_varlen_call(p, t);
     for (auto& x : tensors) {
