@@ -154,9 +154,13 @@ constexpr double kClusterBarrierUs = 0.3;
 
 // sm90 stream-K (traced): a CTA's pieces run slower per k-tile than whole units (CTAs sharing an
 // operand block reach it at different times), and a tile's owner adds a fix-up to its epilogue
-// (its peers' flags, their partial tiles bulk-loaded), scaled here by the partial tile's bytes.
+// (its peers' partial tiles bulk-loaded, scaled by the partial tile's bytes), plus a hand-off per
+// peer beyond the first (a flag's release and acquire, as split-K's exchange pays; fitted to 640
+// stream-K measurements of 40 shapes off every suite, where tiles cut into 4-16 pieces ran
+// 1.6-1.7x an estimate without it: bench/NOTES.md, "The GEMM model and its calibration").
 constexpr double kStreamKPieceFactor = 1.1;
 constexpr double kStreamKFixupUsPer128KB = 2.5;
+constexpr double kStreamKHandoffUs = 1.25;
 
 // sm90: the shortest time a CTA's ring takes per stage, whatever its bytes: one producer/consumer
 // round trip (empty barrier, expect_tx, TMA issue, full barrier, wgmma, release). Traced at
@@ -273,7 +277,8 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
     const double whole_waves = double(work_units(p, c) - sk.units) / d.num_sms;
     const double others = std::max(1.0, tile_count_k / double(sk.iters));
     // The fix-up follows the owners' last pieces: no operand streams beside it (reduce_us).
-    e.reduce_us = others * partial_tile_bytes / (128.0 * 1024.0) * kStreamKFixupUsPer128KB;
+    e.reduce_us = others * partial_tile_bytes / (128.0 * 1024.0) * kStreamKFixupUsPer128KB +
+                  (others - 1.0) * kStreamKHandoffUs;
     return (whole_waves * (unit_s + epilogue_s) +
             double(sk.iters) / tile_count_k * unit_s * kStreamKPieceFactor + epilogue_s) *
            1e6;

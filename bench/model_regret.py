@@ -1,0 +1,56 @@
+"""How well the GEMM model picks among configs the GPU measured, offline: for each problem of a
+measurements export (`kerntune cache export`, plain or .gz), the config the model ranks first
+among those measured, and its measured time over the fastest measured (the regret). Asks the
+given kerntune for each prediction (`explain --config K --json`, no GPU, no database), so it
+judges the model of that build against measurements from any run.
+Usage: python3 bench/model_regret.py KERNTUNE MEASUREMENTS [--worst N]
+Prints the geomean regret, how many problems are within 2% and 5%, and the worst picks.
+Python's standard library only."""
+import argparse
+import collections
+import csv
+import gzip
+import json
+import math
+import subprocess
+import tempfile
+
+
+def measured(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    times = collections.defaultdict(dict)
+    with opener(path, "rt", newline="") as f:
+        for r in csv.DictReader(f):
+            if r["kind"] == "measurement" and r["status"] == "ok" and r["problem_key"].startswith("gemm:"):
+                times[r["problem_key"]][r["config_key"]] = float(r["median_us"])
+    return times
+
+
+def predicted_us(kerntune, problem, config, db):
+    layout, shape = problem.split(":")[3], problem.split(":")[4]
+    out = subprocess.run([kerntune, "explain", "--shape", shape, "--layout", layout, "--config",
+                          config, "--json", "--db", db], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["problems"][0]["configs"][0]["predicted_us"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kerntune")
+    ap.add_argument("measurements")
+    ap.add_argument("--worst", type=int, default=5)
+    a = ap.parse_args()
+    regrets = []
+    with tempfile.TemporaryDirectory() as tmp:
+        db = f"{tmp}/none.db"  # never created: explain reads no calibration
+        for problem, times in sorted(measured(a.measurements).items()):
+            pick = min(times, key=lambda k: predicted_us(a.kerntune, problem, k, db))
+            regrets.append((times[pick] / min(times.values()), problem, pick))
+    geomean = math.exp(sum(math.log(r[0]) for r in regrets) / len(regrets))
+    print(f"{len(regrets)} problems: geomean regret {geomean:.4f}, within 2% "
+          f"{sum(r[0] <= 1.02 for r in regrets)}, within 5% {sum(r[0] <= 1.05 for r in regrets)}")
+    for regret, problem, pick in sorted(regrets, reverse=True)[:a.worst]:
+        print(f"  {regret:.3f} {problem} {pick}")
+
+
+if __name__ == "__main__":
+    main()
