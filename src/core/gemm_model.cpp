@@ -120,6 +120,13 @@ bool swapped_sharers_apart(const GemmConfig& c, const GemmEstimate& e) {
 // bench/NOTES.md, "Limits found on the H200"). Not for cluster split-K (clkS), whose CTAs share
 // no operand.
 constexpr double kSm90ClusterL2Factor = 1.2;
+// sm90 cluster split-K (clkS): its pairs' main loops run slower than unpaired CTAs' over the same
+// k-tiles, at every size from one wave to 347 (as pairs along M pay for their placement, whose
+// factor above charges L2 only). Fitted on 314 clk2 measurements of 40 shapes off every suite
+// (1.28x the estimate without it, 1.015x with it) and checked on the suites' 93 and the
+// tuning-quality rerun's 438 (1.25x and 1.21x without, 1.02x and 1.00x with): bench/NOTES.md,
+// "The GEMM model and its calibration".
+constexpr double kSm90ClusterSplitFactor = 1.4;
 // sm90 TMA-store epilogue: the consumers write the tile to shared memory (stmatrix, 128 B/clock)
 // plus two named barriers per 128-byte slab; the global writes drain during the next tile.
 constexpr double kSm90SlabBarrierUs = 0.02;
@@ -251,6 +258,7 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
       (c.consumers == 2 ? kWgmmaEfficiencyTwoConsumers : kWgmmaEfficiencyOneConsumer) *
       sm90_tile_factor(c) * sm90_pipelining(c);
   if (!c.warp_specialized) e.mma_efficiency *= kSm90InlineLoadsFactor;
+  if (c.cluster_k > 1) e.mma_efficiency /= kSm90ClusterSplitFactor;
   if (ungrouped_order_matters(p, c, e, d)) e.mma_efficiency *= kSm90UngroupedFactor;
   // One split's K, whole k-tiles (= K padded to tile_k without split-K).
   const std::int64_t k_padded = k_per_split(p, c);
