@@ -3,7 +3,9 @@ measurements export (`kerntune cache export`, plain or .gz), the config the mode
 among those measured, and its measured time over the fastest measured (the regret). Asks the
 given kerntune for each prediction (`explain --config K --json`, no GPU, no database), so it
 judges the model of that build against measurements from any run.
-Usage: python3 bench/model_regret.py KERNTUNE MEASUREMENTS [--worst N]
+With --top N also how many problems hold a config within 2% of the fastest among the model's
+first N of those measured (what a default tune, which measures the model's first 24, can find).
+Usage: python3 bench/model_regret.py KERNTUNE MEASUREMENTS [--worst N] [--top N]
 Prints the geomean regret, how many problems are within 2% and 5%, and the worst picks.
 Python's standard library only."""
 import argparse
@@ -38,16 +40,23 @@ def main():
     ap.add_argument("kerntune")
     ap.add_argument("measurements")
     ap.add_argument("--worst", type=int, default=5)
+    ap.add_argument("--top", type=int, default=0)
     a = ap.parse_args()
     regrets = []
+    covered = 0
     with tempfile.TemporaryDirectory() as tmp:
         db = f"{tmp}/none.db"  # never created: explain reads no calibration
         for problem, times in sorted(measured(a.measurements).items()):
-            pick = min(times, key=lambda k: predicted_us(a.kerntune, problem, k, db))
-            regrets.append((times[pick] / min(times.values()), problem, pick))
+            ranked = sorted(times, key=lambda k: predicted_us(a.kerntune, problem, k, db))
+            best = min(times.values())
+            regrets.append((times[ranked[0]] / best, problem, ranked[0]))
+            covered += any(times[k] <= 1.02 * best for k in ranked[:a.top])
     geomean = math.exp(sum(math.log(r[0]) for r in regrets) / len(regrets))
     print(f"{len(regrets)} problems: geomean regret {geomean:.4f}, within 2% "
           f"{sum(r[0] <= 1.02 for r in regrets)}, within 5% {sum(r[0] <= 1.05 for r in regrets)}")
+    if a.top:
+        print(f"a config within 2% of the fastest in the model's first {a.top}: {covered} of "
+              f"{len(regrets)}")
     for regret, problem, pick in sorted(regrets, reverse=True)[:a.worst]:
         print(f"  {regret:.3f} {problem} {pick}")
 
