@@ -2,7 +2,7 @@
 # GEMM on seeded shapes no suite holds (bench/gemm_unseen_shapes.py), beside cuBLASLt: served from a database tuned on the foundation suite only (nearest-shape dispatch), then tuned per shape.
 # Run on the GPU machine from the repository root with dist/ installed: bash bench/gemm_unseen.sh RESULTS_DIR [COUNT] [LAYOUT] [PHASE]
 # PHASE is both (default), served or tuned: the two halves are independent (each starts from an empty database), so a machine with a time limit per command can run them one at a time into the same RESULTS_DIR.
-# Writes session.txt (session_PHASE.txt for one half), shapes.txt, foundation_tune.log, served.csv, tune.log, tuned.csv, measurements.csv into RESULTS_DIR; prints the geomean of each CSV there.
+# Writes session.txt (session_PHASE.txt for one half), shapes.txt, foundation_tune.log, served.csv, tune.log, tuned.csv, measurements.csv, model_regret.txt into RESULTS_DIR; prints the geomean of each CSV there.
 set -euo pipefail
 out=${1:?usage: bash bench/gemm_unseen.sh RESULTS_DIR [COUNT] [LAYOUT] [PHASE]}
 count=${2:-40}
@@ -22,6 +22,10 @@ if [ "$phase" != served ]; then
   kerntune tune "${shapes[@]}" --layout "$layout" >"$out/tune.log" 2>>"$out/tune_progress.log"
   kerntune bench "${shapes[@]}" --layout "$layout" --rounds 4 --csv "$out/tuned.csv"
   kerntune cache export "$out/measurements.csv" >/dev/null
+  # How well the model's first pick among the measured configs did (bench/NOTES.md, "The GEMM
+  # model and its calibration").
+  python3 "$(dirname "$0")/model_regret.py" "$(command -v kerntune)" "$out/measurements.csv" \
+    --top 24 --worst 3 | tee "$out/model_regret.txt"
 fi
 for f in served tuned; do
   [ -f "$out/$f.csv" ] || continue
