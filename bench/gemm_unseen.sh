@@ -25,7 +25,8 @@ if [ "$phase" != served ]; then
   # How well the model's first pick among the measured configs did (bench/NOTES.md, "The GEMM
   # model and its calibration").
   python3 "$(dirname "$0")/model_regret.py" "$(command -v kerntune)" "$out/measurements.csv" \
-    --top 24 --worst 3 | tee "$out/model_regret.txt"
+    --top 24 --worst 3 >"$out/model_regret.txt" || echo "model_regret.py failed" >&2
+  cat "$out/model_regret.txt"
 fi
 for f in served tuned; do
   [ -f "$out/$f.csv" ] || continue
