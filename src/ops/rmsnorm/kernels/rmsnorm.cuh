@@ -33,6 +33,43 @@ __device__ __forceinline__ RmsnormVec<N> rmsnorm_vec(const float (&f)[N]) {
   return v;
 }
 
+// The residual add, x + r, rounded to T (the sum is written and normalized as rounded).
+template <typename T, int N>
+__device__ __forceinline__ RmsnormVec<N> rmsnorm_add(const RmsnormVec<N>& x,
+                                                     const RmsnormVec<N>& r) {
+  float f[N];
+#pragma unroll
+  for (int e = 0; e < N; ++e) f[e] = rmsnorm_element<T, N>(x, e) + rmsnorm_element<T, N>(r, e);
+  return rmsnorm_vec<T, N>(f);
+}
+
+// The sum of the squares of v's elements.
+template <typename T, int N>
+__device__ __forceinline__ float rmsnorm_sum_squares(const RmsnormVec<N>& v) {
+  float s = 0;
+#pragma unroll
+  for (int e = 0; e < N; ++e) {
+    const float f = rmsnorm_element<T, N>(v, e);
+    s += f * f;
+  }
+  return s;
+}
+
+// The output, v · scale · w, rounded to T.
+template <typename T, int N>
+__device__ __forceinline__ RmsnormVec<N> rmsnorm_scaled(const RmsnormVec<N>& v, float scale,
+                                                        const RmsnormVec<N>& w) {
+  float f[N];
+#pragma unroll
+  for (int e = 0; e < N; ++e)
+    f[e] = rmsnorm_element<T, N>(v, e) * scale * rmsnorm_element<T, N>(w, e);
+  return rmsnorm_vec<T, N>(f);
+}
+template <typename T>
+__device__ __forceinline__ unsigned short rmsnorm_scaled(float v, float scale, unsigned short w) {
+  return DTypeTraits<T>::from_float(v * scale * DTypeTraits<T>::to_float(T{w})).bits;
+}
+
 // Sum of `v` over the kThreadsPerRow threads of a row (every thread of the CTA calls it; rows
 // of one CTA are contiguous thread ranges). `scratch` holds a float per warp.
 template <int kThreadsPerRow, int kRowsPerCta>
@@ -94,6 +131,17 @@ struct RmsnormRow {
   __device__ __forceinline__ W* vectors(const void* base) const {
     return reinterpret_cast<W*>(elements(base) + head);
   }
+  // Loads into `w` the weights (`we`: hidden elements) of the thread's i-th vector. A peeled
+  // row's are not vector-aligned: one 2-byte load an element (the model charges their L1
+  // wavefronts, which makes wide vectors lose on such rows).
+  __device__ __forceinline__ void load_weights(const E* we, int i, W& w) const {
+    if (!kPeel || head == 0) {
+      w = reinterpret_cast<const W*>(we)[index(i)];
+    } else {
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) w.h[e] = we[head + index(i) * kVec + e];
+    }
+  }
   // The peeled element this lane holds (kPeel): one of the head, else one of the tail.
   __device__ __forceinline__ int peeled() const {
     return lane < head ? lane : head + body * kVec + (lane - head);
@@ -131,7 +179,6 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
   const W* r = row.vectors(params.residual);
   W* sum_out = row.vectors(params.residual_out);
   W* y = row.vectors(params.y);
-  const W* w = reinterpret_cast<const W*>(we);  // aligned rows only (head == 0)
   W* stage = reinterpret_cast<W*>(staged) + row_in_cta * kVecsPerRow;
   const int peeled = row.peeled();
   const bool has_peeled = row.has_peeled();
@@ -142,15 +189,6 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
   // store waits for it and a thread would have one load in flight.
   auto valid = [&](int i) { return row.valid(i); };
   auto index = [&](int i) { return row.index(i); };
-  auto sum_squares = [](const W& v) {
-    float s = 0;
-#pragma unroll
-    for (int e = 0; e < kVec; ++e) {
-      const float f = rmsnorm_element<T, kVec>(v, e);
-      s += f * f;
-    }
-    return s;
-  };
   // Pass 1 over vectors [first, first + kBatch): x (+ r, the rounded sum written out) into
   // `v`, squares into ss.
   float ss = 0;
@@ -166,15 +204,11 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
     for (int b = 0; b < kBatch; ++b) {
       if (!valid(first + b)) continue;
       if constexpr (kResidual) {
-        float f[kVec];
-#pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          f[e] = rmsnorm_element<T, kVec>(v[b], e) + rmsnorm_element<T, kVec>(rv[b], e);
-        v[b] = rmsnorm_vec<T, kVec>(f);
+        v[b] = rmsnorm_add<T, kVec>(v[b], rv[b]);
         sum_out[index(first + b)] = v[b];
       }
       if constexpr (kMode == 1) stage[index(first + b)] = v[b];
-      ss += sum_squares(v[b]);
+      ss += rmsnorm_sum_squares<T, kVec>(v[b]);
     }
   };
   // Pass 2 over the same vectors: y = v · scale · w, the weights loaded before any store.
@@ -182,25 +216,10 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
     W wv[kBatch];
 #pragma unroll
     for (int b = 0; b < kBatch; ++b)
-      if (valid(first + b)) {
-        if (!kPeel || head == 0) {
-          wv[b] = w[index(first + b)];
-        } else {
-          // A peeled row's weights are not vector-aligned: one 2-byte load an element (the
-          // model charges their L1 wavefronts, which makes wide vectors lose on such rows).
+      if (valid(first + b)) row.load_weights(we, first + b, wv[b]);
 #pragma unroll
-          for (int e = 0; e < kVec; ++e) wv[b].h[e] = we[head + index(first + b) * kVec + e];
-        }
-      }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      if (!valid(first + b)) continue;
-      float f[kVec];
-#pragma unroll
-      for (int e = 0; e < kVec; ++e)
-        f[e] = rmsnorm_element<T, kVec>(v[b], e) * scale * rmsnorm_element<T, kVec>(wv[b], e);
-      y[index(first + b)] = rmsnorm_vec<T, kVec>(f);
-    }
+    for (int b = 0; b < kBatch; ++b)
+      if (valid(first + b)) y[index(first + b)] = rmsnorm_scaled<T, kVec>(v[b], scale, wv[b]);
   };
   // The peeled element through both passes, beside the vectors.
   auto peel1 = [&] {
@@ -216,9 +235,7 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
   };
   auto peel2 = [&](float scale) {
     if (!has_peeled) return;
-    ye[peeled] =
-        DTypeTraits<T>::from_float(peeled_value * scale * DTypeTraits<T>::to_float(T{we[peeled]}))
-            .bits;
+    ye[peeled] = rmsnorm_scaled<T>(peeled_value, scale, we[peeled]);
   };
   auto row_scale = [&] {
     return rsqrtf(rmsnorm_row_sum<kThreadsPerRow, kRowsPerCta>(ss, scratch) / kHidden + params.eps);
@@ -308,15 +325,8 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta, 1)
   E peeled_w;
   auto load_weights = [&](const Row& row) {
 #pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-      if (!row.valid(i)) continue;
-      if (!kPeel || row.head == 0) {
-        wv[i] = reinterpret_cast<const W*>(we)[row.index(i)];
-      } else {
-#pragma unroll
-        for (int e = 0; e < kVec; ++e) wv[i].h[e] = we[row.head + row.index(i) * kVec + e];
-      }
-    }
+    for (int i = 0; i < kItems; ++i)
+      if (row.valid(i)) row.load_weights(we, i, wv[i]);
     if (row.has_peeled()) peeled_w = we[row.peeled()];
   };
 
@@ -338,18 +348,10 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta, 1)
     for (int i = 0; i < kItems; ++i) {
       if (!row.valid(i)) continue;
       if constexpr (kResidual) {
-        float f[kVec];
-#pragma unroll
-        for (int e = 0; e < kVec; ++e)
-          f[e] = rmsnorm_element<T, kVec>(in.x[i], e) + rmsnorm_element<T, kVec>(in.r[i], e);
-        in.x[i] = rmsnorm_vec<T, kVec>(f);
+        in.x[i] = rmsnorm_add<T, kVec>(in.x[i], in.r[i]);
         sum_out[row.index(i)] = in.x[i];
       }
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) {
-        const float f = rmsnorm_element<T, kVec>(in.x[i], e);
-        ss += f * f;
-      }
+      ss += rmsnorm_sum_squares<T, kVec>(in.x[i]);
     }
     float peeled_value = 0;
     if (row.has_peeled()) {
@@ -368,18 +370,10 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta, 1)
 
     W* y = row.vectors(params.y);
 #pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-      if (!row.valid(i)) continue;
-      float f[kVec];
-#pragma unroll
-      for (int e = 0; e < kVec; ++e)
-        f[e] = rmsnorm_element<T, kVec>(in.x[i], e) * scale * rmsnorm_element<T, kVec>(wv[i], e);
-      y[row.index(i)] = rmsnorm_vec<T, kVec>(f);
-    }
+    for (int i = 0; i < kItems; ++i)
+      if (row.valid(i)) y[row.index(i)] = rmsnorm_scaled<T, kVec>(in.x[i], scale, wv[i]);
     if (row.has_peeled())
-      row.elements(params.y)[row.peeled()] =
-          DTypeTraits<T>::from_float(peeled_value * scale * DTypeTraits<T>::to_float(T{peeled_w}))
-              .bits;
+      row.elements(params.y)[row.peeled()] = rmsnorm_scaled<T>(peeled_value, scale, peeled_w);
     row = next;
     in = ahead;
   }
