@@ -64,6 +64,7 @@ CudaDriver load() {
   KT_RESOLVE(cuLaunchKernel, d.launch_kernel);
   KT_RESOLVE(cuLaunchKernelEx, d.launch_kernel_ex);
   KT_RESOLVE(cuOccupancyMaxActiveClusters, d.occupancy_max_active_clusters);
+  KT_RESOLVE(cuOccupancyMaxActiveBlocksPerMultiprocessor, d.occupancy_max_active_blocks);
   KT_RESOLVE(cuTensorMapEncodeTiled, d.tensor_map_encode_tiled);
   KT_RESOLVE(cuMemAlloc, d.mem_alloc);
   KT_RESOLVE(cuMemFree, d.mem_free);

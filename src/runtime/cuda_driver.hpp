@@ -35,6 +35,7 @@ struct CudaDriver {
   decltype(&::cuLaunchKernel) launch_kernel = nullptr;
   decltype(&::cuLaunchKernelEx) launch_kernel_ex = nullptr;  // cluster launches
   decltype(&::cuOccupancyMaxActiveClusters) occupancy_max_active_clusters = nullptr;
+  decltype(&::cuOccupancyMaxActiveBlocksPerMultiprocessor) occupancy_max_active_blocks = nullptr;
   decltype(&::cuTensorMapEncodeTiled) tensor_map_encode_tiled = nullptr;
   decltype(&::cuMemAlloc) mem_alloc = nullptr;
   decltype(&::cuMemFree) mem_free = nullptr;

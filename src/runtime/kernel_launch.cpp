@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "runtime/cuda_driver.hpp"
 
 namespace kt::rt {
@@ -32,6 +34,24 @@ LaunchPlan linear_plan(std::uint32_t blocks, std::uint32_t threads) {
   plan.grid = {blocks, 1, 1};
   plan.block = {threads, 1, 1};
   return plan;
+}
+
+int current_device_sms() {
+  const CudaDriver& d = driver();
+  CUdevice device = 0;
+  check(d.ctx_get_device(&device), "cuCtxGetDevice");
+  int sms = 0;
+  check(d.device_get_attribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
+        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
+  return sms;
+}
+
+std::int64_t resident_ctas(CUfunction function, int threads, int dynamic_smem_bytes) {
+  int per_sm = 0;
+  check(driver().occupancy_max_active_blocks(&per_sm, function, threads,
+                                             std::size_t(dynamic_smem_bytes)),
+        "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return std::int64_t(current_device_sms()) * std::max(1, per_sm);
 }
 
 void launch_linear(CUfunction function, std::uint32_t blocks, std::uint32_t threads, void** args,

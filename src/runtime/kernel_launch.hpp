@@ -26,6 +26,13 @@ CUresult launch_with_plan(CUfunction function, const LaunchPlan& plan, void** ar
 // shared memory: the check kernels'.
 LaunchPlan linear_plan(std::uint32_t blocks, std::uint32_t threads);
 
+// The current context's device's SMs.
+int current_device_sms();
+
+// The CTAs of `function` (`threads` each, `dynamic_smem_bytes` of dynamic shared memory) the
+// current device holds at once: its SMs times the driver's occupancy answer, at least one an SM.
+std::int64_t resident_ctas(CUfunction function, int threads, int dynamic_smem_bytes);
+
 // Enqueues `function` on `stream` as linear_plan(blocks, threads) with the kernel arguments
 // `args`: a check kernel's launch. Throws kt::CudaError naming the call
 // "cuLaunchKernel(<what>)".

@@ -21,16 +21,6 @@ static_assert(sizeof(GemmSm90Params) == 3 * 128 + 128 && offsetof(GemmSm90Params
 
 namespace {
 
-int current_device_sms() {
-  const CudaDriver& d = driver();
-  CUdevice device = 0;
-  check(d.ctx_get_device(&device), "cuCtxGetDevice");
-  int sms = 0;
-  check(d.device_get_attribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device),
-        "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)");
-  return sms;
-}
-
 // A row-major matrix of `rows` x `cols` elements (row stride `row_elements`) as a 2D TMA map,
 // moved in boxes of box_cols x box_rows elements (encode_tensor_map).
 CUresult encode_tile_map(TmaDescriptor& map, DType dtype, const void* base, std::int64_t rows,

@@ -1,18 +1,14 @@
 // RMSNorm's runtime facet: the call's checks, the parameter block and the launch.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 
 #include "core/error.hpp"
-#include "core/occupancy.hpp"
 #include "ops/rmsnorm/kernels/rmsnorm_params.h"
 #include "ops/rmsnorm/rmsnorm_config.hpp"
 #include "ops/rmsnorm/rmsnorm_op.hpp"
-#include "runtime/cuda_driver.hpp"
-#include "runtime/device_query.hpp"
 #include "runtime/kernel_launch.hpp"
 #include "runtime/op_launcher.hpp"
 
@@ -51,22 +47,6 @@ void check_rmsnorm_call(const RmsnormProblem& p, const void* call) {
     throw_invalid(fmt::format("RMSNorm eps must be finite and >= 0, got {}", t.eps));
 }
 
-// The CTAs of `function` the current device holds at once: its SMs times the CTAs an SM holds
-// with the registers and static shared memory the compiled kernel uses (at least one). NOTE: the
-// occupancy formula the model uses (core/occupancy.hpp) over the kernel's real registers: the
-// driver's occupancy query is not among the entry points runtime/cuda_driver.hpp resolves.
-std::int64_t resident_ctas(CUfunction function, int threads, int dynamic_smem_bytes) {
-  const rt::CudaDriver& d = rt::driver();
-  int regs = 0, static_smem_bytes = 0;
-  rt::check(d.func_get_attribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, function),
-            "cuFuncGetAttribute(NUM_REGS)");
-  rt::check(d.func_get_attribute(&static_smem_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function),
-            "cuFuncGetAttribute(SHARED_SIZE_BYTES)");
-  const DeviceDesc device = rt::query_current_device();
-  const Occupancy occ = occupancy(threads, regs, static_smem_bytes + dynamic_smem_bytes, device);
-  return std::int64_t(device.num_sms) * std::max(1, occ.ctas_per_sm);
-}
-
 class RmsnormKernel final : public rt::OpKernel {
  public:
   RmsnormKernel(const RmsnormProblem& p, const RmsnormConfig& c, const rt::LoadedModule& module)
@@ -74,11 +54,14 @@ class RmsnormKernel final : public rt::OpKernel {
     if (module.functions.empty())
       throw Error(ErrorKind::kInternal, fmt::format("module for {} has no kernel", to_key(c)));
     function_ = module.functions[0];
-    const int threads = c.threads_per_row * c.rows_per_cta;
+    // The dynamic shared memory is allowed first: the occupancy query counts it.
     const int dynamic_smem_bytes = rmsnorm_smem_bytes(p, c);
-    plan_ =
-        plan_launch(p, c, c.persistent ? resident_ctas(function_, threads, dynamic_smem_bytes) : 0);
-    rt::allow_dynamic_smem(function_, plan_.smem_bytes);
+    rt::allow_dynamic_smem(function_, std::uint32_t(dynamic_smem_bytes));
+    plan_ = plan_launch(
+        p, c,
+        c.persistent
+            ? rt::resident_ctas(function_, c.threads_per_row * c.rows_per_cta, dynamic_smem_bytes)
+            : 0);
   }
 
   CUresult launch(const void* call, CUdeviceptr, CUstream stream) const override {
