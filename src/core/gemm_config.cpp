@@ -118,8 +118,12 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
       return "sm90 swap-AB (swab) needs the nt layout: B becomes the wgmma A operand, K-major";
     if (c.epilogue != 0) return "sm90 swap-AB (swab) stores C transposed and directly: use e0";
   }
-  if (sm90_accumulators(c) > 128)
-    return "sm90 tile needs more than 128 accumulators per consumer thread";
+  // 144 fit beside a whole-tile epilogue; a split-K or stream-K reduction needs the last 16.
+  const int max_accumulators = c.split_k > 1 || c.stream_k ? 128 : 144;
+  if (sm90_accumulators(c) > max_accumulators)
+    return fmt::format("sm90 tile needs {} accumulators per consumer thread; at most {}{}",
+                       sm90_accumulators(c), max_accumulators,
+                       max_accumulators == 128 ? " with split-K or stream-K" : "");
   // Deep rings are for small tiles (64 x 32: 12 KB a stage), whose throughput is the bytes in
   // flight per SM over the load latency.
   if (c.stages < 2 || c.stages > 16) return "sm90 stages must be in [2, 16]";

@@ -58,8 +58,10 @@ struct GemmTraits {
   static_assert((kTileN % 64 == 0 && kTileN <= 256) ||
                     (kTileN % 8 == 0 && kTileN >= 16 && kTileN <= 256 && kBIsNxK),
                 "kTileN must be 64, 128, 192 or 256 (or, with nt, a multiple of 8 from 16 to 256)");
-  static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= 128,
-                "at most 128 accumulators per thread");
+  // 144 fit beside a whole-tile epilogue (cuBLASLt's 256 x 136 swap-AB tile); a split-K or
+  // stream-K reduction's loads and flag polls need the room of the last 16.
+  static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= (kSplitK || kStreamK ? 128 : 144),
+                "at most 144 accumulators per thread (128 with split-K or stream-K)");
   static_assert(kTileK == kAtomK || ((kTileK == 2 * kAtomK || kTileK == 4 * kAtomK) && kBIsNxK),
                 "a stage is one 64-deep swizzle atom along K, or two or four with nt");
   static_assert(kStages >= 2 && kStages <= 16, "kStages must be in [2, 16]");

@@ -230,6 +230,21 @@ TEST(ValidateSm90Config, Tile144NeedsNt) {
                   "nt layout");
 }
 
+// Two m64 rows of 136 or 144 columns a consumer (144 accumulators a thread: cuBLASLt's 256 x 136
+// swap-AB tile) fit beside a whole-tile epilogue, not beside a split-K or stream-K reduction.
+TEST(ValidateSm90Config, AtMost144AccumulatorsUnsplit) {
+  const kt::DeviceDesc& h200 = kt::device_profile("h200");
+  const kt::GemmProblem p = problem(1430, 3072, 2048);
+  EXPECT_FALSE(kt::validate(p, kt::testing::swapped(sm90_config(256, 136, 4, 2)), h200).has_value());
+  EXPECT_FALSE(kt::validate(p, sm90_config(128, 144, 4, 1), h200).has_value());
+  expect_rejected(p, kt::testing::swapped(sm90_config(256, 136, 4, 2, 2)), h200,
+                  "136 accumulators per consumer thread; at most 128 with split-K");
+  kt::GemmConfig streamed = sm90_config(128, 144, 4, 1);
+  streamed.stream_k = true;
+  expect_rejected(p, streamed, h200, "at most 128");
+  expect_rejected(p, sm90_config(128, 152, 4, 1), h200, "152 accumulators");
+}
+
 // 64 x 32 tiles (a 64 x 4096 x 4096 decode step: 128 CTAs without split-K) likewise; two
 // 16-column slabs; in cluster pairs each CTA multicasts 16 rows of B (two whole swizzle periods).
 TEST(ValidateSm90Config, Tile32NeedsNt) {
