@@ -110,6 +110,16 @@ bool ungrouped_rereads(const GemmProblem& p, const GemmConfig& c, const GemmEsti
 // calibration").
 constexpr double kSm90SwappedGroupedStreamFactor = 1.15;
 
+// sm90 stream-K over fewer units than CTAs (every CTA runs pieces only, no whole unit): each CTA
+// streams two tiles' K ranges one after the other, each piece filling its pipeline anew, and
+// DRAM is measurably less busy than for whole tiles (bench/NOTES.md, "The GEMM model and its
+// calibration").
+constexpr double kSm90StreamKPiecesOnlyStreamFactor = 1.15;
+
+bool stream_k_pieces_only(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d) {
+  return c.stream_k && stream_k_region(p, c, d.num_sms).units == work_units(p, c);
+}
+
 bool swapped_sharers_apart(const GemmConfig& c, const GemmEstimate& e) {
   return c.family == GemmFamily::kSm90 && c.swap_ab && c.raster_group > 1 && e.tiles_n > 1;
 }
@@ -402,7 +412,9 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   const double inflight = resident_ctas * c.stages * double(c.tile_m + c.tile_n) * c.tile_k * in;
   const double dram_share = l2_reads > 0 ? std::min(1.0, dram / l2_reads) : 1.0;
   const double dram_bw = d.dram_gbps * 1e9;
-  const double stream_factor = swapped_sharers_apart(c, e) ? kSm90SwappedGroupedStreamFactor : 1.0;
+  const double stream_factor =
+      (swapped_sharers_apart(c, e) ? kSm90SwappedGroupedStreamFactor : 1.0) *
+      (stream_k_pieces_only(p, c, d) ? kSm90StreamKPiecesOnlyStreamFactor : 1.0);
   e.memory_us = std::max(stream_factor * dram / dram_rate(inflight * dram_share, dram_bw),
                          l2_reads / (kL2OverDram * dram_bw)) *
                 1e6;

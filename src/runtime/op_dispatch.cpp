@@ -22,6 +22,9 @@ namespace {
 constexpr std::size_t kNearestProblems = 8;
 // The model's own picks for the problem that join the neighbours' measured configs.
 constexpr std::size_t kModelCandidates = 8;
+// The neighbours' configs that may compete: those among the model's first this many for the
+// problem, as many as a default tune measures (the tuner's first round).
+constexpr std::size_t kModelShortlist = 24;
 // A config no neighbour measured is trusted this much less than the model's typical error near
 // here says.
 constexpr double kUnmeasuredPenalty = 1.05;
@@ -101,8 +104,9 @@ bool calibrates(const cache::Measurement& m) {
   return m.status == cache::Status::kOk && m.median_us > 0;
 }
 
-// The configs the nearest tuned problems measured within kNearBest of their best, and the model's
-// own top picks for this problem, each scored as the model's time here times the model's error on
+// The configs the nearest tuned problems measured within kNearBest of their best that the model
+// ranks among its first kModelShortlist here, and the model's own top picks for this problem,
+// each scored as the model's time here times the model's error on
 // that config near here: the weighted log-mean of its errors at the neighbours, shrunk towards
 // their typical error (the log-mean over all they measured) by kTypicalWeight; a config measured
 // at no neighbour takes the typical error and kUnmeasuredPenalty. So a neighbour's winner whose
@@ -144,9 +148,16 @@ std::vector<DispatchChoice> nearest_choices(const std::vector<Neighbour>& near, 
       typical_weight += weight;
     }
   }
-  for (const std::string& key :
-       model_ranked_configs(op, problem_key, device, max_workspace, kModelCandidates))
-    candidates[key].offered = true;
+  // A neighbour's config competes only where the model ranks it among the configs a tune of this
+  // shape would measure: one that suited the neighbour's shape but not this one (a swap-AB tile
+  // for M in the thousands, a tile the shape's waves leave half idle) is out of the running.
+  const std::vector<std::string> shortlist =
+      model_ranked_configs(op, problem_key, device, max_workspace, kModelShortlist);
+  for (auto& [key, c] : candidates)
+    if (c.offered && std::find(shortlist.begin(), shortlist.end(), key) == shortlist.end())
+      c.offered = false;
+  for (std::size_t i = 0; i < shortlist.size() && i < kModelCandidates; ++i)
+    candidates[shortlist[i]].offered = true;
 
   const double typical = typical_weight > 0 ? typical_sum / typical_weight : 0.0;
   std::vector<std::pair<double, DispatchChoice>> scored;
@@ -156,6 +167,9 @@ std::vector<DispatchChoice> nearest_choices(const std::vector<Neighbour>& near, 
                                                     (c.weight_sum + kTypicalWeight)
                                               : typical + std::log(kUnmeasuredPenalty);
     const double us = op.predicted_us(problem_key, config_key, device) * std::exp(log_error);
+    logger().debug("dispatch {}: {} scores {:.2f} us (model error x{:.3f}{})", problem_key,
+                   config_key, us, std::exp(log_error),
+                   c.measured ? ", measured at " + c.measured_at : "");
     // Measured near here: nearest-shape; the model's own pick otherwise.
     scored.emplace_back(
         us, c.measured ? DispatchChoice{config_key, DispatchGrade::kNearestShape, c.measured_at,

@@ -299,6 +299,23 @@ TEST(Estimate, Sm90StreamKFillsThePartialLastWave) {
   EXPECT_EQ(kt::estimate(problem(1536, 1536, 8192), streamed, d).num_ctas, 132);
 }
 
+// Stream-K over fewer units than CTAs cuts every tile into pieces, and streams DRAM slower than
+// whole tiles do: at 123 x 3072 x 3072 on the H200 the streamed 64 x 64 tiles ran 16.5 us, the
+// swapped whole ones 12.2-12.6 (bench/NOTES.md, "The GEMM model and its calibration"). Only that
+// regime pays; where whole units run first, the stream is the whole tiles'.
+TEST(Estimate, Sm90StreamKOfPiecesOnlyStreamsSlower) {
+  const kt::DeviceDesc d = h200();
+  const kt::GemmProblem pieces = problem(123, 3072, 3072);  // 96 tiles of 64 x 64 on 132 CTAs
+  const kt::GemmConfig streamed =
+      kt::parse_gemm_config_key("sm90.bm64.bn64.bk64.s12.c1.e0.cl1.g1.sk1.st");
+  const kt::GemmConfig swapped =
+      kt::parse_gemm_config_key("sm90.bm64.bn64.bk128.s6.c1.e0.cl1.g1.sk1.swab");
+  EXPECT_LT(kt::estimate(pieces, swapped, d).predicted_us,
+            kt::estimate(pieces, streamed, d).predicted_us);
+  EXPECT_FALSE(
+      kt::rank_by_model(pieces, kt::enumerate_gemm_configs(pieces, d), d).front().config.stream_k);
+}
+
 // At a decode step's memory floor, stream-K's fix-up and cluster split-K's exchange come after
 // the weights have streamed, not beside them: at 64 x 14336 x 4096 on the H200 the streamed
 // 64 x 128 tiles measured 37.8-39.7 us and their clk2 splits 42.2-42.5 against 33.5-34.3 for

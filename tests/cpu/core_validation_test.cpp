@@ -235,7 +235,8 @@ TEST(ValidateSm90Config, Tile144NeedsNt) {
 TEST(ValidateSm90Config, AtMost144AccumulatorsUnsplit) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
   const kt::GemmProblem p = problem(1430, 3072, 2048);
-  EXPECT_FALSE(kt::validate(p, kt::testing::swapped(sm90_config(256, 136, 4, 2)), h200).has_value());
+  EXPECT_FALSE(
+      kt::validate(p, kt::testing::swapped(sm90_config(256, 136, 4, 2)), h200).has_value());
   EXPECT_FALSE(kt::validate(p, sm90_config(128, 144, 4, 1), h200).has_value());
   expect_rejected(p, kt::testing::swapped(sm90_config(256, 136, 4, 2, 2)), h200,
                   "136 accumulators per consumer thread; at most 128 with split-K");

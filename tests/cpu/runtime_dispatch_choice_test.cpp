@@ -3,9 +3,11 @@
 // twice its prediction at the neighbours) loses to the one measured as predicted; a neighbour's
 // winner that does not suit this shape's arithmetic loses to the model's own pick, graded
 // model-default; a config clearly beaten at its neighbour is not offered however much the model
-// overrated it there; no neighbour means the model's pick.
+// overrated it there; a neighbour's config the model ranks past a tune's 24 here is not served;
+// no neighbour means the model's pick.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "cache/database.hpp"
@@ -120,6 +122,22 @@ TEST(DispatchChoice, AConfigFarBehindAtItsNeighbourIsNotOfferedThoughTheModelOve
           1.3 * pred(neighbour.problem_key, winner) / pred(neighbour.problem_key, slow));
   db.set_winner({.key = neighbour, .config_key = winner, .median_us = 1, .run_id = "r"});
   EXPECT_NE(rt::choose_config(&db, gemm, problem, h200(), 1 << 30).config_key, slow);
+}
+
+TEST(DispatchChoice, ANeighboursWinnerOutsideTheShapesShortlistIsNotServed) {
+  Database db = Database::open(":memory:");
+  const OpSpec& gemm = op_spec("gemm");
+  // A swap-AB tile measured far faster than predicted at a mid-size neighbour, and valid for
+  // M in the thousands, where the model ranks it past the 24 configs a tune would measure.
+  const TuningKey neighbour = gemm_key("1536x1536x8192");
+  const std::string problem = "gemm:bf16:bf16:nt:11776x384x8192";
+  const std::string swapped = "sm90.bm128.bn144.bk64.s6.c2.e0.cl1.g1.sk1.swab";
+  ASSERT_FALSE(gemm.validate_config(problem, swapped, h200()));
+  const auto shortlist = rt::model_ranked_configs(gemm, problem, h200(), 1 << 30, 24);
+  ASSERT_EQ(std::find(shortlist.begin(), shortlist.end(), swapped), shortlist.end());
+  measure(db, neighbour, swapped, 0.5);
+  db.set_winner({.key = neighbour, .config_key = swapped, .median_us = 1, .run_id = "r"});
+  EXPECT_NE(rt::choose_config(&db, gemm, problem, h200(), 1 << 30).config_key, swapped);
 }
 
 TEST(DispatchChoice, WithoutNeighboursTheModelPicks) {

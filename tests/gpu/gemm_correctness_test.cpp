@@ -392,7 +392,8 @@ TEST_F(GemmCorrectness, Sm90SwapAbFittedTokenTilesOnRaggedShapes) {
        "sm90.bm128.bn168.bk64.s5.c2.e0.cl1.g1.sk4.swab",
        "sm90.bm128.bn216.bk64.s4.c2.e0.clk2.g8.sk2.swab",
        "sm90.bm128.bn112.bk64.s4.c2.e0.cl2.g8.sk1.swab",
-       "sm90.bm256.bn136.bk64.s4.c2.e0.cl1.g8.sk1.swab", "sm90.bm128.bn144.bk64.s4.c1.e0.cl1.g8.sk1"},
+       "sm90.bm256.bn136.bk64.s4.c2.e0.cl1.g8.sk1.swab",
+       "sm90.bm128.bn144.bk64.s4.c1.e0.cl1.g8.sk1"},
       {"257x11264x2048", "300x1032x520", "1430x776x136", "97x4104x4096", "633x200x1000"},
       {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}, {DType::kBF16, DType::kFP32}});
   EXPECT_GE(checked, 60);
