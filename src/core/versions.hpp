@@ -35,7 +35,9 @@ inline constexpr int kBenchmarkProtocolVersion = 5;
 //     thread issues the loads.
 // 16: sm90 as a composition of producer, consumer, epilogue and schedule headers: the code
 //     NVVM emits moves (instruction order, two split-K reductions 2-3% larger in SASS).
-inline constexpr int kGemmTemplateVersion = 16;
+// 17: sm90 tiles of up to 144 accumulators a consumer thread when unsplit (256 x 136, 128 x 144);
+//     swap-AB's direct stores of 16-bit C transposed across the warp, one access a pair.
+inline constexpr int kGemmTemplateVersion = 17;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 // 5: fa3's stage ring shared with the GEMM (common/stage_ring.cuh): its instruction order moves.

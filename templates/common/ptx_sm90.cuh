@@ -275,6 +275,15 @@ __device__ __forceinline__ void stmatrix_x4(unsigned int addr, unsigned int r0, 
                : "memory");
 }
 
+// Transposes an 8x8 matrix of 16-bit elements across the warp: each lane passes its pair (row
+// lane / 4, columns 2 (lane % 4) + {0, 1}) and receives the same pair of the transpose (row
+// lane / 4 of the result is column lane / 4 of the input). Every lane of the warp must call it.
+__device__ __forceinline__ unsigned int movmatrix_trans(unsigned int pair) {
+  unsigned int out;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;\n" : "=r"(out) : "r"(pair));
+  return out;
+}
+
 // stmatrix_x4 with each 8x8 matrix transposed: lane l supplies the address of row l % 8 of
 // matrix l / 8 as stored, and that row receives column l % 8 of the matrix as the registers hold
 // it (r[i] of each lane: row lane / 4, columns 2 (lane % 4) + {0, 1}, as for stmatrix_x4).

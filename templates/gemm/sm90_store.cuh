@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kerntune/common/dtypes.cuh"
+#include "kerntune/common/ptx_sm90.cuh"
 
 namespace kt {
 namespace sm90 {
@@ -28,13 +29,57 @@ __device__ __forceinline__ void store_pair(T* at, long long ldc, int col, int n,
   }
 }
 
+// store_accumulators for swap-AB with 16-bit C: each 8x8 block of accumulators (8 of the
+// kernel's rows, which are C's columns, by 8 of its columns) is transposed across the warp
+// (movmatrix_trans), so that a lane holds two adjacent elements of one row of C and stores them
+// in one access: half the stores of pairs ldc apart, each warp store writing 8 rows of C 16
+// contiguous bytes each. Every lane of the warp calls it.
+template <typename T, int kMI, int kAccs>
+__device__ __forceinline__ void store_accumulators_transposed(T* c, long long ldc, int m, int n,
+                                                              int row0, int col0,
+                                                              const float (&acc)[kMI][kAccs]) {
+  static_assert(sizeof(T) == 2, "transposed 16-bit pairs");
+  const bool aligned = pairs_aligned(c, ldc);
+  const int lane = threadIdx.x % 32;
+  // After the transpose: this lane's kernel rows (C's columns) and kernel column (C's row).
+  const int row = row0 - lane / 4 + 2 * (lane % 4);
+  const int col = col0 - 2 * (lane % 4) + lane / 4;
+  unsigned short* out = reinterpret_cast<unsigned short*>(c);
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int r = row + mi * 64 + half * 8;
+#pragma unroll
+      for (int j = 0; j < kAccs / 4; ++j) {
+        const unsigned int pair = movmatrix_trans(
+            DTypeTraits<T>::pack2(acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]));
+        const int cc = col + j * 8;
+        if (cc >= n || r >= m) continue;
+        unsigned short* at = out + cc * ldc + r;
+        if (aligned && r + 1 < m) {
+          *reinterpret_cast<unsigned int*>(at) = pair;
+        } else {
+          at[0] = static_cast<unsigned short>(pair & 0xFFFFu);
+          if (r + 1 < m) at[1] = static_cast<unsigned short>(pair >> 16);
+        }
+      }
+    }
+  }
+}
+
 // Writes a consumer's kMI x (64 x kN) wgmma accumulator tiles to c (leading dimension ldc),
 // masked to m x n (element<kSwapAB> places them). row0, col0: this thread's first element,
 // (16 warp + lane / 4, 2 (lane % 4)) from the consumer's corner; tile mi starts 64 mi rows lower.
-// Pairs go out as one access when c and ldc allow it (not transposed).
+// Pairs go out as one access when c and ldc allow it (transposed: store_accumulators_transposed
+// for 16-bit C, one store an element for FP32).
 template <bool kSwapAB, typename T, int kMI, int kAccs>
 __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, int n, int row0,
                                                    int col0, const float (&acc)[kMI][kAccs]) {
+  if constexpr (kSwapAB && sizeof(T) == 2) {
+    store_accumulators_transposed(c, ldc, m, n, row0, col0, acc);
+    return;
+  }
   const bool aligned = pairs_aligned(c, ldc);
 #pragma unroll
   for (int mi = 0; mi < kMI; ++mi) {

@@ -381,9 +381,10 @@ TEST_F(GemmCorrectness, Sm90SwapAbOnDecodeAndRaggedShapes) {
   EXPECT_GE(checked, 110);
 }
 
-// Swap-AB past decode steps: token tiles fitted to M (any multiple of 8 columns: 88, 112, 168,
-// 200, 216), with M, N and K tails, unsplit, split through L2, split in cluster pairs and in
-// pairs along the weights sharing B's halves; bf16 and fp16 in, 16-bit and FP32 out.
+// Swap-AB past decode steps: token tiles fitted to M (any multiple of 8 columns: 88, 112, 136,
+// 168, 200, 216), with M, N and K tails (an odd N: C's rows unaligned for pairs, its last column
+// alone), unsplit, split through L2, split in cluster pairs and in pairs along the weights
+// sharing B's halves; bf16 and fp16 in, 16-bit (stored transposed across the warp) and FP32 out.
 TEST_F(GemmCorrectness, Sm90SwapAbFittedTokenTilesOnRaggedShapes) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
   const int checked = check_nt(
@@ -394,7 +395,8 @@ TEST_F(GemmCorrectness, Sm90SwapAbFittedTokenTilesOnRaggedShapes) {
        "sm90.bm128.bn112.bk64.s4.c2.e0.cl2.g8.sk1.swab",
        "sm90.bm256.bn136.bk64.s4.c2.e0.cl1.g8.sk1.swab",
        "sm90.bm128.bn144.bk64.s4.c1.e0.cl1.g8.sk1"},
-      {"257x11264x2048", "300x1032x520", "1430x776x136", "97x4104x4096", "633x200x1000"},
+      {"257x11264x2048", "300x1032x520", "1430x776x136", "97x4104x4096", "633x200x1000",
+       "97x1001x136"},
       {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}, {DType::kBF16, DType::kFP32}});
   EXPECT_GE(checked, 60);
 }
