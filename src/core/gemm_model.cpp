@@ -209,6 +209,14 @@ double sm90_pipelining(const GemmConfig& c) {
 
 // The sm80 family: waves of resident CTAs, each computing its padded tile over its K slice at
 // the SM's share of the mma.sync rate, scaled by shared-memory feed, latency hiding and pipelining.
+// sm80 with operands whose rows are not 16-byte aligned (K % 8 != 0, or nn with N % 8 != 0): no
+// cp.async, each thread loads its 16-byte chunks element by element and stores them to shared
+// memory itself, one chunk's round trip after another. A CTA then moves about 12 elements of A
+// and B a microsecond per thread, side by side with the SM's other CTAs (H200, nn with
+// N % 8 != 0: 678 sm80 measurements, one to eight warps; bench/NOTES.md, "The GEMM model and its
+// calibration"); its k-tiles take at least that long.
+constexpr double kSm80ElementLoadsPerUsPerThread = 12;
+
 double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d,
                        GemmEstimate& e) {
   e.waves = wave_stats(e.num_ctas, d.num_sms, e.occupancy.ctas_per_sm);
@@ -233,7 +241,12 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
       2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
   const double sm_flops_per_s =
       peak_flops / d.num_sms * e.mma_efficiency * latency_hiding * pipelining;
-  const double wave_s = e.occupancy.ctas_per_sm * cta_flops / sm_flops_per_s;
+  double wave_s = e.occupancy.ctas_per_sm * cta_flops / sm_flops_per_s;
+  if (!p.vector_aligned()) {
+    const double k_tiles = double(k_padded / c.tile_k);
+    wave_s = std::max(wave_s, k_tiles * double(c.tile_m + c.tile_n) * c.tile_k /
+                                  (kSm80ElementLoadsPerUsPerThread * c.num_threads()) * 1e-6);
+  }
   return double(e.waves.waves) * wave_s * 1e6;
 }
 

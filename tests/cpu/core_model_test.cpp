@@ -316,6 +316,23 @@ TEST(Estimate, Sm90StreamKOfPiecesOnlyStreamsSlower) {
       kt::rank_by_model(pieces, kt::enumerate_gemm_configs(pieces, d), d).front().config.stream_k);
 }
 
+// sm80 on operands not 16-byte aligned (nn with N % 8 != 0) loads element by element, each
+// thread a chunk's round trip after another: at 108 x 124 x 32768 on the H200 eight warps of a
+// 32 x 64 tile ran 72.8 us where an aligned N would let a single warp's tile stream; the model
+// charges a CTA's k-tiles its threads' load rate, so the eight-warp tile ranks first there.
+TEST(Estimate, Sm80UnalignedOperandsLoadAtTheThreadsRate) {
+  const kt::DeviceDesc d = h200();
+  const kt::GemmProblem unaligned = problem(108, 124, 32768, kt::Layout::kNN);
+  const kt::GemmProblem aligned = problem(108, 128, 32768, kt::Layout::kNN);
+  const kt::GemmConfig one_warp = kt::testing::config(32, 64, 64, 32, 64, 5, 16);
+  const kt::GemmConfig eight_warps = kt::testing::config(32, 64, 64, 16, 16, 5, 16);
+  EXPECT_GT(kt::estimate(unaligned, one_warp, d).compute_us,
+            6 * kt::estimate(unaligned, eight_warps, d).compute_us);
+  EXPECT_NEAR(kt::estimate(unaligned, eight_warps, d).predicted_us, 72.8, 0.1 * 72.8);
+  EXPECT_LT(kt::estimate(aligned, one_warp, d).predicted_us,
+            kt::estimate(aligned, eight_warps, d).predicted_us);
+}
+
 // At a decode step's memory floor, stream-K's fix-up and cluster split-K's exchange come after
 // the weights have streamed, not beside them: at 64 x 14336 x 4096 on the H200 the streamed
 // 64 x 128 tiles measured 37.8-39.7 us and their clk2 splits 42.2-42.5 against 33.5-34.3 for
