@@ -435,20 +435,25 @@ TEST(Ptx, TheSm90NarrowTilesStoreHalfTileSlabsByTma) {
   }
 }
 
-TEST(Ptx, Sm90SwapAbStoresTheTransposedProductElementByElement) {
-  // 16 tokens on the wgmma N side (m64n16k16), loaded by TMA like any operand; C^T's pairs of
-  // adjacent columns lie ldc apart in C, so C is written by 2-byte stores only (the unswapped
-  // kernel also writes pairs as 4-byte stores).
+TEST(Ptx, Sm90SwapAbStoresTheTransposedProductInPairsAfterAWarpTranspose) {
+  // 16 tokens on the wgmma N side (m64n16k16), loaded by TMA like any operand. C^T's pairs of
+  // adjacent columns lie ldc apart in C, so each 8 x 8 block of 16-bit results is transposed
+  // across the warp first (movmatrix) and written as 4-byte pairs of C's columns (2-byte stores
+  // at C's edges and where its rows are unaligned); FP32 C is written element by element.
   const kt::GemmProblem decode = problem(16, 4096, 4096);
-  const std::string ptx = gen::compile_to_ptx(gen::generate_gemm(
-      decode, kt::testing::swapped(kt::testing::sm90_config(64, 16, 12, 1)), "sm_90a"));
+  const kt::GemmConfig swapped = kt::testing::swapped(kt::testing::sm90_config(64, 16, 12, 1));
+  const std::string ptx = gen::compile_to_ptx(gen::generate_gemm(decode, swapped, "sm_90a"));
   EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16"), std::string::npos);
   EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d.shared::cluster.global"), std::string::npos);
+  EXPECT_NE(ptx.find("movmatrix.sync.aligned.m8n8.trans.b16"), std::string::npos);
+  EXPECT_NE(ptx.find("st.global.u32"), std::string::npos);
   EXPECT_NE(ptx.find("st.global.u16"), std::string::npos);
-  EXPECT_EQ(ptx.find("st.global.u32"), std::string::npos);
-  const std::string plain = gen::compile_to_ptx(
-      gen::generate_gemm(decode, kt::testing::sm90_config(64, 32, 12, 1), "sm_90a"));
-  EXPECT_NE(plain.find("st.global.u32"), std::string::npos);
+  const std::string fp32 = gen::compile_to_ptx(gen::generate_gemm(
+      problem(16, 4096, 4096, kt::Layout::kNT, kt::DType::kBF16, kt::DType::kFP32), swapped,
+      "sm_90a"));
+  EXPECT_EQ(fp32.find("movmatrix"), std::string::npos);
+  EXPECT_NE(fp32.find("st.global.f32"), std::string::npos);
+  EXPECT_EQ(fp32.find("st.global.v2.f32"), std::string::npos);
 }
 
 TEST(Ptx, Sm90MultiAtomStagesLoadOneBoxPerAtomOfEachOperand) {
