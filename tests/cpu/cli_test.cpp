@@ -142,6 +142,22 @@ TEST_F(Cli, ExplainShowsADecodeStepsFirstDramRoundTrip) {
   EXPECT_TRUE(contains(r.output, "incl. 1.0 first DRAM round trip")) << r.output;
 }
 
+// Operands whose rows are not 16-byte aligned leave only element-by-element loads: explain says
+// which operand and what to change, and says nothing of it for aligned ones.
+TEST_F(Cli, ExplainNamesUnalignedOperandsAndWhatToChange) {
+  const Result nn = run("explain --shape 108x124x32768 --layout nn");
+  ASSERT_EQ(nn.status, 0) << nn.output;
+  EXPECT_TRUE(contains(nn.output, "rows of B (nn with N % 8 != 0) are not 16-byte aligned"))
+      << nn.output;
+  EXPECT_TRUE(contains(nn.output, "store B as N x K (--layout nt)")) << nn.output;
+  const Result k = run("explain --shape 100x128x777");
+  ASSERT_EQ(k.status, 0) << k.output;
+  EXPECT_TRUE(contains(k.output, "rows of A and B (K % 8 != 0)")) << k.output;
+  const Result aligned = run("explain --shape 108x128x32768 --layout nn");
+  ASSERT_EQ(aligned.status, 0) << aligned.output;
+  EXPECT_FALSE(contains(aligned.output, "element by element")) << aligned.output;
+}
+
 TEST_F(Cli, ExplainAttentionCountsCtasAsBatchTimesHeadsTimesQueryBlocks) {
   // 2 x 8 x ceil(1000 / 128) = 2 x 8 x 8 = 128 CTAs for 128-row query blocks.
   const Result r =
