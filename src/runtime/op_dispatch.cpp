@@ -26,14 +26,15 @@ constexpr std::size_t kModelCandidates = 8;
 // problem, as many as a default tune measures (the tuner's first round).
 constexpr std::size_t kModelShortlist = 24;
 // A config no neighbour measured is trusted this much less than the model's typical error near
-// here says.
+// here says; measurements near here wear the penalty down with their weight.
 constexpr double kUnmeasuredPenalty = 1.05;
 // A neighbour offers the configs it measured within this factor of its best: the ones far behind
 // there are candidates only as the model's own picks (picking the lowest of many noisy scores
 // favours the configs whose error happens to be underestimated).
 constexpr double kNearBest = 1.10;
-// The weight of the typical error in a config's error: as much as one measurement at distance 1
-// (a factor 2 in one dimension). A config measured once, far away, keeps mostly the typical error.
+// The weight of the prior (the typical error and the penalty) in a config's error: as much as one
+// measurement at distance 1 (a factor 2 in one dimension). A config measured once, far away,
+// keeps mostly the prior.
 constexpr double kTypicalWeight = 0.5;
 
 bool usable(const OpSpec& op, const std::string& problem_key, const std::string& config_key,
@@ -106,13 +107,13 @@ bool calibrates(const cache::Measurement& m) {
 
 // The configs the nearest tuned problems measured within kNearBest of their best that the model
 // ranks among its first kModelShortlist here, and the model's own top picks for this problem,
-// each scored as the model's time here times the model's error on
-// that config near here: the weighted log-mean of its errors at the neighbours, shrunk towards
-// their typical error (the log-mean over all they measured) by kTypicalWeight; a config measured
-// at no neighbour takes the typical error and kUnmeasuredPenalty. So a neighbour's winner whose
-// tile, split or cluster does not suit this shape loses to what the model ranks first here, unless
-// the measurements say the model misjudges it. Graded nearest-shape when the pick was measured at
-// a neighbour, model-default when it is the model's own; nothing when no neighbour is tuned.
+// each scored as the model's time here times the model's error on that config near here: the
+// weighted log-mean of its errors at the neighbours, shrunk by kTypicalWeight towards a prior of
+// their typical error (the log-mean over all they measured) times kUnmeasuredPenalty; a config
+// measured at no neighbour takes the prior whole. So a neighbour's winner whose tile, split or
+// cluster does not suit this shape loses to what the model ranks first here, unless the
+// measurements say the model misjudges it. Graded nearest-shape when the pick was measured at a
+// neighbour, model-default when it is the model's own; nothing when no neighbour is tuned.
 std::vector<DispatchChoice> nearest_choices(const std::vector<Neighbour>& near, const OpSpec& op,
                                             const std::string& problem_key,
                                             const DeviceDesc& device, std::int64_t max_workspace) {
@@ -163,9 +164,12 @@ std::vector<DispatchChoice> nearest_choices(const std::vector<Neighbour>& near, 
   std::vector<std::pair<double, DispatchChoice>> scored;
   for (const auto& [config_key, c] : candidates) {
     if (!c.offered || !usable(op, problem_key, config_key, device, max_workspace)) continue;
-    const double log_error = c.weight_sum > 0 ? (c.log_error_sum + kTypicalWeight * typical) /
-                                                    (c.weight_sum + kTypicalWeight)
-                                              : typical + std::log(kUnmeasuredPenalty);
+    // The prior, a config's error before any measurement near here, is the typical error and
+    // the penalty; measurements pull it their way by their weight, so a config measured once,
+    // far away, keeps most of the penalty, and one measured close by little of it.
+    const double prior = typical + std::log(kUnmeasuredPenalty);
+    const double log_error =
+        (c.log_error_sum + kTypicalWeight * prior) / (c.weight_sum + kTypicalWeight);
     const double us = op.predicted_us(problem_key, config_key, device) * std::exp(log_error);
     logger().debug("dispatch {}: {} scores {:.2f} us (model error x{:.3f}{})", problem_key,
                    config_key, us, std::exp(log_error),

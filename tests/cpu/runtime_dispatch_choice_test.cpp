@@ -4,7 +4,8 @@
 // winner that does not suit this shape's arithmetic loses to the model's own pick, graded
 // model-default; a config clearly beaten at its neighbour is not offered however much the model
 // overrated it there; a neighbour's config the model ranks past a tune's 24 here is not served;
-// no neighbour means the model's pick.
+// one measured only far away keeps most of the penalty for configs unmeasured near here; no
+// neighbour means the model's pick.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -138,6 +139,36 @@ TEST(DispatchChoice, ANeighboursWinnerOutsideTheShapesShortlistIsNotServed) {
   measure(db, neighbour, swapped, 0.5);
   db.set_winner({.key = neighbour, .config_key = swapped, .median_us = 1, .run_id = "r"});
   EXPECT_NE(rt::choose_config(&db, gemm, problem, h200(), 1 << 30).config_key, swapped);
+}
+
+TEST(DispatchChoice, AConfigMeasuredOnlyFarAwayKeepsMostOfThePenalty) {
+  Database db = Database::open(":memory:");
+  const OpSpec& gemm = op_spec("gemm");
+  // A neighbour 8x away in M and 5.5x in N (distance ~3.9), whose measurements run as predicted
+  // but for one config, 2% faster than predicted there. Here the model ranks that config 2.5-4.5%
+  // behind its own first pick, which the neighbour never measured: one far measurement does not
+  // outweigh the penalty for knowing nothing near here.
+  const TuningKey neighbour = gemm_key("2048x2048x2048");
+  const std::string problem = "gemm:bf16:bf16:nt:257x11264x2048";
+  const auto pred = [&](const std::string& p, const std::string& c) {
+    return gemm.predicted_us(p, c, h200());
+  };
+  const auto here = rt::model_ranked_configs(gemm, problem, h200(), 1 << 30, 24);
+  const std::string own = here.front();
+  std::string far;
+  for (const std::string& c : here) {
+    const double behind = pred(problem, c) / pred(problem, own);
+    if (c != own && behind > 1.025 && behind < 1.045 &&
+        !gemm.validate_config(neighbour.problem_key, c, h200()))
+      far = c;
+  }
+  if (far.empty()) GTEST_SKIP() << "no config the model ranks that way";
+  measure(db, neighbour, far, 0.98);
+  for (const std::string& c :
+       rt::model_ranked_configs(gemm, neighbour.problem_key, h200(), 1 << 30, 6))
+    if (c != own && c != far) measure(db, neighbour, c, 1.0);
+  db.set_winner({.key = neighbour, .config_key = far, .median_us = 1, .run_id = "r"});
+  EXPECT_EQ(rt::choose_config(&db, gemm, problem, h200(), 1 << 30).config_key, own);
 }
 
 TEST(DispatchChoice, WithoutNeighboursTheModelPicks) {
