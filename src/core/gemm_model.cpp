@@ -207,16 +207,15 @@ double sm90_pipelining(const GemmConfig& c) {
   return c.stages >= 4 ? 1.0 : c.stages == 3 ? 0.97 : 0.9;
 }
 
-// The sm80 family: waves of resident CTAs, each computing its padded tile over its K slice at
-// the SM's share of the mma.sync rate, scaled by shared-memory feed, latency hiding and pipelining.
 // sm80 with operands whose rows are not 16-byte aligned (K % 8 != 0, or nn with N % 8 != 0): no
-// cp.async, each thread loads its 16-byte chunks element by element and stores them to shared
-// memory itself, one chunk's round trip after another. A CTA then moves about 12 elements of A
-// and B a microsecond per thread, side by side with the SM's other CTAs (H200, nn with
-// N % 8 != 0: 678 sm80 measurements, one to eight warps; bench/NOTES.md, "The GEMM model and its
-// calibration"); its k-tiles take at least that long.
+// cp.async; each thread loads its 16-byte chunks element by element, so a warp's 2-byte loads
+// land 16 bytes apart and L1 serves many sectors for few bytes. A CTA then moves about 12
+// elements of A and B a microsecond per thread, side by side with the SM's other CTAs (fitted
+// in bench/NOTES.md, "The GEMM model and its calibration"), and its k-tiles take at least that.
 constexpr double kSm80ElementLoadsPerUsPerThread = 12;
 
+// The sm80 family: waves of resident CTAs, each computing its padded tile over its K slice at
+// the SM's share of the mma.sync rate, scaled by shared-memory feed, latency hiding and pipelining.
 double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d,
                        GemmEstimate& e) {
   e.waves = wave_stats(e.num_ctas, d.num_sms, e.occupancy.ctas_per_sm);

@@ -316,10 +316,10 @@ TEST(Estimate, Sm90StreamKOfPiecesOnlyStreamsSlower) {
       kt::rank_by_model(pieces, kt::enumerate_gemm_configs(pieces, d), d).front().config.stream_k);
 }
 
-// sm80 on operands not 16-byte aligned (nn with N % 8 != 0) loads element by element, each
-// thread a chunk's round trip after another: at 108 x 124 x 32768 on the H200 eight warps of a
-// 32 x 64 tile ran 72.8 us where an aligned N would let a single warp's tile stream; the model
-// charges a CTA's k-tiles its threads' load rate, so the eight-warp tile ranks first there.
+// sm80 on operands not 16-byte aligned (nn with N % 8 != 0) loads element by element: at
+// 108 x 124 x 32768 on the H200 eight warps of a 32 x 64 tile ran 72.8 us, where with an aligned
+// N one warp's tile would stream; the model charges a CTA's k-tiles its threads' load rate, so
+// the eight-warp tile ranks first there.
 TEST(Estimate, Sm80UnalignedOperandsLoadAtTheThreadsRate) {
   const kt::DeviceDesc d = h200();
   const kt::GemmProblem unaligned = problem(108, 124, 32768, kt::Layout::kNN);
