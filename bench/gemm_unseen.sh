@@ -17,7 +17,8 @@ while read -r s; do shapes+=(--shape "$s"); done <"$out/shapes.txt"
 if [ "$phase" != tuned ]; then
   kerntune tune --suite foundation --layout "$layout" >"$out/foundation_tune.log" 2>>"$out/tune_progress.log"
   kerntune bench "${shapes[@]}" --layout "$layout" --rounds 4 --csv "$out/served.csv"
-  # What the served shapes were dispatched from (bench/dispatch_regret.py replays it offline).
+  # What the served shapes were dispatched from: `kerntune cache import` it and `kerntune -v
+  # explain --shape S --db D` replays the dispatch offline.
   kerntune cache export "$out/foundation_measurements.csv" >/dev/null
   gzip -f "$out/foundation_measurements.csv"
 fi

@@ -35,7 +35,7 @@ constexpr double kNearBest = 1.10;
 // The weight of the prior (the typical error and the penalty) in a config's error: as much as one
 // measurement at distance 1 (a factor 2 in one dimension). A config measured once, far away,
 // keeps mostly the prior.
-constexpr double kTypicalWeight = 0.5;
+constexpr double kPriorWeight = 0.5;
 
 bool usable(const OpSpec& op, const std::string& problem_key, const std::string& config_key,
             const DeviceDesc& device, std::int64_t max_workspace) {
@@ -108,7 +108,7 @@ bool calibrates(const cache::Measurement& m) {
 // The configs the nearest tuned problems measured within kNearBest of their best that the model
 // ranks among its first kModelShortlist here, and the model's own top picks for this problem,
 // each scored as the model's time here times the model's error on that config near here: the
-// weighted log-mean of its errors at the neighbours, shrunk by kTypicalWeight towards a prior of
+// weighted log-mean of its errors at the neighbours, shrunk by kPriorWeight towards a prior of
 // their typical error (the log-mean over all they measured) times kUnmeasuredPenalty; a config
 // measured at no neighbour takes the prior whole. So a neighbour's winner whose tile, split or
 // cluster does not suit this shape loses to what the model ranks first here, unless the
@@ -160,20 +160,20 @@ std::vector<DispatchChoice> nearest_choices(const std::vector<Neighbour>& near, 
   for (std::size_t i = 0; i < shortlist.size() && i < kModelCandidates; ++i)
     candidates[shortlist[i]].offered = true;
 
+  // The prior, a config's error before any measurement near here, is the typical error and the
+  // penalty; measurements pull it their way by their weight, so a config measured once, far
+  // away, keeps most of the penalty, and one measured close by little of it.
   const double typical = typical_weight > 0 ? typical_sum / typical_weight : 0.0;
+  const double prior = typical + std::log(kUnmeasuredPenalty);
   std::vector<std::pair<double, DispatchChoice>> scored;
   for (const auto& [config_key, c] : candidates) {
     if (!c.offered || !usable(op, problem_key, config_key, device, max_workspace)) continue;
-    // The prior, a config's error before any measurement near here, is the typical error and
-    // the penalty; measurements pull it their way by their weight, so a config measured once,
-    // far away, keeps most of the penalty, and one measured close by little of it.
-    const double prior = typical + std::log(kUnmeasuredPenalty);
     const double log_error =
-        (c.log_error_sum + kTypicalWeight * prior) / (c.weight_sum + kTypicalWeight);
+        (c.log_error_sum + kPriorWeight * prior) / (c.weight_sum + kPriorWeight);
     const double us = op.predicted_us(problem_key, config_key, device) * std::exp(log_error);
-    logger().debug("dispatch {}: {} scores {:.2f} us (model error x{:.3f}{})", problem_key,
-                   config_key, us, std::exp(log_error),
-                   c.measured ? ", measured at " + c.measured_at : "");
+    logger().debug("dispatch {}: {} scores {:.2f} us (model error x{:.3f}{}{})", problem_key,
+                   config_key, us, std::exp(log_error), c.measured ? ", measured at " : "",
+                   c.measured_at);
     // Measured near here: nearest-shape; the model's own pick otherwise.
     scored.emplace_back(
         us, c.measured ? DispatchChoice{config_key, DispatchGrade::kNearestShape, c.measured_at,
