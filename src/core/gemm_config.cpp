@@ -83,10 +83,10 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
         device.cc_major, device.cc_minor);
   if (c.tile_k != kSm90TileK && c.tile_k != 2 * kSm90TileK && c.tile_k != 4 * kSm90TileK)
     return "sm90 tile_k must be 64 (one swizzle atom a stage), 128 or 256 (two or four, nt only)";
-  if (c.tile_k != kSm90TileK && p.layout != Layout::kNT)
+  if (c.tile_k != kSm90TileK && !(sm90_a_k_major(p, c) && sm90_b_k_major(p, c)))
     return fmt::format(
-        "sm90 tile_k {} (several swizzle atoms a stage) needs the nt layout: nn's "
-        "B atoms are 64 K-rows deep",
+        "sm90 tile_k {} (several swizzle atoms a stage) needs the nt layout (both operands "
+        "K-major): nn's B atoms (A's, swapped) are 64 K-rows deep",
         c.tile_k);
   if (c.warp_m != 0 || c.warp_n != 0) return "sm90 configs have no warp tile (warp_m = warp_n = 0)";
   if (c.consumers != 1 && c.consumers != 2) return "sm90 consumers must be 1 or 2";
@@ -95,9 +95,9 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   if (c.tile_n % 64 != 0 || c.tile_n > 256) {
     if (c.tile_n % 8 != 0 || c.tile_n < 16 || c.tile_n > 256)
       return "sm90 tile_n must be a multiple of 8 from 16 to 256";
-    if (p.layout != Layout::kNT)
+    if (!sm90_b_k_major(p, c))
       return fmt::format(
-          "sm90 tile_n {} needs the nt layout: its B rows are not whole 64-column "
+          "sm90 tile_n {} needs the nt layout or swap-AB: its B rows are not whole 64-column "
           "atoms",
           c.tile_n);
     // The TMA-store epilogue's slabs are whole 128-byte rows or, for these, two half-tile slabs.
@@ -114,9 +114,10 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
           c.tile_n);
   }
   if (c.swap_ab) {
-    if (p.layout != Layout::kNT)
-      return "sm90 swap-AB (swab) needs the nt layout: B becomes the wgmma A operand, K-major";
     if (c.epilogue != 0) return "sm90 swap-AB (swab) stores C transposed and directly: use e0";
+    if (!sm90_a_k_major(p, c) && c.cluster_n != 1)
+      return "sm90 swap-AB with nn has no cn2: its A (the caller's B) is M-major, not split in "
+             "halves of rows";
   }
   // 144 fit beside a whole-tile epilogue; a split-K or stream-K reduction needs the last 16.
   const int max_accumulators = c.split_k > 1 || c.stream_k ? 128 : 144;
@@ -301,6 +302,13 @@ GemmProblem oriented_problem(const GemmProblem& p, const GemmConfig& c) {
   return t;
 }
 
+bool sm90_a_k_major(const GemmProblem& p, const GemmConfig& c) {
+  return p.layout == Layout::kNT || !c.swap_ab;
+}
+bool sm90_b_k_major(const GemmProblem& p, const GemmConfig& c) {
+  return p.layout == Layout::kNT || c.swap_ab;
+}
+
 std::int64_t tiles_m(const GemmProblem& p, const GemmConfig& c) {
   return ceil_div(oriented_problem(p, c).m, c.tile_m);
 }
@@ -476,10 +484,10 @@ std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
         c.stages, c.consumers, nt, split, c.epilogue, c.cluster, c.cluster_k,
         c.swap_ab ? "true" : "false", c.cluster_n, c.stream_k ? "true" : "false",
         c.warp_specialized ? "true" : "false");
-  return fmt::format("kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
-                     device_type_name(p.in_dtype), device_type_name(p.out_dtype), c.tile_m,
-                     c.tile_n, c.tile_k, c.warp_m, c.warp_n, c.stages, nt,
-                     p.vector_aligned() ? "true" : "false", split);
+  return fmt::format(
+      "kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>", device_type_name(p.in_dtype),
+      device_type_name(p.out_dtype), c.tile_m, c.tile_n, c.tile_k, c.warp_m, c.warp_n, c.stages, nt,
+      p.a_vector_aligned() ? "true" : "false", p.b_vector_aligned() ? "true" : "false", split);
 }
 
 std::string gemm_reduce_expression(const GemmProblem& p) {
@@ -589,8 +597,8 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
       }
     };
     add_sm90(d.sm90_tile_n, d.sm90_epilogue, false);
-    if (p.layout == Layout::kNT && p.m <= kSm90SwapMaxM) add_sm90(d.sm90_swap_tile_n, {0}, true);
-    if (p.layout == Layout::kNT && p.m > kSm90SwapMaxM && p.m <= d.sm90_fitted_swap_max_m)
+    if (p.m <= kSm90SwapMaxM) add_sm90(d.sm90_swap_tile_n, {0}, true);
+    if (p.m > kSm90SwapMaxM && p.m <= d.sm90_fitted_swap_max_m)
       add_sm90(sm90_fitted_token_tiles(p.m), {0}, true);
   }
   for (const GemmConfig& c : small_m_candidates(p, d))

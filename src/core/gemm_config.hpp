@@ -92,10 +92,10 @@ struct GemmDomains {
   // GPU whose GPCs do not split into whole clusters (cuOccupancyMaxActiveClusters), so a launch
   // that needs every SM runs a second wave.
   std::vector<int> sm90_cluster_splits{2};
-  // Swap-AB (nt, M <= kSm90SwapMaxM): the kernel's tile_n tiles the tokens (M), its tile_m the
+  // Swap-AB (M <= kSm90SwapMaxM): the kernel's tile_n tiles the tokens (M), its tile_m the
   // weights (N); direct stores only.
   std::vector<int> sm90_swap_tile_n{16, 32, 64};
-  // Swap-AB past decode steps (nt, kSm90SwapMaxM < M <= this): token tiles fitted to M
+  // Swap-AB past decode steps (kSm90SwapMaxM < M <= this): token tiles fitted to M
   // (sm90_fitted_token_tiles), so that a few rows of tiles leave little of the last one empty
   // (M = 257 in 3 tiles of 88, not 3 of 128).
   std::int64_t sm90_fitted_swap_max_m = 2048;
@@ -125,10 +125,15 @@ struct GemmDomains {
 std::string to_key(const GemmConfig& config);
 GemmConfig parse_gemm_config_key(std::string_view key);  // throws kt::Error naming the field
 
-// The product the kernel computes: `p` itself, or for swap-AB C^T = B·A^T, M and N exchanged (an
-// nt problem stays nt: both operands are K-major). Tiles, work units, the launch plan and the
-// model count in this orientation; the caller's C is stored transposed.
+// The product the kernel computes: `p` itself, or for swap-AB C^T = B·A^T, M and N exchanged (the
+// layout stays the caller's: sm90_a_k_major and sm90_b_k_major say what it means for the kernel's
+// operands). Tiles, work units, the launch plan and the model count in this orientation; the
+// caller's C is stored transposed.
 GemmProblem oriented_problem(const GemmProblem& p, const GemmConfig& c);
+// Whether the kernel's A and B (oriented_problem's) are K-major: A unless swap-AB takes an nn
+// caller's K x N B as its (M-major) A; B with nt, or with swap-AB (the caller's A).
+bool sm90_a_k_major(const GemmProblem& p, const GemmConfig& c);
+bool sm90_b_k_major(const GemmProblem& p, const GemmConfig& c);
 // Swap-AB is searched with the decode steps' token tiles (GemmDomains::sm90_swap_tile_n) for M
 // at most this (tokens on the wgmma N side), with fitted ones above it.
 inline constexpr std::int64_t kSm90SwapMaxM = 64;

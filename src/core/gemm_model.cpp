@@ -207,11 +207,13 @@ double sm90_pipelining(const GemmConfig& c) {
   return c.stages >= 4 ? 1.0 : c.stages == 3 ? 0.97 : 0.9;
 }
 
-// sm80 with operands whose rows are not 16-byte aligned (K % 8 != 0, or nn with N % 8 != 0): no
-// cp.async; each thread loads its 16-byte chunks element by element, so a warp's 2-byte loads
-// land 16 bytes apart and L1 serves many sectors for few bytes. A CTA then moves about 12
-// elements of A and B a microsecond per thread, side by side with the SM's other CTAs (fitted
-// in bench/NOTES.md, "The GEMM model and its calibration"), and its k-tiles take at least that.
+// sm80 with an operand whose rows are not 16-byte aligned (A: K % 8 != 0; B: K % 8 != 0 for nt,
+// N % 8 != 0 for nn): no cp.async for it; its elements are loaded one a lane (a warp on 32
+// consecutive ones) and stored to shared memory 2 bytes at a time. A CTA moves about 12 such
+// elements a microsecond per thread, side by side with the SM's other CTAs, whether lanes read
+// consecutive elements or elements 16 bytes apart (fitted in bench/NOTES.md, "The GEMM model and
+// its calibration"), and its k-tiles take at least that; an aligned operand beside it goes by
+// cp.async and costs nothing here.
 constexpr double kSm80ElementLoadsPerUsPerThread = 12;
 
 // The sm80 family: waves of resident CTAs, each computing its padded tile over its K slice at
@@ -243,7 +245,9 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   double wave_s = e.occupancy.ctas_per_sm * cta_flops / sm_flops_per_s;
   if (!p.vector_aligned()) {
     const double k_tiles = double(k_padded / c.tile_k);
-    wave_s = std::max(wave_s, k_tiles * double(c.tile_m + c.tile_n) * c.tile_k /
+    const double element_rows =
+        (p.a_vector_aligned() ? 0 : c.tile_m) + (p.b_vector_aligned() ? 0 : c.tile_n);
+    wave_s = std::max(wave_s, k_tiles * element_rows * c.tile_k /
                                   (kSm80ElementLoadsPerUsPerThread * c.num_threads()) * 1e-6);
   }
   return double(e.waves.waves) * wave_s * 1e6;

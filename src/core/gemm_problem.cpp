@@ -17,9 +17,9 @@ double GemmProblem::min_bytes() const {
   return in * (double(m) * double(k) + double(k) * double(n)) + out * double(m) * double(n);
 }
 
-bool GemmProblem::vector_aligned() const {
-  return k % 8 == 0 && (layout == Layout::kNT || n % 8 == 0);
-}
+bool GemmProblem::a_vector_aligned() const { return k % 8 == 0; }
+
+bool GemmProblem::b_vector_aligned() const { return (layout == Layout::kNT ? k : n) % 8 == 0; }
 
 void validate(const GemmProblem& p) {
   constexpr std::int64_t kMaxElems = std::numeric_limits<std::int32_t>::max();

@@ -22,10 +22,13 @@ struct GemmProblem {
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
   // The fewest bytes any kernel must move: each operand read once, C written once.
   double min_bytes() const;
-  // True when every row of A and B starts 16-byte aligned for dense operands (K % 8 == 0, and
-  // N % 8 == 0 for nn), so the vectorized load path applies. Pointers must then be 16-byte
-  // aligned too; the runtime checks that before launch.
-  bool vector_aligned() const;
+  // True when every row of A (K % 8 == 0), of B (K % 8 == 0 for nt, N % 8 == 0 for nn), or of
+  // both starts 16-byte aligned for dense operands, so the vectorized load paths apply to it
+  // (TMA and the sm90 and small-M families need both). Such an operand's pointer must then be
+  // 16-byte aligned too; the runtime checks that before launch.
+  bool a_vector_aligned() const;
+  bool b_vector_aligned() const;
+  bool vector_aligned() const { return a_vector_aligned() && b_vector_aligned(); }
 
   bool operator==(const GemmProblem&) const = default;
 };

@@ -37,7 +37,8 @@ inline constexpr int kBenchmarkProtocolVersion = 5;
 //     NVVM emits moves (instruction order, two split-K reductions 2-3% larger in SASS).
 // 17: sm90 tiles of up to 144 accumulators a consumer thread when unsplit (256 x 136, 128 x 144);
 //     swap-AB's direct stores of 16-bit C transposed across the warp, one access a pair.
-inline constexpr int kGemmTemplateVersion = 17;
+// 18: sm90 swap-AB for nn too: the caller's K x N B as an M-major A (wgmma's A transpose bit).
+inline constexpr int kGemmTemplateVersion = 18;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 // 5: fa3's stage ring shared with the GEMM (common/stage_ring.cuh): its instruction order moves.

@@ -84,6 +84,12 @@ __device__ __forceinline__ void st_shared_16(unsigned int addr, const unsigned i
                : "memory");
 }
 
+// Stores the low 16 bits of `v` to shared address `addr` (2-byte aligned).
+__device__ __forceinline__ void st_shared_2(unsigned int addr, unsigned int v) {
+  asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(static_cast<unsigned short>(v))
+               : "memory");
+}
+
 // Stores the 32-bit word `v` to shared address `addr` (4-byte aligned).
 __device__ __forceinline__ void st_shared_4(unsigned int addr, unsigned int v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");

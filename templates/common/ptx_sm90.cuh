@@ -481,76 +481,77 @@ __device__ __forceinline__ void fence_operands(unsigned int (&a)[kCount]) {
 #define KT_WGMMA_C124 KT_WGMMA_C120, "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123])
 #define KT_WGMMA_C128 KT_WGMMA_C124, "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
-// One wgmma m64nNk16 with both operands in shared memory: D (+)= A·B. IA, IB, IS, IT are the
-// operand numbers of the A descriptor, B descriptor, scale-d flag and B transpose immediate
-// (R, R + 1, R + 2, R + 3); the accumulator constraints come last (variadic: they contain commas).
-#define KT_WGMMA_SS(N, TYPE, D_LIST, IA, IB, IS, IT, ...)                                    \
+// One wgmma m64nNk16 with both operands in shared memory: D (+)= A·B. IA, IB, IS, ITA, ITB are
+// the operand numbers of the A descriptor, B descriptor, scale-d flag and the A and B transpose
+// immediates (R .. R + 4); the accumulator constraints come last (variadic: they contain commas).
+#define KT_WGMMA_SS(N, TYPE, D_LIST, IA, IB, IS, ITA, ITB, ...)                              \
   asm volatile(                                                                              \
       "{\n"                                                                                  \
       ".reg .pred p;\n"                                                                      \
       "setp.ne.b32 p, %" #IS                                                                 \
       ", 0;\n"                                                                               \
       "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE " {" D_LIST "}, %" #IA \
-      ", %" #IB ", p, 1, 1, 0, %" #IT                                                        \
+      ", %" #IB ", p, 1, 1, %" #ITA ", %" #ITB                                               \
       ";\n"                                                                                  \
       "}\n"                                                                                  \
       : __VA_ARGS__                                                                          \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransB))
-#define KT_WGMMA_SS_TYPED(N, D_LIST, IA, IB, IS, IT, ...)        \
-  if constexpr (DTypeTraits<T>::kIsBf16) {                       \
-    KT_WGMMA_SS(N, "bf16", D_LIST, IA, IB, IS, IT, __VA_ARGS__); \
-  } else {                                                       \
-    KT_WGMMA_SS(N, "f16", D_LIST, IA, IB, IS, IT, __VA_ARGS__);  \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB))
+#define KT_WGMMA_SS_TYPED(N, D_LIST, IA, IB, IS, ITA, ITB, ...)        \
+  if constexpr (DTypeTraits<T>::kIsBf16) {                             \
+    KT_WGMMA_SS(N, "bf16", D_LIST, IA, IB, IS, ITA, ITB, __VA_ARGS__); \
+  } else {                                                             \
+    KT_WGMMA_SS(N, "f16", D_LIST, IA, IB, IS, ITA, ITB, __VA_ARGS__);  \
   }
 // The branch of wgmma_m64k16_ss for N = 2 R.
-#define KT_WGMMA_SS_CASE(N, R, R1, R2, R3)                            \
-  else if constexpr (kN == N) {                                       \
-    KT_WGMMA_SS_TYPED(N, KT_WGMMA_D##R, R, R1, R2, R3, KT_WGMMA_C##R) \
+#define KT_WGMMA_SS_CASE(N, R, R1, R2, R3, R4)                            \
+  else if constexpr (kN == N) {                                           \
+    KT_WGMMA_SS_TYPED(N, KT_WGMMA_D##R, R, R1, R2, R3, R4, KT_WGMMA_C##R) \
   }
 
-// d (+)= A·B for a 64 x kN x 16 step on the tensor cores, issued by a whole warpgroup. A (64 x 16,
-// K-major) and B (16 x kN; K-major with kTransB 0, N-major with kTransB 1) are shared-memory
-// descriptors; T is kt::bf16 or kt::fp16; scale_d == 0 overwrites d instead of accumulating.
+// d (+)= A·B for a 64 x kN x 16 step on the tensor cores, issued by a whole warpgroup. A (64 x 16;
+// K-major with kTransA 0, M-major with kTransA 1) and B (16 x kN; K-major with kTransB 0, N-major
+// with kTransB 1) are shared-memory descriptors; T is kt::bf16 or kt::fp16; scale_d == 0
+// overwrites d instead of accumulating.
 // d holds the FP32 64 x kN tile, kN / 2 values per thread: for n8 block j, warp w, lane l,
 // d[4j + {0, 1}] = (16w + l/4, 8j + 2(l%4) + {0, 1}) and d[4j + {2, 3}] the same 8 rows below.
 // Asynchronous: the result is there after wgmma_commit() and wgmma_wait().
-template <typename T, int kN, int kTransB>
+template <typename T, int kN, int kTransB, int kTransA = 0>
 __device__ __forceinline__ void wgmma_m64k16_ss(float (&d)[kN / 2], unsigned long long desc_a,
                                                 unsigned long long desc_b, int scale_d) {
   static_assert(kN % 8 == 0 && kN >= 16 && kN <= 256, "kN must be a multiple of 8 from 16 to 256");
   if constexpr (false) {
   }
-  KT_WGMMA_SS_CASE(16, 8, 9, 10, 11)
-  KT_WGMMA_SS_CASE(24, 12, 13, 14, 15)
-  KT_WGMMA_SS_CASE(32, 16, 17, 18, 19)
-  KT_WGMMA_SS_CASE(40, 20, 21, 22, 23)
-  KT_WGMMA_SS_CASE(48, 24, 25, 26, 27)
-  KT_WGMMA_SS_CASE(56, 28, 29, 30, 31)
-  KT_WGMMA_SS_CASE(64, 32, 33, 34, 35)
-  KT_WGMMA_SS_CASE(72, 36, 37, 38, 39)
-  KT_WGMMA_SS_CASE(80, 40, 41, 42, 43)
-  KT_WGMMA_SS_CASE(88, 44, 45, 46, 47)
-  KT_WGMMA_SS_CASE(96, 48, 49, 50, 51)
-  KT_WGMMA_SS_CASE(104, 52, 53, 54, 55)
-  KT_WGMMA_SS_CASE(112, 56, 57, 58, 59)
-  KT_WGMMA_SS_CASE(120, 60, 61, 62, 63)
-  KT_WGMMA_SS_CASE(128, 64, 65, 66, 67)
-  KT_WGMMA_SS_CASE(136, 68, 69, 70, 71)
-  KT_WGMMA_SS_CASE(144, 72, 73, 74, 75)
-  KT_WGMMA_SS_CASE(152, 76, 77, 78, 79)
-  KT_WGMMA_SS_CASE(160, 80, 81, 82, 83)
-  KT_WGMMA_SS_CASE(168, 84, 85, 86, 87)
-  KT_WGMMA_SS_CASE(176, 88, 89, 90, 91)
-  KT_WGMMA_SS_CASE(184, 92, 93, 94, 95)
-  KT_WGMMA_SS_CASE(192, 96, 97, 98, 99)
-  KT_WGMMA_SS_CASE(200, 100, 101, 102, 103)
-  KT_WGMMA_SS_CASE(208, 104, 105, 106, 107)
-  KT_WGMMA_SS_CASE(216, 108, 109, 110, 111)
-  KT_WGMMA_SS_CASE(224, 112, 113, 114, 115)
-  KT_WGMMA_SS_CASE(232, 116, 117, 118, 119)
-  KT_WGMMA_SS_CASE(240, 120, 121, 122, 123)
-  KT_WGMMA_SS_CASE(248, 124, 125, 126, 127)
-  KT_WGMMA_SS_CASE(256, 128, 129, 130, 131)
+  KT_WGMMA_SS_CASE(16, 8, 9, 10, 11, 12)
+  KT_WGMMA_SS_CASE(24, 12, 13, 14, 15, 16)
+  KT_WGMMA_SS_CASE(32, 16, 17, 18, 19, 20)
+  KT_WGMMA_SS_CASE(40, 20, 21, 22, 23, 24)
+  KT_WGMMA_SS_CASE(48, 24, 25, 26, 27, 28)
+  KT_WGMMA_SS_CASE(56, 28, 29, 30, 31, 32)
+  KT_WGMMA_SS_CASE(64, 32, 33, 34, 35, 36)
+  KT_WGMMA_SS_CASE(72, 36, 37, 38, 39, 40)
+  KT_WGMMA_SS_CASE(80, 40, 41, 42, 43, 44)
+  KT_WGMMA_SS_CASE(88, 44, 45, 46, 47, 48)
+  KT_WGMMA_SS_CASE(96, 48, 49, 50, 51, 52)
+  KT_WGMMA_SS_CASE(104, 52, 53, 54, 55, 56)
+  KT_WGMMA_SS_CASE(112, 56, 57, 58, 59, 60)
+  KT_WGMMA_SS_CASE(120, 60, 61, 62, 63, 64)
+  KT_WGMMA_SS_CASE(128, 64, 65, 66, 67, 68)
+  KT_WGMMA_SS_CASE(136, 68, 69, 70, 71, 72)
+  KT_WGMMA_SS_CASE(144, 72, 73, 74, 75, 76)
+  KT_WGMMA_SS_CASE(152, 76, 77, 78, 79, 80)
+  KT_WGMMA_SS_CASE(160, 80, 81, 82, 83, 84)
+  KT_WGMMA_SS_CASE(168, 84, 85, 86, 87, 88)
+  KT_WGMMA_SS_CASE(176, 88, 89, 90, 91, 92)
+  KT_WGMMA_SS_CASE(184, 92, 93, 94, 95, 96)
+  KT_WGMMA_SS_CASE(192, 96, 97, 98, 99, 100)
+  KT_WGMMA_SS_CASE(200, 100, 101, 102, 103, 104)
+  KT_WGMMA_SS_CASE(208, 104, 105, 106, 107, 108)
+  KT_WGMMA_SS_CASE(216, 108, 109, 110, 111, 112)
+  KT_WGMMA_SS_CASE(224, 112, 113, 114, 115, 116)
+  KT_WGMMA_SS_CASE(232, 116, 117, 118, 119, 120)
+  KT_WGMMA_SS_CASE(240, 120, 121, 122, 123, 124)
+  KT_WGMMA_SS_CASE(248, 124, 125, 126, 127, 128)
+  KT_WGMMA_SS_CASE(256, 128, 129, 130, 131, 132)
 }
 
 // One wgmma m64nNk16 with A in registers (four b32 registers of 16-bit pairs per thread: per

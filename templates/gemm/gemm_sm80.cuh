@@ -16,12 +16,17 @@ namespace kt {
 namespace sm80 {
 
 // Moves one k-tile of a row-major global operand (16-bit elements, leading dimension ld) into a
-// SwizzledTile<kRows, kCols>, each of kThreads threads copying kIters chunks of 16 bytes. The
-// k-loop advances along columns (kAdvanceRows false: A, and B stored N x K) or along rows
-// (B stored K x N). Elements outside [0, row_limit) x [0, col_limit) are stored as zero.
-// kVectorLoads: cp.async of whole chunks, which needs 16-byte aligned rows and col_limit % 8 == 0;
-// otherwise bounds-checked 2-byte loads and 16-byte shared stores (synchronous, any alignment).
-template <int kRows, int kCols, int kThreads, bool kAdvanceRows, bool kVectorLoads>
+// SwizzledTile<kRows, kCols>. The k-loop advances along columns (kAdvanceRows false: A, and B
+// stored N x K) or along rows (B stored K x N). Elements outside [0, row_limit) x [0, col_limit)
+// are stored as zero.
+// kVectorLoads: each of kThreads threads copies kIters chunks of 16 bytes by cp.async, which
+// needs 16-byte aligned rows and col_limit % 8 == 0. Otherwise (any alignment) element by
+// element: thread t's n-th element is element n * kThreads + t of the tile in row order, so a
+// warp reads 32 consecutive elements of a row (64 contiguous bytes, where lanes 16 bytes apart
+// would touch 16 sectors for the same 64 useful bytes), held in registers and stored to shared
+// memory 2 bytes at a time, at most kMaxGroup elements in flight a thread (the registers the
+// kernel can spare beside its accumulators).
+template <int kRows, int kCols, int kThreads, bool kAdvanceRows, bool kVectorLoads, int kMaxGroup>
 struct TileLoader {
   using Tile = SwizzledTile<kRows, kCols>;
   static constexpr int kChunks = kRows * Tile::kChunksPerRow;
@@ -29,21 +34,42 @@ struct TileLoader {
   static constexpr int kRowsPerIter = kThreads / Tile::kChunksPerRow;
   static_assert(kChunks % kThreads == 0, "the threads must divide the chunks of a tile");
   static_assert(kThreads % Tile::kChunksPerRow == 0, "a thread keeps one chunk column");
+  // Element mode: a thread's elements of a k-tile, staged in groups (two a register) whose loads
+  // are all in flight at once.
+  static constexpr int kElems = 8 * kIters;
+  static constexpr int kGroup = kElems < kMaxGroup ? kElems : kMaxGroup;
+  static constexpr int kGroups = kElems / kGroup;
+  // Element n's offset from the thread's first: whole rows when a row holds at most kThreads
+  // elements, else steps of kThreads along the row.
+  static constexpr int kRowStep = kThreads >= kCols ? kThreads / kCols : 0;
+  static constexpr int kStepsPerRow = kThreads >= kCols ? 1 : kCols / kThreads;
+  static_assert(kVectorLoads || (kGroup % 2 == 0 && kElems % kGroup == 0),
+                "whole groups of element pairs");
+  static_assert(kVectorLoads || (kThreads >= kCols ? kThreads % kCols : kCols % kThreads) == 0,
+                "element mode: the threads tile whole rows, or a row whole steps of the threads");
 
   const unsigned short* base;  // operand base: the (valid) source address of zero-filled chunks
-  const unsigned short* src;   // this thread's first chunk in the current k-tile
+  const unsigned short* src;   // this thread's first chunk (element) in the current k-tile
   long long ld;                // leading dimension, in elements
   int row, col;                // global coordinates of src
   int row_limit, col_limit;
-  int smem_row, smem_chunk;  // tile coordinates of this thread's first chunk
+  int smem_row, smem_chunk;  // tile coordinates of this thread's first chunk (element mode:
+                             // smem_chunk is the first element's column)
+  unsigned int staged[kVectorLoads ? 1 : kGroup / 2];
 
   __device__ __forceinline__ TileLoader(const void* operand, long long ld_, int first_row,
                                         int first_col, int row_limit_, int col_limit_, int thread) {
     base = static_cast<const unsigned short*>(operand);
-    smem_row = thread / Tile::kChunksPerRow;
-    smem_chunk = thread % Tile::kChunksPerRow;
+    if constexpr (kVectorLoads) {
+      smem_row = thread / Tile::kChunksPerRow;
+      smem_chunk = thread % Tile::kChunksPerRow;
+      col = first_col + smem_chunk * 8;
+    } else {
+      smem_row = thread / kCols;
+      smem_chunk = thread % kCols;
+      col = first_col + smem_chunk;
+    }
     row = first_row + smem_row;
-    col = first_col + smem_chunk * 8;
     ld = ld_;
     src = base + row * ld + col;
     row_limit = row_limit_;
@@ -51,40 +77,78 @@ struct TileLoader {
   }
 
   // Copies iteration `iter` (0 <= iter < kIters) of the current k-tile into the tile at shared
-  // address `tile_addr`.
+  // address `tile_addr` (vector mode).
   __device__ __forceinline__ void copy(int iter, unsigned int tile_addr) const {
     const int r = row + iter * kRowsPerIter;
     const unsigned int dst = tile_addr + Tile::offset(smem_row + iter * kRowsPerIter, smem_chunk);
     const unsigned short* p = src + iter * kRowsPerIter * ld;
-    if constexpr (kVectorLoads) {
-      const bool in_bounds = r < row_limit && col < col_limit;
-      cp_async_16(dst, in_bounds ? p : base, in_bounds ? 16u : 0u);
-    } else {
-      unsigned int words[4];
+    const bool in_bounds = r < row_limit && col < col_limit;
+    cp_async_16(dst, in_bounds ? p : base, in_bounds ? 16u : 0u);
+  }
+
+  // Element mode: the offsets of the thread's element n from its first, in rows and columns.
+  static __device__ __forceinline__ int element_row(int n) {
+    return kThreads >= kCols ? n * kRowStep : n / kStepsPerRow;
+  }
+  static __device__ __forceinline__ int element_col(int n) {
+    return kThreads >= kCols ? 0 : (n % kStepsPerRow) * kThreads;
+  }
+
+  // Element mode: loads group g of the thread's elements into registers.
+  // NOTE: one running row pointer, passed through an empty asm at each step, so that the
+  // elements' offsets (the same every k-tile) are not hoisted out of the k-loop into a live
+  // 64-bit register each, which spills.
+  __device__ __forceinline__ void fetch(int g) {
+    const unsigned short* p = src + element_row(g * kGroup) * ld;
+    const long long step = (kThreads >= kCols ? kRowStep : 1) * ld;
+    const int rows_left = row_limit - row, cols_left = col_limit - col;
 #pragma unroll
-      for (int w = 0; w < 4; ++w) {
-        const bool row_ok = r < row_limit;
-        const unsigned int lo = row_ok && col + 2 * w < col_limit ? p[2 * w] : 0u;
-        const unsigned int hi = row_ok && col + 2 * w + 1 < col_limit ? p[2 * w + 1] : 0u;
-        words[w] = lo | (hi << 16);
+    for (int i = 0; i < kGroup; ++i) {
+      const int n = g * kGroup + i;
+      const int dr = element_row(n), dc = element_col(n);
+      const unsigned int v = dr < rows_left && dc < cols_left ? p[dc] : 0u;
+      staged[i / 2] = i % 2 == 0 ? v : staged[i / 2] | (v << 16);
+      if (element_row(n + 1) != dr) {
+        p += step;
+        asm volatile("" : "+l"(p));
       }
-      st_shared_16(dst, words);
     }
   }
 
-  // Copies the iterations i % kSlices == slice of the current k-tile (slice is a constant after
-  // unrolling) into the tile at shared address `tile_addr`.
+  // Element mode: stores group g from registers into the tile at shared address `tile_addr`
+  // (the thread's coordinates made opaque for the same reason: its offsets would be hoisted).
+  __device__ __forceinline__ void store(int g, unsigned int tile_addr) const {
+    int r0 = smem_row, c0 = smem_chunk;
+    asm volatile("" : "+r"(r0), "+r"(c0));
+#pragma unroll
+    for (int i = 0; i < kGroup; ++i) {
+      const int n = g * kGroup + i;
+      const int r = r0 + element_row(n), c = c0 + element_col(n);
+      st_shared_2(tile_addr + Tile::offset(r, c / 8) + (c % 8) * 2,
+                  i % 2 == 0 ? staged[i / 2] : staged[i / 2] >> 16);
+    }
+  }
+
+  // Copies slice `slice` (a constant after unrolling) of kSlices of the current k-tile into the
+  // tile at shared address `tile_addr`; a k-tile's slices run in order. Vector mode: iterations
+  // i % kSlices == slice. Element mode with one group: its loads at the first slice, its stores
+  // at the last (the mma between them hide part of the loads' latency); with more: groups
+  // g % kSlices == slice, each loaded and stored.
   template <int kSlices>
-  __device__ __forceinline__ void copy_slice(int slice, unsigned int tile_addr) const {
+  __device__ __forceinline__ void copy_slice(int slice, unsigned int tile_addr) {
     if constexpr (kVectorLoads) {
 #pragma unroll
       for (int iter = 0; iter < kIters; ++iter)
         if (iter % kSlices == slice) copy(iter, tile_addr);
+    } else if constexpr (kGroups == 1) {
+      if (slice == 0) fetch(0);
+      if (slice == kSlices - 1) store(0, tile_addr);
     } else {
-      // NOTE: rolled, so one chunk's loads are in flight per thread: unrolled, ptxas hoists the
-      // loads of every chunk at once and spills.
 #pragma unroll 1
-      for (int iter = slice; iter < kIters; iter += kSlices) copy(iter, tile_addr);
+      for (int g = slice; g < kGroups; g += kSlices) {
+        fetch(g);
+        store(g, tile_addr);
+      }
     }
   }
 
@@ -131,13 +195,14 @@ __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, i
 // C[m, n] = A[m, k] · B with FP32 accumulation (see GemmParams for the operand layouts).
 // One CTA computes a kTileM x kTileN tile of C with (kTileM / kWarpM) x (kTileN / kWarpN) warps,
 // each owning a kWarpM x kWarpN sub-tile. kBIsNxK: B is N x K row-major ("nt"); otherwise
-// K x N row-major ("nn"). kVectorLoads: the host guarantees K % 8 == 0 (and N % 8 == 0 for nn)
-// and 16-byte aligned operands. kSplitK: blockIdx.z sums K range [z * k_per_split,
+// K x N row-major ("nn"). kVectorA, kVectorB: the host guarantees that operand's rows are 16-byte
+// aligned (A: K % 8 == 0; B: K % 8 == 0 for nt, N % 8 == 0 for nn) and its base too; otherwise it
+// is loaded element by element. kSplitK: blockIdx.z sums K range [z * k_per_split,
 // min(k, (z + 1) * k_per_split)) into FP32 slice z of params.workspace (row stride n), writing
 // every element of its tile, and never touches C. Launch: grid (tiles_m * tiles_n, 1, splits),
 // 32 * warps threads, kStages * (kTileM + kTileN) * kTileK * 2 bytes of dynamic shared memory.
 template <typename TIn, typename TOut, int kTileM, int kTileN, int kTileK, int kWarpM, int kWarpN,
-          int kStages, bool kBIsNxK, bool kVectorLoads, bool kSplitK>
+          int kStages, bool kBIsNxK, bool kVectorA, bool kVectorB, bool kSplitK>
 __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
     gemm_sm80(const GemmParams params) {
   static_assert(DTypeTraits<TIn>::kIsMmaOperand, "TIn must be kt::bf16 or kt::fp16");
@@ -166,9 +231,11 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
 
   using TileA = SwizzledTile<kTileM, kTileK>;
   using TileB = SwizzledTile<kBIsNxK ? kTileN : kTileK, kBIsNxK ? kTileK : kTileN>;
-  using LoaderA = sm80::TileLoader<kTileM, kTileK, kThreads, false, kVectorLoads>;
+  // Element loads in flight a thread: fewer beside more accumulators, so that neither spills.
+  constexpr int kMaxGroup = kMI * kNI * 4 <= 32 ? 32 : kMI * kNI * 4 <= 64 ? 16 : 8;
+  using LoaderA = sm80::TileLoader<kTileM, kTileK, kThreads, false, kVectorA, kMaxGroup>;
   using LoaderB = sm80::TileLoader<kBIsNxK ? kTileN : kTileK, kBIsNxK ? kTileK : kTileN, kThreads,
-                                   !kBIsNxK, kVectorLoads>;
+                                   !kBIsNxK, kVectorB, kMaxGroup>;
   // Load iterations are spread over the first kKSteps - 1 k16 steps of the previous k-tile.
   constexpr int kCopySteps = kKSteps - 1;
 

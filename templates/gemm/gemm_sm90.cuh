@@ -47,23 +47,24 @@ namespace kt {
 // producer warpgroup (kWarpSpecialized; without it, consumer 0's thread 0 issues the loads) and
 // kConsumers consumer warpgroups; it computes kTileM x kTileN tiles, each
 // consumer kTileM / kConsumers rows of them (64 or 128, one m64 wgmma per 64 rows) by kTileN
-// columns. params.a_map: A as {K, M} (innermost first), box {64, kTileM / kClusterN}.
-// params.b_map: for kBIsNxK ("nt"), B as {K, N}, box {64, kTileN / kCluster}; otherwise ("nn"), B
-// as {N, K}, box {64, 64 / kCluster}. Both 128B-swizzled, OOB fill zero; the host guarantees
-// 16-byte row strides (K % 8 == 0, and N % 8 == 0 for nn) and 16-byte aligned operands.
-// kEpilogueSlots == 0: consumers store C from registers. > 0: they stage column slabs of their
-// rows in that many 1024-byte-aligned shared buffers and TMA-store them through params.c_map
-// (C as {N, M}, box {kSlabCols, kTileM / kConsumers}: 128 bytes wide and 128B-swizzled, or for
-// 144- and 32-column tiles half the tile wide and unswizzled; needs N * sizeof(TOut) % 16 == 0);
-// the stores drain while the next tile's main loop runs. kCluster == 2: clusters of two CTAs on
-// vertically adjacent tiles; each CTA loads half of the shared B tile and multicasts it to both.
-// kClusterN == 2: clusters of two CTAs on horizontally adjacent tiles sharing A the same way (a
-// decode step's weight tile, swapped, for two token tiles; cuBLASLt's 1x2 clusters).
-// kSplitK: the unit of split z of a tile sums K range [z * k_per_split, min(k, (z + 1) *
-// k_per_split)); the tile is reduced in the kernel (below). kSwapAB (swap-AB, nt, direct stores):
+// columns. params.a_map: A as {K, M} (innermost first), box {64, kTileM / kClusterN} (swap-AB nn:
+// A as {M, K}, box {64, 64}). params.b_map: for a K-major B (kBIsNxK, "nt", or swap-AB), B as
+// {K, N}, box {64, kTileN / kCluster}; otherwise ("nn"), B as {N, K}, box {64, 64 / kCluster}. Both
+// 128B-swizzled, OOB fill zero; the host guarantees 16-byte row strides (K % 8 == 0, and N % 8 == 0
+// for nn) and 16-byte aligned operands. kEpilogueSlots == 0: consumers store C from registers. > 0:
+// they stage column slabs of their rows in that many 1024-byte-aligned shared buffers and TMA-store
+// them through params.c_map (C as {N, M}, box {kSlabCols, kTileM / kConsumers}: 128 bytes wide and
+// 128B-swizzled, or for 144- and 32-column tiles half the tile wide and unswizzled; needs N *
+// sizeof(TOut) % 16 == 0); the stores drain while the next tile's main loop runs. kCluster == 2:
+// clusters of two CTAs on vertically adjacent tiles; each CTA loads half of the shared B tile and
+// multicasts it to both. kClusterN == 2: clusters of two CTAs on horizontally adjacent tiles
+// sharing A the same way (a decode step's weight tile, swapped, for two token tiles; cuBLASLt's 1x2
+// clusters). kSplitK: the unit of split z of a tile sums K range [z * k_per_split, min(k, (z + 1) *
+// k_per_split)); the tile is reduced in the kernel (below). kSwapAB (swap-AB, direct stores):
 // the host passes the caller's B as A and its A as B, m and n exchanged, so the kernel computes
 // C^T = B·A^T with the weights of a decode step on the wgmma M side and its few tokens on the N
-// side (16 to 64 columns); element (i, j) of that product is stored at c[j * ldc + i].
+// side (16 to 64 columns); element (i, j) of that product is stored at c[j * ldc + i]. With nn
+// (kBIsNxK false) the kernel's A is M-major, fed to wgmma through its transpose bit.
 // kTileK: the K depth of a stage, 64 (one swizzle atom) or, for nt, 128 or 256: two or four
 // boxes of each operand a stage, so a small tile's ring turns over fewer stages (each costs a
 // producer/consumer round trip, whatever the stage's bytes) for the same bytes in flight. Launch:

@@ -48,14 +48,18 @@ __device__ __forceinline__ void mma_unit(float (&acc)[K::kMI][K::kAccs], const S
       for (int ks = 0; ks < K::kKSteps; ++ks) {
         const unsigned int a_atom = a_tile + j * K::kAKAtomBytes;
         const unsigned long long desc_b =
-            K::kBIsNxK ? kmajor_descriptor(b_tile + j * K::kBKAtomBytes + 32 * ks)
-                       : mnmajor_descriptor(b_tile + 2048 * ks, K::kBAtomBytes);
+            K::kBKMajor ? kmajor_descriptor(b_tile + j * K::kBKAtomBytes + 32 * ks)
+                        : mnmajor_descriptor(b_tile + 2048 * ks, K::kMnAtomBytes);
 #pragma unroll
         for (int mi = 0; mi < K::kMI; ++mi) {
+          // An M-major A (one K atom a stage) holds each m64 tile's rows in an atom of its own.
+          const unsigned long long desc_a =
+              K::kAKMajor
+                  ? kmajor_descriptor(a_atom + mi * 64 * kRowBytes + 32 * ks)
+                  : mnmajor_descriptor(a_atom + mi * K::kMnAtomBytes + 2048 * ks, K::kMnAtomBytes);
           // The first k16 step of a tile overwrites the previous tile's accumulators.
-          wgmma_m64k16_ss<typename K::TIn, K::kTileN, K::kBIsNxK ? 0 : 1>(
-              acc[mi], kmajor_descriptor(a_atom + mi * 64 * kRowBytes + 32 * ks), desc_b,
-              kt > 0 || j > 0 || ks > 0);
+          wgmma_m64k16_ss<typename K::TIn, K::kTileN, K::kBKMajor ? 0 : 1, K::kAKMajor ? 0 : 1>(
+              acc[mi], desc_a, desc_b, kt > 0 || j > 0 || ks > 0);
         }
       }
     wgmma_commit();

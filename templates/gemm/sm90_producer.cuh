@@ -37,12 +37,12 @@ __device__ __forceinline__ UnitLoads unit_loads(const GemmParams& p, const WorkU
   // columns of C that are never stored. (Partial boxes are zero-filled and count whole.) The
   // count depends on n0 only, so both CTAs of a cluster agree on it.
   u.b_atoms = K::kTileN / 64;
-  if constexpr (!K::kBIsNxK) {
+  if constexpr (!K::kBKMajor) {
     const int atoms_left = (p.n - u.n0 + 63) / 64;
     if (atoms_left < u.b_atoms) u.b_atoms = atoms_left;
   }
-  // nt loads B as one box of kTileN rows (144 is not a whole number of 64-row atoms).
-  u.stage_bytes = K::kAStageBytes + (K::kBIsNxK ? K::kBStageBytes : u.b_atoms * K::kBAtomBytes);
+  // A K-major B is one box of kTileN rows (144 is not a whole number of 64-row atoms).
+  u.stage_bytes = K::kAStageBytes + (K::kBKMajor ? K::kBStageBytes : u.b_atoms * K::kMnAtomBytes);
   // Serpentine K: the CTAs run their units in lockstep waves, and a wave's units share operand
   // blocks with the previous wave's (A's rows within a raster group; at 4096^3 all of B), so
   // odd waves walk K downward and start on the K slices the last wave read most recently,
@@ -70,7 +70,14 @@ __device__ __forceinline__ void load_k_tile(const GemmSm90Params& params, const 
   mbarrier_arrive_expect_tx(full, u.stage_bytes);
   // Several atoms along K (kTileK 128, 256): the later boxes may lie wholly past K; TMA fills
   // them with zeros and counts their bytes like any other.
-  if constexpr (K::kClusterN == 1) {
+  if constexpr (!K::kAKMajor) {
+    // An M-major A (swap-AB nn): one box of 64 K-rows per 64 columns of M, the atoms wholly
+    // below M zero-filled and counted like the rest.
+#pragma unroll
+    for (int j = 0; j < K::kTileM / 64; ++j)
+      tma_load_2d(smem.a + stage * K::kAStageBytes + j * K::kMnAtomBytes, &params.a_map,
+                  u.m0 + 64 * j, k, full);
+  } else if constexpr (K::kClusterN == 1) {
 #pragma unroll
     for (int j = 0; j < K::kKAtoms; ++j)
       tma_load_2d(smem.a + stage * K::kAStageBytes + j * K::kAKAtomBytes, &params.a_map,
@@ -85,19 +92,19 @@ __device__ __forceinline__ void load_k_tile(const GemmSm90Params& params, const 
           &params.a_map, k + kAtomK * j, u.m0 + rank * (K::kTileM / 2), full, 0x3);
   }
   if constexpr (K::kCluster == 1) {
-    if constexpr (K::kBIsNxK) {
+    if constexpr (K::kBKMajor) {
 #pragma unroll
       for (int j = 0; j < K::kKAtoms; ++j)
         tma_load_2d(b_stage + j * K::kBKAtomBytes, &params.b_map, k + kAtomK * j, u.n0, full);
     } else {
       for (int j = 0; j < u.b_atoms; ++j)
-        tma_load_2d(b_stage + j * K::kBAtomBytes, &params.b_map, u.n0 + 64 * j, k, full);
+        tma_load_2d(b_stage + j * K::kMnAtomBytes, &params.b_map, u.n0 + 64 * j, k, full);
     }
   } else {
-    // Half of B each, multicast to both CTAs: nt, rows [n0 + rank * kTileN / 2, ...); nn, K
-    // rows [k + 32 rank, k + 32 rank + 32) of every atom (32 rows = 4 whole swizzle periods,
-    // so the halves tile the atom exactly).
-    if constexpr (K::kBIsNxK) {
+    // Half of B each, multicast to both CTAs: K-major, rows [n0 + rank * kTileN / 2, ...);
+    // N-major (nn), K rows [k + 32 rank, k + 32 rank + 32) of every atom (32 rows = 4 whole
+    // swizzle periods, so the halves tile the atom exactly).
+    if constexpr (K::kBKMajor) {
 #pragma unroll
       for (int j = 0; j < K::kKAtoms; ++j)
         tma_load_2d_multicast(b_stage + j * K::kBKAtomBytes + rank * (K::kBKAtomBytes / 2),
@@ -105,7 +112,7 @@ __device__ __forceinline__ void load_k_tile(const GemmSm90Params& params, const 
                               0x3);
     } else {
       for (int j = 0; j < u.b_atoms; ++j)
-        tma_load_2d_multicast(b_stage + j * K::kBAtomBytes + rank * (K::kBAtomBytes / 2),
+        tma_load_2d_multicast(b_stage + j * K::kMnAtomBytes + rank * (K::kMnAtomBytes / 2),
                               &params.b_map, u.n0 + 64 * j, k + 32 * rank, full, 0x3);
     }
   }

@@ -43,6 +43,11 @@ struct GemmTraits {
   static constexpr int kClusterN = kClusterN_;
   static constexpr bool kStreamK = kStreamK_;
   static constexpr bool kWarpSpecialized = kWarpSpecialized_;
+  // The wgmma operands' majorness. Swap-AB passes the caller's B as A and its A as B, so the
+  // kernel's B is K-major with either layout, and its A is K-major unless the caller's B is
+  // K x N (nn), whose swapped A is M-major.
+  static constexpr bool kAKMajor = kBIsNxK || !kSwapAB;
+  static constexpr bool kBKMajor = kBIsNxK || kSwapAB;
 
   static_assert(DTypeTraits<TIn>::kIsMmaOperand, "TIn must be kt::bf16 or kt::fp16");
   static_assert(sizeof(TOut) == 2 || sizeof(TOut) == 4, "TOut must be kt::bf16, kt::fp16 or float");
@@ -51,19 +56,21 @@ struct GemmTraits {
                 "each consumer owns 64 or 128 rows");
   // 144 columns (12 x 11 tiles of 128 x 144 fill 132 SMs at 1536 x 1536) and 32 (128 CTAs of
   // 64 x 32 stream the weights of a 64 x 4096 x 4096 decode step without split-K) only where
-  // whole 64-column atoms of B are not needed: nt's B box rows. Their TMA-store epilogue stages
-  // two unswizzled half-tile slabs.
-  // 16 for swap-AB decode steps: 16 tokens on the wgmma N side. Any multiple of 8 for swap-AB
-  // tiles fitted to the tokens (ceil(M / tiles) rounded up), direct stores.
-  static_assert((kTileN % 64 == 0 && kTileN <= 256) ||
-                    (kTileN % 8 == 0 && kTileN >= 16 && kTileN <= 256 && kBIsNxK),
-                "kTileN must be 64, 128, 192 or 256 (or, with nt, a multiple of 8 from 16 to 256)");
+  // whole 64-column atoms of B are not needed: a K-major B's box rows. Their TMA-store epilogue
+  // stages two unswizzled half-tile slabs. 16 for swap-AB decode steps: 16 tokens on the wgmma N
+  // side. Any multiple of 8 for swap-AB tiles fitted to the tokens (ceil(M / tiles) rounded up),
+  // direct stores.
+  static_assert(
+      (kTileN % 64 == 0 && kTileN <= 256) ||
+          (kTileN % 8 == 0 && kTileN >= 16 && kTileN <= 256 && kBKMajor),
+      "kTileN must be 64, 128, 192 or 256 (or, B K-major, a multiple of 8 from 16 to 256)");
   // 144 fit beside a whole-tile epilogue (cuBLASLt's 256 x 136 swap-AB tile); a split-K or
   // stream-K reduction's loads and flag polls need the room of the last 16.
   static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= (kSplitK || kStreamK ? 128 : 144),
                 "at most 144 accumulators per thread (128 with split-K or stream-K)");
-  static_assert(kTileK == kAtomK || ((kTileK == 2 * kAtomK || kTileK == 4 * kAtomK) && kBIsNxK),
-                "a stage is one 64-deep swizzle atom along K, or two or four with nt");
+  static_assert(kTileK == kAtomK ||
+                    ((kTileK == 2 * kAtomK || kTileK == 4 * kAtomK) && kAKMajor && kBKMajor),
+                "a stage is one 64-deep swizzle atom along K, or two or four with both K-major");
   static_assert(kStages >= 2 && kStages <= 16, "kStages must be in [2, 16]");
   static_assert(kEpilogueSlots >= 0 && kEpilogueSlots <= 8, "kEpilogueSlots must be in [0, 8]");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one or two CTAs");
@@ -72,8 +79,8 @@ struct GemmTraits {
   static_assert(kClusterK == 1 || (kSplitK && kCluster == 1 && kEpilogueSlots == 0 &&
                                    kClusterK >= 2 && kClusterK <= 8),
                 "cluster split-K: 2 to 8 splits, no cluster along M, direct stores");
-  static_assert(!kSwapAB || (kBIsNxK && kEpilogueSlots == 0),
-                "swap-AB: both operands K-major (nt), direct (transposed) stores");
+  static_assert(!kSwapAB || (kEpilogueSlots == 0 && (kAKMajor || kClusterN == 1)),
+                "swap-AB: direct (transposed) stores; an M-major A is not shared by pairs");
   static_assert(!kStreamK || (!kSplitK && kCluster == 1 && kClusterN == 1 && !kSwapAB),
                 "stream-K: no split-K, clusters or swap-AB");
   static_assert(kWarpSpecialized || (!kSplitK && !kStreamK && kCluster == 1 && kClusterN == 1 &&
@@ -89,7 +96,8 @@ struct GemmTraits {
   static constexpr int kBKAtomBytes = kTileN * kRowBytes;
   static constexpr int kAStageBytes = kKAtoms * kAKAtomBytes;
   static constexpr int kBStageBytes = kKAtoms * kBKAtomBytes;
-  static constexpr int kBAtomBytes = kAtomK * kRowBytes;  // nn: 64 K-rows of 64 columns
+  // An M- or N-major operand's atom: 64 K-rows of 64 columns (nn's B, swap-AB nn's A).
+  static constexpr int kMnAtomBytes = kAtomK * kRowBytes;
   static constexpr int kRingBytes = kStages * (kAStageBytes + kBStageBytes);
   // Epilogue: columns, row bytes and count of the staged slabs. Tiles whose rows are whole
   // 128-byte multiples stage 128-byte-wide slabs in the 128B swizzle; the others (144 and 32

@@ -1,6 +1,7 @@
 // Input validation of the core vocabulary: shape parsing, validate(problem, config, device)
 // against the device limits, enumerate_gemm_configs' agreement with validate(), the vector
 // alignment predicate, and SHA-256 against the FIPS 180-4 test vectors.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -335,10 +336,11 @@ TEST(ValidateSm90Config, PairsAlongNShareTheATileOfTwoTileColumns) {
   expect_rejected(ragged, both, h200, "no cluster along M or K");
 }
 
-// Swap-AB: the kernel computes C^T = B·A^T, so tiles count along N (tile_m) and M (tile_n); nt
-// and direct stores only; 16-token tiles take cluster pairs; other families have no such
-// field; the search offers it for decode steps (nt, M <= 64) only.
-TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
+// Swap-AB: the kernel computes C^T = B·A^T, so tiles count along N (tile_m) and M (tile_n);
+// direct stores only; 16-token tiles take cluster pairs; other families have no such field; the
+// search offers it for M <= 2048 only. With nn the kernel's A (the caller's K x N B) is M-major:
+// one K atom a stage, no pairs along N splitting it.
+TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForDecodeSteps) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
   using kt::testing::swapped;
   const kt::GemmProblem decode = problem(16, 4096, 4096);
@@ -359,8 +361,19 @@ TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
   // (40 tokens: 2 token tiles x 64 weight tiles.)
   EXPECT_EQ(kt::splitk_partial_bytes(problem(40, 4096, 4096), split), 2 * (2 * 64) * 64 * 32 * 4);
 
-  expect_rejected(problem(16, 4096, 4096, kt::Layout::kNN), swapped(sm90_config(64, 64, 8, 1)),
-                  h200, "nt layout");
+  const kt::GemmProblem nn = problem(16, 4096, 4096, kt::Layout::kNN);
+  EXPECT_FALSE(kt::validate(nn, swapped(sm90_config(64, 16, 8, 1)), h200).has_value());
+  EXPECT_FALSE(kt::sm90_a_k_major(nn, narrow));
+  EXPECT_TRUE(kt::sm90_b_k_major(nn, narrow));
+  EXPECT_TRUE(kt::sm90_a_k_major(nn, sm90_config(64, 64, 8, 1)));
+  EXPECT_FALSE(kt::sm90_b_k_major(nn, sm90_config(64, 64, 8, 1)));
+  EXPECT_NE(kt::gemm_kernel_expression(nn, narrow).find(", false, false, 0, 1, 1, true, 1,"),
+            std::string::npos);
+  kt::GemmConfig nn_deep = swapped(sm90_config(64, 16, 8, 1));
+  nn_deep.tile_k = 128;
+  expect_rejected(nn, nn_deep, h200, "nt layout");
+  expect_rejected(nn, kt::testing::pairs_along_n(swapped(sm90_config(64, 32, 12, 1))), h200,
+                  "M-major");
   expect_rejected(decode, swapped(sm90_config(64, 64, 8, 1, 1, 2)), h200, "use e0");
   EXPECT_FALSE(kt::validate(decode, swapped(sm90_config(64, 16, 8, 1, 1, 0, 2)), h200).has_value());
   kt::GemmConfig sm80 = config(64, 64, 32, 32, 32, 4, 2);
@@ -375,10 +388,16 @@ TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForNtDecodeSteps) {
     ++offered;
   }
   EXPECT_GT(offered, 0);
-  for (const kt::GemmProblem& p :
-       {problem(16, 4096, 4096, kt::Layout::kNN), problem(2049, 4096, 4096)})
-    for (const kt::GemmConfig& c : kt::enumerate_gemm_configs(p, h200))
-      EXPECT_FALSE(c.swap_ab) << kt::to_key(p) << ": " << kt::to_key(c);
+  int offered_nn = 0;
+  for (const kt::GemmConfig& c : kt::enumerate_gemm_configs(nn, h200))
+    if (c.swap_ab) {
+      EXPECT_EQ(c.tile_k, 64) << kt::to_key(c);
+      EXPECT_EQ(c.cluster_n, 1) << kt::to_key(c);
+      ++offered_nn;
+    }
+  EXPECT_GT(offered_nn, 0);
+  for (const kt::GemmConfig& c : kt::enumerate_gemm_configs(problem(2049, 4096, 4096), h200))
+    EXPECT_FALSE(c.swap_ab) << kt::to_key(c);
 }
 
 // Past decode steps swap-AB takes token tiles fitted to M (cuBLASLt's 256 x 88 tiles at
@@ -850,15 +869,23 @@ TEST(EnumerateGemmConfigs, HonoursNarrowedDomains) {
 
 TEST(GemmProblem, VectorAlignedWhenEveryOperandRowIs16ByteAligned) {
   // A row of A is K elements of 2 bytes; of B, K (nt) or N (nn) elements. Rows start 16-byte
-  // aligned exactly when those row lengths are multiples of 16 bytes.
+  // aligned exactly when those row lengths are multiples of 16 bytes; the sm80 kernel takes each
+  // operand's flag (vector or element loads) on its own.
   const std::int64_t dims[] = {1, 8, 12, 16, 4095, 4096, 4100, 4104};
   for (std::int64_t n : dims)
     for (std::int64_t k : dims)
       for (kt::Layout layout : {kt::Layout::kNT, kt::Layout::kNN}) {
         const kt::GemmProblem p = problem(64, n, k, layout);
         const std::int64_t b_row_elems = layout == kt::Layout::kNT ? k : n;
-        const bool expected = (k * 2) % 16 == 0 && (b_row_elems * 2) % 16 == 0;
-        EXPECT_EQ(p.vector_aligned(), expected) << kt::to_key(p);
+        const bool a_rows = (k * 2) % 16 == 0, b_rows = (b_row_elems * 2) % 16 == 0;
+        EXPECT_EQ(p.a_vector_aligned(), a_rows) << kt::to_key(p);
+        EXPECT_EQ(p.b_vector_aligned(), b_rows) << kt::to_key(p);
+        EXPECT_EQ(p.vector_aligned(), a_rows && b_rows) << kt::to_key(p);
+        EXPECT_NE(
+            kt::gemm_kernel_expression(p, config(64, 64, 64, 32, 32, 4))
+                .find(fmt::format("{}, {}, {}, false>", layout == kt::Layout::kNT, a_rows, b_rows)),
+            std::string::npos)
+            << kt::to_key(p);
       }
 }
 

@@ -404,6 +404,31 @@ TEST_F(GemmCorrectness, Sm90SwapAbFittedTokenTilesOnRaggedShapes) {
   EXPECT_GE(checked, 60);
 }
 
+// Swap-AB with nn: the caller's K x N B is the kernel's M-major A (64 x 64 boxes, wgmma's A
+// transpose bit), its A the kernel's K-major B. Decode steps and fitted token tiles, N (the
+// kernel's M) not a whole number of 64-column atoms, M and K tails, unsplit, split through L2
+// (both reduction modes), split in cluster pairs and pairs along M sharing the caller's A;
+// bf16 and fp16 in, 16-bit and FP32 out.
+TEST_F(GemmCorrectness, Sm90SwapAbWithNnOnRaggedShapes) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const int checked = check_valid(
+      {"sm90.bm64.bn16.bk64.s12.c1.e0.cl1.g8.sk1.swab",
+       "sm90.bm64.bn32.bk64.s12.c1.e0.cl1.g8.sk4.swab",
+       "sm90.bm128.bn16.bk64.s8.c2.e0.cl1.g8.sk2.swab",
+       "sm90.bm64.bn64.bk64.s12.c1.e0.clk2.g8.sk2.swab",
+       "sm90.bm64.bn64.bk64.s8.c1.e0.cl2.g8.sk1.swab",
+       "sm90.bm256.bn88.bk64.s4.c2.e0.cl1.g8.sk1.swab",
+       "sm90.bm128.bn200.bk64.s5.c2.e0.cl1.g1.sk1.swab",
+       "sm90.bm128.bn168.bk64.s5.c2.e0.cl1.g1.sk4.swab",
+       "sm90.bm128.bn112.bk64.s4.c2.e0.cl2.g8.sk1.swab",
+       "sm90.bm256.bn136.bk64.s4.c2.e0.cl1.g8.sk1.swab"},
+      {"1x4104x4096", "16x1000x776", "3x520x136", "40x2056x8", "100x4104x4096", "257x11264x2048",
+       "300x1032x520", "1430x776x136", "633x200x1000"},
+      {Layout::kNN},
+      {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}, {DType::kBF16, DType::kFP32}});
+  EXPECT_GE(checked, 200);
+}
+
 // Persistent CTAs over several waves walk K upward in even waves and downward in odd ones
 // (serpentine K): shapes of two to six waves with K tails (the downward walk starts on the
 // partial k-tile) and K of one k-tile plus a partial one, unpaired and in pairs, one- and

@@ -454,6 +454,13 @@ TEST(Ptx, Sm90SwapAbStoresTheTransposedProductInPairsAfterAWarpTranspose) {
   EXPECT_EQ(fp32.find("movmatrix"), std::string::npos);
   EXPECT_NE(fp32.find("st.global.f32"), std::string::npos);
   EXPECT_EQ(fp32.find("st.global.v2.f32"), std::string::npos);
+  // nn: the caller's K x N B is the kernel's M-major A, read through wgmma's A transpose bit
+  // (the immediates after the scale flags: transpose A, transpose B).
+  const std::string nn = gen::compile_to_ptx(
+      gen::generate_gemm(problem(16, 4096, 4096, kt::Layout::kNN), swapped, "sm_90a"));
+  EXPECT_NE(nn.find("p, 1, 1, 1, 0;"), std::string::npos);
+  EXPECT_EQ(ptx.find("p, 1, 1, 1, 0;"), std::string::npos);
+  EXPECT_NE(ptx.find("p, 1, 1, 0, 0;"), std::string::npos);
 }
 
 TEST(Ptx, Sm90MultiAtomStagesLoadOneBoxPerAtomOfEachOperand) {

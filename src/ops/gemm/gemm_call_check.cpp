@@ -21,15 +21,18 @@ void check_gemm_call(const GemmProblem& problem, const void* a, const void* b, c
     if (o.pointer == nullptr)
       throw_invalid(fmt::format("GEMM operand {} is a null pointer", o.name));
   const int in_bytes = size_bytes(problem.in_dtype);
+  const bool vector[] = {problem.a_vector_aligned(), problem.b_vector_aligned()};
   for (int i = 0; i < 2; ++i) {
     if (!aligned(operands[i].pointer, in_bytes))
       throw_invalid(fmt::format("GEMM operand {} at {} is not aligned to its {}-byte elements",
                                 operands[i].name, operands[i].pointer, in_bytes));
-    if (problem.vector_aligned() && !aligned(operands[i].pointer, 16))
+    if (vector[i] && !aligned(operands[i].pointer, 16))
       throw_invalid(fmt::format(
-          "GEMM operand {} at {} is not 16-byte aligned; the vectorized path chosen for K % 8 "
-          "== 0 needs 16-byte aligned A and B (pass aligned pointers, e.g. from cudaMalloc)",
-          operands[i].name, operands[i].pointer));
+          "GEMM operand {} at {} is not 16-byte aligned; the vectorized path chosen for its "
+          "16-byte aligned rows ({}) needs a 16-byte aligned base (pass aligned pointers, e.g. "
+          "from cudaMalloc)",
+          operands[i].name, operands[i].pointer,
+          i == 0 || problem.layout == Layout::kNT ? "K % 8 == 0" : "N % 8 == 0"));
   }
   const int out_bytes = size_bytes(problem.out_dtype);
   if (!aligned(c, out_bytes))
