@@ -34,8 +34,9 @@ struct TileLoader {
   static constexpr int kRowsPerIter = kThreads / Tile::kChunksPerRow;
   static_assert(kChunks % kThreads == 0, "the threads must divide the chunks of a tile");
   static_assert(kThreads % Tile::kChunksPerRow == 0, "a thread keeps one chunk column");
-  // Element mode: a thread's elements of a k-tile, staged in groups (two a register) whose loads
-  // are all in flight at once.
+  // Element mode: a thread's elements of a k-tile, staged in groups (one a register, so that no
+  // instruction needs a load's value before the group's last load is issued) whose loads are all
+  // in flight at once.
   static constexpr int kElems = 8 * kIters;
   static constexpr int kGroup = kElems < kMaxGroup ? kElems : kMaxGroup;
   static constexpr int kGroups = kElems / kGroup;
@@ -43,8 +44,7 @@ struct TileLoader {
   // elements, else steps of kThreads along the row.
   static constexpr int kRowStep = kThreads >= kCols ? kThreads / kCols : 0;
   static constexpr int kStepsPerRow = kThreads >= kCols ? 1 : kCols / kThreads;
-  static_assert(kVectorLoads || (kGroup % 2 == 0 && kElems % kGroup == 0),
-                "whole groups of element pairs");
+  static_assert(kVectorLoads || kElems % kGroup == 0, "whole groups of elements");
   static_assert(kVectorLoads || (kThreads >= kCols ? kThreads % kCols : kCols % kThreads) == 0,
                 "element mode: the threads tile whole rows, or a row whole steps of the threads");
 
@@ -55,7 +55,7 @@ struct TileLoader {
   int row_limit, col_limit;
   int smem_row, smem_chunk;  // tile coordinates of this thread's first chunk (element mode:
                              // smem_chunk is the first element's column)
-  unsigned int staged[kVectorLoads ? 1 : kGroup / 2];
+  unsigned int staged[kVectorLoads ? 1 : kGroup];
 
   __device__ __forceinline__ TileLoader(const void* operand, long long ld_, int first_row,
                                         int first_col, int row_limit_, int col_limit_, int thread) {
@@ -95,22 +95,22 @@ struct TileLoader {
   }
 
   // Element mode: loads group g of the thread's elements into registers.
-  // NOTE: one running row pointer, passed through an empty asm at each step, so that the
+  // NOTE: one running row offset, passed through an empty asm at each step, so that the
   // elements' offsets (the same every k-tile) are not hoisted out of the k-loop into a live
-  // 64-bit register each, which spills.
+  // 64-bit register each, which spills (an offset, not a pointer: through the asm a pointer
+  // would lose its global address space and load generically).
   __device__ __forceinline__ void fetch(int g) {
-    const unsigned short* p = src + element_row(g * kGroup) * ld;
+    long long offset = element_row(g * kGroup) * ld;
     const long long step = (kThreads >= kCols ? kRowStep : 1) * ld;
     const int rows_left = row_limit - row, cols_left = col_limit - col;
 #pragma unroll
     for (int i = 0; i < kGroup; ++i) {
       const int n = g * kGroup + i;
       const int dr = element_row(n), dc = element_col(n);
-      const unsigned int v = dr < rows_left && dc < cols_left ? p[dc] : 0u;
-      staged[i / 2] = i % 2 == 0 ? v : staged[i / 2] | (v << 16);
+      staged[i] = dr < rows_left && dc < cols_left ? src[offset + dc] : 0u;
       if (element_row(n + 1) != dr) {
-        p += step;
-        asm volatile("" : "+l"(p));
+        offset += step;
+        asm volatile("" : "+l"(offset));
       }
     }
   }
@@ -124,8 +124,7 @@ struct TileLoader {
     for (int i = 0; i < kGroup; ++i) {
       const int n = g * kGroup + i;
       const int r = r0 + element_row(n), c = c0 + element_col(n);
-      st_shared_2(tile_addr + Tile::offset(r, c / 8) + (c % 8) * 2,
-                  i % 2 == 0 ? staged[i / 2] : staged[i / 2] >> 16);
+      st_shared_2(tile_addr + Tile::offset(r, c / 8) + (c % 8) * 2, staged[i]);
     }
   }
 
@@ -231,8 +230,10 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
 
   using TileA = SwizzledTile<kTileM, kTileK>;
   using TileB = SwizzledTile<kBIsNxK ? kTileN : kTileK, kBIsNxK ? kTileK : kTileN>;
-  // Element loads in flight a thread: fewer beside more accumulators, so that neither spills.
-  constexpr int kMaxGroup = kMI * kNI * 4 <= 32 ? 32 : kMI * kNI * 4 <= 64 ? 16 : 8;
+  // Element loads in flight a thread, shared by the operands loaded so: fewer beside more
+  // accumulators, so that nothing spills.
+  constexpr int kInFlight = kMI * kNI * 4 <= 32 ? 32 : kMI * kNI * 4 <= 64 ? 16 : 8;
+  constexpr int kMaxGroup = !kVectorA && !kVectorB ? kInFlight / 2 : kInFlight;
   using LoaderA = sm80::TileLoader<kTileM, kTileK, kThreads, false, kVectorA, kMaxGroup>;
   using LoaderB = sm80::TileLoader<kBIsNxK ? kTileN : kTileK, kBIsNxK ? kTileK : kTileN, kThreads,
                                    !kBIsNxK, kVectorB, kMaxGroup>;
