@@ -16,12 +16,14 @@
 
 namespace kt {
 
-template <typename Problem, typename Config>
+// ParseProblem and ParseConfig are the op's key parsers (parse_gemm_key, ...): both throw
+// kt::Error (invalid argument) naming the problem with the key.
+template <typename Problem, typename Config, Problem (*ParseProblem)(std::string_view),
+          Config (*ParseConfig)(std::string_view)>
 class TypedOpSpec : public OpSpec {
  public:
-  // Both throw kt::Error (invalid argument) naming the problem with the key.
-  virtual Problem parse_problem(std::string_view problem_key) const = 0;
-  virtual Config parse_config(std::string_view config_key) const = 0;
+  Problem parse_problem(std::string_view problem_key) const { return ParseProblem(problem_key); }
+  Config parse_config(std::string_view config_key) const { return ParseConfig(config_key); }
   // The op's config space for `problem` on `device` (valid configs only), in its own order.
   virtual std::vector<Config> configs_for(const Problem& problem,
                                           const DeviceDesc& device) const = 0;

@@ -62,7 +62,8 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
 
 namespace {
 
-class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig> {
+class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig,
+                                               parse_attention_key, parse_attention_config_key> {
  public:
   std::string name() const override { return "attention"; }
   std::string key_prefix() const override { return "attn:"; }
@@ -118,13 +119,6 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
 
   std::string neighbour_prefix(std::string_view key) const override {
     return fmt::format("attn:{}:", to_string(parse_attention_key(key).dtype));
-  }
-
-  AttentionProblem parse_problem(std::string_view key) const override {
-    return parse_attention_key(key);
-  }
-  AttentionConfig parse_config(std::string_view key) const override {
-    return parse_attention_config_key(key);
   }
 
   std::vector<AttentionConfig> configs_for(const AttentionProblem& p,

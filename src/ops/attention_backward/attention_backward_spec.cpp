@@ -15,7 +15,8 @@ namespace kt {
 namespace {
 
 class AttentionBackwardSpec final
-    : public TypedOpSpec<AttentionBackwardProblem, AttentionBackwardConfig> {
+    : public TypedOpSpec<AttentionBackwardProblem, AttentionBackwardConfig,
+                         parse_attention_backward_key, parse_attention_backward_config_key> {
  public:
   std::string name() const override { return "attention-backward"; }
   std::string key_prefix() const override { return "attnbwd:"; }
@@ -75,13 +76,6 @@ class AttentionBackwardSpec final
 
   std::string neighbour_prefix(std::string_view key) const override {
     return fmt::format("attnbwd:{}:", to_string(parse_attention_backward_key(key).dtype));
-  }
-
-  AttentionBackwardProblem parse_problem(std::string_view key) const override {
-    return parse_attention_backward_key(key);
-  }
-  AttentionBackwardConfig parse_config(std::string_view key) const override {
-    return parse_attention_backward_config_key(key);
   }
 
   std::vector<AttentionBackwardConfig> configs_for(const AttentionBackwardProblem& p,

@@ -67,7 +67,8 @@ std::string explain_config(const GemmProblem& p, const GemmConfig& c, const Devi
 
 namespace {
 
-class GemmSpec final : public TypedOpSpec<GemmProblem, GemmConfig> {
+class GemmSpec final
+    : public TypedOpSpec<GemmProblem, GemmConfig, parse_gemm_key, parse_gemm_config_key> {
  public:
   std::string name() const override { return "gemm"; }
   std::string key_prefix() const override { return "gemm:"; }
@@ -126,11 +127,6 @@ class GemmSpec final : public TypedOpSpec<GemmProblem, GemmConfig> {
     const GemmProblem p = parse_gemm_key(key);
     return fmt::format("gemm:{}:{}:{}:", to_string(p.in_dtype), to_string(p.out_dtype),
                        to_string(p.layout));
-  }
-
-  GemmProblem parse_problem(std::string_view key) const override { return parse_gemm_key(key); }
-  GemmConfig parse_config(std::string_view key) const override {
-    return parse_gemm_config_key(key);
   }
 
   std::int64_t workspace_for(const GemmProblem& p, const GemmConfig& c,

@@ -12,7 +12,8 @@ namespace kt {
 
 namespace {
 
-class RmsnormSpec final : public TypedOpSpec<RmsnormProblem, RmsnormConfig> {
+class RmsnormSpec final : public TypedOpSpec<RmsnormProblem, RmsnormConfig, parse_rmsnorm_key,
+                                             parse_rmsnorm_config_key> {
  public:
   std::string name() const override { return "rmsnorm"; }
   std::string key_prefix() const override { return "rmsnorm:"; }
@@ -68,13 +69,6 @@ class RmsnormSpec final : public TypedOpSpec<RmsnormProblem, RmsnormConfig> {
     // held-out shapes with the residual, 0.80-0.88 of the copy against 0.84-0.96.)
     if (x.dtype != y.dtype || x.residual != y.residual || x.hidden != y.hidden) return std::nullopt;
     return std::abs(std::log2(double(x.rows)) - std::log2(double(y.rows)));
-  }
-
-  RmsnormProblem parse_problem(std::string_view key) const override {
-    return parse_rmsnorm_key(key);
-  }
-  RmsnormConfig parse_config(std::string_view key) const override {
-    return parse_rmsnorm_config_key(key);
   }
 
   std::vector<RmsnormConfig> configs_for(const RmsnormProblem& p,
