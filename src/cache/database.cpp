@@ -194,20 +194,13 @@ sql::Statement& bind_cubin(sql::Statement& insert, const CubinRecord& record,
 
 CubinRecord read_cubin(const sql::Statement& row) {
   CubinRecord r;
-  r.compile_key = row.column_text(0);
-  r.arch = row.column_text(1);
-  r.source_name = row.column_text(2);
+  row.read_columns(0, r.compile_key, r.arch, r.source_name);
   r.name_expressions = split_lines(row.column_text(3));
   r.lowered_names = split_lines(row.column_text(4));
-  r.cubin = row.column_blob(5);
-  r.registers = row.column_int(6);
-  r.spill_bytes = row.column_int(7);
-  r.smem_static_bytes = row.column_int(8);
-  r.log = row.column_text(9);
-  r.nvrtc_version = row.column_text(10);
-  r.compile_ms = row.column_double(11);
-  r.cubin_sha256 = row.column_text(13);
-  r.source_key = row.column_text(14);
+  row.read_columns(5, r.cubin, r.registers, r.spill_bytes, r.smem_static_bytes, r.log,
+                   r.nvrtc_version, r.compile_ms);
+  // Column 12, created_unix, is not part of a record.
+  row.read_columns(13, r.cubin_sha256, r.source_key);
   return r;
 }
 
@@ -224,26 +217,17 @@ Measurement read_measurement(const sql::Statement& row, const std::string& path)
                                                   "unknown status: {}",
                                                   path, m.config_key, error.what()));
   }
-  m.median_us = row.column_double(6);
-  m.spread_pct = row.column_double(7);
-  m.num_reps = row.column_int(8);
-  m.tflops = row.column_double(9);
-  m.sm_clock_mhz = row.column_int(10);
-  m.predicted_us = row.column_double(11);
-  m.detail = row.column_text(12);
-  m.run_id = row.column_text(13);
-  m.created_unix = row.column_int64(14);
+  row.read_columns(6, m.median_us, m.spread_pct, m.num_reps, m.tflops, m.sm_clock_mhz,
+                   m.predicted_us, m.detail, m.run_id, m.created_unix);
   return m;
 }
 
 Winner read_winner(const sql::Statement& row) {
   Winner w;
   w.key = read_tuning_key(row, 0);
-  w.config_key = row.column_text(4);
-  w.median_us = row.column_double(5);
+  row.read_columns(4, w.config_key, w.median_us);
   w.predicted = row.column_int64(6) != 0;
-  w.run_id = row.column_text(7);
-  w.created_unix = row.column_int64(8);
+  row.read_columns(7, w.run_id, w.created_unix);
   return w;
 }
 

@@ -33,10 +33,8 @@ Impl& checked(const std::unique_ptr<Impl>& impl) {
 // protocol_version, template_version (the order of every table that stores one).
 inline TuningKey read_tuning_key(const sql::Statement& row, int first) {
   TuningKey key;
-  key.problem_key = row.column_text(first);
-  key.device_fingerprint = row.column_text(first + 1);
-  key.protocol_version = row.column_int(first + 2);
-  key.template_version = row.column_int(first + 3);
+  row.read_columns(first, key.problem_key, key.device_fingerprint, key.protocol_version,
+                   key.template_version);
   return key;
 }
 

@@ -24,14 +24,8 @@ constexpr const char* kRunColumns =
 
 BlocklistEntry read_entry(const sql::Statement& row, const std::string& path) {
   BlocklistEntry e;
-  e.device_fingerprint = row.column_text(0);
-  e.compile_key = row.column_text(1);
-  e.nvrtc_version = row.column_text(2);
-  e.template_version = row.column_int(3);
-  e.op = row.column_text(4);
-  e.config_key = row.column_text(5);
-  e.kernel = row.column_text(6);
-  e.problem_key = row.column_text(7);
+  row.read_columns(0, e.device_fingerprint, e.compile_key, e.nvrtc_version, e.template_version,
+                   e.op, e.config_key, e.kernel, e.problem_key);
   try {
     e.reason = parse_status(row.column_text(8));
   } catch (const Error& error) {
@@ -40,9 +34,7 @@ BlocklistEntry read_entry(const sql::Statement& row, const std::string& path) {
                             "cache blocklist --clear`",
                             path, e.config_key, error.what()));
   }
-  e.detail = row.column_text(9);
-  e.run_id = row.column_text(10);
-  e.created_unix = row.column_int64(11);
+  row.read_columns(9, e.detail, e.run_id, e.created_unix);
   return e;
 }
 
@@ -52,10 +44,7 @@ TuningRun read_run(const sql::Statement& row) {
   r.key = read_tuning_key(row, 1);
   r.options_sha256 = row.column_text(5);
   r.done = row.column_text(6) == "done";
-  r.pid = row.column_int64(7);
-  r.host = row.column_text(8);
-  r.started_unix = row.column_int64(9);
-  r.finished_unix = row.column_int64(10);
+  row.read_columns(7, r.pid, r.host, r.started_unix, r.finished_unix);
   return r;
 }
 

@@ -127,8 +127,21 @@ class Statement {
   double column_double(int column) const;  // NaN for NULL
   std::string column_text(int column) const;
   std::vector<char> column_blob(int column) const;
+  // Reads columns first, first + 1, ... into `fields` in order, each by its type (std::string,
+  // int, std::int64_t, double, std::vector<char>): bind_all's inverse.
+  template <typename... Fields>
+  void read_columns(int first, Fields&... fields) const {
+    int column = first;
+    (read_column(column++, fields), ...);
+  }
 
  private:
+  void read_column(int column, std::string& out) const { out = column_text(column); }
+  void read_column(int column, int& out) const { out = column_int(column); }
+  void read_column(int column, std::int64_t& out) const { out = column_int64(column); }
+  void read_column(int column, double& out) const { out = column_double(column); }
+  void read_column(int column, std::vector<char>& out) const { out = column_blob(column); }
+
   Connection* db_;
   sqlite3_stmt* stmt_ = nullptr;
   bool has_row_ = false;
