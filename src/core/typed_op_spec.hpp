@@ -46,6 +46,9 @@ class TypedOpSpec : public OpSpec {
                                      const DeviceDesc& /*device*/) const {
     return 0;
   }
+  // Whether reports give `problem`'s rate in bytes against a copy's (ProblemSummary); by default
+  // not.
+  virtual bool memory_bound(const Problem& /*problem*/) const { return false; }
   // By default none: an op names its tile's fields by overriding this.
   virtual std::optional<ConfigTile> tile_for(const Config& /*config*/) const {
     return std::nullopt;
@@ -59,6 +62,12 @@ class TypedOpSpec : public OpSpec {
       return e.waves;
     else
       return std::nullopt;
+  }
+
+  // The problem's own flops() and min_bytes(), and memory_bound.
+  ProblemSummary summarize(std::string_view problem_key) const final {
+    const Problem problem = parse_problem(problem_key);
+    return {problem.flops(), problem.min_bytes(), memory_bound(problem)};
   }
 
   void check_config_key(std::string_view config_key) const final { parse_config(config_key); }

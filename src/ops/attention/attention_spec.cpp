@@ -96,11 +96,6 @@ class AttentionSpec final : public TypedOpSpec<AttentionProblem, AttentionConfig
     return to_key(p);
   }
 
-  ProblemSummary summarize(std::string_view key) const override {
-    const AttentionProblem p = parse_attention_key(key);
-    return {p.flops(), p.min_bytes(), false};
-  }
-
   // Configs carry over between problems of one dtype, head_dim and mask; a packed batch is
   // nearer other packed ones (one octave's penalty for a padded neighbour), whose totals count.
   std::optional<double> distance(std::string_view a, std::string_view b) const override {

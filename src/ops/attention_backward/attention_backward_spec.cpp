@@ -53,11 +53,6 @@ class AttentionBackwardSpec final
     return to_key(p);
   }
 
-  ProblemSummary summarize(std::string_view key) const override {
-    const AttentionBackwardProblem p = parse_attention_backward_key(key);
-    return {p.flops(), p.min_bytes(), false};
-  }
-
   // Configs carry over between problems of one dtype, head_dim, mask and determinism; the
   // distance is in (B·Hkv, Hq/Hkv, Nq, Nk), the CTAs, the query heads each works, the lengths.
   std::optional<double> distance(std::string_view a, std::string_view b) const override {

@@ -111,10 +111,8 @@ class GemmSpec final
     return s;
   }
 
-  ProblemSummary summarize(std::string_view key) const override {
-    const GemmProblem p = parse_gemm_key(key);
-    return {p.flops(), p.min_bytes(), p.m <= 64};
-  }
+  // Decoding-sized M: streaming B once, not the math, bounds the time.
+  bool memory_bound(const GemmProblem& p) const override { return p.m <= 64; }
 
   std::optional<double> distance(std::string_view a, std::string_view b) const override {
     if (neighbour_prefix(a) != neighbour_prefix(b)) return std::nullopt;

@@ -57,10 +57,7 @@ class RmsnormSpec final : public TypedOpSpec<RmsnormProblem, RmsnormConfig, pars
     return s;
   }
 
-  ProblemSummary summarize(std::string_view key) const override {
-    const RmsnormProblem p = parse_rmsnorm_key(key);
-    return {p.flops(), p.min_bytes(), true};
-  }
+  bool memory_bound(const RmsnormProblem&) const override { return true; }
 
   std::optional<double> distance(std::string_view a, std::string_view b) const override {
     const RmsnormProblem x = parse_rmsnorm_key(a), y = parse_rmsnorm_key(b);
