@@ -2,6 +2,7 @@
 #include "tuner/gathered_samples.hpp"
 
 #include "runtime/cuda_driver.hpp"
+#include "runtime/host_copy.hpp"
 
 namespace kt::tune {
 
@@ -11,8 +12,7 @@ GatheredSamples<T> read_gathered(CUstream stream, CUdeviceptr values, std::size_
   const rt::CudaDriver& d = rt::driver();
   rt::check(d.stream_synchronize(stream), "cuStreamSynchronize(check)");
   GatheredSamples<T> out;
-  out.values.resize(count);
-  rt::check(d.memcpy_dtoh(out.values.data(), values, count * sizeof(T)), "cuMemcpyDtoH(gathered)");
+  out.values = rt::copy_to_host<T>(values, count, "cuMemcpyDtoH(gathered)");
   rt::check(d.memcpy_dtoh(&out.nonfinite, nonfinite, sizeof(out.nonfinite)), "cuMemcpyDtoH(count)");
   return out;
 }

@@ -14,6 +14,7 @@
 #include "ops/attention/attention_source.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/host_copy.hpp"
 #include "runtime/kernel_launch.hpp"
 #include "tuner/gathered_samples.hpp"
 
@@ -113,12 +114,8 @@ AttentionWorkload::AttentionWorkload(const AttentionProblem& p, const DeviceDesc
   launch(gen::kAttentionReferenceRows, std::uint32_t(std::min<std::size_t>(n, 65535)), ref_args,
          128);
   rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(reference)");
-  reference_.resize(values);
-  reference_lse_.resize(n);
-  rt::check(d.memcpy_dtoh(reference_.data(), ref_ptr, values * sizeof(float)),
-            "cuMemcpyDtoH(reference)");
-  rt::check(d.memcpy_dtoh(reference_lse_.data(), ref_lse_ptr, n * sizeof(float)),
-            "cuMemcpyDtoH(reference lse)");
+  reference_ = rt::copy_to_host<float>(ref_ptr, values, "cuMemcpyDtoH(reference)");
+  reference_lse_ = rt::copy_to_host<float>(ref_lse_ptr, n, "cuMemcpyDtoH(reference lse)");
 }
 
 void AttentionWorkload::set_packed(AttentionLayout layout) {

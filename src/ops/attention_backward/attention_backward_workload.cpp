@@ -14,6 +14,7 @@
 #include "ops/attention_backward/attention_backward_kernel.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/host_copy.hpp"
 #include "runtime/kernel_launch.hpp"
 #include "tuner/gathered_samples.hpp"
 
@@ -208,15 +209,9 @@ AttentionBackwardWorkload::AttentionBackwardWorkload(const AttentionBackwardProb
   void* dkv_args[] = {&params, &head_dim, &causal, &kv_rows, &num_kv, &dk_ptr, &dv_ptr};
   launch(kReferenceDkv, std::uint32_t(num_kv), dkv_args);
   rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(attention backward reference)");
-  reference_dq_.resize(q_values);
-  reference_dk_.resize(kv_values);
-  reference_dv_.resize(kv_values);
-  rt::check(d.memcpy_dtoh(reference_dq_.data(), dq_ptr, q_values * sizeof(float)),
-            "cuMemcpyDtoH(reference dQ)");
-  rt::check(d.memcpy_dtoh(reference_dk_.data(), dk_ptr, kv_values * sizeof(float)),
-            "cuMemcpyDtoH(reference dK)");
-  rt::check(d.memcpy_dtoh(reference_dv_.data(), dv_ptr, kv_values * sizeof(float)),
-            "cuMemcpyDtoH(reference dV)");
+  reference_dq_ = rt::copy_to_host<float>(dq_ptr, q_values, "cuMemcpyDtoH(reference dQ)");
+  reference_dk_ = rt::copy_to_host<float>(dk_ptr, kv_values, "cuMemcpyDtoH(reference dK)");
+  reference_dv_ = rt::copy_to_host<float>(dv_ptr, kv_values, "cuMemcpyDtoH(reference dV)");
 }
 
 void AttentionBackwardWorkload::launch(int kernel, std::uint32_t blocks, void** args,

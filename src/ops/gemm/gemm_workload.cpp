@@ -13,6 +13,7 @@
 #include "ops/gemm/gemm_source.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/host_copy.hpp"
 #include "runtime/kernel_launch.hpp"
 #include "tuner/gathered_samples.hpp"
 
@@ -119,10 +120,8 @@ GemmWorkload::GemmWorkload(const GemmProblem& p, const DeviceDesc& device, cache
     poison(copy.c.get());
     copies_.push_back(std::move(copy));
   }
-  reference_.resize(n);
   rt::check(d.stream_synchronize(stream_), "cuStreamSynchronize(reference)");
-  rt::check(d.memcpy_dtoh(reference_.data(), ref_ptr, n * sizeof(double)),
-            "cuMemcpyDtoH(reference)");
+  reference_ = rt::copy_to_host<double>(ref_ptr, n, "cuMemcpyDtoH(reference)");
 }
 
 void GemmWorkload::launch(int kernel, std::uint32_t blocks, void** args) {
