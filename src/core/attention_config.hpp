@@ -94,11 +94,7 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
                                                          const DeviceDesc& device,
                                                          const AttentionDomains& domains = {});
 
-struct AttentionEstimate {
-  std::int64_t num_ctas = 0;
-  int threads = 0, regs_per_thread = 0, smem_bytes = 0;
-  Occupancy occupancy;
-  WaveStats waves;
+struct AttentionEstimate : LaunchEstimate {
   double block_efficiency = 0;  // visible (q, k) pairs over the pairs the visited blocks cover
   double combine_us = 0;        // split-KV's second kernel (0 without splits)
   double compute_us = 0;

@@ -60,4 +60,9 @@ std::string explain_occupancy(const Occupancy& occupancy, int threads, int regs_
              waves.waves, num_sms, waves.last_wave_ctas, waves.slots, 100 * waves.efficiency);
 }
 
+std::string explain_occupancy(const LaunchEstimate& launch, int num_sms) {
+  return explain_occupancy(launch.occupancy, launch.threads, launch.regs_per_thread,
+                           launch.smem_bytes, launch.waves, num_sms);
+}
+
 }  // namespace kt

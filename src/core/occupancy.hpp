@@ -34,4 +34,17 @@ WaveStats wave_stats(std::int64_t num_ctas, int num_sms, int ctas_per_sm);
 std::string explain_occupancy(const Occupancy& occupancy, int threads, int regs_per_thread,
                               int smem_bytes, const WaveStats& waves, int num_sms);
 
+// The launch a model's estimate describes: its CTAs, one CTA's threads, registers a thread and
+// dynamic shared memory, the CTAs an SM holds and the grid's waves. The attention estimates
+// extend it.
+struct LaunchEstimate {
+  std::int64_t num_ctas = 0;
+  int threads = 0, regs_per_thread = 0, smem_bytes = 0;
+  Occupancy occupancy;
+  WaveStats waves;
+};
+
+// explain_occupancy of `launch`'s fields.
+std::string explain_occupancy(const LaunchEstimate& launch, int num_sms);
+
 }  // namespace kt

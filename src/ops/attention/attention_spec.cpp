@@ -47,8 +47,7 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
   else
     out += fmt::format("  CTAs         B x Hq x ceil(Nq / Br) = {} x {} x {} = {}\n", p.batch,
                        p.heads_q, ceil_div(p.seqlen_q, c.block_m), e.num_ctas);
-  out += explain_occupancy(e.occupancy, e.threads, e.regs_per_thread, e.smem_bytes, e.waves,
-                           d.num_sms);
+  out += explain_occupancy(e, d.num_sms);
   out += fmt::format("  blocks       {:.1f}% of the visited (q, k) block area is visible{}\n",
                      100 * e.block_efficiency,
                      p.causal ? " (causal: diagonal blocks are masked)" : "");

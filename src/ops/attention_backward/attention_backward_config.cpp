@@ -379,8 +379,7 @@ std::string explain_config(const AttentionBackwardProblem& p, const AttentionBac
   out += fmt::format(
       "  CTAs         ceil(Nk / Bc) x Hkv x B = {} x {} x {} = {} ({} query head(s) each)\n",
       ceil_div(p.seqlen_k, c.block_n), p.heads_kv, p.batch, e.num_ctas, p.heads_q / p.heads_kv);
-  out += explain_occupancy(e.occupancy, e.threads, e.regs_per_thread, e.smem_bytes, e.waves,
-                           d.num_sms);
+  out += explain_occupancy(e, d.num_sms);
   out += fmt::format(
       "  blocks       {:.1f}% of the visited (q, k) block area is visible{}; busiest CTA {:.0f} "
       "query blocks\n",

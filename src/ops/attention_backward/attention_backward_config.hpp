@@ -101,11 +101,7 @@ std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
     const AttentionBackwardProblem& p, const DeviceDesc& device,
     const AttentionBackwardDomains& domains = {});
 
-struct AttentionBackwardEstimate {
-  std::int64_t num_ctas = 0;
-  int threads = 0, regs_per_thread = 0, smem_bytes = 0;
-  Occupancy occupancy;
-  WaveStats waves;
+struct AttentionBackwardEstimate : LaunchEstimate {
   double block_efficiency = 0;  // visible (q, k) pairs over the pairs the visited blocks cover
   double max_cta_steps = 0;     // query blocks the busiest CTA works (all its query heads)
   double compute_us = 0;        // the main kernel's blocks, atomics included
