@@ -83,7 +83,7 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
         device.cc_major, device.cc_minor);
   if (c.tile_k != kSm90TileK && c.tile_k != 2 * kSm90TileK && c.tile_k != 4 * kSm90TileK)
     return "sm90 tile_k must be 64 (one swizzle atom a stage), 128 or 256 (two or four, nt only)";
-  if (c.tile_k != kSm90TileK && !(sm90_a_k_major(p, c) && sm90_b_k_major(p, c)))
+  if (c.tile_k != kSm90TileK && !(kernel_a_k_major(p, c) && kernel_b_k_major(p, c)))
     return fmt::format(
         "sm90 tile_k {} (several swizzle atoms a stage) needs the nt layout (both operands "
         "K-major): nn's B atoms (A's, swapped) are 64 K-rows deep",
@@ -95,7 +95,7 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   if (c.tile_n % 64 != 0 || c.tile_n > 256) {
     if (c.tile_n % 8 != 0 || c.tile_n < 16 || c.tile_n > 256)
       return "sm90 tile_n must be a multiple of 8 from 16 to 256";
-    if (!sm90_b_k_major(p, c))
+    if (!kernel_b_k_major(p, c))
       return fmt::format(
           "sm90 tile_n {} needs the nt layout or swap-AB: its B rows are not whole 64-column "
           "atoms",
@@ -115,7 +115,7 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   }
   if (c.swap_ab) {
     if (c.epilogue != 0) return "sm90 swap-AB (swab) stores C transposed and directly: use e0";
-    if (!sm90_a_k_major(p, c) && c.cluster_n != 1)
+    if (!kernel_a_k_major(p, c) && c.cluster_n != 1)
       return "sm90 swap-AB with nn has no cn2: its A (the caller's B) is M-major, not split in "
              "halves of rows";
   }
@@ -302,10 +302,10 @@ GemmProblem oriented_problem(const GemmProblem& p, const GemmConfig& c) {
   return t;
 }
 
-bool sm90_a_k_major(const GemmProblem& p, const GemmConfig& c) {
+bool kernel_a_k_major(const GemmProblem& p, const GemmConfig& c) {
   return p.layout == Layout::kNT || !c.swap_ab;
 }
-bool sm90_b_k_major(const GemmProblem& p, const GemmConfig& c) {
+bool kernel_b_k_major(const GemmProblem& p, const GemmConfig& c) {
   return p.layout == Layout::kNT || c.swap_ab;
 }
 

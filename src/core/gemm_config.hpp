@@ -126,14 +126,14 @@ std::string to_key(const GemmConfig& config);
 GemmConfig parse_gemm_config_key(std::string_view key);  // throws kt::Error naming the field
 
 // The product the kernel computes: `p` itself, or for swap-AB C^T = B·A^T, M and N exchanged (the
-// layout stays the caller's: sm90_a_k_major and sm90_b_k_major say what it means for the kernel's
-// operands). Tiles, work units, the launch plan and the model count in this orientation; the
-// caller's C is stored transposed.
+// layout stays the caller's: kernel_a_k_major and kernel_b_k_major say what it means for the
+// kernel's operands). Tiles, work units, the launch plan and the model count in this orientation;
+// the caller's C is stored transposed.
 GemmProblem oriented_problem(const GemmProblem& p, const GemmConfig& c);
 // Whether the kernel's A and B (oriented_problem's) are K-major: A unless swap-AB takes an nn
 // caller's K x N B as its (M-major) A; B with nt, or with swap-AB (the caller's A).
-bool sm90_a_k_major(const GemmProblem& p, const GemmConfig& c);
-bool sm90_b_k_major(const GemmProblem& p, const GemmConfig& c);
+bool kernel_a_k_major(const GemmProblem& p, const GemmConfig& c);
+bool kernel_b_k_major(const GemmProblem& p, const GemmConfig& c);
 // Swap-AB is searched with the decode steps' token tiles (GemmDomains::sm90_swap_tile_n) for M
 // at most this (tokens on the wgmma N side), with fitted ones above it.
 inline constexpr std::int64_t kSm90SwapMaxM = 64;

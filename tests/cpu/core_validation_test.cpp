@@ -363,10 +363,10 @@ TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForDecodeSteps) {
 
   const kt::GemmProblem nn = problem(16, 4096, 4096, kt::Layout::kNN);
   EXPECT_FALSE(kt::validate(nn, swapped(sm90_config(64, 16, 8, 1)), h200).has_value());
-  EXPECT_FALSE(kt::sm90_a_k_major(nn, narrow));
-  EXPECT_TRUE(kt::sm90_b_k_major(nn, narrow));
-  EXPECT_TRUE(kt::sm90_a_k_major(nn, sm90_config(64, 64, 8, 1)));
-  EXPECT_FALSE(kt::sm90_b_k_major(nn, sm90_config(64, 64, 8, 1)));
+  EXPECT_FALSE(kt::kernel_a_k_major(nn, narrow));
+  EXPECT_TRUE(kt::kernel_b_k_major(nn, narrow));
+  EXPECT_TRUE(kt::kernel_a_k_major(nn, sm90_config(64, 64, 8, 1)));
+  EXPECT_FALSE(kt::kernel_b_k_major(nn, sm90_config(64, 64, 8, 1)));
   EXPECT_NE(kt::gemm_kernel_expression(nn, narrow).find(", false, false, 0, 1, 1, true, 1,"),
             std::string::npos);
   kt::GemmConfig nn_deep = swapped(sm90_config(64, 16, 8, 1));

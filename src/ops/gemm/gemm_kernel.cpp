@@ -136,8 +136,8 @@ GemmParams GemmKernel::make_params(const void* a, const void* b, void* c, void* 
     params.workspace =
         reinterpret_cast<float*>(static_cast<char*>(workspace) + kGemmFlagRegionBytes);
   }
-  params.lda = sm90_a_k_major(problem_, config_) ? q.k : q.m;
-  params.ldb = sm90_b_k_major(problem_, config_) ? q.k : q.n;
+  params.lda = kernel_a_k_major(problem_, config_) ? q.k : q.m;
+  params.ldb = kernel_b_k_major(problem_, config_) ? q.k : q.n;
   params.ldc = problem_.n;
   params.m = int(q.m);
   params.n = int(q.n);
@@ -162,7 +162,7 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
   const void* const kernel_b = params.gemm.b;
   // Pairs along N: each CTA loads half of the A tile's rows and multicasts it to both. An M-major
   // A (swap-AB nn: the caller's K x N B) in atoms of 64 K-rows by 64 columns.
-  CUresult r = sm90_a_k_major(problem_, config_)
+  CUresult r = kernel_a_k_major(problem_, config_)
                    ? encode_tile_map(params.a_map, p.in_dtype, kernel_a, p.m, p.k, p.k, 64,
                                      std::uint32_t(config_.tile_m / config_.cluster_n))
                    : encode_tile_map(params.a_map, p.in_dtype, kernel_a, p.k, p.m, p.m, 64, 64);
@@ -170,7 +170,7 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
   // Clusters of 2: each CTA loads half of the B tile (K-major: half the rows of N; nn: half the
   // 64 K-rows of each 64-column atom) and multicasts it to both.
   const std::uint32_t cluster = std::uint32_t(config_.cluster);
-  if (sm90_b_k_major(problem_, config_))
+  if (kernel_b_k_major(problem_, config_))
     r = encode_tile_map(params.b_map, p.in_dtype, kernel_b, p.n, p.k, p.k, 64,
                         std::uint32_t(config_.tile_n) / cluster);
   else
