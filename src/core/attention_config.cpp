@@ -378,12 +378,7 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
 std::vector<RankedAttentionConfig> rank_by_model(const AttentionProblem& p,
                                                  const std::vector<AttentionConfig>& configs,
                                                  const DeviceDesc& d) {
-  std::vector<RankedAttentionConfig> ranked;
-  for (const auto& c : configs) ranked.push_back({c, estimate(p, c, d)});
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
-    return a.estimate.predicted_us < b.estimate.predicted_us;
-  });
-  return ranked;
+  return rank_by_estimate(configs, [&](const AttentionConfig& c) { return estimate(p, c, d); });
 }
 
 }  // namespace kt

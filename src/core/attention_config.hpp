@@ -11,6 +11,7 @@
 #include "core/attention_problem.hpp"
 #include "core/device_desc.hpp"
 #include "core/launch_plan.hpp"
+#include "core/model_rank.hpp"
 #include "core/occupancy.hpp"
 
 namespace kt {
@@ -106,10 +107,8 @@ struct AttentionEstimate : LaunchEstimate {
 AttentionEstimate estimate(const AttentionProblem& p, const AttentionConfig& c,
                            const DeviceDesc& device, int regs_per_thread = 0);
 
-struct RankedAttentionConfig {
-  AttentionConfig config;
-  AttentionEstimate estimate;
-};
+using RankedAttentionConfig = Ranked<AttentionConfig, AttentionEstimate>;
+// Each config with its estimate, fastest predicted first (rank_by_estimate).
 std::vector<RankedAttentionConfig> rank_by_model(const AttentionProblem& p,
                                                  const std::vector<AttentionConfig>& configs,
                                                  const DeviceDesc& device);

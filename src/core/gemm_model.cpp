@@ -458,13 +458,7 @@ void finish_estimate(const GemmProblem& p, GemmEstimate& e, double launch_us) {
 std::vector<RankedConfig> rank_by_model(const GemmProblem& p,
                                         const std::vector<GemmConfig>& configs,
                                         const DeviceDesc& d) {
-  std::vector<RankedConfig> ranked;
-  ranked.reserve(configs.size());
-  for (const auto& c : configs) ranked.push_back({c, estimate(p, c, d)});
-  std::stable_sort(ranked.begin(), ranked.end(), [](const RankedConfig& a, const RankedConfig& b) {
-    return a.estimate.predicted_us < b.estimate.predicted_us;
-  });
-  return ranked;
+  return rank_by_estimate(configs, [&](const GemmConfig& c) { return estimate(p, c, d); });
 }
 
 }  // namespace kt

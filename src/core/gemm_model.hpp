@@ -10,6 +10,7 @@
 #include "core/device_desc.hpp"
 #include "core/gemm_config.hpp"
 #include "core/gemm_problem.hpp"
+#include "core/model_rank.hpp"
 #include "core/occupancy.hpp"
 
 namespace kt {
@@ -65,11 +66,8 @@ double dram_ramp_us(const GemmProblem& p, const DeviceDesc& device);
 // faster. At least 1; constant up to kSm90ShortRunUs, 1 from kSm90LongRunUs (gemm_model.cpp).
 double sm90_clock_gain(double busy_us);
 
-struct RankedConfig {
-  GemmConfig config;
-  GemmEstimate estimate;
-};
-// Configs sorted by predicted time, fastest first.
+using RankedConfig = Ranked<GemmConfig, GemmEstimate>;
+// Each config with its estimate, fastest predicted first (rank_by_estimate).
 std::vector<RankedConfig> rank_by_model(const GemmProblem& p,
                                         const std::vector<GemmConfig>& configs,
                                         const DeviceDesc& device);
