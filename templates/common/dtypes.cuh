@@ -16,52 +16,51 @@ struct fp16 {
 template <typename T>
 struct DTypeTraits;
 
-template <>
-struct DTypeTraits<bf16> {
+// The two 16-bit float formats, which differ only in their conversions and exponent field.
+template <typename T, bool kBf16>
+struct Float16Traits {
   static constexpr bool kIsMmaOperand = true;
-  static constexpr bool kIsBf16 = true;
-  static __device__ __forceinline__ float to_float(bf16 v) {
-    // NOTE: bf16 is the upper half of an FP32 bit pattern, so widening is a shift.
-    return __uint_as_float(static_cast<unsigned int>(v.bits) << 16);
+  static constexpr bool kIsBf16 = kBf16;
+  static __device__ __forceinline__ float to_float(T v) {
+    if constexpr (kBf16) {
+      // NOTE: bf16 is the upper half of an FP32 bit pattern, so widening is a shift.
+      return __uint_as_float(static_cast<unsigned int>(v.bits) << 16);
+    } else {
+      float out;
+      asm("cvt.f32.f16 %0, %1;" : "=f"(out) : "h"(v.bits));
+      return out;
+    }
   }
-  static __device__ __forceinline__ bf16 from_float(float v) {
-    bf16 out;
-    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(out.bits) : "f"(v));
+  static __device__ __forceinline__ T from_float(float v) {
+    T out;
+    if constexpr (kBf16)
+      asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(out.bits) : "f"(v));
+    else
+      asm("cvt.rn.f16.f32 %0, %1;" : "=h"(out.bits) : "f"(v));
     return out;
   }
   // Two values as one 32-bit word, `lo` at the lower address.
+  // NOTE: cvt.*x2 puts its first source operand in the upper half.
   static __device__ __forceinline__ unsigned int pack2(float lo, float hi) {
     unsigned int out;
-    // NOTE: cvt.*x2 puts its first source operand in the upper half.
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(out) : "f"(hi), "f"(lo));
+    if constexpr (kBf16)
+      asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(out) : "f"(hi), "f"(lo));
+    else
+      asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(out) : "f"(hi), "f"(lo));
     return out;
   }
-  static __device__ __forceinline__ bool is_finite(bf16 v) { return (v.bits & 0x7F80u) != 0x7F80u; }
-  static __device__ __forceinline__ bf16 nan() { return bf16{0xFFFFu}; }
+  static __device__ __forceinline__ bool is_finite(T v) {
+    constexpr unsigned int kExponentBits = kBf16 ? 0x7F80u : 0x7C00u;
+    return (v.bits & kExponentBits) != kExponentBits;
+  }
+  static __device__ __forceinline__ T nan() { return T{0xFFFFu}; }
 };
 
 template <>
-struct DTypeTraits<fp16> {
-  static constexpr bool kIsMmaOperand = true;
-  static constexpr bool kIsBf16 = false;
-  static __device__ __forceinline__ float to_float(fp16 v) {
-    float out;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(out) : "h"(v.bits));
-    return out;
-  }
-  static __device__ __forceinline__ fp16 from_float(float v) {
-    fp16 out;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(out.bits) : "f"(v));
-    return out;
-  }
-  static __device__ __forceinline__ unsigned int pack2(float lo, float hi) {
-    unsigned int out;
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(out) : "f"(hi), "f"(lo));
-    return out;
-  }
-  static __device__ __forceinline__ bool is_finite(fp16 v) { return (v.bits & 0x7C00u) != 0x7C00u; }
-  static __device__ __forceinline__ fp16 nan() { return fp16{0xFFFFu}; }
-};
+struct DTypeTraits<bf16> : Float16Traits<bf16, true> {};
+
+template <>
+struct DTypeTraits<fp16> : Float16Traits<fp16, false> {};
 
 template <>
 struct DTypeTraits<float> {

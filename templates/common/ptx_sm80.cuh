@@ -95,7 +95,8 @@ __device__ __forceinline__ void st_shared_4(unsigned int addr, unsigned int v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
 
-// Loads the 32-bit word at shared address `addr` (4-byte aligned).
+// Loads the 32-bit word at shared address `addr` (4-byte aligned). Volatile, so it is issued
+// where it stands (its value is not kept in a register across code that needs all of them).
 __device__ __forceinline__ unsigned int ld_shared_4(unsigned int addr) {
   unsigned int v;
   asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");

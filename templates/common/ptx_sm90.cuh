@@ -296,17 +296,6 @@ __device__ __forceinline__ void stmatrix_x4_trans(unsigned int addr, unsigned in
       : "memory");
 }
 
-__device__ __forceinline__ void st_shared_u32(unsigned int addr, unsigned int v) {
-  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
-}
-// Volatile, so it is issued where it stands (its value is not kept in a register across code
-// that needs all of them).
-__device__ __forceinline__ unsigned int ld_shared_u32(unsigned int addr) {
-  unsigned int v;
-  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
-  return v;
-}
-
 __device__ __forceinline__ void st_shared_v2f32(unsigned int addr, float lo, float hi) {
   asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(lo), "f"(hi) : "memory");
 }

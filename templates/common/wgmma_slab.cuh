@@ -37,7 +37,7 @@ __device__ __forceinline__ void stage_slab(unsigned int slot, const float (&acc)
               slot + row * kRowBytes + (8 * b + 2 * (lane % 4)) * int(sizeof(TOut));
           const float lo = acc[mi][4 * j + 2 * half], hi = acc[mi][4 * j + 2 * half + 1];
           if constexpr (sizeof(TOut) == 2) {
-            st_shared_u32(addr, DTypeTraits<TOut>::pack2(lo, hi));
+            st_shared_4(addr, DTypeTraits<TOut>::pack2(lo, hi));
           } else {
             st_shared_v2f32(addr, lo, hi);
           }

@@ -27,7 +27,7 @@ __device__ __forceinline__ void begin_launch(unsigned int* flags, unsigned int e
                                              unsigned int epoch_word, unsigned int ctas) {
   unsigned int epoch = ld_relaxed_gpu(flags) + 1u;
   if (epoch == 0u) epoch = 1u;
-  st_shared_u32(epoch_word, epoch);
+  st_shared_4(epoch_word, epoch);
   mbarrier_arrive(epoch_bar);
   if (atom_add_acq_rel_gpu(flags + 1, 1u) == ctas - 1u) {
     st_relaxed_gpu(flags + 1, 0u);
@@ -42,7 +42,7 @@ __device__ __forceinline__ void begin_launch(unsigned int* flags, unsigned int e
 __device__ __forceinline__ unsigned int load_epoch(unsigned int epoch_bar,
                                                    unsigned int epoch_word) {
   mbarrier_wait(epoch_bar, 0);
-  return ld_shared_u32(epoch_word);
+  return ld_shared_4(epoch_word);
 }
 
 // Spins until the ready flag holds this launch's epoch (acquire: the partial sums it publishes

@@ -157,12 +157,12 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
     fence_mbarrier_init();
     // Tickets in CTA start order: a CTA waits only for CTAs of smaller tickets, which are running
     // or done.
-    if constexpr (kDeterministic) st_shared_u32(ticket_word, atomicAdd(p.dq_semaphores, 1u));
+    if constexpr (kDeterministic) st_shared_4(ticket_word, atomicAdd(p.dq_semaphores, 1u));
   }
   __syncthreads();
 
   const attn_bwd::CtaWork work = attn_bwd::cta_work<kBlockM, kBlockN, kCausal, kDeterministic>(
-      p, kDeterministic ? ld_shared_u32(ticket_word) : 0u);
+      p, kDeterministic ? ld_shared_4(ticket_word) : 0u);
   const int n_block = work.n_block, kv_head = work.kv_head, batch = work.batch;
   const int num_steps = work.num_steps;
   const int n0 = n_block * kBlockN;
