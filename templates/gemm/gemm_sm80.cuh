@@ -255,12 +255,8 @@ __global__ void __launch_bounds__(32 * (kTileM / kWarpM) * (kTileN / kWarpN))
   const int m0 = tile_m * kTileM;
   const int n0 = tile_n * kTileN;
 
-  long long k_begin = 0, k_end = params.k;
-  if constexpr (kSplitK) {
-    k_begin = static_cast<long long>(blockIdx.z) * params.k_per_split;
-    const long long split_end = k_begin + params.k_per_split;
-    k_end = split_end < params.k ? split_end : params.k;
-  }
+  long long k_begin, k_end;
+  split_k_range<kSplitK>(params, k_begin, k_end);
   const int num_k_tiles =
       k_end > k_begin ? static_cast<int>((k_end - k_begin + kTileK - 1) / kTileK) : 0;
 

@@ -129,12 +129,8 @@ __global__ void __launch_bounds__(32 * kWarpsN * kWarpsK) gemm_small_m(const Gem
   const int m0 = (blockIdx.x % params.tiles_m) * kTileM;
   const int n_warp = (blockIdx.x / params.tiles_m) * (kWarpN * kWarpsN) + wn * kWarpN;
 
-  long long k_begin = 0, k_end = params.k;
-  if constexpr (kSplitK) {
-    k_begin = static_cast<long long>(blockIdx.z) * params.k_per_split;
-    const long long split_end = k_begin + params.k_per_split;
-    k_end = split_end < params.k ? split_end : params.k;
-  }
+  long long k_begin, k_end;
+  split_k_range<kSplitK>(params, k_begin, k_end);
   const int num_batches =
       k_end > k_begin ? static_cast<int>((k_end - k_begin + kBatchK - 1) / kBatchK) : 0;
 

@@ -1,11 +1,27 @@
 // The split-K reduce shared by the GEMM families: sums the FP32 partial-sum slices that the
-// main kernel's splits wrote and converts the sum to the output type.
+// main kernel's splits wrote and converts the sum to the output type; and the K range a split
+// of the main kernel sums.
 #pragma once
 
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/gemm/gemm_params.h"
 
 namespace kt {
+
+// The K range [k_begin, k_end) of this CTA's split of a workspace-reduced split-K launch:
+// [z * k_per_split, min(k, (z + 1) * k_per_split)) for z = blockIdx.z; the whole of K when
+// kSplitK is off. Empty when z's range starts past k.
+template <bool kSplitK>
+__device__ __forceinline__ void split_k_range(const GemmParams& params, long long& k_begin,
+                                              long long& k_end) {
+  k_begin = 0;
+  k_end = params.k;
+  if constexpr (kSplitK) {
+    k_begin = static_cast<long long>(blockIdx.z) * params.k_per_split;
+    const long long split_end = k_begin + params.k_per_split;
+    k_end = split_end < params.k ? split_end : params.k;
+  }
+}
 
 // C = sum over `splits` FP32 slices of the workspace (slice stride m * n, row stride n),
 // converted to TOut (leading dimension ldc). Element i of a slice is C[i / n, i % n].
