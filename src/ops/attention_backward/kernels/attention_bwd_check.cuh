@@ -49,6 +49,11 @@ __device__ __forceinline__ QueryRow query_row(const AttentionBwdParams& p, long 
   return {int(r / p.seqlen_q / p.heads_q), h, int(r % p.seqlen_q), h / (p.heads_q / p.heads_kv)};
 }
 
+// Query rows of the call: batch · heads_q · seqlen_q.
+__device__ __forceinline__ long long query_rows(const AttentionBwdParams& p) {
+  return static_cast<long long>(p.batch) * p.heads_q * p.seqlen_q;
+}
+
 // One past the last key query i sees (0 when none), FlashAttention's bottom-right causal mask.
 __device__ __forceinline__ int visible_keys(const AttentionBwdParams& p, int causal, int i) {
   const int end = i + p.seqlen_k - p.seqlen_q + 1;
@@ -95,7 +100,7 @@ __global__ void attention_bwd_reference_forward(const AttentionBwdParams params,
   __shared__ float scratch[32];
   const int threads = blockDim.x;
   const int tid = threadIdx.x;
-  const long long rows = (long long)params.batch * params.heads_q * params.seqlen_q;
+  const long long rows = check::query_rows(params);
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const auto [b, h, i, kv_head] = check::query_row(params, r);
     const T* q = check::tensor_row<T>(params.q, params.q_batch_stride, params.q_row_stride,
@@ -160,10 +165,9 @@ __global__ void attention_bwd_reference_dq(const AttentionBwdParams params, int 
   __shared__ float scratch[32];
   const int threads = blockDim.x;
   const int tid = threadIdx.x;
-  const long long count_rows = (long long)params.batch * params.heads_q * params.seqlen_q;
   for (int x = blockIdx.x; x < num_rows; x += gridDim.x) {
     const long long r = rows[x];
-    if (r < 0 || r >= count_rows || head_dim > check::kAttentionMaxHeadDim) {
+    if (r < 0 || r >= check::query_rows(params) || head_dim > check::kAttentionMaxHeadDim) {
       for (int d = tid; d < head_dim; d += threads)
         out[(long long)x * head_dim + d] = DTypeTraits<float>::nan();
       continue;

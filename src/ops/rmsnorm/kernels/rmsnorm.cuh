@@ -287,7 +287,6 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta, 1)
   using Row = RmsnormRow<kHidden, kThreadsPerRow, kVec>;
   using W = typename Row::W;
   using E = typename Row::E;
-  constexpr bool kPeel = Row::kPeel != 0;
   constexpr int kItems = Row::kItems;
   // Two sets of partials, alternating by row: a warp writes row k + 1's partial while a slower
   // warp may still read row k's; row k + 2 reuses row k's set only after every warp passed row
@@ -335,12 +334,12 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta, 1)
   Inputs in;
   load(row, in);
   // Unpeeled, a later row of this thread uses the vectors its first row does, or none.
-  if constexpr (!kPeel) load_weights(row);
+  if constexpr (Row::kPeel == 0) load_weights(row);
   for (int parity = 0; group < params.rows; group += group_stride, parity ^= 1) {
     const Row next(group + group_stride + row_in_cta, params.rows, lane);
     Inputs ahead;
     load(next, ahead);
-    if constexpr (kPeel) load_weights(row);
+    if constexpr (Row::kPeel != 0) load_weights(row);
 
     float ss = 0;
     W* sum_out = row.vectors(params.residual_out);
