@@ -433,9 +433,8 @@ Database Database::open_readonly(const std::string& path) {
 const std::string& Database::path() const { return checked(impl_).path; }
 
 std::optional<CubinRecord> Database::find_cubin(const std::string& compile_key) const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   sql::Statement query(db,
                        fmt::format("SELECT {} FROM cubins WHERE compile_key = ?", kCubinColumns));
   query.bind(1, compile_key);
@@ -447,20 +446,19 @@ std::vector<CubinRecord> Database::find_cubins_by_source(const std::string& sour
                                                          const std::string& arch) const {
   std::vector<CubinRecord> records;
   if (source_key.empty()) return records;
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement query(impl.db, fmt::format("SELECT {} FROM cubins WHERE source_key = ? AND "
-                                            "arch = ? ORDER BY created_unix DESC, compile_key",
-                                            kCubinColumns));
+  const Locked impl(impl_);
+  sql::Statement query(impl->db, fmt::format("SELECT {} FROM cubins WHERE source_key = ? AND "
+                                             "arch = ? ORDER BY created_unix DESC, compile_key",
+                                             kCubinColumns));
   query.bind_all(source_key, arch);
   while (query.step()) records.push_back(read_cubin(query));
   return records;
 }
 
 std::vector<std::string> Database::cubin_nvrtc_versions() const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement query(impl.db, "SELECT DISTINCT nvrtc_version FROM cubins ORDER BY nvrtc_version");
+  const Locked impl(impl_);
+  sql::Statement query(impl->db,
+                       "SELECT DISTINCT nvrtc_version FROM cubins ORDER BY nvrtc_version");
   std::vector<std::string> versions;
   while (query.step()) versions.push_back(query.column_text(0));
   return versions;
@@ -475,9 +473,8 @@ void Database::put_cubin(const CubinRecord& record) {
                               record.compile_key, record.name_expressions.size(),
                               record.lowered_names.size()));
   }
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
   sql::Statement insert(db, insert_cubin_sql("INSERT OR REPLACE"));
   bind_cubin(insert, record, now_unix()).run();
@@ -485,18 +482,16 @@ void Database::put_cubin(const CubinRecord& record) {
 }
 
 void Database::delete_cubin(const std::string& compile_key) {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   sql::Statement erase(db, "DELETE FROM cubins WHERE compile_key = ?");
   erase.bind(1, compile_key).run();
 }
 
 void Database::add_measurements(const std::vector<Measurement>& rows) {
   if (rows.empty()) return;
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   const std::int64_t now = now_unix();
   sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
   insert_new_measurements(db, rows, now);
@@ -505,9 +500,8 @@ void Database::add_measurements(const std::vector<Measurement>& rows) {
 
 void Database::finish_run(const std::string& run_id, const std::vector<Measurement>& rows,
                           const std::optional<Winner>& winner) {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   const std::int64_t now = now_unix();
   sql::Transaction transaction(db, sql::Transaction::Kind::kWrite);
   insert_new_measurements(db, rows, now);
@@ -524,29 +518,26 @@ void Database::finish_run(const std::string& run_id, const std::vector<Measureme
 }
 
 std::vector<Measurement> Database::measurements(const TuningKey& key) const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   sql::Statement query(db, fmt::format("SELECT {} FROM measurements WHERE {} ORDER BY id",
                                        kMeasurementColumns, kTuningKeyMatch));
   bind_tuning_key(query, key);
-  return read_measurements(query, impl.path);
+  return read_measurements(query, impl->path);
 }
 
 std::vector<Measurement> Database::all_measurements() const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   sql::Statement query(db,
                        fmt::format("SELECT {} FROM measurements ORDER BY id", kMeasurementColumns));
-  return read_measurements(query, impl.path);
+  return read_measurements(query, impl->path);
 }
 
 std::vector<Measurement> Database::measured_with_prefix(const std::string& device_fingerprint,
                                                         const std::string& problem_prefix) const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   const std::optional<std::string> upper = prefix_upper_bound(problem_prefix);
   sql::Statement query(
       db, fmt::format("SELECT {} FROM measurements WHERE device_fingerprint = ? AND status = ? "
@@ -554,13 +545,12 @@ std::vector<Measurement> Database::measured_with_prefix(const std::string& devic
                       kMeasurementColumns, upper ? "AND problem_key < ?" : ""));
   query.bind_all(device_fingerprint, std::string_view(to_string(Status::kOk)), problem_prefix);
   if (upper) query.bind(4, *upper);
-  return read_measurements(query, impl.path);
+  return read_measurements(query, impl->path);
 }
 
 void Database::set_winner(const Winner& winner) {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   Winner row = winner;
   if (row.created_unix == 0) row.created_unix = now_unix();
   sql::Statement upsert(db, upsert_winner_sql(kSetWinnerRule));
@@ -573,9 +563,8 @@ void Database::set_winner(const Winner& winner) {
 }
 
 std::optional<Winner> Database::find_winner(const TuningKey& key) const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   sql::Statement query(
       db, fmt::format("SELECT {} FROM winners WHERE {}", kWinnerColumns, kTuningKeyMatch));
   bind_tuning_key(query, key);
@@ -587,9 +576,8 @@ std::vector<Winner> Database::winners_with_prefix(const std::string& device_fing
                                                   const std::string& problem_prefix,
                                                   int protocol_version,
                                                   int template_version) const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   const std::optional<std::string> upper = prefix_upper_bound(problem_prefix);
   sql::Statement query(
       db, fmt::format("SELECT {} FROM winners WHERE device_fingerprint = ? AND "
@@ -602,9 +590,8 @@ std::vector<Winner> Database::winners_with_prefix(const std::string& device_fing
 }
 
 std::vector<Winner> Database::all_winners() const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   sql::Statement query(db, fmt::format("SELECT {} FROM winners ORDER BY problem_key, "
                                        "device_fingerprint, protocol_version, template_version",
                                        kWinnerColumns));
@@ -613,25 +600,23 @@ std::vector<Winner> Database::all_winners() const {
 
 std::vector<Winner> Database::winners_of_problem(const std::string& problem_key,
                                                  int protocol_version, int template_version) const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
+  const Locked impl(impl_);
   sql::Statement query(
-      impl.db, fmt::format("SELECT {} FROM winners WHERE problem_key = ? AND protocol_version = ? "
-                           "AND template_version = ? ORDER BY device_fingerprint",
-                           kWinnerColumns));
+      impl->db, fmt::format("SELECT {} FROM winners WHERE problem_key = ? AND protocol_version = ? "
+                            "AND template_version = ? ORDER BY device_fingerprint",
+                            kWinnerColumns));
   query.bind_all(problem_key, protocol_version, template_version);
   return read_winners(query);
 }
 
 std::int64_t Database::merge_from(const std::string& other_path,
                                   std::vector<std::string>* skipped) {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   // The source is read on a connection of its own, so that a bad file is reported as clearly as
   // by open(), and every row passes through the checks before it is written here.
   sql::Connection source = open_existing_readonly(other_path);
-  if (same_file(impl.path, other_path)) return 0;
+  if (same_file(impl->path, other_path)) return 0;
   const auto skip = [&](const std::string& row, const std::string& reason) {
     const std::string line = fmt::format("{}: {}: {}", other_path, row, reason);
     logger().warn("merge row skipped reason=\"{}\"", line);
@@ -687,7 +672,7 @@ std::int64_t Database::merge_from(const std::string& other_path,
   }
   transaction.commit();
   snapshot.commit();
-  logger().info("database merged path={} from={} rows_added={}", impl.path, other_path, added);
+  logger().info("database merged path={} from={} rows_added={}", impl->path, other_path, added);
   return added;
 }
 
@@ -748,9 +733,8 @@ void Database::export_csv(const std::string& out_path, ExistingFile existing,
 std::int64_t Database::import_csv(const std::string& in_path, std::vector<std::string>* skipped) {
   // Parse everything first: a malformed file adds nothing.
   const ExportContents contents = read_export(in_path);
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   // Stores each of `rows` that `problem_of` finds nothing wrong with through `store` (which
   // returns the rows it added); logs and lists the others by the line they started on.
   const auto import_rows = [&](const auto& rows, const std::vector<std::int64_t>& lines,
@@ -776,14 +760,13 @@ std::int64_t Database::import_csv(const std::string& in_path, std::vector<std::s
   added += import_rows(contents.winners, contents.winner_lines, winner_problem,
                        [&](const Winner& w) { return upsert_winner(db, upsert, w); });
   transaction.commit();
-  logger().info("database imported path={} from={} rows_added={}", impl.path, in_path, added);
+  logger().info("database imported path={} from={} rows_added={}", impl->path, in_path, added);
   return added;
 }
 
 std::string Database::content_sha256() const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   sql::Transaction transaction(db, sql::Transaction::Kind::kRead);
   Sha256 hash;
   hash.update_field("kerntune content v1");
@@ -815,7 +798,7 @@ std::string Database::content_sha256() const {
       db, fmt::format("SELECT {}, row_sha256 FROM measurements", kMeasurementColumns));
   while (measurements.step()) {
     try {
-      identities.push_back(measurement_sha256(read_measurement(measurements, impl.path)));
+      identities.push_back(measurement_sha256(read_measurement(measurements, impl->path)));
     } catch (const Error&) {
       identities.push_back("unread " + measurements.column_text(15));
     }
@@ -830,24 +813,22 @@ std::string Database::content_sha256() const {
 }
 
 void Database::make_self_contained() {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  if (impl.path == ":memory:") return;
-  impl.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-  sql::Statement mode(impl.db, "PRAGMA journal_mode = DELETE");
+  const Locked impl(impl_);
+  if (impl->path == ":memory:") return;
+  impl->db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  sql::Statement mode(impl->db, "PRAGMA journal_mode = DELETE");
   const std::string now = mode.step() ? mode.column_text(0) : "";
   if (now != "delete")
     throw Error(
         ErrorKind::kDatabase,
         fmt::format("database '{}' could not leave WAL mode (journal_mode is '{}'): another "
                     "process has it open; close it and try again",
-                    impl.path, now));
+                    impl->path, now));
 }
 
 Summary Database::summary() const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   sql::Transaction transaction(db, sql::Transaction::Kind::kRead);
   Summary summary;
   sql::Statement cubins(db, "SELECT count(*), coalesce(sum(length(cubin)), 0) FROM cubins");
@@ -867,9 +848,8 @@ Summary Database::summary() const {
 
 InvalidRows Database::invalid_rows() const {
   constexpr std::size_t kMaxExamples = 5;
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Connection& db = impl.db;
+  const Locked impl(impl_);
+  sql::Connection& db = impl->db;
   sql::Transaction transaction(db, sql::Transaction::Kind::kRead);
   InvalidRows invalid;
   const auto note = [&](std::int64_t& count, const std::string& row, const std::string& reason) {
@@ -887,7 +867,7 @@ InvalidRows Database::invalid_rows() const {
   while (measurements.step()) {
     const std::string row = fmt::format("measurement id {}", measurements.column_int64(15));
     try {
-      const Measurement m = read_measurement(measurements, impl.path);
+      const Measurement m = read_measurement(measurements, impl->path);
       if (const std::string problem = measurement_problem(m); !problem.empty())
         note(invalid.num_measurements, row, problem);
     } catch (const Error& error) {

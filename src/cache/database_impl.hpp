@@ -12,8 +12,8 @@
 
 namespace kt::cache {
 
-// Every public member locks `mutex` for its whole body, so one Database may be shared by
-// threads (the tuner compiles and stores candidates in parallel).
+// Every public member locks `mutex` for its whole body (through Locked), so one Database may be
+// shared by threads (the tuner compiles and stores candidates in parallel).
 struct Database::Impl {
   Impl(std::string path, sql::Connection db) : path(std::move(path)), db(std::move(db)) {}
   std::string path;
@@ -28,6 +28,19 @@ Impl& checked(const std::unique_ptr<Impl>& impl) {
   if (!impl) throw Error(ErrorKind::kInternal, "use of a moved-from kt::cache::Database");
   return *impl;
 }
+
+// The Impl of a Database with its mutex held until the end of the scope: how a public member
+// takes it, first thing (kt::Error for a moved-from Database, as checked()).
+template <typename Impl>
+class Locked {
+ public:
+  explicit Locked(const std::unique_ptr<Impl>& impl) : impl_(checked(impl)), lock_(impl_.mutex) {}
+  Impl* operator->() const { return &impl_; }
+
+ private:
+  Impl& impl_;
+  std::lock_guard<std::mutex> lock_;
+};
 
 // The TuningKey stored in columns first to first + 3 of `row`: problem_key, device_fingerprint,
 // protocol_version, template_version (the order of every table that stores one).

@@ -10,9 +10,8 @@
 namespace kt::cache {
 
 std::map<std::string, std::string> Database::provenance() const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement query(impl.db, "SELECT name, value FROM provenance ORDER BY name");
+  const Locked impl(impl_);
+  sql::Statement query(impl->db, "SELECT name, value FROM provenance ORDER BY name");
   std::map<std::string, std::string> rows;
   while (query.step()) rows.emplace(query.column_text(0), query.column_text(1));
   return rows;
@@ -21,12 +20,11 @@ std::map<std::string, std::string> Database::provenance() const {
 void Database::set_provenance(const std::map<std::string, std::string>& rows) {
   for (const auto& [name, value] : rows)
     if (name.empty()) throw_invalid("set_provenance: a provenance name is empty");
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Transaction transaction(impl.db, sql::Transaction::Kind::kWrite);
-  sql::Statement erase(impl.db, "DELETE FROM provenance");
+  const Locked impl(impl_);
+  sql::Transaction transaction(impl->db, sql::Transaction::Kind::kWrite);
+  sql::Statement erase(impl->db, "DELETE FROM provenance");
   erase.run();
-  sql::Statement insert(impl.db, "INSERT INTO provenance (name, value) VALUES (?, ?)");
+  sql::Statement insert(impl->db, "INSERT INTO provenance (name, value) VALUES (?, ?)");
   for (const auto& [name, value] : rows) {
     insert.reset();
     insert.bind_all(name, value).run();

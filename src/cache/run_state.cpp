@@ -72,11 +72,10 @@ bool is_device_fault(const BlocklistEntry& entry) {
 }
 
 void Database::add_to_blocklist(const BlocklistEntry& entry) {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement insert(impl.db, fmt::format("INSERT OR REPLACE INTO blocklist ({}) VALUES (?, ?, "
-                                             "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                             kBlocklistColumns));
+  const Locked impl(impl_);
+  sql::Statement insert(impl->db, fmt::format("INSERT OR REPLACE INTO blocklist ({}) VALUES (?, ?, "
+                                              "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                              kBlocklistColumns));
   insert
       .bind_all(entry.device_fingerprint, entry.compile_key, entry.nvrtc_version,
                 entry.template_version, entry.op, entry.config_key, entry.kernel, entry.problem_key,
@@ -87,49 +86,46 @@ void Database::add_to_blocklist(const BlocklistEntry& entry) {
 
 std::optional<BlocklistEntry> Database::find_blocklisted(const std::string& device_fingerprint,
                                                          const std::string& compile_key) const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement query(impl.db, fmt::format("SELECT {} FROM blocklist WHERE device_fingerprint = "
-                                            "? AND compile_key = ?",
-                                            kBlocklistColumns));
+  const Locked impl(impl_);
+  sql::Statement query(impl->db, fmt::format("SELECT {} FROM blocklist WHERE device_fingerprint = "
+                                             "? AND compile_key = ?",
+                                             kBlocklistColumns));
   query.bind_all(device_fingerprint, compile_key);
   if (!query.step()) return std::nullopt;
-  return read_entry(query, impl.path);
+  return read_entry(query, impl->path);
 }
 
 std::vector<BlocklistEntry> Database::blocklist() const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement query(impl.db, fmt::format("SELECT {} FROM blocklist ORDER BY device_fingerprint, "
-                                            "created_unix, config_key",
-                                            kBlocklistColumns));
+  const Locked impl(impl_);
+  sql::Statement query(impl->db,
+                       fmt::format("SELECT {} FROM blocklist ORDER BY device_fingerprint, "
+                                   "created_unix, config_key",
+                                   kBlocklistColumns));
   std::vector<BlocklistEntry> rows;
-  while (query.step()) rows.push_back(read_entry(query, impl.path));
+  while (query.step()) rows.push_back(read_entry(query, impl->path));
   return rows;
 }
 
 std::int64_t Database::clear_blocklist() {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement erase(impl.db, "DELETE FROM blocklist");
+  const Locked impl(impl_);
+  sql::Statement erase(impl->db, "DELETE FROM blocklist");
   erase.run();
-  return impl.db.changes();
+  return impl->db.changes();
 }
 
 void Database::begin_run(const TuningRun& run) {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement exists(impl.db, "SELECT 1 FROM tuning_runs WHERE run_id = ?");
+  const Locked impl(impl_);
+  sql::Statement exists(impl->db, "SELECT 1 FROM tuning_runs WHERE run_id = ?");
   exists.bind(1, run.run_id);
   if (exists.step()) {
     throw Error(ErrorKind::kDatabase,
                 fmt::format("database '{}' already holds tuning run '{}'; pick another run id",
-                            impl.path, run.run_id));
+                            impl->path, run.run_id));
   }
   sql::Statement insert(
-      impl.db, fmt::format("INSERT INTO tuning_runs ({}) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, "
-                           "?, ?, 0)",
-                           kRunColumns));
+      impl->db, fmt::format("INSERT INTO tuning_runs ({}) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, "
+                            "?, ?, 0)",
+                            kRunColumns));
   insert
       .bind_all(run.run_id, run.key.problem_key, run.key.device_fingerprint,
                 run.key.protocol_version, run.key.template_version, run.options_sha256, run.pid,
@@ -138,9 +134,8 @@ void Database::begin_run(const TuningRun& run) {
 }
 
 std::optional<TuningRun> Database::find_run(const std::string& run_id) const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement query(impl.db,
+  const Locked impl(impl_);
+  sql::Statement query(impl->db,
                        fmt::format("SELECT {} FROM tuning_runs WHERE run_id = ?", kRunColumns));
   query.bind(1, run_id);
   if (!query.step()) return std::nullopt;
@@ -149,9 +144,8 @@ std::optional<TuningRun> Database::find_run(const std::string& run_id) const {
 
 std::vector<TuningRun> Database::unfinished_runs(const TuningKey& key,
                                                  const std::string& options_sha256) const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement query(impl.db,
+  const Locked impl(impl_);
+  sql::Statement query(impl->db,
                        fmt::format("SELECT {} FROM tuning_runs WHERE {} AND state = 'running' AND "
                                    "options_sha256 = ? ORDER BY started_unix, run_id",
                                    kRunColumns, kTuningKeyMatch));
@@ -163,23 +157,21 @@ std::vector<TuningRun> Database::unfinished_runs(const TuningKey& key,
 
 std::optional<TuningRun> Database::last_finished_run(const TuningKey& key,
                                                      const std::string& options_sha256) const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
+  const Locked impl(impl_);
   sql::Statement query(
-      impl.db, fmt::format("SELECT {} FROM tuning_runs WHERE {} AND state = 'done' AND "
-                           "options_sha256 = ? ORDER BY finished_unix DESC, run_id DESC LIMIT 1",
-                           kRunColumns, kTuningKeyMatch));
+      impl->db, fmt::format("SELECT {} FROM tuning_runs WHERE {} AND state = 'done' AND "
+                            "options_sha256 = ? ORDER BY finished_unix DESC, run_id DESC LIMIT 1",
+                            kRunColumns, kTuningKeyMatch));
   bind_tuning_key(query, key).bind(5, options_sha256);
   if (!query.step()) return std::nullopt;
   return read_run(query);
 }
 
 std::vector<TuningRun> Database::all_runs() const {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement query(impl.db, fmt::format("SELECT {} FROM tuning_runs ORDER BY started_unix, "
-                                            "run_id",
-                                            kRunColumns));
+  const Locked impl(impl_);
+  sql::Statement query(impl->db, fmt::format("SELECT {} FROM tuning_runs ORDER BY started_unix, "
+                                             "run_id",
+                                             kRunColumns));
   std::vector<TuningRun> rows;
   while (query.step()) rows.push_back(read_run(query));
   return rows;
@@ -187,13 +179,12 @@ std::vector<TuningRun> Database::all_runs() const {
 
 bool Database::claim_run(const std::string& run_id, std::int64_t old_pid,
                          const std::string& old_host, std::int64_t pid, const std::string& host) {
-  Impl& impl = checked(impl_);
-  const std::lock_guard<std::mutex> lock(impl.mutex);
-  sql::Statement update(impl.db,
+  const Locked impl(impl_);
+  sql::Statement update(impl->db,
                         "UPDATE tuning_runs SET pid = ?, host = ? WHERE run_id = ? AND pid = ? "
                         "AND host = ? AND state = 'running'");
   update.bind_all(pid, host, run_id, old_pid, old_host).run();
-  return impl.db.changes() == 1;
+  return impl->db.changes() == 1;
 }
 
 }  // namespace kt::cache
