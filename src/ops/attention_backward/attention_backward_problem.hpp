@@ -54,10 +54,6 @@ AttentionBackwardProblem parse_attention_backward_key(std::string_view key);
 // does not take yet.
 void parse_attention_backward_shape(std::string_view shape, AttentionBackwardProblem& problem);
 
-}  // namespace kt
-
-namespace kt {
-
 // Device pointers and element strides of one attention backward call. Each tensor is addressed
 // as base + b · batch_stride + i · row_stride + h · head_stride + d (head_dim contiguous), so
 // both (B, N, H, d) and (B, H, N, d) layouts work without copies; Q, O, dO and dQ have heads_q

@@ -38,10 +38,6 @@ RmsnormProblem parse_rmsnorm_key(std::string_view key);
 // unknown, given twice, missing, not a whole decimal integer, out of range.
 void parse_rmsnorm_shape(std::string_view shape, RmsnormProblem& problem);
 
-}  // namespace kt
-
-namespace kt {
-
 // Device pointers of one RMSNorm call. Rows are dense (row i starts i · hidden elements in) and
 // every pointer is 16-byte aligned (the kernels move 16-byte vectors).
 struct RmsnormTensors {
