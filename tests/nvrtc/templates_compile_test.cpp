@@ -430,7 +430,7 @@ TEST(Ptx, TheSm90NarrowTilesStoreHalfTileSlabsByTma) {
         gen::compile_to_ptx(gen::generate_gemm(problem(1536, 1536, 8192), c, "sm_90a"));
     EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group"),
               std::string::npos);
-    EXPECT_NE(ptx.find("st.shared.u32"), std::string::npos);
+    EXPECT_NE(ptx.find("st.shared.b32"), std::string::npos);
     EXPECT_EQ(ptx.find("stmatrix"), std::string::npos);
   }
 }
