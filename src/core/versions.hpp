@@ -38,7 +38,9 @@ inline constexpr int kBenchmarkProtocolVersion = 5;
 // 17: sm90 tiles of up to 144 accumulators a consumer thread when unsplit (256 x 136, 128 x 144);
 //     swap-AB's direct stores of 16-bit C transposed across the warp, one access a pair.
 // 18: sm90 swap-AB for nn too: the caller's K x N B as an M-major A (wgmma's A transpose bit).
-inline constexpr int kGemmTemplateVersion = 18;
+// 19: sm90 split-K's striped sums (distributed, cluster) load every split, the unit's own too,
+//     in run-time loops (sum_quads): NVRTC compiles a split-K kernel in about half the time.
+inline constexpr int kGemmTemplateVersion = 19;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 // 5: fa3's stage ring shared with the GEMM (common/stage_ring.cuh): its instruction order moves.

@@ -15,28 +15,26 @@ namespace sm90 {
 // A consumer's accumulators as partial sums in fragment order: float4 q of thread t
 // (accumulators 4q .. 4q + 3 over the kMI x kAccs registers) is float4 q * 128 + t of the
 // layout, so each warp's store (and a reducer's load) moves 512 contiguous bytes. store(i, a, b,
-// c, d) writes float4 i; the quads [skip_begin, skip_end) of each m64 tile are left out (none by
-// default). The predicate is per unrolled quad: no register array is indexed at run time.
+// c, d) writes float4 i.
 template <int kMI, int kAccs, typename Store>
 __device__ __forceinline__ void write_partials(Store store, const float (&acc)[kMI][kAccs],
-                                               int thread, int skip_begin, int skip_end) {
+                                               int thread) {
 #pragma unroll
   for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
     for (int q = 0; q < kAccs / 4; ++q)
-      if (q < skip_begin || q >= skip_end)
-        store((mi * (kAccs / 4) + q) * 128 + thread, acc[mi][4 * q], acc[mi][4 * q + 1],
-              acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
+      store((mi * (kAccs / 4) + q) * 128 + thread, acc[mi][4 * q], acc[mi][4 * q + 1],
+            acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
 }
 
 // write_partials to a workspace slot in global memory (split-K through L2).
 template <int kMI, int kAccs>
 __device__ __forceinline__ void store_partials(float* slot, const float (&acc)[kMI][kAccs],
-                                               int thread, int skip_begin = 0, int skip_end = 0) {
+                                               int thread) {
   const auto store = [slot](int i, float a, float b, float c, float d) {
     st_global_v4f32(slot + i * 4, a, b, c, d);
   };
-  write_partials(store, acc, thread, skip_begin, skip_end);
+  write_partials(store, acc, thread);
 }
 
 // 16-byte L2 loads the split-K reductions issue before using the first (one round trip per batch,
@@ -45,6 +43,14 @@ __device__ __forceinline__ void store_partials(float* slot, const float (&acc)[k
 template <int kAccumulators>
 __host__ __device__ constexpr int reduce_batch() {
   return kAccumulators >= 128 ? 4 : 8;
+}
+
+// Loads sum_quads keeps in flight: reduce_batch's beside fewer than 128 accumulators a thread;
+// beside 128, two, as every split's partial sums are loaded (the unit's own too) and four more
+// temporaries made ptxas spill the tiles with a TMA-store epilogue.
+template <int kAccumulators>
+__host__ __device__ constexpr int sum_batch() {
+  return kAccumulators >= 128 ? 2 : reduce_batch<kAccumulators>();
 }
 
 // acc += the partial sums of `slot` (store_partials' layout), reduce_batch() float4 loads in
@@ -96,7 +102,7 @@ __device__ __forceinline__ void stage_partials(unsigned int base, const float (&
   const auto store = [base](int i, float a, float b, float c, float d) {
     st_shared_v4f32(base + i * 16, a, b, c, d);
   };
-  write_partials(store, acc, thread, 0, 0);
+  write_partials(store, acc, thread);
 }
 
 // ---- distributed split-K by bulk copies --------------------------------------------------------
@@ -107,23 +113,6 @@ constexpr int kQuadBytes = 128 * 16;
 // The named barrier over the consumers' threads around the ring's reuse for partial sums (1 and
 // 2 are the consumers' own, 3 cluster split-K's).
 constexpr unsigned int kPartialsBarrier = 4;
-
-// Issues the bulk stores of a consumer's partial sums, staged in `staged` (stage_partials'
-// layout, which is the slot's), to `slot`, leaving out the quads [skip_begin, skip_end) of each
-// m64 tile: kMI + 1 contiguous runs at most. Joins the thread's current bulk group.
-template <int kMI, int kQuads>
-__device__ __forceinline__ void bulk_store_partials(float* slot, unsigned int staged,
-                                                    int skip_begin, int skip_end) {
-  int run_begin = 0;  // quads, over the kMI tiles in order
-#pragma unroll
-  for (int mi = 0; mi <= kMI; ++mi) {
-    const int run_end = mi < kMI ? mi * kQuads + skip_begin : kMI * kQuads;
-    if (run_end > run_begin)
-      bulk_store(slot + run_begin * (kQuadBytes / 4), staged + run_begin * kQuadBytes,
-                 (run_end - run_begin) * kQuadBytes);
-    run_begin = mi * kQuads + skip_end;
-  }
-}
 
 // Shared address of a float4 of split z's quad (mi, q) among a tile's stripes at `stripes`: one
 // slot per split in split order, each kMI runs of the stripe's `width` quads from q_begin.
@@ -169,12 +158,6 @@ __device__ __forceinline__ void stage_own_stripe(unsigned int base, int split, i
       if (q >= q_begin && q < q_end)
         st_shared_v4f32(stripe_address<kMI>(base, split, mi, q, width), acc[mi][4 * q],
                         acc[mi][4 * q + 1], acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
-}
-
-// x, which the compiler cannot see through (no value computed from it earlier is reused).
-__device__ __forceinline__ int launder_u32(int x) {
-  asm volatile("mov.b32 %0, %0;\n" : "+r"(x));
-  return x;
 }
 
 // Distributed split-K: the accumulator quads [begin, end) of each m64 tile (quad q = n8 column
@@ -225,79 +208,30 @@ __device__ __forceinline__ void store_quad(const StripeOut<T>& out, int mi, int 
                         s[3], out.aligned);
 }
 
-// Distributed split-K from L2, and cluster split-K: sums quads [q_begin, q_end) of every split's
-// partials and stores them as C. load(z, offset, t): this thread's float4 of split z's partials
-// at float `offset` of store_partials' layout (from L2, or a cluster peer's shared memory);
-// split `split` (this unit) is taken from `acc`. The order is the serial reducer's, p(S-1) + p0
-// + p1 + .. + p(S-2) (S = splits), so every mode gives bitwise the same C: position j of the sum
-// adds split order(j) = S - 1, 0, 1, .. S - 2. Per quad, the other splits' loads go out
-// reduce_batch() at a time before the first is added, so a quad costs one round trip per batch
-// rather than one per split; 4 sums and a batch of temporaries live at a time, not a second set
-// of accumulators.
-template <bool kSwapAB, typename T, int kMI, int kAccs, typename Load>
-__device__ __forceinline__ void reduce_slice(Load load, int split, int splits, int q_begin,
-                                             int q_end, const float (&acc)[kMI][kAccs],
-                                             const StripeOut<T>& out) {
-  constexpr int kQuads = kAccs / 4;
-  constexpr int kBatch = reduce_batch<kMI * kAccs>();
-#pragma unroll
-  for (int mi = 0; mi < kMI; ++mi) {
-#pragma unroll
-    for (int q = 0; q < kQuads; ++q) {
-      if (q < q_begin || q >= q_end) continue;
-      const int offset = (mi * kQuads + q) * 512;
-      float s[4];
+// The reduction of every split-K mode that sums a stripe (distributed from L2 or by bulk
+// copies, and cluster split-K): sums quads [q_begin, q_end) of each m64 tile over every split's
+// partial sums and stores them as C. load(z, mi, q, t): this thread's float4 of quad q of m64
+// tile mi of split z's partials (from L2, shared memory, or a cluster peer's). The order is the
+// serial reducer's, p(S-1) + p0 + p1 + .. + p(S-2) (S = splits), so every mode gives bitwise the
+// same C. The quads and the splits are run-time loops (every split is loaded, this unit's own
+// too, so no selection between registers and loads): NVRTC compiles this in a fraction of the
+// time that quads unrolled under a predicate took. Per quad, kBatch loads go out before the
+// first add: one round trip per batch rather than one per split.
+template <bool kSwapAB, int kMI, int kBatch, typename T, typename Load>
+__device__ __forceinline__ void sum_quads(Load load, int splits, int q_begin, int q_end,
+                                          const StripeOut<T>& out) {
 #pragma unroll 1
-      for (int j0 = 0; j0 < splits; j0 += kBatch) {
-        float t[kBatch][4];
-#pragma unroll
-        for (int i = 0; i < kBatch; ++i) {
-          const int z = j0 + i == 0 ? splits - 1 : j0 + i - 1;
-          if (j0 + i < splits && z != split) load(z, offset, t[i]);
-        }
-#pragma unroll
-        for (int i = 0; i < kBatch; ++i) {
-          const int j = j0 + i;
-          if (j >= splits) break;
-          const int z = j == 0 ? splits - 1 : j - 1;
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const float v = z == split ? acc[mi][4 * q + e] : t[i][e];
-            s[e] = j == 0 ? v : s[e] + v;
-          }
-        }
-      }
-      store_quad<kSwapAB>(out, mi, q, s);
-    }
-  }
-}
-
-// Distributed split-K by bulk copies: sums quads [q_begin, q_end) of every split's stripe, all
-// in shared memory in stripe_address's layout (`base` as there; this unit's own slot written by
-// stage_own_stripe), in reduce_slice's order, p(S-1) + p0 + p1 + .. + p(S-2) (bitwise the same C
-// as every other mode), and stores them as C. Every operand is a slot at a run-time offset, so
-// the quads and the splits are run-time loops with no selection between registers and loads:
-// about a third of reduce_slice's instructions, which on two warps a scheduler set the time of
-// this phase. Per quad, kBatch loads go out before the first add.
-template <bool kSwapAB, int kMI, int kBatch, typename T>
-__device__ __forceinline__ void sum_stripe(unsigned int base, int splits, int q_begin, int q_end,
-                                           const StripeOut<T>& out) {
-  const int width = q_end - q_begin;
-  const unsigned int slot_bytes = kMI * width * kQuadBytes;
-#pragma unroll
   for (int mi = 0; mi < kMI; ++mi) {
 #pragma unroll 1
     for (int q = q_begin; q < q_end; ++q) {
-      const unsigned int first = stripe_address<kMI>(base, 0, mi, q, width);
       float s[4];
-      ld_shared_v4f32(first + (splits - 1) * slot_bytes, s[0], s[1], s[2], s[3]);
+      load(splits - 1, mi, q, s);
 #pragma unroll 1
       for (int z0 = 0; z0 < splits - 1; z0 += kBatch) {
         float t[kBatch][4];
 #pragma unroll
         for (int i = 0; i < kBatch; ++i)
-          if (z0 + i < splits - 1)
-            ld_shared_v4f32(first + (z0 + i) * slot_bytes, t[i][0], t[i][1], t[i][2], t[i][3]);
+          if (z0 + i < splits - 1) load(z0 + i, mi, q, t[i]);
 #pragma unroll
         for (int i = 0; i < kBatch; ++i)
           if (z0 + i < splits - 1)

@@ -55,12 +55,13 @@ __device__ __forceinline__ void cluster_split_k(const GemmParams& p, const SmemL
   slice_quads(w.split, K::kClusterK, K::kAccs / 4, q_begin, q_end);
   if (q_begin < q_end) {
     const unsigned int mine = partials + c.thread * 16;
-    const auto load = [&](int z, int offset, float(&t)[4]) {
-      ld_shared_cluster_v4f32(map_shared_rank(mine + offset * 4, unsigned(z)), t[0], t[1], t[2],
-                              t[3]);
+    const auto load = [&](int z, int mi, int q, float(&t)[4]) {
+      ld_shared_cluster_v4f32(
+          map_shared_rank(mine + (mi * (K::kAccs / 4) + q) * kQuadBytes, unsigned(z)), t[0], t[1],
+          t[2], t[3]);
     };
-    reduce_slice<K::kSwapAB>(load, w.split, K::kClusterK, q_begin, q_end, acc,
-                             stripe_out<K>(p, w, c));
+    sum_quads<K::kSwapAB, K::kMI, sum_batch<K::kMI * K::kAccs>()>(load, K::kClusterK, q_begin,
+                                                                  q_end, stripe_out<K>(p, w, c));
   }
   if (marks) trace_mark(p.flags, kTraceStored);
   cluster_sync();  // (C)

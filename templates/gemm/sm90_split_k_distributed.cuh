@@ -1,6 +1,6 @@
 // The sm90 GEMM's distributed split-K through L2 (kSplitK, kClusterK == 1, every unit with a
-// CTA (cluster) of its own): every split publishes all but its own stripe of the tile's columns,
-// then sums and stores that stripe. Ordering, epochs and deadlock freedom:
+// CTA (cluster) of its own): every split publishes its partial tile, then sums and stores its own
+// stripe of the tile's columns. Ordering, epochs and deadlock freedom:
 // sm90_split_k_serial.cuh, whose reducer's sums it matches bitwise.
 //
 //  * Roles, distributed. Every unit, split z of S, owns a stripe of the tile's columns: the
@@ -9,19 +9,17 @@
 //    accumulators but its stripe to the slot of (tile, z) (the workspace has a slot per (tile,
 //    split)), publishes its flag (word of (tile, z), the last split's too), waits for the flags
 //    of every other split of the tile and sums its stripe in the serial reducer's order,
-//    ((p(S-1) + p0) + p1) + .. + p(S-2), its own p(z) from registers (reduce_slice: per quad,
-//    runtime loops over the splits with unrolled quads under a predicate, so no register array
-//    is indexed at run time), then stores that stripe of C directly (store_pair_masked) whatever
-//    kEpilogueSlots is: the TMA-store epilogue is not used for these units. Each CTA so loads
-//    (S - 1) / S of one partial tile instead of the reducer's S - 1 tiles, and both modes give
-//    bitwise the same C. With kBulkPartials the partial sums move by bulk copies instead of each
-//    thread's 16-byte accesses (the same slots and layout, so the same sums): the ring is idle
+//    ((p(S-1) + p0) + p1) + .. + p(S-2), its own p(z) read back from its slot (sum_quads:
+//    run-time loops over the quads and splits), then stores that stripe of C directly
+//    (store_pair_masked) whatever kEpilogueSlots is: the TMA-store epilogue is not used for these
+//    units. Each CTA so loads one partial tile instead of the reducer's S - 1 tiles, and both modes
+//    give bitwise the same C. With kBulkPartials the partial sums move by bulk copies instead of
+//    each thread's 16-byte accesses (the same slots and layout, so the same sums): the ring is idle
 //    (the CTA's only unit is done), each consumer stages its accumulators there, its thread 0
-//    bulk-stores all but the stripe and publishes once the writes are complete; later that thread
+//    bulk-stores it and publishes once the writes are complete; later that thread
 //    polls the flags and bulk-loads the other splits' stripes into the consumer's half of the
 //    ring while each thread writes its own stripe there from its registers, and the consumer
-//    sums every split's stripe from shared memory (sum_stripe: no selection between registers
-//    and loads, so about a third of reduce_slice's instructions).
+//    sums every split's stripe from shared memory (sum_quads).
 //  * Bulk partial sums (kBulkPartials), invariants: named barrier kPartialsBarrier over
 //    every consumer thread precedes the staging (no wgmma reads the ring any more; every TMA
 //    write to it has completed, as each full barrier was waited) and the stripes' loads (each
@@ -73,7 +71,8 @@ __device__ __forceinline__ void distributed_split_k(const GemmParams& p, const S
   int q_begin = 0, q_end = 0;
   slice_quads(w.split, p.num_splits, kAccs / 4, q_begin, q_end);
   unsigned int* const my_flag = s.flags + (w.split * s.tiles + s.tile) * K::kConsumers;
-  // Published: all but the unit's own stripe, which its sum takes from its registers.
+  // Published: the whole partial tile, the unit's own stripe too (1 / S of it), which the L2
+  // reduction below reads back rather than select between registers and loads.
   if constexpr (K::kBulkPartials) {
     // Every consumer is done reading the ring (this CTA's only unit), so it holds the partial
     // tile; thread 0 bulk-stores it and publishes once the writes are complete.
@@ -83,14 +82,14 @@ __device__ __forceinline__ void distributed_split_k(const GemmParams& p, const S
     fence_proxy_async_shared();
     named_barrier_sync(1 + c.consumer, 128);
     if (c.thread == 0) {
-      bulk_store_partials<kMI, kAccs / 4>(slot0 + w.split * split_stride, staged, q_begin, q_end);
+      bulk_store(slot0 + w.split * split_stride, staged, kMI * (kAccs / 4) * kQuadBytes);
       bulk_commit_group();
       bulk_wait_group_all();
       fence_proxy_async_global();
       st_release_gpu(my_flag, load_epoch(smem.epoch_bar, smem.epoch_word));
     }
   } else {
-    store_partials(slot0 + w.split * split_stride, acc, c.thread, q_begin, q_end);
+    store_partials(slot0 + w.split * split_stride, acc, c.thread);
     named_barrier_sync(1 + c.consumer, 128);
     if (c.thread == 0) st_release_gpu(my_flag, load_epoch(smem.epoch_bar, smem.epoch_word));
   }
@@ -117,8 +116,11 @@ __device__ __forceinline__ void distributed_split_k(const GemmParams& p, const S
       stage_own_stripe(base, w.split, q_begin, q_end, acc);
       mbarrier_wait(bar, 0);  // its only phase in the launch
       if (marks) trace_mark(p.flags, kTraceFlagsReady);
-      sum_stripe<K::kSwapAB, kMI, reduce_batch<kMI * kAccs>()>(base, p.num_splits, q_begin, q_end,
-                                                               stripe_out<K>(p, w, c));
+      const auto load = [&](int z, int mi, int q, float(&t)[4]) {
+        ld_shared_v4f32(stripe_address<kMI>(base, z, mi, q, width), t[0], t[1], t[2], t[3]);
+      };
+      sum_quads<K::kSwapAB, kMI, sum_batch<kMI * kAccs>()>(load, p.num_splits, q_begin, q_end,
+                                                           stripe_out<K>(p, w, c));
       if (marks) trace_mark(p.flags, kTraceStored);
       return;
     }
@@ -126,16 +128,13 @@ __device__ __forceinline__ void distributed_split_k(const GemmParams& p, const S
   wait_flags(flag0, s.tiles * K::kConsumers, p.num_splits, w.split, smem.epoch_bar,
              smem.epoch_word);
   if (marks) trace_mark(p.flags, kTraceFlagsReady);
-  // Opaque copies of the slice bounds: otherwise the compiler keeps the store's 32 quad
-  // predicates live for the reduction (and spills the 128 x 256 tile).
-  q_begin = launder_u32(q_begin);
-  q_end = launder_u32(q_end);
   const float* const src0 = slot0 + c.thread * 4;
-  const auto load = [&](int z, int offset, float(&t)[4]) {
-    ld_global_cg_v4f32(src0 + offset + z * split_stride, t[0], t[1], t[2], t[3]);
+  const auto load = [&](int z, int mi, int q, float(&t)[4]) {
+    ld_global_cg_v4f32(src0 + (mi * (kAccs / 4) + q) * (kQuadBytes / 4) + z * split_stride, t[0],
+                       t[1], t[2], t[3]);
   };
-  reduce_slice<K::kSwapAB>(load, w.split, p.num_splits, q_begin, q_end, acc,
-                           stripe_out<K>(p, w, c));
+  sum_quads<K::kSwapAB, kMI, sum_batch<kMI * kAccs>()>(load, p.num_splits, q_begin, q_end,
+                                                       stripe_out<K>(p, w, c));
   if (marks) trace_mark(p.flags, kTraceStored);
 }
 
