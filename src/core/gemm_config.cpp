@@ -28,7 +28,7 @@ int sm90_accumulators(const GemmConfig& c) {
 
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 
-constexpr int kMaxSplitK = 32;
+constexpr int kMaxSplitK = 64;
 // sm90 cluster split-K: a tile's splits in one cluster, at most the portable cluster size.
 constexpr int kMaxClusterSplits = 8;
 

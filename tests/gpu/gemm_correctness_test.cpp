@@ -195,9 +195,12 @@ TEST_F(GemmCorrectness, HandPickedTilesIncludingSplitKOnRaggedShapes) {
       "sm80.bm64.bn128.bk32.wm64.wn64.s5.g1.sk12", "sm80.bm16.bn64.bk64.wm16.wn16.s6.g8.sk3",
       // Eight warps whose unaligned (synchronous) loads of a k-tile fit registers all at once.
       "sm80.bm32.bn64.bk64.wm16.wn16.s3.g1.sk16", "sm80.bm64.bn64.bk64.wm32.wn16.s2.g1.sk4",
-      "sm80.bm64.bn64.bk32.wm32.wn16.s4.g8.sk1"};
-  const int checked = check_valid(configs, {"127x129x1000", "300x520x4104", "1000x1000x777"},
-                                  {Layout::kNT, Layout::kNN}, {{DType::kBF16, DType::kBF16}});
+      "sm80.bm64.bn64.bk32.wm32.wn16.s4.g8.sk1",
+      // 64 splits of a deep K, as cuBLASLt splits skinny unaligned problems.
+      "sm80.bm64.bn64.bk64.wm16.wn32.s5.g1.sk64"};
+  const int checked =
+      check_valid(configs, {"127x129x1000", "300x520x4104", "1000x1000x777", "64x100x32760"},
+                  {Layout::kNT, Layout::kNN}, {{DType::kBF16, DType::kBF16}});
   EXPECT_GE(checked, 60);
 }
 
@@ -275,15 +278,16 @@ bool reduces_distributed(const GemmProblem& p, const GemmConfig& c, const rt::Ge
 // units than SMs, the serial reducer, whose tiles' writers may run in an earlier wave).
 TEST_F(GemmCorrectness, Sm90SplitKReducesInTheKernelOnRaggedShapes) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
-  const std::vector<const char*> shapes = {"300x520x4104",  "129x136x2056",   "1000x1000x7768",
-                                           "512x512x32760", "1536x1536x8192", "64x1032x3000",
-                                           "300x260x8200",  "512x512x8192",   "129x136x16392"};
+  const std::vector<const char*> shapes = {
+      "300x520x4104", "129x136x2056", "1000x1000x7768", "512x512x32760", "1536x1536x8192",
+      "64x1032x3000", "300x260x8200", "512x512x8192",   "129x136x16392", "64x100x32760"};
   const std::vector<const char*> keys = {
       "sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk2", "sm90.bm64.bn128.bk64.s6.c1.e2.cl1.g8.sk3",
       "sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g8.sk4", "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk16",
       "sm90.bm128.bn128.bk64.s4.c2.e2.cl2.g8.sk8", "sm90.bm256.bn128.bk64.s4.c2.e1.cl2.g1.sk3",
       "sm90.bm128.bn128.bk64.s6.c2.e2.cl1.g8.sk8", "sm90.bm128.bn64.bk64.s4.c2.e0.cl1.g8.sk16",
-      "sm90.bm64.bn32.bk64.s6.c1.e0.cl1.g8.sk3"};
+      "sm90.bm64.bn32.bk64.s6.c1.e0.cl1.g8.sk3",   "sm90.bm64.bn64.bk64.s12.c1.e0.cl1.g8.sk32",
+      "sm90.bm64.bn32.bk64.s12.c1.e0.cl1.g1.sk64"};
   // Left out where invalid: e.g. 16 splits of a short K.
   const std::vector<KernelCase> cases =
       valid_cases(parse_keys(keys), shapes, {Layout::kNT, Layout::kNN},
