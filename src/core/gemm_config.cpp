@@ -528,6 +528,9 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
     out.push_back(c);
   };
   if (has(GemmFamily::kSm80)) {
+    std::vector<int> splits = d.split_k;
+    if (!p.vector_aligned())
+      splits.insert(splits.end(), d.element_split_k.begin(), d.element_split_k.end());
     for (int bm : d.tile_m) {
       if (bm > 2 * padded(p.m) && bm > 16) continue;
       for (int bn : d.tile_n) {
@@ -537,7 +540,7 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
             for (int wn : d.warp_n)
               for (int s : d.stages)
                 for (int g : d.raster_group)
-                  for (int sk : d.split_k)
+                  for (int sk : splits)
                     keep(GemmConfig{GemmFamily::kSm80, bm, bn, bk, wm, wn, s, g, sk});
       }
     }

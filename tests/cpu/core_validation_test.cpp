@@ -779,6 +779,24 @@ TEST(EnumerateGemmConfigs, OffersTheSmallMFamilyExactlyWhenMIsAtMost64) {
     EXPECT_NE(c.family, kt::GemmFamily::kSmallM);
 }
 
+TEST(EnumerateGemmConfigs, SplitsKBeyond16OnlyForTheSm80FamilysElementLoads) {
+  // nn with N % 8 != 0: B's rows are unaligned, so the sm80 family loads it element by element
+  // and gets up to 64 splits; the same shape in nt streams both operands and stops at 16.
+  const auto max_split = [](const kt::GemmProblem& p, kt::GemmFamily family) {
+    int most = 0;
+    for (const kt::GemmConfig& c : kt::enumerate_gemm_configs(p, kt::device_profile("h200")))
+      if (c.family == family) most = std::max(most, c.split_k);
+    return most;
+  };
+  const kt::GemmProblem unaligned = problem(108, 124, 32768, kt::Layout::kNN);
+  const kt::GemmProblem aligned = problem(108, 124, 32768, kt::Layout::kNT);
+  ASSERT_FALSE(unaligned.vector_aligned());
+  ASSERT_TRUE(aligned.vector_aligned());
+  EXPECT_EQ(max_split(unaligned, kt::GemmFamily::kSm80), 64);
+  EXPECT_EQ(max_split(aligned, kt::GemmFamily::kSm80), 16);
+  EXPECT_EQ(max_split(aligned, kt::GemmFamily::kSm90), 16);
+}
+
 TEST(EnumerateGemmConfigs, ReturnsOnlyConfigsValidateAccepts) {
   const kt::GemmDomains domains;
   auto in = [](const std::vector<int>& domain, int v) {
