@@ -213,9 +213,9 @@ __device__ __forceinline__ void store_quad(const StripeOut<T>& out, int mi, int 
 // partial sums and stores them as C. load(z, mi, q, t): this thread's float4 of quad q of m64
 // tile mi of split z's partials (from L2, shared memory, or a cluster peer's). The order is the
 // serial reducer's, p(S-1) + p0 + p1 + .. + p(S-2) (S = splits), so every mode gives bitwise the
-// same C. The quads and the splits are run-time loops (every split is loaded, this unit's own
-// too, so no selection between registers and loads): NVRTC compiles this in a fraction of the
-// time that quads unrolled under a predicate took. Per quad, kBatch loads go out before the
+// same C. The m64 tiles, quads and splits are run-time loops (every split is loaded, this unit's
+// own too, so no selection between registers and loads): NVRTC compiles this in a fraction of
+// the time that quads unrolled under a predicate took. Per quad, kBatch loads go out before the
 // first add: one round trip per batch rather than one per split.
 template <bool kSwapAB, int kMI, int kBatch, typename T, typename Load>
 __device__ __forceinline__ void sum_quads(Load load, int splits, int q_begin, int q_end,
