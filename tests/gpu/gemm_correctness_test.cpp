@@ -316,7 +316,9 @@ TEST_F(GemmCorrectness, Sm90ClusterSplitKOnRaggedShapesMatchesTheL2ReductionBitw
                                            "512x512x32760", "64x1032x3000", "2000x3000x1000"};
   const std::vector<const char*> keys = {
       "sm90.bm128.bn128.bk64.s4.c2.e0.clk8.g8.sk8", "sm90.bm128.bn256.bk64.s4.c2.e0.clk4.g8.sk4",
-      "sm90.bm64.bn128.bk64.s6.c1.e0.clk2.g8.sk2", "sm90.bm64.bn32.bk64.s12.c1.e0.clk4.g8.sk4"};
+      "sm90.bm64.bn128.bk64.s6.c1.e0.clk2.g8.sk2", "sm90.bm64.bn32.bk64.s12.c1.e0.clk4.g8.sk4",
+      // Two m64 tiles a consumer: the sum's loop over them runs at run time.
+      "sm90.bm256.bn128.bk64.s4.c2.e0.clk2.g8.sk2"};
   // Each case in a cluster, then the same split count through L2 (cluster_k 1).
   std::vector<KernelCase> both;
   for (const KernelCase& c : valid_cases(parse_keys(keys), shapes, {Layout::kNT, Layout::kNN},
