@@ -6,8 +6,8 @@
 //  * Roles, distributed. Every unit, split z of S, owns a stripe of the tile's columns: the
 //    accumulator quads [z * Q / S, (z + 1) * Q / S) of each m64 tile (Q = kAccs / 4, quad q =
 //    n8 column block q; some splits own none when S > Q). Each consumer stores all of its
-//    accumulators but its stripe to the slot of (tile, z) (the workspace has a slot per (tile,
-//    split)), publishes its flag (word of (tile, z), the last split's too), waits for the flags
+//    accumulators to the slot of (tile, z) (the workspace has a slot per (tile, split)),
+//    publishes its flag (word of (tile, z), the last split's too), waits for the flags
 //    of every other split of the tile and sums its stripe in the serial reducer's order,
 //    ((p(S-1) + p0) + p1) + .. + p(S-2), its own p(z) read back from its slot (sum_quads:
 //    run-time loops over the quads and splits), then stores that stripe of C directly
