@@ -262,10 +262,10 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 // load split_k - 1 partial tiles each and store C: that tail is e.reduce_us, on the critical path
 // after the last wave (its writers finish in the same wave or earlier).
 // When every unit has a CTA (cluster) of its own, the kernel reduces distributed instead: each
-// unit stores (S - 1) / S of its partial tile, then loads (S - 1) / S of one tile (its stripe of
-// the other splits' partials) and stores its stripe of C directly, each at its SM's measured
-// rates for those bytes, plus the hand-offs between them (the flag's release, the tile's slowest
-// split, the polls).
+// unit stores its partial tile, then loads its stripe of every split's partials (one tile, less
+// its own stripe where bulk copies move them) and stores its stripe of C directly, each at its
+// SM's measured rates for those bytes, plus the hand-offs between them (the flag's release, the
+// tile's slowest split, the polls).
 // Stream-K: the whole waves, then every SM's share of the remaining units' k-tiles, and the
 // fix-up of the tiles cut between SMs (partial tiles stored and loaded at one SM's L2 rate).
 // Cluster split-K (cluster_k): a wave is num_sms / S tiles, each unit's tail stages its partial
@@ -330,16 +330,19 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   }
   const std::int64_t unit_slots = std::max(1, d.num_sms / cluster_size(c));
   if (cluster_units(p, c) <= unit_slots) {
-    // Every unit stores and then loads (S - 1) / S of a tile at its SM's rates (one unit an
-    // SM): published in the unit's time, then, after the hand-off to its peers, loaded, summed
-    // and stored as its stripe of C in the tail.
+    // Every unit stores its whole partial tile, then loads its stripe of every split's at its
+    // SM's rates (one unit an SM): (S - 1) / S of a tile by bulk copies, whose sum takes the
+    // unit's own stripe from its registers, a whole tile from L2 otherwise. Published in the
+    // unit's time, then, after the hand-off to its peers, loaded, summed and stored as its
+    // stripe of C in the tail.
     const bool bulk = sm90_bulk_partials(p, c);
-    const double moved = double(c.split_k - 1) / c.split_k * partial_tile_bytes;  // each way
+    const double loaded = (bulk ? double(c.split_k - 1) / c.split_k : 1.0) * partial_tile_bytes;
     const double publish_s =
-        moved / ((bulk ? kSplitKBulkStoreGbpsPerSm : kSplitKThreadStoreGbpsPerSm) * 1e9) +
+        partial_tile_bytes /
+            ((bulk ? kSplitKBulkStoreGbpsPerSm : kSplitKThreadStoreGbpsPerSm) * 1e9) +
         ((bulk ? kSplitKStagingUs : 0.0) + kSplitKReleaseUs) * 1e-6;
     const double load_s =
-        moved / ((bulk ? kSplitKBulkLoadGbpsPerSm : kSplitKThreadLoadGbpsPerSm) * 1e9);
+        loaded / ((bulk ? kSplitKBulkLoadGbpsPerSm : kSplitKThreadLoadGbpsPerSm) * 1e9);
     const double stripe_s = tile_out_bytes / c.split_k / l2_share_per_sm;
     e.reduce_us = (load_s + stripe_s) * 1e6 + kSplitKHandoffUs +
                   (bulk ? kSplitKBulkSumUs : kSplitKThreadSumUs);
