@@ -77,13 +77,6 @@ __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const unsigned int (
   }
 }
 
-// Stores 16 bytes to shared address `addr` (16-byte aligned).
-__device__ __forceinline__ void st_shared_16(unsigned int addr, const unsigned int (&v)[4]) {
-  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v[0]), "r"(v[1]),
-               "r"(v[2]), "r"(v[3])
-               : "memory");
-}
-
 // Stores the low 16 bits of `v` to shared address `addr` (2-byte aligned).
 __device__ __forceinline__ void st_shared_2(unsigned int addr, unsigned int v) {
   asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(addr), "h"(static_cast<unsigned short>(v))
