@@ -1,11 +1,11 @@
-"""How well the GEMM model picks among configs the GPU measured, offline: for each problem of a
-measurements export (`kerntune cache export`, plain or .gz), the config the model ranks first
+"""How well an op's model (GEMM's by default, or RMSNorm's) picks among configs the GPU measured,
+offline: for each problem of a measurements export (`kerntune cache export`, plain or .gz), the config the model ranks first
 among those measured, and its measured time over the fastest measured (the regret). Asks the
 given kerntune for each prediction (`explain --config K --json`, no GPU, no database), so it
 judges the model of that build against measurements from any run.
 With --top N also how many problems hold a config within 2% of the fastest among the model's
 first N of those measured (what a default tune, which measures the model's first 24, can find).
-Usage: python3 bench/model_regret.py KERNTUNE MEASUREMENTS [--worst N] [--top N]
+Usage: python3 bench/model_regret.py KERNTUNE MEASUREMENTS [--op gemm|rmsnorm] [--worst N] [--top N]
 Prints the geomean regret, how many problems are within 2% and 5%, and the worst picks.
 Python's standard library only."""
 import argparse
@@ -14,24 +14,35 @@ import csv
 import gzip
 import json
 import math
+import re
 import subprocess
 import tempfile
 
 
-def measured(path):
+def measured(path, op):
     opener = gzip.open if path.endswith(".gz") else open
     times = collections.defaultdict(dict)
     with opener(path, "rt", newline="") as f:
         for r in csv.DictReader(f):
-            if r["kind"] == "measurement" and r["status"] == "ok" and r["problem_key"].startswith("gemm:"):
+            if r["kind"] == "measurement" and r["status"] == "ok" and r["problem_key"].startswith(op + ":"):
                 times[r["problem_key"]][r["config_key"]] = float(r["median_us"])
     return times
 
 
+def explain_args(problem):
+    """`kerntune explain` options naming a problem key (gemm:bf16:bf16:nt:MxNxK or
+    rmsnorm:bf16:rR.hH[.res])."""
+    fields = problem.split(":")
+    if fields[0] == "gemm":
+        return ["--shape", fields[4], "--layout", fields[3]]
+    rows, hidden = re.match(r"r(\d+)\.h(\d+)", fields[2]).groups()
+    return (["--op", "rmsnorm", "--dtype", fields[1], "--shape", f"rows={rows},hidden={hidden}"] +
+            (["--residual"] if fields[2].endswith(".res") else []))
+
+
 def predicted_us(kerntune, problem, config, db):
-    layout, shape = problem.split(":")[3], problem.split(":")[4]
-    out = subprocess.run([kerntune, "explain", "--shape", shape, "--layout", layout, "--config",
-                          config, "--json", "--db", db], capture_output=True, text=True, check=True)
+    out = subprocess.run([kerntune, "explain", *explain_args(problem), "--config", config, "--json",
+                          "--db", db], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)["problems"][0]["configs"][0]["predicted_us"]
 
 
@@ -39,6 +50,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kerntune")
     ap.add_argument("measurements")
+    ap.add_argument("--op", choices=["gemm", "rmsnorm"], default="gemm")
     ap.add_argument("--worst", type=int, default=5)
     ap.add_argument("--top", type=int, default=0)
     a = ap.parse_args()
@@ -46,7 +58,7 @@ def main():
     covered = 0
     with tempfile.TemporaryDirectory() as tmp:
         db = f"{tmp}/none.db"  # never created: explain reads no calibration
-        for problem, times in sorted(measured(a.measurements).items()):
+        for problem, times in sorted(measured(a.measurements, a.op).items()):
             ranked = sorted(times, key=lambda k: predicted_us(a.kerntune, problem, k, db))
             best = min(times.values())
             regrets.append((times[ranked[0]] / best, problem, ranked[0]))
