@@ -99,8 +99,13 @@ int rmsnorm_estimated_registers(const RmsnormProblem& p, const RmsnormConfig& c)
   // and r with the residual), one for the weights, which the compiler converts to FP32 once
   // outside the row loop, and one for the row in FP32 between the sum of squares and the scaling.
   if (c.persistent) return 32 + batch * c.vec * (p.residual ? 4 : 3);
-  // A batch's vectors, its weights and (residual) its r, each vec / 2 words a vector.
-  return 32 + batch * std::max(1, c.vec / 2) * (p.residual ? 3 : 2);
+  // Per element of a batch, fitted to ptxas 13.0's counts over 2,300 configs (bench/NOTES.md,
+  // "RMSNorm"): the registers mode holds its slice in FP32 from the sum of squares to the
+  // scaling, and its weights beside it (about 2); the streaming modes hold a batch of x (and r)
+  // in 16 bits and convert per vector (1.25 plain, 2.35 with the residual's sum and r).
+  const int elements = batch * c.vec;
+  if (c.mode == RmsnormMode::kRegisters) return (p.residual ? 26 : 16) + 2 * elements;
+  return p.residual ? 20 + elements * 47 / 20 : 22 + elements * 5 / 4;
 }
 
 std::optional<std::string> validate(const RmsnormProblem& p, const RmsnormConfig& c,
