@@ -1,8 +1,8 @@
 """How well an op's model (GEMM's by default, or RMSNorm's) picks among configs the GPU measured,
-offline: for each problem of a measurements export (`kerntune cache export`, plain or .gz), the config the model ranks first
-among those measured, and its measured time over the fastest measured (the regret). Asks the
-given kerntune for each prediction (`explain --config K --json`, no GPU, no database), so it
-judges the model of that build against measurements from any run.
+offline: for each problem of a measurements export (`kerntune cache export`, plain or .gz), the
+config the model ranks first among those measured, and its measured time over the fastest
+measured (the regret). Asks the given kerntune for each prediction (`explain --config K --json`,
+no GPU, no database), so it judges the model of that build against measurements from any run.
 With --top N also how many problems hold a config within 2% of the fastest among the model's
 first N of those measured (what a default tune, which measures the model's first 24, can find).
 Usage: python3 bench/model_regret.py KERNTUNE MEASUREMENTS [--op gemm|rmsnorm] [--worst N] [--top N]
@@ -24,7 +24,8 @@ def measured(path, op):
     times = collections.defaultdict(dict)
     with opener(path, "rt", newline="") as f:
         for r in csv.DictReader(f):
-            if r["kind"] == "measurement" and r["status"] == "ok" and r["problem_key"].startswith(op + ":"):
+            if (r["kind"] == "measurement" and r["status"] == "ok"
+                    and r["problem_key"].startswith(op + ":")):
                 times[r["problem_key"]][r["config_key"]] = float(r["median_us"])
     return times
 
