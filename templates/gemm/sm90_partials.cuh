@@ -16,6 +16,12 @@ namespace sm90 {
 // (accumulators 4q .. 4q + 3 over the kMI x kAccs registers) is float4 q * 128 + t of the
 // layout, so each warp's store (and a reducer's load) moves 512 contiguous bytes. store(i, a, b,
 // c, d) writes float4 i.
+// The float4 of `thread` in quad q of m64 tile mi, in that layout.
+template <int kAccs>
+__device__ __forceinline__ int partial_float4(int mi, int q, int thread) {
+  return (mi * (kAccs / 4) + q) * 128 + thread;
+}
+
 template <int kMI, int kAccs, typename Store>
 __device__ __forceinline__ void write_partials(Store store, const float (&acc)[kMI][kAccs],
                                                int thread) {
@@ -23,7 +29,7 @@ __device__ __forceinline__ void write_partials(Store store, const float (&acc)[k
   for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
     for (int q = 0; q < kAccs / 4; ++q)
-      store((mi * (kAccs / 4) + q) * 128 + thread, acc[mi][4 * q], acc[mi][4 * q + 1],
+      store(partial_float4<kAccs>(mi, q, thread), acc[mi][4 * q], acc[mi][4 * q + 1],
             acc[mi][4 * q + 2], acc[mi][4 * q + 3]);
 }
 

@@ -57,7 +57,7 @@ __device__ __forceinline__ void cluster_split_k(const GemmParams& p, const SmemL
     const unsigned int mine = partials + c.thread * 16;
     const auto load = [&](int z, int mi, int q, float(&t)[4]) {
       ld_shared_cluster_v4f32(
-          map_shared_rank(mine + (mi * (K::kAccs / 4) + q) * kQuadBytes, unsigned(z)), t[0], t[1],
+          map_shared_rank(mine + partial_float4<K::kAccs>(mi, q, 0) * 16, unsigned(z)), t[0], t[1],
           t[2], t[3]);
     };
     sum_quads<K::kSwapAB, K::kMI, sum_batch<K::kMI * K::kAccs>()>(load, K::kClusterK, q_begin,

@@ -130,8 +130,8 @@ __device__ __forceinline__ void distributed_split_k(const GemmParams& p, const S
   if (marks) trace_mark(p.flags, kTraceFlagsReady);
   const float* const src0 = slot0 + c.thread * 4;
   const auto load = [&](int z, int mi, int q, float(&t)[4]) {
-    ld_global_cg_v4f32(src0 + (mi * (kAccs / 4) + q) * (kQuadBytes / 4) + z * split_stride, t[0],
-                       t[1], t[2], t[3]);
+    ld_global_cg_v4f32(src0 + partial_float4<kAccs>(mi, q, 0) * 4 + z * split_stride, t[0], t[1],
+                       t[2], t[3]);
   };
   sum_quads<K::kSwapAB, kMI, sum_batch<kMI * kAccs>()>(load, p.num_splits, q_begin, q_end,
                                                        stripe_out<K>(p, w, c));
