@@ -5,7 +5,12 @@ measured (the regret). Asks the given kerntune for each prediction (`explain --c
 no GPU, no database), so it judges the model of that build against measurements from any run.
 With --top N also how many problems hold a config within 2% of the fastest among the model's
 first N of those measured (what a default tune, which measures the model's first 24, can find).
+With --neighbours EXPORT (RMSNorm) the candidates of each problem are only the configs another
+export's tuned problems measured within 3% of their fastest, from problems of the same residual
+flag and a hidden within 2x (what tuned neighbours could offer an untuned shape); it also prints
+the best of those candidates over the fastest (the oracle's regret).
 Usage: python3 bench/model_regret.py KERNTUNE MEASUREMENTS [--op gemm|rmsnorm] [--worst N] [--top N]
+       [--neighbours EXPORT]
 Prints the geomean regret, how many problems are within 2% and 5%, and the worst picks.
 Python's standard library only."""
 import argparse
@@ -41,6 +46,23 @@ def explain_args(problem):
             (["--residual"] if fields[2].endswith(".res") else []))
 
 
+def rmsnorm_shape(problem):
+    rows, hidden = re.match(r"r(\d+)\.h(\d+)", problem.split(":")[2]).groups()
+    return int(rows), int(hidden), problem.endswith(".res")
+
+
+def neighbour_offers(problem, neighbours):
+    """The configs the neighbours of an RMSNorm problem measured within 3% of their fastest."""
+    _, hidden, residual = rmsnorm_shape(problem)
+    offers = set()
+    for other, times in neighbours.items():
+        _, h, res = rmsnorm_shape(other)
+        if res == residual and hidden / 2 <= h <= 2 * hidden:
+            best = min(times.values())
+            offers.update(k for k, t in times.items() if t <= 1.03 * best)
+    return offers
+
+
 def predicted_us(kerntune, problem, config, db):
     """The model's time, or None where this build's validate() rejects the config."""
     out = subprocess.run([kerntune, "explain", *explain_args(problem), "--config", config, "--json",
@@ -59,16 +81,29 @@ def main():
     ap.add_argument("--op", choices=["gemm", "rmsnorm"], default="gemm")
     ap.add_argument("--worst", type=int, default=5)
     ap.add_argument("--top", type=int, default=0)
+    ap.add_argument("--neighbours")
     a = ap.parse_args()
+    if a.neighbours and a.op != "rmsnorm":
+        ap.error("--neighbours takes RMSNorm exports only")
+    neighbours = measured(a.neighbours, a.op) if a.neighbours else None
     regrets = []
+    oracle = []
     covered = 0
     with tempfile.TemporaryDirectory() as tmp:
         db = f"{tmp}/none.db"  # never created: explain reads no calibration
         for problem, times in sorted(measured(a.measurements, a.op).items()):
-            # The fastest of all measured; the pick among those this build's model accepts.
-            predicted = {k: predicted_us(a.kerntune, problem, k, db) for k in times}
-            ranked = sorted((k for k in times if predicted[k] is not None), key=predicted.get)
+            # The fastest of all measured; the pick among the candidates this build's model
+            # accepts.
             best = min(times.values())
+            candidates = times
+            if neighbours is not None:
+                offers = neighbour_offers(problem, neighbours)
+                candidates = {k: t for k, t in times.items() if k in offers}
+                if not candidates:
+                    continue
+                oracle.append(min(candidates.values()) / best)
+            predicted = {k: predicted_us(a.kerntune, problem, k, db) for k in candidates}
+            ranked = sorted((k for k in candidates if predicted[k] is not None), key=predicted.get)
             regrets.append((times[ranked[0]] / best, problem, ranked[0]))
             covered += any(times[k] <= 1.02 * best for k in ranked[:a.top])
     geomean = math.exp(sum(math.log(r[0]) for r in regrets) / len(regrets))
@@ -77,6 +112,10 @@ def main():
     if a.top:
         print(f"a config within 2% of the fastest in the model's first {a.top}: {covered} of "
               f"{len(regrets)}")
+    if oracle:
+        print(f"the neighbours' best offer: geomean regret "
+              f"{math.exp(sum(map(math.log, oracle)) / len(oracle)):.4f}, within 2% "
+              f"{sum(r <= 1.02 for r in oracle)} of {len(oracle)}")
     for regret, problem, pick in sorted(regrets, reverse=True)[:a.worst]:
         print(f"  {regret:.3f} {problem} {pick}")
 
