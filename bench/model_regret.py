@@ -35,20 +35,21 @@ def measured(path, op):
     return times
 
 
+def rmsnorm_shape(problem):
+    """Rows, hidden and the residual flag of an RMSNorm problem key (rmsnorm:bf16:rR.hH[.res])."""
+    rows, hidden = re.match(r"r(\d+)\.h(\d+)", problem.split(":")[2]).groups()
+    return int(rows), int(hidden), problem.endswith(".res")
+
+
 def explain_args(problem):
     """`kerntune explain` options naming a problem key (gemm:bf16:bf16:nt:MxNxK or
     rmsnorm:bf16:rR.hH[.res])."""
     fields = problem.split(":")
     if fields[0] == "gemm":
         return ["--shape", fields[4], "--layout", fields[3]]
-    rows, hidden = re.match(r"r(\d+)\.h(\d+)", fields[2]).groups()
+    rows, hidden, residual = rmsnorm_shape(problem)
     return (["--op", "rmsnorm", "--dtype", fields[1], "--shape", f"rows={rows},hidden={hidden}"] +
-            (["--residual"] if fields[2].endswith(".res") else []))
-
-
-def rmsnorm_shape(problem):
-    rows, hidden = re.match(r"r(\d+)\.h(\d+)", problem.split(":")[2]).groups()
-    return int(rows), int(hidden), problem.endswith(".res")
+            (["--residual"] if residual else []))
 
 
 def neighbour_offers(problem, neighbours):
