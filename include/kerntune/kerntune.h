@@ -37,7 +37,8 @@ kt_status kt_runtime_open(const char* database_path, int read_only, kt_runtime**
 kt_status kt_runtime_open_device(const char* database_path, int read_only, int device_ordinal,
                                  kt_runtime** out);
 /* kt_runtime_open with every option: zero the struct, set struct_size to
- * sizeof(kt_runtime_options), then the fields wanted. */
+ * sizeof(kt_runtime_options), then the fields wanted. The library also takes the struct of 0.1.0,
+ * which ends before benchmark_candidates (offsetof that field), as leaving the new fields zero. */
 typedef struct kt_runtime_options {
   uint32_t struct_size;      /* sizeof(kt_runtime_options) */
   const char* database_path; /* NULL: the default, as kt_runtime_open */
@@ -45,6 +46,9 @@ typedef struct kt_runtime_options {
   int device_ordinal;        /* as kt_runtime_open_device */
   const char* record_path;   /* record mode: problems served without an exact tuned entry are
                                 appended to this fleet manifest; NULL: $KERNTUNE_RECORD, else none */
+  int benchmark_candidates;  /* benchmark mode (kerntune.hpp's RuntimeOptions): a problem with no
+                                measured winner here times this many configs on its first call and
+                                keeps the fastest; 0: $KERNTUNE_BENCHMARK, else off; negative: off */
 } kt_runtime_options;
 kt_status kt_runtime_open_options(const kt_runtime_options* options, kt_runtime** out);
 void kt_runtime_close(kt_runtime* runtime);

@@ -33,21 +33,31 @@ struct RuntimeOptions {
   // Record mode: every problem served without an exact tuned entry is appended to this fleet
   // manifest (kerntune fleet run tunes it). Empty: $KERNTUNE_RECORD, else no recording.
   std::string record_path;
+  // Benchmark mode (cudnn.benchmark's idea, for shapes nobody tuned): a problem's first call,
+  // when this device has no measured winner for it, times the first this-many configs of the
+  // dispatch chain on the call's own tensors and keeps the fastest for the runtime's life (its
+  // grade "benchmarked"; nothing is stored: `kerntune tune` or record mode makes it lasting).
+  // Skipped, and the chain's pick served, for a call whose outputs overlap its inputs, while the
+  // stream is being captured, and by prepare_*(), which has no tensors. Negative:
+  // $KERNTUNE_BENCHMARK, else 0 (off).
+  int benchmark_candidates = -1;
 };
 
 struct DispatchInfo {
   std::string config_key;  // e.g. "sm80.bm128.bn256.bk32.wm64.wn64.s3.g8.sk1"
   // How the config was found, best first: "exact" (measured for this problem on this device),
-  // "same-model" (on this GPU model with another SM count), "same-cc" (on another GPU of this
-  // compute capability, re-scored by the model), "nearest-shape" (measured on nearby problems),
-  // "predicted" (the model's pick for this problem, compiled and stored by a tuner without a
-  // GPU), "model-default" (the model's pick here), or "fallback" (a call the chosen kernel
-  // cannot address).
+  // "benchmarked" (the fastest of the dispatch chain's first configs, timed on this problem's
+  // first call: RuntimeOptions::benchmark_candidates), "same-model" (on this GPU model with
+  // another SM count), "same-cc" (on another GPU of this compute capability, re-scored by the
+  // model), "nearest-shape" (measured on nearby problems), "predicted" (the model's pick for this
+  // problem, compiled and stored by a tuner without a GPU), "model-default" (the model's pick
+  // here), or "fallback" (a call the chosen kernel cannot address).
   std::string grade;
   std::string tuned_problem_key;  // the tuned shape the config came from, if any
   std::string tuned_device;       // the device fingerprint it was tuned for, if any
   bool compiled_now = false;      // NVRTC ran (the DB had no cubin)
   bool predicted = true;          // the config was picked by the model, not measured
+  int configs_timed = 0;          // "benchmarked": how many configs the first call timed
 };
 
 // What a runtime has served since it was opened.

@@ -64,7 +64,7 @@ class RuntimeOptions(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32), ("database_path", ctypes.c_char_p),
         ("read_only", ctypes.c_int), ("device_ordinal", ctypes.c_int),
-        ("record_path", ctypes.c_char_p),
+        ("record_path", ctypes.c_char_p), ("benchmark_candidates", ctypes.c_int),
     ]
 
 

@@ -258,6 +258,19 @@ def opcheck_runs_where_there_is_a_cuda_device():
     torch.library.opcheck(torch.ops.kerntune.gemm.default, (a, w, "nt", ""))
 
 
+# ---- the runtime's options ----------------------------------------------------------------------
+
+@test
+def runtime_refuses_a_benchmark_count_out_of_range_before_touching_cuda():
+    for bad in (65, -1, 2.5, "8"):
+        try:
+            kerntune.Runtime(benchmark=bad)
+        except ValueError as e:
+            assert f"benchmark={bad!r}" in str(e) and "1 to 64" in str(e), str(e)
+            continue
+        raise AssertionError(f"Runtime(benchmark={bad!r}) was accepted")
+
+
 def main():
     how = "registered" if ops.REGISTERED else \
         "not registered (no torch.library.custom_op): the fake implementations called directly"

@@ -1,7 +1,13 @@
 // Every environment variable kerntune reads, in one place.
 #include "core/env.hpp"
 
+#include <fmt/format.h>
+
+#include <cstdint>
 #include <cstdlib>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace kt::env {
 
@@ -26,6 +32,19 @@ std::optional<std::string> nvrtc_library() { return get("KERNTUNE_NVRTC"); }
 std::optional<std::string> cuda_driver_library() { return get("KERNTUNE_CUDA_DRIVER"); }
 
 std::optional<std::string> record_path() { return get("KERNTUNE_RECORD"); }
+
+std::optional<int> benchmark_candidates() {
+  const std::optional<std::string> text = get("KERNTUNE_BENCHMARK");
+  if (!text) return std::nullopt;
+  const std::int64_t count =
+      parse_int(*text, "KERNTUNE_BENCHMARK (how many configs to time on a problem's first call)");
+  if (count < 0 || count > kMaxBenchmarkCandidates)
+    throw_invalid(fmt::format(
+        "KERNTUNE_BENCHMARK = '{}' is out of range: give 0 (off) to {} configs to time on a "
+        "problem's first call",
+        *text, kMaxBenchmarkCandidates));
+  return int(count);
+}
 
 std::optional<std::string> worker_path() { return get("KERNTUNE_WORKER"); }
 std::optional<std::string> test_faults() { return get("KERNTUNE_TEST_FAULTS"); }

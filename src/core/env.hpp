@@ -24,6 +24,11 @@ std::optional<std::string> cuda_driver_library();
 // KERNTUNE_RECORD: record mode's manifest (RuntimeOptions::record_path when that is empty): every
 // problem a runtime serves without an exact tuned entry is appended to it.
 std::optional<std::string> record_path();
+// KERNTUNE_BENCHMARK: benchmark mode's candidate count (RuntimeOptions::benchmark_candidates when
+// that is negative): a whole number from 0 (off) to kMaxBenchmarkCandidates. Throws kt::Error
+// (invalid argument) naming the variable and its value otherwise.
+std::optional<int> benchmark_candidates();
+constexpr int kMaxBenchmarkCandidates = 64;
 
 // KERNTUNE_WORKER: explicit path of the kerntune-worker executable the tuner runs candidates in.
 std::optional<std::string> worker_path();

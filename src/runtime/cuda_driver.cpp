@@ -80,6 +80,7 @@ CudaDriver load() {
   KT_RESOLVE(cuStreamCreate, d.stream_create);
   KT_RESOLVE(cuStreamDestroy, d.stream_destroy);
   KT_RESOLVE(cuStreamSynchronize, d.stream_synchronize);
+  KT_RESOLVE(cuStreamIsCapturing, d.stream_is_capturing);
   KT_RESOLVE(cuStreamBeginCapture, d.stream_begin_capture);
   KT_RESOLVE(cuStreamEndCapture, d.stream_end_capture);
   KT_RESOLVE(cuGraphInstantiateWithFlags, d.graph_instantiate);

@@ -51,6 +51,7 @@ struct CudaDriver {
   decltype(&::cuStreamCreate) stream_create = nullptr;
   decltype(&::cuStreamDestroy) stream_destroy = nullptr;
   decltype(&::cuStreamSynchronize) stream_synchronize = nullptr;
+  decltype(&::cuStreamIsCapturing) stream_is_capturing = nullptr;
   decltype(&::cuStreamBeginCapture) stream_begin_capture = nullptr;
   decltype(&::cuStreamEndCapture) stream_end_capture = nullptr;
   decltype(&::cuGraphInstantiateWithFlags) graph_instantiate = nullptr;

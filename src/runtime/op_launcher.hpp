@@ -20,6 +20,12 @@ inline bool aligned(const void* pointer, std::uintptr_t bytes) {
   return reinterpret_cast<std::uintptr_t>(pointer) % bytes == 0;
 }
 
+// Whether the byte ranges [a, a + a_bytes) and [b, b + b_bytes) share a byte.
+inline bool overlaps(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a), y = reinterpret_cast<std::uintptr_t>(b);
+  return a_bytes > 0 && b_bytes > 0 && x < y + b_bytes && y < x + a_bytes;
+}
+
 // One (problem, config)'s kernels, loaded and planned. launch() allocates nothing.
 class OpKernel {
  public:
@@ -36,6 +42,18 @@ class OpKernel {
   // but outside what this config's kernel can address (fa3: a stride TMA cannot encode); the
   // runtime then launches the op's fallback_config for it. Allocates nothing.
   virtual bool serves(const void* /*call*/) const { return true; }
+  // Benchmark mode: the scratch timing_call needs for `call` (checked by check_call), the bytes
+  // of its outputs that overlap an input. Default: none.
+  virtual std::size_t timing_scratch_bytes(const void* /*call*/) const { return 0; }
+  // Benchmark mode: a copy of `call` (the op's call struct) that reads the same inputs and writes
+  // only memory no input shares (its outputs that overlap one moved into `scratch`, of
+  // timing_scratch_bytes(call)), so that each launch of it computes the same and moves the same
+  // bytes; null when the op offers none (benchmark mode then leaves its calls alone). Default:
+  // none.
+  virtual std::shared_ptr<const void> timing_call(const void* /*call*/,
+                                                  CUdeviceptr /*scratch*/) const {
+    return nullptr;
+  }
 };
 
 class OpLauncher {

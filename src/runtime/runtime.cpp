@@ -1,14 +1,17 @@
 // kt::Runtime: the embeddable dispatcher, one path for every op. A hit is a shared-lock hash
 // lookup and a launch; a miss takes the best of the dispatch grades' choices (op_dispatch.hpp)
 // whose cubin is stored (found without NVRTC) or can be compiled, loads it through the op's
-// launcher and keeps it; record mode appends a problem served without an exact entry.
+// launcher and keeps it; record mode appends a problem served without an exact entry, and
+// benchmark mode times the chain's first configs on such a problem's first call.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <shared_mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -19,9 +22,11 @@
 #include "generator/generated_source.hpp"
 #include "generator/nvrtc_library.hpp"
 #include "kerntune/kerntune.hpp"
+#include "runtime/benchmark_timing.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cubin_provider.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/device_buffer.hpp"
 #include "runtime/device_query.hpp"
 #include "runtime/op_dispatch.hpp"
 #include "runtime/op_launcher.hpp"
@@ -33,6 +38,8 @@ namespace {
 
 // The model's picks tried when its first choice spills registers (the model cannot see spills).
 constexpr std::size_t kModelDefaultTries = 4;
+// Benchmark mode: timed launches of each candidate (after one untimed), their median kept.
+constexpr int kBenchmarkRounds = 5;
 
 struct Entry {
   const OpEntry* op = nullptr;
@@ -58,13 +65,20 @@ struct Runtime::Impl {
   std::unordered_map<std::string, Entry> entries;  // by problem key + '#' + variant
   std::optional<rt::ProblemRecorder> recorder;     // record mode
   bool warned_record_failure = false;
-  RuntimeStats stats;  // guarded by `mutex` (written under the unique lock of resolve)
+  int benchmark_candidates = 0;  // benchmark mode: configs timed on a first call (0, 1: off)
+  RuntimeStats stats;            // guarded by `mutex` (written under the unique lock of resolve)
 
   explicit Impl(const RuntimeOptions& o) : options(o), context(o.device_ordinal) {
     device = rt::query_device(context.device());
     gen::embedded_templates_sha256();  // taken here, not by the first dispatch (source keys)
     if (options.record_path.empty()) options.record_path = env::record_path().value_or("");
     if (!options.record_path.empty()) recorder.emplace(options.record_path);
+    benchmark_candidates = options.benchmark_candidates >= 0
+                               ? options.benchmark_candidates
+                               : env::benchmark_candidates().value_or(0);
+    if (benchmark_candidates > env::kMaxBenchmarkCandidates)
+      throw_invalid(fmt::format("RuntimeOptions::benchmark_candidates = {}: at most {} configs",
+                                benchmark_candidates, env::kMaxBenchmarkCandidates));
     const std::string path =
         options.database_path.empty() ? cache::default_database_path() : options.database_path;
     if (options.read_only) {
@@ -122,11 +136,82 @@ struct Runtime::Impl {
     }
   }
 
+  // The kernel of (problem, config), loaded through the op's launcher, with its scratch: the
+  // shared workspace for the op that keeps its state there (GEMM), a buffer of its own for any
+  // other op's config that needs some (attention's split-KV partials, its backward's dQ
+  // accumulator). Under the unique lock, in the context.
+  Entry load_entry(const OpEntry& op_entry, const std::string& problem_key,
+                   std::string_view variant, const std::string& config, rt::CubinResult& cubin,
+                   DispatchInfo info) {
+    const OpSpec& op = *op_entry.spec;
+    const rt::LoadedModule& module =
+        rt::load_or_rebuild(modules, cubin, db ? &*db : nullptr,
+                            gen::generate(op, problem_key, config, variant, device.arch()),
+                            options.compile_on_miss, !options.read_only);
+    const std::int64_t scratch = op.workspace_bytes(problem_key, config, device);
+    ++(cubin.compiled_now ? stats.cubins_compiled : stats.cubins_from_database);
+    return Entry{&op_entry, op_entry.launcher->load(problem_key, config, module), std::move(info),
+                 op_entry.launcher->uses_shared_workspace() || scratch == 0 ? workspace
+                                                                            : scratch_of(scratch)};
+  }
+
+  // Benchmark mode: `pick` (the chain's) and the next distinct configs of the chain, up to
+  // benchmark_candidates, each that is at hand and serves `call`, timed on the op's timing copy
+  // of it (OpKernel::timing_call: the same inputs, outputs apart from them); the fastest, graded
+  // "benchmarked". `pick` when the op offers no timing copy. Under the unique lock, in the
+  // context.
+  Entry benchmark(const OpEntry& op_entry, const std::string& problem_key, std::string_view variant,
+                  std::int64_t max_workspace, Entry pick, const void* call, CUstream stream) {
+    const OpSpec& op = *op_entry.spec;
+    const std::size_t scratch_bytes = pick.kernel->timing_scratch_bytes(call);
+    std::optional<rt::DeviceBuffer> scratch;
+    if (scratch_bytes > 0) scratch.emplace(scratch_bytes);
+    const std::shared_ptr<const void> timing =
+        pick.kernel->timing_call(call, scratch ? scratch->get() : 0);
+    if (timing == nullptr) return pick;
+    std::vector<Entry> candidates;
+    std::unordered_set<std::string> seen{pick.info.config_key};
+    candidates.push_back(std::move(pick));
+    for (const rt::DispatchChoice& c :
+         rt::ranked_choices(db ? &*db : nullptr, op, problem_key, device, max_workspace,
+                            std::size_t(benchmark_candidates))) {
+      if (candidates.size() == std::size_t(benchmark_candidates)) break;
+      if (!seen.insert(c.config_key).second) continue;
+      try {
+        rt::CubinResult cubin = compile(op, problem_key, c.config_key, variant);
+        Entry e = load_entry(op_entry, problem_key, variant, c.config_key, cubin,
+                             DispatchInfo{c.config_key, rt::to_string(c.grade), c.tuned_problem_key,
+                                          c.tuned_device, cubin.compiled_now, c.predicted});
+        if (e.kernel->serves(call)) candidates.push_back(std::move(e));
+      } catch (const Error& e) {
+        logger().debug("benchmark {}: {} not timed: {}", problem_key, c.config_key, e.what());
+      }
+    }
+    std::vector<rt::TimedKernel> kernels;
+    for (const Entry& e : candidates) kernels.push_back({e.kernel.get(), e.workspace});
+    const std::vector<double> us =
+        rt::median_times_us(kernels, timing.get(), stream, kBenchmarkRounds);
+    const std::size_t best = std::size_t(std::min_element(us.begin(), us.end()) - us.begin());
+    if (!std::isfinite(us[best])) return std::move(candidates[0]);  // its launch reports why
+    logger().info(
+        "benchmark {}: {} of {} configs timed on the first call, {:.1f} us (the chain's "
+        "pick {}: {:.1f} us)",
+        problem_key, candidates[best].info.config_key, candidates.size(), us[best],
+        candidates[0].info.config_key, us[0]);
+    Entry winner = std::move(candidates[best]);
+    winner.info.grade = "benchmarked";
+    winner.info.predicted = false;
+    winner.info.configs_timed = int(candidates.size());
+    return winner;
+  }
+
   // The kernel of `problem_key`: the dispatch chain's config, or `fallback` (the op's config for
-  // the calls a resolved kernel does not serve) when given.
+  // the calls a resolved kernel does not serve) when given; with `call` (the first call's
+  // arguments), benchmark mode's fastest when it applies.
   const Entry& resolve(const OpEntry& op_entry, const std::string& problem_key,
                        std::string_view variant, const std::string& cache_key,
-                       const std::string& fallback = {}) {
+                       const std::string& fallback = {}, const void* call = nullptr,
+                       CUstream stream = nullptr) {
     const OpSpec& op = *op_entry.spec;
     op.summarize(problem_key);  // validates
     std::unique_lock lock(mutex);
@@ -187,22 +272,17 @@ struct Runtime::Impl {
         }
       }
     }
-    const rt::LoadedModule& module = rt::load_or_rebuild(
-        modules, cubin, database, gen::generate(op, problem_key, config, variant, device.arch()),
-        options.compile_on_miss, !options.read_only);
-    // Scratch: the shared workspace for the op that keeps its state there (GEMM), a buffer of its
-    // own for any other op's config that needs some (attention's split-KV partials, its
-    // backward's dQ accumulator).
-    const std::int64_t scratch = op.workspace_bytes(problem_key, config, device);
-    Entry entry{&op_entry, op_entry.launcher->load(problem_key, config, module),
-                DispatchInfo{config, rt::to_string(choice.grade), choice.tuned_problem_key,
-                             choice.tuned_device, cubin.compiled_now, choice.predicted},
-                op_entry.launcher->uses_shared_workspace() || scratch == 0 ? workspace
-                                                                           : scratch_of(scratch)};
+    Entry entry =
+        load_entry(op_entry, problem_key, variant, config, cubin,
+                   DispatchInfo{config, rt::to_string(choice.grade), choice.tuned_problem_key,
+                                choice.tuned_device, cubin.compiled_now, choice.predicted});
+    if (call != nullptr && fallback.empty() && choice.grade != rt::DispatchGrade::kExact &&
+        benchmark_candidates > 1 && entry.kernel->serves(call) && !rt::stream_capturing(stream))
+      entry =
+          benchmark(op_entry, problem_key, variant, max_workspace, std::move(entry), call, stream);
     ++stats.kernels_by_grade[entry.info.grade];
-    ++(cubin.compiled_now ? stats.cubins_compiled : stats.cubins_from_database);
-    logger().debug("dispatch {} -> {} grade={} compiled={}", problem_key, config, entry.info.grade,
-                   entry.info.compiled_now);
+    logger().debug("dispatch {} -> {} grade={} compiled={}", problem_key, entry.info.config_key,
+                   entry.info.grade, entry.info.compiled_now);
     return entries.emplace(cache_key, std::move(entry)).first->second;
   }
 
@@ -221,13 +301,15 @@ struct Runtime::Impl {
     return it == entries.end() ? nullptr : &it->second;
   }
 
-  // The kept kernel of (problem, variant), resolved on a miss; with `unserved` (a kept kernel
-  // that cannot serve a call), the op's fallback kernel instead, kept beside it and logged once.
+  // The kept kernel of (problem, variant), resolved on a miss (benchmark mode timing on `call`
+  // when given); with `unserved` (a kept kernel that cannot serve a call), the op's fallback
+  // kernel instead, kept beside it and logged once.
   const Entry& lookup(const OpEntry& op, const std::string& problem_key, std::string_view variant,
-                      const Entry* unserved = nullptr) {
+                      const Entry* unserved = nullptr, const void* call = nullptr,
+                      CUstream stream = nullptr) {
     const std::string cache_key = cache_key_of(problem_key, variant, unserved != nullptr);
     if (const Entry* entry = kept(cache_key)) return *entry;
-    if (unserved == nullptr) return resolve(op, problem_key, variant, cache_key);
+    if (unserved == nullptr) return resolve(op, problem_key, variant, cache_key, {}, call, stream);
     const std::string config = op.launcher->fallback_config(problem_key, device);
     if (config.empty())
       throw Error(ErrorKind::kInternal,
@@ -248,7 +330,7 @@ struct Runtime::Impl {
       entry->kernel->check_call(call);
     } else {
       op.launcher->check_call(problem_key, call);
-      entry = &lookup(op, problem_key, variant);
+      entry = &lookup(op, problem_key, variant, nullptr, call, static_cast<CUstream>(stream));
     }
     if (!entry->kernel->serves(call)) entry = &lookup(op, problem_key, variant, entry);
     rt::ScopedCurrent current(context.context());

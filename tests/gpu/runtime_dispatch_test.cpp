@@ -1,6 +1,7 @@
 // The user's path on the GPU: a two-candidate tune writes the database, the runtime reopens it,
 // dispatches the winner from its stored cubin (no NVRTC), computes the right answer, works
-// inside CUDA graph capture, and the C ABI reports bad arguments as errors.
+// inside CUDA graph capture, and the C ABI reports bad arguments as errors; benchmark mode times
+// an untuned shape's first call.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -110,6 +111,63 @@ TEST_F(RuntimeDispatch, TwoCandidateTuneRoundTripsThroughDatabaseAndRuntime) {
     const DispatchInfo other_info = runtime->prepare_gemm(other);
     EXPECT_NE(other_info.grade, "exact");
   }
+  rt::driver().stream_destroy(stream);
+}
+
+// Benchmark mode: an untuned shape's first call times the chain's first configs on its own
+// tensors and serves the fastest, with the right answer; prepare (no tensors) and a first call
+// inside stream capture (nothing may wait for a capturing stream) are served from the chain.
+TEST_F(RuntimeDispatch, BenchmarkModeTimesAnUntunedShapesFirstCall) {
+  RuntimeOptions ro;
+  ro.database_path = temp_db("benchmark");
+  ro.benchmark_candidates = 4;
+  auto runtime = Runtime::open(ro);
+  rt::ModuleCache modules;
+  CUstream stream = nullptr;
+  ASSERT_EQ(rt::driver().stream_create(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  const auto seed = [] {
+    return std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count());
+  };
+  GemmProblem p;
+  parse_gemm_shape("999x1536x520", p);
+  {
+    tune::GemmWorkload work(p, device_, nullptr, modules, stream, seed(), 0);
+    work.poison_output();
+    runtime->gemm(p, work.a(), work.b(), work.c(), stream);
+    const tune::OutputCheck check = work.check_output();
+    EXPECT_TRUE(check.passed) << check.detail;
+  }
+  const DispatchInfo info = runtime->prepare_gemm(p);
+  EXPECT_EQ(info.grade, "benchmarked");
+  EXPECT_GE(info.configs_timed, 2);
+  EXPECT_LE(info.configs_timed, 4);
+  EXPECT_FALSE(info.predicted);
+  EXPECT_EQ(runtime->stats().kernels_by_grade["benchmarked"], 1);
+
+  GemmProblem prepared = p;
+  prepared.m = 1001;
+  EXPECT_NE(runtime->prepare_gemm(prepared).grade, "benchmarked");
+
+  GemmProblem captured = p;
+  captured.m = 777;
+  {
+    tune::GemmWorkload work(captured, device_, nullptr, modules, stream, seed(), 0);
+    work.poison_output();
+    const rt::CudaDriver& d = rt::driver();
+    ASSERT_EQ(d.stream_synchronize(stream), CUDA_SUCCESS);
+    ASSERT_EQ(d.stream_begin_capture(stream, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
+    runtime->gemm(captured, work.a(), work.b(), work.c(), stream);
+    CUgraph graph = nullptr;
+    ASSERT_EQ(d.stream_end_capture(stream, &graph), CUDA_SUCCESS);
+    CUgraphExec exec = nullptr;
+    ASSERT_EQ(d.graph_instantiate(&exec, graph, 0), CUDA_SUCCESS);
+    ASSERT_EQ(d.graph_launch(exec, stream), CUDA_SUCCESS);
+    const tune::OutputCheck replay = work.check_output();
+    EXPECT_TRUE(replay.passed) << replay.detail;
+    d.graph_exec_destroy(exec);
+    d.graph_destroy(graph);
+  }
+  EXPECT_NE(runtime->prepare_gemm(captured).grade, "benchmarked");
   rt::driver().stream_destroy(stream);
 }
 

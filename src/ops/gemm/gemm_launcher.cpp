@@ -21,8 +21,28 @@ class GemmOpKernel final : public rt::OpKernel {
     const auto& g = *static_cast<const GemmCall*>(call);
     check_gemm_call(kernel_.problem(), g.a, g.b, g.c);
   }
+  // C, where it overlaps A or B.
+  std::size_t timing_scratch_bytes(const void* call) const override {
+    return c_overlaps_operand(*static_cast<const GemmCall*>(call)) ? c_bytes() : 0;
+  }
+  std::shared_ptr<const void> timing_call(const void* call, CUdeviceptr scratch) const override {
+    auto timing = std::make_shared<GemmCall>(*static_cast<const GemmCall*>(call));
+    if (c_overlaps_operand(*timing)) timing->c = reinterpret_cast<void*>(scratch);
+    return timing;
+  }
 
  private:
+  std::size_t c_bytes() const {
+    const GemmProblem& p = kernel_.problem();
+    return std::size_t(p.m * p.n) * std::size_t(size_bytes(p.out_dtype));
+  }
+  bool c_overlaps_operand(const GemmCall& g) const {
+    const GemmProblem& p = kernel_.problem();
+    const std::size_t in = std::size_t(size_bytes(p.in_dtype));
+    return rt::overlaps(g.c, c_bytes(), g.a, std::size_t(p.m * p.k) * in) ||
+           rt::overlaps(g.c, c_bytes(), g.b, std::size_t(p.k * p.n) * in);
+  }
+
   rt::GemmKernel kernel_;
 };
 

@@ -71,8 +71,36 @@ class RmsnormKernel final : public rt::OpKernel {
     return rt::launch_with_plan(function_, plan_, args, stream);
   }
   void check_call(const void* call) const override { check_rmsnorm_call(problem_, call); }
+  // y and the sum, where they overlap x, the weights or the residual (the sum written in place).
+  std::size_t timing_scratch_bytes(const void* call) const override {
+    const auto& t = *static_cast<const RmsnormTensors*>(call);
+    return (overlaps_input(t, t.y) ? tensor_bytes() : 0) +
+           (problem_.residual && overlaps_input(t, t.residual_out) ? tensor_bytes() : 0);
+  }
+  std::shared_ptr<const void> timing_call(const void* call, CUdeviceptr scratch) const override {
+    auto timing = std::make_shared<RmsnormTensors>(*static_cast<const RmsnormTensors*>(call));
+    char* next = reinterpret_cast<char*>(scratch);
+    for (void** out : {&timing->y, &timing->residual_out}) {
+      if (*out == nullptr || !overlaps_input(*timing, *out)) continue;
+      *out = next;
+      next += tensor_bytes();
+    }
+    return timing;
+  }
 
  private:
+  std::size_t tensor_bytes() const {
+    return std::size_t(problem_.rows * problem_.hidden) * std::size_t(size_bytes(problem_.dtype));
+  }
+  // Whether the rows x hidden tensor at `out` shares a byte with x, the weights or the residual.
+  bool overlaps_input(const RmsnormTensors& t, const void* out) const {
+    const std::size_t weights =
+        std::size_t(problem_.hidden) * std::size_t(size_bytes(problem_.dtype));
+    return rt::overlaps(out, tensor_bytes(), t.x, tensor_bytes()) ||
+           rt::overlaps(out, tensor_bytes(), t.weight, weights) ||
+           (problem_.residual && rt::overlaps(out, tensor_bytes(), t.residual, tensor_bytes()));
+  }
+
   RmsnormProblem problem_;
   LaunchPlan plan_;
   CUfunction function_ = nullptr;
