@@ -157,8 +157,10 @@ typedef struct kt_dispatch_info {
 kt_status kt_prepare(kt_runtime* runtime, const char* problem_key, const char* variant,
                      kt_dispatch_info* out);
 
-/* What a runtime has served since it was opened: kernels resolved per grade, where their cubins
- * came from, problems record mode appended, and whether this process loaded NVRTC. */
+/* What a runtime has served since it was opened: kernels resolved per grade (benchmark mode's
+ * "benchmarked" ones are not among these fields, which 0.1.0 fixed: kt_prepare tells a problem's
+ * grade), where their cubins came from, problems record mode appended, and whether this process
+ * loaded NVRTC. */
 typedef struct kt_runtime_stats {
   int64_t exact, same_model, same_cc, nearest_shape, predicted, model_default, fallback;
   int64_t cubins_from_database; /* kernels loaded from cubins the database held */
