@@ -34,6 +34,7 @@ struct BenchCliOptions {
   std::string csv;
   bool dispatch_overhead = false;
   bool json = false;
+  int benchmark = -1;  // RuntimeOptions::benchmark_candidates
 };
 
 // Throws unless rows can go to `path`: a new file, or one that starts with kBenchCsvHeader, so rows
@@ -104,6 +105,7 @@ void run(const BenchCliOptions& o) {
   RuntimeOptions ro;
   ro.database_path = resolve_database_path(o.db);
   ro.read_only = true;
+  ro.benchmark_candidates = o.benchmark;
   auto runtime = Runtime::open(ro);
   if (o.dispatch_overhead) return run_dispatch_overhead(*runtime, keys, ro.database_path, o.json);
 
@@ -194,6 +196,12 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--csv", o->csv,
                   "Append one CSV row per problem to this file (a new file, or one this command "
                   "wrote; any other existing file is refused)");
+  cmd->add_option("--benchmark", o->benchmark,
+                  "Benchmark mode (as cudnn.benchmark): a shape with no measured winner on this "
+                  "GPU times this many of its dispatch choices on its first call and is served "
+                  "the fastest (grade benchmarked); 0: off (default: $KERNTUNE_BENCHMARK, else "
+                  "off)")
+      ->check(CLI::Range(0, 64));
   cmd->add_flag("--dispatch-overhead", o->dispatch_overhead,
                 "Measure the host cost of the runtime's launch on a hit versus a raw "
                 "cuLaunchKernel (gemm)");
