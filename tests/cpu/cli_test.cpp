@@ -503,6 +503,13 @@ TEST_F(Cli, BenchRefusesToAppendToAFileItDidNotWrite) {
   std::filesystem::remove(path);
 }
 
+TEST_F(Cli, BenchTakesABenchmarkCountFromZeroTo64) {
+  const Result r = run("bench --shape 64x64x64 --benchmark 65");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "--benchmark") && contains(r.output, "65")) << r.output;
+  EXPECT_TRUE(contains(run("bench --help").output, "cudnn.benchmark"));
+}
+
 TEST_F(Cli, BenchWithoutAGpuFailsSayingSo) {
   const Result r = run("bench --shape 64x64x64");
   EXPECT_NE(r.status, 0) << r.output;
