@@ -1,7 +1,7 @@
 # Install rules and the CMake package. `cmake --install build --prefix P` lays out:
 #   P/bin/kerntune                      the CLI (layers linked statically: needs no lib at all)
-#   P/lib/libkerntune.so.0.1.0          the embeddable runtime: C ABI (kerntune.h) + kt::Runtime,
-#   P/lib/libkerntune.so{,.0.1}         with its SONAME link and the development link
+#   P/lib/libkerntune.so.0.2.0          the embeddable runtime: C ABI (kerntune.h) + kt::Runtime,
+#   P/lib/libkerntune.so{,.0.2}         with its SONAME link and the development link
 #   P/include/kerntune/...              kerntune.h, kerntune.hpp and the core/ headers they include
 #   P/lib/python/kerntune/              the Python package (PYTHONPATH=P/lib/python)
 #   P/lib/cmake/kerntune/               find_package(kerntune CONFIG) -> kerntune::kerntune
@@ -71,8 +71,8 @@ target_include_directories(kerntune_runtime INTERFACE
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/kerntune>)
 target_compile_features(kerntune_runtime INTERFACE cxx_std_20)  # kerntune.hpp uses C++20
-# A versioned SONAME: libkerntune.so -> libkerntune.so.0.1 (the SONAME, NEEDED by what links it)
-# -> libkerntune.so.0.1.0 (the file). While the major version is 0 the SONAME carries the minor
+# A versioned SONAME: libkerntune.so -> libkerntune.so.0.2 (the SONAME, NEEDED by what links it)
+# -> libkerntune.so.0.2.0 (the file). While the major version is 0 the SONAME carries the minor
 # version too, since a 0.x minor version may break the ABI (as the CMake package's
 # SameMinorVersion says). python/kerntune/_ffi.py knows these names (the package test checks
 # them against the built library) and also finds the file alone, where a copy dropped the links.

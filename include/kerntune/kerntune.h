@@ -37,8 +37,7 @@ kt_status kt_runtime_open(const char* database_path, int read_only, kt_runtime**
 kt_status kt_runtime_open_device(const char* database_path, int read_only, int device_ordinal,
                                  kt_runtime** out);
 /* kt_runtime_open with every option: zero the struct, set struct_size to
- * sizeof(kt_runtime_options), then the fields wanted. The library also takes the struct of 0.1.0,
- * which ends before benchmark_candidates (offsetof that field), as leaving the new fields zero. */
+ * sizeof(kt_runtime_options), then the fields wanted. */
 typedef struct kt_runtime_options {
   uint32_t struct_size;      /* sizeof(kt_runtime_options) */
   const char* database_path; /* NULL: the default, as kt_runtime_open */
@@ -157,12 +156,11 @@ typedef struct kt_dispatch_info {
 kt_status kt_prepare(kt_runtime* runtime, const char* problem_key, const char* variant,
                      kt_dispatch_info* out);
 
-/* What a runtime has served since it was opened: kernels resolved per grade (benchmark mode's
- * "benchmarked" ones are not among these fields, which 0.1.0 fixed: kt_prepare tells a problem's
- * grade), where their cubins came from, problems record mode appended, and whether this process
- * loaded NVRTC. */
+/* What a runtime has served since it was opened: kernels resolved per grade, where their cubins
+ * came from, problems record mode appended, and whether this process loaded NVRTC. */
 typedef struct kt_runtime_stats {
-  int64_t exact, same_model, same_cc, nearest_shape, predicted, model_default, fallback;
+  int64_t exact, benchmarked, same_model, same_cc, nearest_shape, predicted, model_default,
+      fallback;
   int64_t cubins_from_database; /* kernels loaded from cubins the database held */
   int64_t cubins_compiled;      /* kernels NVRTC compiled for this runtime */
   int64_t problems_recorded;    /* problem lines record mode appended */

@@ -68,8 +68,8 @@ class RuntimeOptions(ctypes.Structure):
     ]
 
 
-STATS_GRADES = ("exact", "same_model", "same_cc", "nearest_shape", "predicted", "model_default",
-                "fallback")
+STATS_GRADES = ("exact", "benchmarked", "same_model", "same_cc", "nearest_shape", "predicted",
+                "model_default", "fallback")
 
 
 class RuntimeStats(ctypes.Structure):
@@ -82,7 +82,7 @@ class RuntimeStats(ctypes.Structure):
 # The library's version and its SONAME, as cmake/install.cmake names them (the package test
 # checks both against the built library): the SONAME carries major.minor while the major
 # version is 0.
-LIBRARY_VERSION = "0.1.0"
+LIBRARY_VERSION = "0.2.0"
 SONAME = "libkerntune.so." + ".".join(LIBRARY_VERSION.split(".")[:2])
 # The names of the library in a directory: the development link (and the bundled copy's name),
 # the SONAME (all a runtime-only install has), the file itself (a copy that dropped the links).

@@ -27,12 +27,8 @@ def main():
     status = lib.kt_runtime_open_options(ctypes.byref(options), ctypes.byref(handle))
     if os.environ.get("KERNTUNE_CUDA_DRIVER", "").startswith("/nonexistent"):
         assert status == 6 and b"driver" in lib.kt_last_error(), lib.kt_last_error()
-    # The struct of 0.1.0, which ends before benchmark_candidates, is still taken.
-    options.struct_size = _ffi.RuntimeOptions.benchmark_candidates.offset
-    status = lib.kt_runtime_open_options(ctypes.byref(options), ctypes.byref(handle))
-    assert b"struct_size" not in lib.kt_last_error(), lib.kt_last_error()
     assert ctypes.sizeof(_ffi.RuntimeOptions) == 4 + 4 + 8 + 4 + 4 + 8 + 4 + 4
-    assert ctypes.sizeof(_ffi.RuntimeStats) == 10 * 8 + 8
+    assert ctypes.sizeof(_ffi.RuntimeStats) == 11 * 8 + 8
     stats = _ffi.RuntimeStats()
     status = lib.kt_runtime_get_stats(None, ctypes.byref(stats))
     assert status == 1 and b"runtime is NULL" in lib.kt_last_error(), lib.kt_last_error()

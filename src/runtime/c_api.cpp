@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -141,9 +140,7 @@ kt_status kt_runtime_open_options(const kt_runtime_options* options, kt_runtime*
     if (out == nullptr) kt::throw_invalid("kt_runtime_open: out is NULL");
     *out = nullptr;
     if (options == nullptr) kt::throw_invalid("kt_runtime_open_options: options is NULL");
-    // 0.1.0's struct ended before benchmark_candidates.
-    constexpr std::size_t kFirstSize = offsetof(kt_runtime_options, benchmark_candidates);
-    if (options->struct_size != sizeof(kt_runtime_options) && options->struct_size != kFirstSize)
+    if (options->struct_size != sizeof(kt_runtime_options))
       kt::throw_invalid(fmt::format(
           "kt_runtime_open_options: struct_size is {}, this library's kt_runtime_options has {} "
           "bytes (set it to sizeof(kt_runtime_options) from the header this library came with)",
@@ -157,9 +154,8 @@ kt_status kt_runtime_open_options(const kt_runtime_options* options, kt_runtime*
     o.read_only = options->read_only != 0;
     o.device_ordinal = options->device_ordinal;
     if (options->record_path != nullptr) o.record_path = options->record_path;
-    const int benchmark =
-        options->struct_size == sizeof(kt_runtime_options) ? options->benchmark_candidates : 0;
-    o.benchmark_candidates = benchmark == 0 ? -1 : std::max(benchmark, 0);
+    o.benchmark_candidates =
+        options->benchmark_candidates == 0 ? -1 : std::max(options->benchmark_candidates, 0);
     auto handle = std::make_unique<kt_runtime>();
     handle->runtime = kt::Runtime::open(o);
     *out = handle.release();
@@ -290,6 +286,7 @@ kt_status kt_runtime_get_stats(kt_runtime* runtime, kt_runtime_stats* out) {
     };
     *out = kt_runtime_stats{};
     out->exact = count("exact");
+    out->benchmarked = count("benchmarked");
     out->same_model = count("same-model");
     out->same_cc = count("same-cc");
     out->nearest_shape = count("nearest-shape");
