@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <unordered_set>
 
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -370,6 +371,19 @@ std::vector<DispatchChoice> ranked_choices(const cache::Database* db, const OpSp
   for (std::string& config :
        model_ranked_configs(op, problem_key, device, max_workspace, model_tries))
     out.push_back({std::move(config), DispatchGrade::kModelDefault, "", true});
+  return out;
+}
+
+std::vector<DispatchChoice> benchmark_choices(const cache::Database* db, const OpSpec& op,
+                                              const std::string& problem_key,
+                                              const DeviceDesc& device, std::int64_t max_workspace,
+                                              std::size_t count) {
+  std::vector<DispatchChoice> out;
+  std::unordered_set<std::string> seen;
+  for (DispatchChoice& c : ranked_choices(db, op, problem_key, device, max_workspace, count)) {
+    if (out.size() == count) break;
+    if (seen.insert(c.config_key).second) out.push_back(std::move(c));
+  }
   return out;
 }
 

@@ -66,6 +66,13 @@ std::vector<DispatchChoice> leading_choices(const cache::Database* db, const OpS
                                             const DeviceDesc& device,
                                             std::int64_t max_workspace_bytes);
 
+// Benchmark mode's candidates (RuntimeOptions::benchmark_candidates): the first `count` distinct
+// configs of ranked_choices with the model's first `count` at its end, best first.
+std::vector<DispatchChoice> benchmark_choices(const cache::Database* db, const OpSpec& op,
+                                              const std::string& problem_key,
+                                              const DeviceDesc& device, std::int64_t max_workspace,
+                                              std::size_t count);
+
 // ranked_choices' first.
 DispatchChoice choose_config(const cache::Database* db, const OpSpec& op,
                              const std::string& problem_key, const DeviceDesc& device,

@@ -173,8 +173,8 @@ struct Runtime::Impl {
     std::unordered_set<std::string> seen{pick.info.config_key};
     candidates.push_back(std::move(pick));
     for (const rt::DispatchChoice& c :
-         rt::ranked_choices(db ? &*db : nullptr, op, problem_key, device, max_workspace,
-                            std::size_t(benchmark_candidates))) {
+         rt::benchmark_choices(db ? &*db : nullptr, op, problem_key, device, max_workspace,
+                               std::size_t(benchmark_candidates))) {
       if (candidates.size() == std::size_t(benchmark_candidates)) break;
       if (!seen.insert(c.config_key).second) continue;
       try {

@@ -30,6 +30,7 @@ struct ExplainOptions {
   std::string profile = "h200";
   std::string db;
   bool json = false;
+  int benchmark = 0;  // list benchmark mode's candidates for this many configs
 };
 
 // One config explained: the given one, or the winner or runner-up (measured or the model's).
@@ -45,6 +46,7 @@ struct ExplainedConfig {
 struct ExplainedDispatch {
   rt::DispatchChoice choice;
   bool cubin_stored = false;  // found by source key, as a machine without NVRTC finds it
+  std::vector<rt::DispatchChoice> benchmark;  // with --benchmark N: the configs it would time
 };
 
 struct ExplainedProblem {
@@ -58,10 +60,13 @@ struct ExplainedProblem {
 // The runtime's dispatch of `p` on `device` from `database` (null: none) with the default
 // workspace (and the scratch the problem cannot run without).
 ExplainedDispatch explain_dispatch(const OpSpec& op, const DeviceDesc& device,
-                                   const cache::Database* database, const std::string& p) {
+                                   const cache::Database* database, const std::string& p,
+                                   int benchmark) {
   ExplainedDispatch d;
-  d.choice = rt::choose_config(database, op, p, device,
-                               rt::workspace_cap_for(op, p, device, std::int64_t(64) << 20));
+  const std::int64_t cap = rt::workspace_cap_for(op, p, device, std::int64_t(64) << 20);
+  d.choice = rt::choose_config(database, op, p, device, cap);
+  if (benchmark > 1 && d.choice.grade != rt::DispatchGrade::kExact)
+    d.benchmark = rt::benchmark_choices(database, op, p, device, cap, std::size_t(benchmark));
   if (database != nullptr) {
     const gen::GeneratedSource source =
         gen::generate(op, p, d.choice.config_key, "", device.arch());
@@ -100,7 +105,7 @@ ExplainedProblem explain_problem(const ExplainOptions& o, const OpSpec& op,
     add("given", o.config, op.predicted_us(p, o.config, device), std::nullopt);
     return e;
   }
-  e.dispatch = explain_dispatch(op, device, database, p);
+  e.dispatch = explain_dispatch(op, device, database, p, o.benchmark);
   const char* roles[] = {"winner", "runner_up"};
   const std::vector<cache::Measurement> measured = database != nullptr
                                                        ? measured_best(op, p, device, *database)
@@ -141,6 +146,10 @@ void print_text(const ExplainOptions& o, const std::vector<ExplainedProblem>& pr
                      : fmt::format(", tuned for {} on {}", c.tuned_problem_key, c.tuned_device),
                  e.dispatch->cubin_stored ? "its cubin is stored"
                                           : "no stored cubin: compiled on first use");
+      if (!e.dispatch->benchmark.empty())
+        fmt::print("benchmark mode would time, on the first call:\n");
+      for (const rt::DispatchChoice& b : e.dispatch->benchmark)
+        fmt::print("  {} ({})\n", b.config_key, rt::to_string(b.grade));
     }
   }
 }
@@ -151,7 +160,8 @@ void print_text(const ExplainOptions& o, const std::vector<ExplainedProblem>& pr
 // "model", "configs": [{"role": "given" | "winner" | "runner_up", "config", "predicted_us",
 // "measured_us" (null unless measured), "explanation" (the text's lines, one string)}],
 // "dispatch": {"grade", "config", "tuned_problem", "tuned_device" (null for the model's pick),
-// "cubin_stored"} (null with --config)}]}.
+// "cubin_stored", "benchmark": [{"config", "grade"}] (with --benchmark N and no exact winner: the
+// configs benchmark mode would time; else empty)} (null with --config)}]}.
 void print_json(const ExplainOptions& o, const DeviceDesc& device, const std::string& database,
                 const std::string& database_error, const std::vector<ExplainedProblem>& problems) {
   std::vector<std::string> items;
@@ -166,13 +176,18 @@ void print_json(const ExplainOptions& o, const DeviceDesc& device, const std::st
     std::string dispatch = "null";
     if (e.dispatch) {
       const rt::DispatchChoice& c = e.dispatch->choice;
+      std::vector<std::string> benchmark;
+      for (const rt::DispatchChoice& b : e.dispatch->benchmark)
+        benchmark.push_back(fmt::format("{{\"config\": {}, \"grade\": {}}}",
+                                        json_string(b.config_key),
+                                        json_string(rt::to_string(b.grade))));
       dispatch = fmt::format(
           "{{\"grade\": {}, \"config\": {}, \"tuned_problem\": {}, \"tuned_device\": {}, "
-          "\"cubin_stored\": {}}}",
+          "\"cubin_stored\": {}, \"benchmark\": [{}]}}",
           json_string(rt::to_string(c.grade)), json_string(c.config_key),
           c.tuned_problem_key.empty() ? "null" : json_string(c.tuned_problem_key),
           c.tuned_device.empty() ? "null" : json_string(c.tuned_device),
-          e.dispatch->cubin_stored ? "true" : "false");
+          e.dispatch->cubin_stored ? "true" : "false", fmt::join(benchmark, ", "));
     }
     items.push_back(fmt::format(
         "{{\"problem\": {}, \"gflop\": {}, \"min_bytes\": {}, \"flop_per_byte\": {}, "
@@ -227,6 +242,11 @@ void register_explain(CLI::App& app) {
                   "Config key to explain (default: the model's pick and runner-up)");
   add_profile_option(*cmd, o->profile);
   add_database_option(*cmd, o->db);
+  cmd->add_option("--benchmark", o->benchmark,
+                  "List the configs benchmark mode (kerntune bench --benchmark N, "
+                  "$KERNTUNE_BENCHMARK, Runtime(benchmark=N)) would time on the first call of "
+                  "each problem without an exact winner")
+      ->check(CLI::Range(0, 64));
   cmd->add_flag("--json", o->json,
                 "One JSON object: device_profile, device, database, database_error, problems "
                 "[{problem, gflop, min_bytes, "
