@@ -187,6 +187,7 @@ struct Runtime::Impl {
         logger().debug("benchmark {}: {} not timed: {}", problem_key, c.config_key, e.what());
       }
     }
+    if (candidates.size() < 2) return std::move(candidates[0]);  // nothing to choose between
     std::vector<rt::TimedKernel> kernels;
     for (const Entry& e : candidates) kernels.push_back({e.kernel.get(), e.workspace});
     const std::vector<double> us =
