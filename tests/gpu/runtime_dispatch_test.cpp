@@ -30,6 +30,26 @@ std::string temp_db(const char* name) {
 
 using RuntimeDispatch = testing::GpuTest;
 
+// `p` through the runtime captured into a graph on `stream` (in `mode`), the graph launched, and
+// C (poisoned first) checked.
+void capture_and_replay(Runtime& runtime, const GemmProblem& p, tune::GemmWorkload& work,
+                        CUstream stream, CUstreamCaptureMode mode) {
+  work.poison_output();
+  const rt::CudaDriver& d = rt::driver();
+  ASSERT_EQ(d.stream_synchronize(stream), CUDA_SUCCESS);
+  ASSERT_EQ(d.stream_begin_capture(stream, mode), CUDA_SUCCESS);
+  runtime.gemm(p, work.a(), work.b(), work.c(), stream);
+  CUgraph graph = nullptr;
+  ASSERT_EQ(d.stream_end_capture(stream, &graph), CUDA_SUCCESS);
+  CUgraphExec exec = nullptr;
+  ASSERT_EQ(d.graph_instantiate(&exec, graph, 0), CUDA_SUCCESS);
+  ASSERT_EQ(d.graph_launch(exec, stream), CUDA_SUCCESS);
+  const tune::OutputCheck replay = work.check_output();
+  EXPECT_TRUE(replay.passed) << replay.detail;
+  d.graph_exec_destroy(exec);
+  d.graph_destroy(graph);
+}
+
 TEST_F(RuntimeDispatch, TwoCandidateTuneRoundTripsThroughDatabaseAndRuntime) {
   const std::string path = temp_db("roundtrip");
   GemmProblem p;
@@ -90,20 +110,7 @@ TEST_F(RuntimeDispatch, TwoCandidateTuneRoundTripsThroughDatabaseAndRuntime) {
     EXPECT_TRUE(check.passed) << check.detail;
 
     // Graph capture: the prepared shape launches inside capture and replays correctly.
-    work.poison_output();
-    ASSERT_EQ(rt::driver().stream_synchronize(stream), CUDA_SUCCESS);
-    const rt::CudaDriver& d = rt::driver();
-    ASSERT_EQ(d.stream_begin_capture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
-    runtime->gemm(p, work.a(), work.b(), work.c(), stream);
-    CUgraph graph = nullptr;
-    ASSERT_EQ(d.stream_end_capture(stream, &graph), CUDA_SUCCESS);
-    CUgraphExec exec = nullptr;
-    ASSERT_EQ(d.graph_instantiate(&exec, graph, 0), CUDA_SUCCESS);
-    ASSERT_EQ(d.graph_launch(exec, stream), CUDA_SUCCESS);
-    const tune::OutputCheck replay = work.check_output();
-    EXPECT_TRUE(replay.passed) << replay.detail;
-    d.graph_exec_destroy(exec);
-    d.graph_destroy(graph);
+    capture_and_replay(*runtime, p, work, stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
 
     // An untuned shape still dispatches (nearest tuned shape re-scored, or the model).
     GemmProblem other = p;
@@ -152,20 +159,7 @@ TEST_F(RuntimeDispatch, BenchmarkModeTimesAnUntunedShapesFirstCall) {
   captured.m = 777;
   {
     tune::GemmWorkload work(captured, device_, nullptr, modules, stream, seed(), 0);
-    work.poison_output();
-    const rt::CudaDriver& d = rt::driver();
-    ASSERT_EQ(d.stream_synchronize(stream), CUDA_SUCCESS);
-    ASSERT_EQ(d.stream_begin_capture(stream, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
-    runtime->gemm(captured, work.a(), work.b(), work.c(), stream);
-    CUgraph graph = nullptr;
-    ASSERT_EQ(d.stream_end_capture(stream, &graph), CUDA_SUCCESS);
-    CUgraphExec exec = nullptr;
-    ASSERT_EQ(d.graph_instantiate(&exec, graph, 0), CUDA_SUCCESS);
-    ASSERT_EQ(d.graph_launch(exec, stream), CUDA_SUCCESS);
-    const tune::OutputCheck replay = work.check_output();
-    EXPECT_TRUE(replay.passed) << replay.detail;
-    d.graph_exec_destroy(exec);
-    d.graph_destroy(graph);
+    capture_and_replay(*runtime, captured, work, stream, CU_STREAM_CAPTURE_MODE_RELAXED);
   }
   EXPECT_NE(runtime->prepare_gemm(captured).grade, "benchmarked");
   rt::driver().stream_destroy(stream);
