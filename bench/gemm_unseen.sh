@@ -58,11 +58,12 @@ for f in served served_benchmark served_again tuned; do
 done
 served=$out/served.csv
 [ -f "$out/served_again.csv" ] && served=$out/served_again.csv
-if [ -f "$served" ] && [ -f "$out/tuned.csv" ]; then
+for f in "$served" "$out/served_benchmark.csv"; do
+  [ -f "$f" ] && [ -f "$out/tuned.csv" ] || continue
   # Served over tuned, each as its ratio to cuBLASLt in its own run: the acceptance counts shapes
   # served within 5% of the per-shape tune.
-  awk -F, 'FNR == 1 { next } NR == FNR { tuned[$1] = $13; next }
+  awk -F, -v name="$(basename "$f" .csv)" 'FNR == 1 { next } NR == FNR { tuned[$1] = $13; next }
     ($1 in tuned) { r = $13 / tuned[$1]; n++; if (r >= 0.95) ok++; if (min == "" || r < min) { min = r; at = $1 } }
-    END { printf "served / tuned: %d of %d shapes within 5%%, worst %.3f (%s)\n", ok, n, min, at }' \
-    "$out/tuned.csv" "$served"
-fi
+    END { printf "%s / tuned: %d of %d shapes within 5%%, worst %.3f (%s)\n", name, ok, n, min, at }' \
+    "$out/tuned.csv" "$f"
+done
