@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/op_registry.hpp"
 
@@ -84,6 +85,16 @@ void add_problem_options(CLI::App& cmd, ProblemOptions& o) {
   cmd.add_option("--layout", o.layout,
                  "gemm's B layout: nt (B is NxK, a linear layer's weight; the default) or nn (B "
                  "is KxN)");
+}
+
+void add_benchmark_option(CLI::App& cmd, int& count, const std::string& what) {
+  cmd.add_option("--benchmark", count,
+                 what +
+                     " (benchmark mode, as cudnn.benchmark: a problem without a winner "
+                     "measured on this GPU times this many of its dispatch choices on its "
+                     "first call and is served the fastest; $KERNTUNE_BENCHMARK, "
+                     "Runtime(benchmark=N))")
+      ->check(CLI::Range(0, env::kMaxBenchmarkCandidates));
 }
 
 void add_database_option(CLI::App& cmd, std::string& path) {

@@ -36,6 +36,9 @@ struct ProblemOptions {
 
 void add_problem_options(CLI::App& cmd, ProblemOptions& options);
 void add_database_option(CLI::App& cmd, std::string& path);
+// --benchmark N (0 to env::kMaxBenchmarkCandidates): benchmark mode's configs a first call times;
+// `what` says what the command does with it.
+void add_benchmark_option(CLI::App& cmd, int& count, const std::string& what);
 // Returns the option, so that a command can tell a given profile from the default.
 CLI::Option* add_profile_option(CLI::App& cmd, std::string& profile);
 

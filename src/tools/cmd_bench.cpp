@@ -196,12 +196,9 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--csv", o->csv,
                   "Append one CSV row per problem to this file (a new file, or one this command "
                   "wrote; any other existing file is refused)");
-  cmd->add_option("--benchmark", o->benchmark,
-                  "Benchmark mode (as cudnn.benchmark): a shape with no measured winner on this "
-                  "GPU times this many of its dispatch choices on its first call and is served "
-                  "the fastest (grade benchmarked); 0: off (default: $KERNTUNE_BENCHMARK, else "
-                  "off)")
-      ->check(CLI::Range(0, 64));
+  add_benchmark_option(*cmd, o->benchmark,
+                       "Serve each problem in benchmark mode, timing this many configs; 0: off "
+                       "(default: $KERNTUNE_BENCHMARK, else off)");
   cmd->add_flag("--dispatch-overhead", o->dispatch_overhead,
                 "Measure the host cost of the runtime's launch on a hit versus a raw "
                 "cuLaunchKernel (gemm)");

@@ -242,11 +242,9 @@ void register_explain(CLI::App& app) {
                   "Config key to explain (default: the model's pick and runner-up)");
   add_profile_option(*cmd, o->profile);
   add_database_option(*cmd, o->db);
-  cmd->add_option("--benchmark", o->benchmark,
-                  "List the configs benchmark mode (kerntune bench --benchmark N, "
-                  "$KERNTUNE_BENCHMARK, Runtime(benchmark=N)) would time on the first call of "
-                  "each problem without an exact winner")
-      ->check(CLI::Range(0, 64));
+  add_benchmark_option(*cmd, o->benchmark,
+                       "List the configs benchmark mode would time for each problem without an "
+                       "exact winner");
   cmd->add_flag("--json", o->json,
                 "One JSON object: device_profile, device, database, database_error, problems "
                 "[{problem, gflop, min_bytes, "
