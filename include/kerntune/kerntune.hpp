@@ -37,9 +37,9 @@ struct RuntimeOptions {
   // when this device has no measured winner for it, times the first this-many configs of the
   // dispatch chain on the call's own tensors and keeps the fastest for the runtime's life (its
   // grade "benchmarked"; nothing is stored: `kerntune tune` or record mode makes it lasting).
-  // Skipped, and the chain's pick served, for a call whose outputs overlap its inputs, while the
-  // stream is being captured, and by prepare_*(), which has no tensors. Negative:
-  // $KERNTUNE_BENCHMARK, else 0 (off).
+  // Outputs that overlap an input (an in-place residual add) are written to scratch while the
+  // candidates are timed. Skipped, and the chain's pick served, while the stream is being captured
+  // and by prepare_*(), which has no tensors. Negative: $KERNTUNE_BENCHMARK, else 0 (off).
   int benchmark_candidates = -1;
 };
 

@@ -69,8 +69,8 @@ def _benchmark_candidates(benchmark):
 class Runtime:
     """Opens the tuning database (default: $KERNTUNE_DB or ~/.cache/kerntune/kerntune.db) on a
     CUDA device: `device` (an index or a torch.device), else the current one; its tensors must
-    live there. Shapes without a tuned winner dispatch from the nearest tuned shape or the model;
-    nothing is tuned on the fly. With `record` (a path; default $KERNTUNE_RECORD), every problem
+    live there. Shapes without a tuned winner dispatch from the nearest tuned shape or the model,
+    or, with `benchmark`, from the fastest of those choices on their first call. With `record` (a path; default $KERNTUNE_RECORD), every problem
     served without an exact tuned entry is appended to that fleet manifest, which
     `kerntune fleet run --manifest PATH --shard 1/1` tunes. With `benchmark` (as
     torch.backends.cudnn.benchmark: True for 8 configs, or a count), the first call of a problem
