@@ -131,8 +131,8 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
   if (c.raster_group < 1 || c.raster_group > 64) return "raster_group must be in [1, 64]";
   if (c.split_k < 1 || c.split_k > kMaxSplitK)
     return fmt::format("split_k must be in [1, {}]", kMaxSplitK);
-  if (!p.vector_aligned())
-    return "TMA needs 16-byte row strides: K % 8 == 0 (and N % 8 == 0 for nn)";
+  // Rows TMA cannot address (K % 8 != 0, or N % 8 != 0 for nn's B) are read from copies with
+  // 16-byte rows (sm90_padded_operands).
   if (c.cluster != 1 && c.cluster != 2) return "sm90 cluster must be 1 or 2";
   if (c.cluster_n != 1) {
     if (c.cluster_n != 2) return "sm90 cn (CTAs along N sharing A) must be 2";
@@ -355,10 +355,63 @@ bool sm90_bulk_partials(const GemmProblem& p, const GemmConfig& c) {
          sm90_partial_tile_bytes(c) <= ring_bytes(p, c) && sm90_accumulators(c) < 128;
 }
 
-std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c, int num_sms) {
+namespace {
+
+// The workspace before the padded copies: split-K's or stream-K's flags and partial sums.
+std::int64_t reduction_workspace_bytes(const GemmProblem& p, const GemmConfig& c, int num_sms) {
   if (c.stream_k)
     return kGemmFlagRegionBytes + std::int64_t(std::max(num_sms, 1)) * sm90_partial_tile_bytes(c);
   return c.split_k > 1 && c.cluster_k == 1 ? kGemmFlagRegionBytes + splitk_partial_bytes(p, c) : 0;
+}
+
+// Past the flag region even without split-K: a workspace serves every kernel of a runtime, and
+// the flags must stay as the split-K kernels left them (clear_gemm_workspace_flags).
+std::int64_t padding_start(const GemmProblem& p, const GemmConfig& c, int num_sms) {
+  return std::max<std::int64_t>(reduction_workspace_bytes(p, c, num_sms), kGemmFlagRegionBytes);
+}
+
+std::int64_t aligned_256(std::int64_t bytes) { return ceil_div(bytes, std::int64_t(256)) * 256; }
+
+}  // namespace
+
+std::int64_t GemmPaddedOperand::bytes(const GemmProblem& p) const {
+  return rows * dst_ld * size_bytes(p.in_dtype);
+}
+
+std::vector<GemmPaddedOperand> sm90_padded_operands(const GemmProblem& p, const GemmConfig& c,
+                                                    int num_sms) {
+  std::vector<GemmPaddedOperand> out;
+  if (c.family != GemmFamily::kSm90) return out;
+  std::int64_t offset = padding_start(p, c, num_sms);
+  auto add = [&](char operand, std::int64_t rows, std::int64_t cols) {
+    GemmPaddedOperand o;
+    o.operand = operand;
+    o.rows = rows;
+    o.cols = cols;
+    o.src_ld = cols;
+    o.dst_ld = ceil_div(cols, std::int64_t(8)) * 8;
+    o.offset = aligned_256(offset);
+    // A warp a row, 8 rows a CTA; the warps stride over the rest.
+    constexpr std::int64_t kThreads = 256, kRowsPerCta = kThreads / 32, kMaxCtas = 4096;
+    o.launch.grid = {std::uint32_t(std::min(ceil_div(rows, kRowsPerCta), kMaxCtas)), 1, 1};
+    o.launch.block = {std::uint32_t(kThreads), 1, 1};
+    offset = o.offset + o.bytes(p);
+    out.push_back(o);
+  };
+  if (!p.a_vector_aligned()) add('A', p.m, p.k);  // M x K
+  if (!p.b_vector_aligned()) {
+    if (p.layout == Layout::kNT)
+      add('B', p.n, p.k);  // N x K
+    else
+      add('B', p.k, p.n);  // K x N
+  }
+  return out;
+}
+
+std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c, int num_sms) {
+  const std::vector<GemmPaddedOperand> pads = sm90_padded_operands(p, c, num_sms);
+  if (pads.empty()) return reduction_workspace_bytes(p, c, num_sms);
+  return pads.back().offset + pads.back().bytes(p);
 }
 
 StreamKRegion stream_k_region(const GemmProblem& p, const GemmConfig& c, std::int64_t ctas) {
@@ -461,6 +514,7 @@ GemmLaunch plan_launch(const GemmProblem& p, const GemmConfig& c, int num_sms) {
   launch.main.block = {std::uint32_t(c.num_threads()), 1, 1};
   launch.main.smem_bytes = std::uint32_t(smem_bytes(p, c));
   launch.workspace_bytes = workspace_bytes(p, c, num_sms);
+  launch.pads = sm90_padded_operands(p, c, num_sms);
   // sm90 split-K sums its partial sums inside the main kernel (gemm_sm90.cuh).
   if (c.split_k > 1 && c.family != GemmFamily::kSm90) {
     constexpr std::uint32_t kReduceThreads = 256, kPairsPerThread = 2;
@@ -489,6 +543,8 @@ std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
       device_type_name(p.out_dtype), c.tile_m, c.tile_n, c.tile_k, c.warp_m, c.warp_n, c.stages, nt,
       p.a_vector_aligned() ? "true" : "false", p.b_vector_aligned() ? "true" : "false", split);
 }
+
+std::string gemm_pad_expression() { return "kt::gemm_pad_rows"; }
 
 std::string gemm_reduce_expression(const GemmProblem& p) {
   return fmt::format("kt::gemm_splitk_reduce<{}>", device_type_name(p.out_dtype));

@@ -168,6 +168,21 @@ std::int64_t k_per_split(const GemmProblem& p, const GemmConfig& c);
 inline constexpr std::int64_t kGemmFlagRegionBytes = 64 * 1024;
 // num_sms sizes sm90 stream-K's slots (one partial tile per CTA of the grid); others ignore it.
 std::int64_t workspace_bytes(const GemmProblem& p, const GemmConfig& c, int num_sms);
+// An operand the sm90 family reads from a copy with 16-byte rows (TMA needs 16-byte row strides):
+// `operand` ('A' or 'B'), its `rows` of `cols` elements, `src_ld` apart in the caller's tensor
+// and dst_ld (a multiple of 8) apart in the copy, `offset` bytes into the workspace; `launch`
+// runs gemm_pad_rows over it before the main kernel.
+struct GemmPaddedOperand {
+  char operand = 'A';
+  std::int64_t rows = 0, cols = 0, src_ld = 0, dst_ld = 0, offset = 0;
+  LaunchPlan launch;
+  std::int64_t bytes(const GemmProblem& p) const;  // the copy's
+};
+// The sm90 family's padded operands, A first: A when K % 8 != 0, B when its rows are not 16-byte
+// aligned (nt: K % 8 != 0, nn: N % 8 != 0); in the workspace after split-K's or stream-K's flags
+// and partial sums, never over the flag region. Empty for the other families.
+std::vector<GemmPaddedOperand> sm90_padded_operands(const GemmProblem& p, const GemmConfig& c,
+                                                    int num_sms);
 // The FP32 partial sums alone: sm80 and small-M, split_k slices of M x N; sm90, one tile slot per
 // (tile, split), split_k x tiles x tile_m x tile_n (the serial reducer leaves the last split's
 // slots unused; the distributed mode, which a launch picks when every unit has a CTA, writes
@@ -207,6 +222,9 @@ std::optional<std::string> validate(const GemmProblem& p, const GemmConfig& c,
 struct GemmLaunch {
   LaunchPlan main;
   std::optional<LaunchPlan> reduce;  // split-K of the sm80 and small-M families only
+  // sm90 on operands whose rows are not 16-byte aligned: the copies the main kernel's TMA loads
+  // read, made first (sm90_padded_operands).
+  std::vector<GemmPaddedOperand> pads;
   std::int64_t workspace_bytes = 0;
 };
 // num_sms: the device's SM count. The persistent sm90 family launches min(work units, num_sms)
@@ -238,6 +256,8 @@ bool sm90_slabs_swizzled(const GemmProblem& p, const GemmConfig& c);
 std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c);
 // The split-K reduce kernel of the sm80 and small-M families.
 std::string gemm_reduce_expression(const GemmProblem& p);
+// The name of the kernel that pads an operand's rows (sm90_padded_operands): "kt::gemm_pad_rows".
+std::string gemm_pad_expression();
 
 // Every config of `domains` that validate() accepts for (problem, device), in key order.
 // Dominated points are dropped: tiles more than twice the padded problem and split-K where

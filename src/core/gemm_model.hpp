@@ -35,6 +35,8 @@ struct GemmEstimate {
                                // reduce launch; sm90, the last wave's in-kernel reduction
                                // (partial-tile loads) and C store, cluster split-K's exchanges,
                                // stream-K's fix-up: work no operand stream hides
+  double pad_us = 0;           // sm90 on unaligned rows: the padded copies and their launches,
+                               // before the main kernel (sm90_padded_operands)
   double overlap_us = 0;       // the part of the smaller of compute and memory that does not
                                // hide under the larger
   double launch_us = 0;        // the launch, and sm90's prologue before its first load
@@ -47,7 +49,8 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
                       int regs_per_thread = 0);
 
 // What every family's estimate ends with: overlap_us, predicted_us (the larger of compute and
-// memory, the overlap, the split-K reduction and launch_us) and predicted_tflops.
+// memory, the overlap, the split-K reduction, the padded copies and launch_us) and
+// predicted_tflops.
 void finish_estimate(const GemmProblem& p, GemmEstimate& e, double launch_us);
 
 // What every family's estimate starts from: tiles, CTAs (tiles × splits), threads, registers

@@ -40,7 +40,9 @@ inline constexpr int kBenchmarkProtocolVersion = 5;
 // 18: sm90 swap-AB for nn too: the caller's K x N B as an M-major A (wgmma's A transpose bit).
 // 19: sm90 split-K's striped sums (distributed, cluster) load every split, the unit's own too,
 //     in run-time loops (sum_quads): NVRTC compiles a split-K kernel in about half the time.
-inline constexpr int kGemmTemplateVersion = 19;
+// 20: sm90 serves rows TMA cannot address (K % 8 != 0, nn's N % 8 != 0) from copies padded to
+//     16-byte rows (gemm_pad_rows).
+inline constexpr int kGemmTemplateVersion = 20;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 // 5: fa3's stage ring shared with the GEMM (common/stage_ring.cuh): its instruction order moves.

@@ -82,4 +82,15 @@ struct SplitKReduceParams {
   int reserved;
 };
 
+// gemm_pad_rows: a rows x cols matrix of 2-byte elements copied from `src` (leading dimension
+// src_ld, any) to `dst` (leading dimension dst_ld, a multiple of 8: 16-byte rows).
+struct GemmPadParams {
+  const void* src;
+  void* dst;
+  long long src_ld;  // in elements
+  long long dst_ld;
+  int rows;
+  int cols;
+};
+
 }  // namespace kt

@@ -142,20 +142,32 @@ TEST_F(Cli, ExplainShowsADecodeStepsFirstDramRoundTrip) {
   EXPECT_TRUE(contains(r.output, "incl. 1.0 first DRAM round trip")) << r.output;
 }
 
-// Operands whose rows are not 16-byte aligned leave only element-by-element loads: explain says
-// which operand and what to change, and says nothing of it for aligned ones.
+// Operands whose rows are not 16-byte aligned: the sm80 family loads them element by element
+// (explain says which operand and what to change), the sm90 family reads padded copies (explain
+// says which and how long their rows become); nothing of it for aligned ones.
 TEST_F(Cli, ExplainNamesUnalignedOperandsAndWhatToChange) {
-  const Result nn = run("explain --shape 108x124x32768 --layout nn");
+  const Result nn =
+      run("explain --shape 108x124x32768 --layout nn --config "
+          "sm80.bm64.bn64.bk64.wm16.wn32.s5.g1.sk64");
   ASSERT_EQ(nn.status, 0) << nn.output;
   EXPECT_TRUE(contains(nn.output, "rows of B (nn with N % 8 != 0) are not 16-byte aligned"))
       << nn.output;
   EXPECT_TRUE(contains(nn.output, "store B as N x K (--layout nt)")) << nn.output;
-  const Result k = run("explain --shape 100x128x777");
+  const Result k =
+      run("explain --shape 100x128x777 --config sm80.bm64.bn64.bk64.wm32.wn32.s4.g8.sk1");
   ASSERT_EQ(k.status, 0) << k.output;
   EXPECT_TRUE(contains(k.output, "rows of A and B (K % 8 != 0)")) << k.output;
+  const Result padded =
+      run("explain --shape 100x128x777 --config sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk1");
+  ASSERT_EQ(padded.status, 0) << padded.output;
+  EXPECT_TRUE(contains(padded.output, "A's rows of 777 elements are not 16-byte aligned: copied"))
+      << padded.output;
+  EXPECT_TRUE(contains(padded.output, "as rows of 784")) << padded.output;
+  EXPECT_TRUE(contains(padded.output, "+ padded copies")) << padded.output;
   const Result aligned = run("explain --shape 108x128x32768 --layout nn");
   ASSERT_EQ(aligned.status, 0) << aligned.output;
   EXPECT_FALSE(contains(aligned.output, "element by element")) << aligned.output;
+  EXPECT_FALSE(contains(aligned.output, "padded")) << aligned.output;
 }
 
 TEST_F(Cli, ExplainAttentionCountsCtasAsBatchTimesHeadsTimesQueryBlocks) {

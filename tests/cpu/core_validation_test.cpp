@@ -188,16 +188,58 @@ TEST(ValidateSm90Config, SplitKThroughL2AddsTheStripeBarriers) {
             ring + 5 * 16 + 1024);
 }
 
-TEST(ValidateSm90Config, NeedsSixteenByteRowStridesForTma) {
+TEST(ValidateSm90Config, TakesAnyRowLength) {
   const kt::DeviceDesc& h200 = kt::device_profile("h200");
   const kt::GemmConfig c = sm90_config(128, 128, 4, 2);
   // K = 8 is the smallest K with 16-byte rows; ragged M and N need nothing.
   EXPECT_FALSE(kt::validate(problem(1, 8, 8), c, h200).has_value());
   EXPECT_FALSE(kt::validate(problem(127, 129, 72), c, h200).has_value());
-  expect_rejected(problem(128, 128, 100), c, h200, "16-byte");
-  // nn reads B rows of N elements.
-  EXPECT_FALSE(kt::validate(problem(128, 129, 64, kt::Layout::kNT), c, h200).has_value());
-  expect_rejected(problem(128, 129, 64, kt::Layout::kNN), c, h200, "16-byte");
+  // Rows TMA cannot address (K % 8 != 0; nn's B with N % 8 != 0) are read from copies with
+  // 16-byte rows: nothing is refused for them.
+  EXPECT_FALSE(kt::validate(problem(128, 128, 100), c, h200).has_value());
+  EXPECT_FALSE(kt::validate(problem(128, 129, 64, kt::Layout::kNN), c, h200).has_value());
+  EXPECT_FALSE(kt::validate(problem(128, 129, 100, kt::Layout::kNN), c, h200).has_value());
+}
+
+TEST(PlanSm90Config, PadsUnalignedRowsIntoTheWorkspaceAfterItsFlags) {
+  const kt::GemmConfig plain = sm90_config(128, 128, 4, 2);
+  // Aligned rows, or the sm80 family (element loads): the operands themselves.
+  EXPECT_TRUE(kt::plan_launch(problem(108, 128, 32768, kt::Layout::kNN), plain, 132).pads.empty());
+  EXPECT_TRUE(kt::plan_launch(problem(108, 124, 32768, kt::Layout::kNT), plain, 132).pads.empty());
+  EXPECT_TRUE(kt::plan_launch(problem(108, 124, 32768, kt::Layout::kNN),
+                              config(128, 64, 64, 32, 32, 3), 132)
+                  .pads.empty());
+  // nn with N % 8 != 0: B's K rows of N, after the flag region even without split-K.
+  const kt::GemmProblem nn = problem(108, 124, 32768, kt::Layout::kNN);
+  const kt::GemmLaunch launch = kt::plan_launch(nn, plain, 132);
+  ASSERT_EQ(launch.pads.size(), 1u);
+  const kt::GemmPaddedOperand& b = launch.pads[0];
+  EXPECT_EQ(b.operand, 'B');
+  EXPECT_EQ(b.rows, 32768);
+  EXPECT_EQ(b.cols, 124);
+  EXPECT_EQ(b.src_ld, 124);
+  EXPECT_EQ(b.dst_ld, 128);
+  EXPECT_EQ(b.offset, kt::kGemmFlagRegionBytes);
+  EXPECT_EQ(launch.workspace_bytes, kt::kGemmFlagRegionBytes + 32768 * 128 * 2);
+  EXPECT_EQ(b.launch.block[0], 256u);
+  EXPECT_EQ(b.launch.grid[0], 4096u);  // a warp a row, 8 rows a CTA, at most 4096 CTAs
+  EXPECT_FALSE(launch.reduce.has_value());
+  // K % 8 != 0 with split-K, nt: A (M rows of K) then B (N rows of K), 256-byte aligned, after
+  // the partial sums.
+  kt::GemmConfig split = plain;
+  split.split_k = 4;
+  const kt::GemmProblem nt = problem(300, 500, 4100, kt::Layout::kNT);
+  const kt::GemmLaunch both = kt::plan_launch(nt, split, 132);
+  ASSERT_EQ(both.pads.size(), 2u);
+  EXPECT_EQ(both.pads[0].operand, 'A');
+  EXPECT_EQ(both.pads[0].rows, 300);
+  EXPECT_EQ(both.pads[0].dst_ld, 4104);
+  EXPECT_GE(both.pads[0].offset, kt::kGemmFlagRegionBytes + kt::splitk_partial_bytes(nt, split));
+  EXPECT_EQ(both.pads[1].operand, 'B');
+  EXPECT_EQ(both.pads[1].rows, 500);
+  EXPECT_GE(both.pads[1].offset, both.pads[0].offset + 300 * 4104 * 2);
+  for (const kt::GemmPaddedOperand& o : both.pads) EXPECT_EQ(o.offset % 256, 0) << o.operand;
+  EXPECT_EQ(both.workspace_bytes, both.pads[1].offset + 500 * 4104 * 2);
 }
 
 TEST(ValidateSm90Config, RejectsTilesOutsideTheTemplate) {

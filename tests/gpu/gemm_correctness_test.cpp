@@ -435,6 +435,29 @@ TEST_F(GemmCorrectness, Sm90SwapAbWithNnOnRaggedShapes) {
   EXPECT_GE(checked, 200);
 }
 
+// Rows TMA cannot address: nn with N % 8 != 0 (B) and K % 8 != 0 (A, and B in nt), read by the
+// sm90 family from copies padded into the workspace (gemm_pad_rows, then TMA over the copies).
+// N and K tails of several residues mod 8, M tails, decode and deep-K shapes, both layouts;
+// unsplit, split through L2 (both reduction modes), in cluster pairs along M and N, split in
+// cluster pairs, stream-K, without a producer warpgroup and swapped (a padded B as the kernel's
+// A); bf16 and fp16 in, 16-bit and FP32 out.
+TEST_F(GemmCorrectness, Sm90PaddedCopiesOfUnalignedRows) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const int checked = check_valid(
+      {"sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk1", "sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk4",
+       "sm90.bm64.bn64.bk64.s8.c1.e0.cl1.g1.sk16", "sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk1",
+       "sm90.bm128.bn128.bk64.s4.c2.e0.clk2.g8.sk2", "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk1.st",
+       "sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk1.nows",
+       "sm90.bm64.bn32.bk64.s12.c1.e0.cl1.g8.sk4.swab",
+       "sm90.bm256.bn88.bk64.s4.c2.e0.cl1.g8.sk1.swab",
+       "sm90.bm128.bn128.bk64.s4.c2.e0.cn2.g8.sk1"},
+      {"108x124x4096", "77x333x1032", "1x1001x776", "300x1001x520", "1430x777x136", "2049x4101x264",
+       "300x500x4100", "77x333x1001", "1x1000x777"},
+      {Layout::kNN, Layout::kNT},
+      {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}, {DType::kBF16, DType::kFP32}});
+  EXPECT_GE(checked, 3 * 49);
+}
+
 // Persistent CTAs over several waves walk K upward in even waves and downward in odd ones
 // (serpentine K): shapes of two to six waves with K tails (the downward walk starts on the
 // partial k-tile) and K of one k-tile plus a partial one, unpaired and in pairs, one- and

@@ -191,6 +191,31 @@ TEST(TemplatesCompile, SplitKAddsTheReduceKernel) {
             1u);
 }
 
+TEST(TemplatesCompile, Sm90OnUnalignedRowsAddsThePadKernel) {
+  // Rows TMA cannot address (nn with N % 8 != 0, K % 8 != 0 in both layouts): the sm90 module
+  // holds the main kernel, then gemm_pad_rows; unsplit, split-K, swapped, both 16-bit inputs.
+  std::vector<Case> cases;
+  for (kt::DType in : {kt::DType::kBF16, kt::DType::kFP16})
+    for (const kt::GemmConfig& c :
+         {kt::testing::sm90_config(128, 128, 4, 2), kt::testing::sm90_config(64, 64, 8, 1, 16),
+          kt::parse_gemm_config_key("sm90.bm64.bn32.bk64.s12.c1.e0.cl1.g8.sk4.swab")})
+      for (const kt::GemmProblem& p : {problem(108, 124, 32768, kt::Layout::kNN, in, in),
+                                       problem(60, 1000, 32772, kt::Layout::kNT, in, in),
+                                       problem(60, 1001, 32772, kt::Layout::kNN, in, in)})
+        cases.push_back({p, c, "sm_90a"});
+  compile_and_check(cases);
+  for (const Case& c : cases) {
+    const gen::GeneratedSource s = gen::generate_gemm(c.problem, c.config, c.arch);
+    ASSERT_EQ(s.name_expressions.size(), 2u) << c.label();
+    EXPECT_EQ(s.name_expressions[1], kt::gemm_pad_expression());
+  }
+  // Aligned rows: the main kernel alone.
+  EXPECT_EQ(gen::generate_gemm(problem(108, 128, 32768, kt::Layout::kNN),
+                               kt::testing::sm90_config(128, 128, 4, 2), "sm_90a")
+                .name_expressions.size(),
+            1u);
+}
+
 TEST(TemplatesCompile, ModelTopConfigsCompileAndTheServedOneIsSpillFree) {
   // For an untuned shape the runtime serves the first of the model's top picks whose kernel
   // does not spill (the model cannot see spills; ptxas can): every pick must compile, and one of

@@ -16,6 +16,7 @@ namespace kt::rt {
 
 static_assert(sizeof(GemmParams) == 5 * 8 + 3 * 8 + 10 * 4, "GemmParams layout changed");
 static_assert(sizeof(SplitKReduceParams) == 8 + 8 + 8 + 4 * 4, "SplitKReduceParams layout changed");
+static_assert(sizeof(GemmPadParams) == 4 * 8 + 2 * 4, "GemmPadParams layout changed");
 static_assert(sizeof(GemmSm90Params) == 3 * 128 + 128 && offsetof(GemmSm90Params, gemm) == 384,
               "GemmSm90Params layout changed");
 
@@ -50,12 +51,13 @@ GemmKernel::GemmKernel(const GemmProblem& problem, const GemmConfig& config,
       config_(config),
       plan_(plan_launch(problem, config,
                         config.family == GemmFamily::kSm90 ? current_device_sms() : 0)) {
-  const std::size_t needed = plan_.reduce ? 2 : 1;
+  const std::size_t needed = plan_.reduce || !plan_.pads.empty() ? 2 : 1;
   if (module.functions.size() < needed)
     throw Error(ErrorKind::kInternal, fmt::format("module for {} has {} kernels, expected {}",
                                                   to_key(config), module.functions.size(), needed));
   main_ = module.functions[0];
   if (plan_.reduce) reduce_ = module.functions[1];
+  if (!plan_.pads.empty()) pad_ = module.functions[1];
   if (config.family == GemmFamily::kSm90) last_sm90_ = std::make_shared<LastSm90Params>();
   allow_dynamic_smem(main_, plan_.main.smem_bytes);
   // NOTE: a cluster needs its CTAs on SMs of one GPC; when the GPCs' SM counts leave some SMs
@@ -123,10 +125,28 @@ int GemmKernel::max_active_clusters() const {
   return clusters;
 }
 
+const GemmPaddedOperand* GemmKernel::padded(char operand) const {
+  for (const GemmPaddedOperand& o : plan_.pads)
+    if (o.operand == operand) return &o;
+  return nullptr;
+}
+
 GemmParams GemmKernel::make_params(const void* a, const void* b, void* c, void* workspace) const {
   // Swap-AB: the kernel computes C^T = B·A^T (oriented_problem) and stores it transposed, so its
   // A is the caller's B, its M the caller's N, and C's row stride stays the caller's N.
   const GemmProblem q = oriented_problem(problem_, config_);
+  // The caller's operands' rows (A: K; B: K for nt, N for nn), or their padded copies in the
+  // workspace (sm90_padded_operands).
+  std::int64_t a_ld = problem_.k;
+  std::int64_t b_ld = problem_.layout == Layout::kNT ? problem_.k : problem_.n;
+  if (const GemmPaddedOperand* o = padded('A')) {
+    a = static_cast<const char*>(workspace) + o->offset;
+    a_ld = o->dst_ld;
+  }
+  if (const GemmPaddedOperand* o = padded('B')) {
+    b = static_cast<const char*>(workspace) + o->offset;
+    b_ld = o->dst_ld;
+  }
   GemmParams params{};
   params.a = config_.swap_ab ? b : a;
   params.b = config_.swap_ab ? a : b;
@@ -136,8 +156,8 @@ GemmParams GemmKernel::make_params(const void* a, const void* b, void* c, void* 
     params.workspace =
         reinterpret_cast<float*>(static_cast<char*>(workspace) + kGemmFlagRegionBytes);
   }
-  params.lda = kernel_a_k_major(problem_, config_) ? q.k : q.m;
-  params.ldb = kernel_b_k_major(problem_, config_) ? q.k : q.n;
+  params.lda = config_.swap_ab ? b_ld : a_ld;
+  params.ldb = config_.swap_ab ? a_ld : b_ld;
   params.ldc = problem_.n;
   params.m = int(q.m);
   params.n = int(q.n);
@@ -162,19 +182,21 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
   const void* const kernel_b = params.gemm.b;
   // Pairs along N: each CTA loads half of the A tile's rows and multicasts it to both. An M-major
   // A (swap-AB nn: the caller's K x N B) in atoms of 64 K-rows by 64 columns.
-  CUresult r = kernel_a_k_major(problem_, config_)
-                   ? encode_tile_map(params.a_map, p.in_dtype, kernel_a, p.m, p.k, p.k, 64,
-                                     std::uint32_t(config_.tile_m / config_.cluster_n))
-                   : encode_tile_map(params.a_map, p.in_dtype, kernel_a, p.k, p.m, p.m, 64, 64);
+  CUresult r =
+      kernel_a_k_major(problem_, config_)
+          ? encode_tile_map(params.a_map, p.in_dtype, kernel_a, p.m, p.k, params.gemm.lda, 64,
+                            std::uint32_t(config_.tile_m / config_.cluster_n))
+          : encode_tile_map(params.a_map, p.in_dtype, kernel_a, p.k, p.m, params.gemm.lda, 64, 64);
   if (r != CUDA_SUCCESS) return r;
   // Clusters of 2: each CTA loads half of the B tile (K-major: half the rows of N; nn: half the
   // 64 K-rows of each 64-column atom) and multicasts it to both.
   const std::uint32_t cluster = std::uint32_t(config_.cluster);
   if (kernel_b_k_major(problem_, config_))
-    r = encode_tile_map(params.b_map, p.in_dtype, kernel_b, p.n, p.k, p.k, 64,
+    r = encode_tile_map(params.b_map, p.in_dtype, kernel_b, p.n, p.k, params.gemm.ldb, 64,
                         std::uint32_t(config_.tile_n) / cluster);
   else
-    r = encode_tile_map(params.b_map, p.in_dtype, kernel_b, p.k, p.n, p.n, 64, 64 / cluster);
+    r = encode_tile_map(params.b_map, p.in_dtype, kernel_b, p.k, p.n, params.gemm.ldb, 64,
+                        64 / cluster);
   if (r != CUDA_SUCCESS) return r;
   params.c_map = TmaDescriptor{};
   if (config_.epilogue > 0)
@@ -218,6 +240,18 @@ CUresult GemmKernel::launch_main(void* params, CUstream stream) const {
 CUresult GemmKernel::launch(const void* a, const void* b, void* c, void* workspace,
                             CUstream stream) const {
   CUresult r = CUDA_SUCCESS;
+  for (const GemmPaddedOperand& o : plan_.pads) {
+    GemmPadParams pad{};
+    pad.src = o.operand == 'A' ? a : b;
+    pad.dst = static_cast<char*>(workspace) + o.offset;
+    pad.src_ld = o.src_ld;
+    pad.dst_ld = o.dst_ld;
+    pad.rows = int(o.rows);
+    pad.cols = int(o.cols);
+    void* pad_args[] = {&pad};
+    r = launch_with_plan(pad_, o.launch, pad_args, stream);
+    if (r != CUDA_SUCCESS) return r;
+  }
   if (config_.family == GemmFamily::kSm90) {
     GemmSm90Params params;
     r = sm90_params(a, b, c, workspace, params);

@@ -30,9 +30,11 @@ class GemmKernel {
   // planned for the current context's device (its SM count sizes the persistent grid).
   GemmKernel(const GemmProblem& problem, const GemmConfig& config, const LoadedModule& module);
 
-  // Enqueues C = A·B on `stream`. `workspace` must hold workspace_bytes() when that is > 0, with
-  // its flag region zeroed once after allocation (clear_gemm_workspace_flags) and not written by
-  // anything but these kernels since; a workspace serves one launch at a time (stream order).
+  // Enqueues C = A·B on `stream` (first, for an sm90 config on rows that are not 16-byte
+  // aligned, the padded copies in the workspace that its TMA loads read). `workspace` must hold
+  // workspace_bytes() when that is > 0, with its flag region zeroed once after allocation
+  // (clear_gemm_workspace_flags) and not written by anything but these kernels since; a
+  // workspace serves one launch at a time (stream order).
   // Returns the first failing driver result (CUDA_SUCCESS when every launch was accepted).
   CUresult launch(const void* a, const void* b, void* c, void* workspace, CUstream stream) const;
 
@@ -40,7 +42,8 @@ class GemmKernel {
   // partial sums start kGemmFlagRegionBytes into `workspace`, after its flag region.
   GemmParams make_params(const void* a, const void* b, void* c, void* workspace) const;
   // The sm90 parameter block: make_params plus the tensor maps of A, B and (TMA-store
-  // epilogues) C; returns the driver's result of encoding them.
+  // epilogues) C; returns the driver's result of encoding them. For padded operands the maps
+  // read the copies in `workspace`, which launch() writes first.
   CUresult make_sm90_params(const void* a, const void* b, void* c, void* workspace,
                             GemmSm90Params& params) const;
   // Enqueues the main kernel alone with a prepared parameter block (GemmParams, or
@@ -62,6 +65,8 @@ class GemmKernel {
   // Clusters of the main kernel that fit on the device at once (cuOccupancyMaxActiveClusters);
   // 0 (logged) when the query fails.
   int max_active_clusters() const;
+  // The padded copy of operand 'A' or 'B' the main kernel reads (plan().pads), or none.
+  const GemmPaddedOperand* padded(char operand) const;
   // make_sm90_params, or the block of the last call with the same four pointers.
   CUresult sm90_params(const void* a, const void* b, void* c, void* workspace,
                        GemmSm90Params& params) const;
@@ -89,6 +94,7 @@ class GemmKernel {
   GemmLaunch plan_;
   CUfunction main_ = nullptr;
   CUfunction reduce_ = nullptr;
+  CUfunction pad_ = nullptr;
   std::shared_ptr<LastSm90Params> last_sm90_;  // sm90 only
 };
 

@@ -36,7 +36,13 @@ std::string explain_config(const GemmProblem& p, const GemmConfig& c, const Devi
                           c.consumers));
   out += explain_occupancy(e.occupancy, e.threads, e.regs_per_thread, e.smem_bytes, e.waves,
                            d.num_sms);
-  if (!p.vector_aligned())
+  const std::vector<GemmPaddedOperand> pads = sm90_padded_operands(p, c, d.num_sms);
+  for (const GemmPaddedOperand& o : pads)
+    out += fmt::format(
+        "  loads        {}'s rows of {} elements are not 16-byte aligned: copied first into the "
+        "workspace as rows of {}, which TMA loads\n",
+        o.operand, o.cols, o.dst_ld);
+  if (pads.empty() && !p.vector_aligned())
     out += fmt::format(
         "  loads        element by element: rows of {} are not 16-byte aligned, so no TMA or "
         "cp.async (the sm90 and fast sm80 paths); {}\n",
@@ -50,7 +56,7 @@ std::string explain_config(const GemmProblem& p, const GemmConfig& c, const Devi
         sk.units, sk.iters, sk.units * k_tiles(p, c), d.num_sms,
         (work_units(p, c) - sk.units) / d.num_sms);
   out += fmt::format(
-      "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}{}) + overlap {:.1f}{} + "
+      "  predicted    {:.1f} us = max(compute {:.1f}, memory {:.1f}{}) + overlap {:.1f}{}{} + "
       "launch {:.1f} -> {:.0f} TFLOP/s\n",
       e.predicted_us, e.compute_us, e.memory_us,
       e.ramp_us > 0 ? fmt::format(" incl. {:.1f} first DRAM round trip", e.ramp_us) : "",
@@ -61,7 +67,8 @@ std::string explain_config(const GemmProblem& p, const GemmConfig& c, const Devi
                                                       : "split-K reduce",
                                     e.reduce_us)
                       : "",
-      e.launch_us, e.predicted_tflops);
+      e.pad_us > 0 ? fmt::format(" + padded copies {:.1f}", e.pad_us) : "", e.launch_us,
+      e.predicted_tflops);
   return out;
 }
 
@@ -158,6 +165,11 @@ class GemmSpec final
     // sm90 split-K reduces inside the main kernel; the other families add the reduce kernel.
     if (c.split_k > 1 && c.family != GemmFamily::kSm90)
       s.name_expressions.push_back(gemm_reduce_expression(p));
+    // sm90 on rows TMA cannot address adds the kernel that pads them (second in the module).
+    if (c.family == GemmFamily::kSm90 && !p.vector_aligned()) {
+      s.headers.push_back("kerntune/gemm/gemm_pad_rows.cuh");
+      s.name_expressions.push_back(gemm_pad_expression());
+    }
     return s;
   }
 };
