@@ -33,6 +33,10 @@ constexpr double kLaunchUs = 3.0;
 // (bench/NOTES.md, "Attention").
 constexpr double kFa3WgmmaEfficiency = 0.85;
 constexpr double kFa3CtaFixedUs = 2.4;
+// fa3 persistent: what a CTA's further query blocks each still pay of that fixed cost once their
+// Q and K load under the block before (the first S with no P·V beside it, O's normalization and
+// staging). An estimate from the parts until tuning exports fit it.
+constexpr double kFa3PersistentTileUs = 0.6;
 constexpr double kFa3ExpShareTimesHeadDim = 64;
 constexpr double kFa3ExposedExpOverlapped = 0.9;
 constexpr double kFa3ExposedExpPingPong = 0.75;
@@ -46,6 +50,8 @@ constexpr double kFa3NarrowBlockFactor = 1.0 / 1.06;
 // Bc128, d128 Bc64, d128 Bc128; this gives 104, 152, 136, 184), so d64 Bc64 runs two CTAs per SM.
 constexpr int kFa3SmemReserveBytes = 2048;
 constexpr int kFa3OneConsumerAddressingRegs = 24;
+// ... and the tile loop of a persistent one (ptxas 13.0: 20 to 28 more).
+constexpr int kFa3PersistentLoopRegs = 24;
 // Split-KV: the combine kernel's launch behind the main one, in the same stream.
 constexpr double kSplitCombineUs = 2.0;
 // Split-KV's key ranges: at most one a lane of the combine kernel's warp.
@@ -55,7 +61,8 @@ int estimated_registers(const AttentionProblem& p, const AttentionConfig& c) {
   if (c.family == AttentionFamily::kSm90)
     return c.block_m > 64 ? 65536 / c.num_threads() / 8 * 8
                           : std::min(255, int(p.head_dim) / 2 + c.block_n / 2 + c.block_n / 4 +
-                                              kFa3OneConsumerAddressingRegs);
+                                              kFa3OneConsumerAddressingRegs +
+                                              (c.persistent ? kFa3PersistentLoopRegs : 0));
   const int d = int(p.head_dim);
   const int tiles = c.block_m / c.warps / 16;  // m16 row tiles per warp
   // O accumulators (16 x d per tile), S (16 x block_n per tile), P, the Q fragments (kept in
@@ -79,6 +86,7 @@ std::optional<std::string> validate_sm80(const AttentionProblem& p, const Attent
                                          const DeviceDesc& device) {
   if (device.cc_major < 8) return "the fa2 family needs compute capability >= 8.0";
   if (c.splits != 1) return "split-KV (splits > 1) is an fa3 feature";
+  if (c.persistent) return "persistent CTAs are an fa3 feature";
   if (c.warps != 4 && c.warps != 8) return "warps must be 4 or 8";
   if (c.block_m != 16 * c.warps && c.block_m != 32 * c.warps)
     return "block_m must be 16 or 32 x warps (each warp owns 16 or 32 query rows)";
@@ -117,6 +125,13 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
   if (c.splits < 1 || c.splits > kMaxSplits)
     return fmt::format("fa3 splits must be 1 to {}", kMaxSplits);
   if (c.splits > 1 && p.varlen) return "fa3 split-KV does not serve packed varlen batches";
+  if (c.persistent && (c.splits > 1 || c.pack_gqa))
+    return "fa3 persistent CTAs work whole query blocks: not with split-KV or pack_gqa";
+  if (c.persistent && num_tiles(p, c) <= device.num_sms)
+    return fmt::format(
+        "fa3 persistent CTAs need more query blocks than SMs ({} of {} rows for {} SMs): one "
+        "wave leaves nothing to overlap",
+        num_tiles(p, c), c.block_m, device.num_sms);
   if (c.splits > 1) {
     const AttentionProblem k = kernel_problem(p, c);
     if (c.block_m != ceil_div(k.seqlen_q, 64) * 64)
@@ -156,9 +171,10 @@ double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const
 
 std::string to_key(const AttentionConfig& c) {
   if (c.family == AttentionFamily::kSm90)
-    return fmt::format("fa3.bm{}.bn{}.s{}{}{}{}", c.block_m, c.block_n, c.stages,
+    return fmt::format("fa3.bm{}.bn{}.s{}{}{}{}{}", c.block_m, c.block_n, c.stages,
                        c.pingpong ? ".pp" : "", c.pack_gqa ? ".gqa" : "",
-                       c.splits > 1 ? fmt::format(".kv{}", c.splits) : "");
+                       c.splits > 1 ? fmt::format(".kv{}", c.splits) : "",
+                       c.persistent ? ".pers" : "");
   return fmt::format("fa2.bm{}.bn{}.w{}.s{}", c.block_m, c.block_n, c.warps, c.stages);
 }
 
@@ -166,13 +182,13 @@ AttentionConfig parse_attention_config_key(std::string_view key) {
   const auto parts = split(key, '.');
   const char* hint =
       "expected e.g. fa2.bm128.bn64.w8.s2, fa3.bm128.bn128.s2, fa3.bm128.bn128.s2.pp or "
-      "fa3.bm64.bn64.s3.gqa.kv4";
+      "fa3.bm64.bn64.s3.gqa.kv4, fa3.bm128.bn128.s2.pp.pers";
   AttentionConfig c;
   if (parts.size() == 5 && parts[0] == "fa2") {
     parse_key_fields(key, parts,
                      {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}},
                      hint);
-  } else if (parts.size() >= 4 && parts.size() <= 7 && parts[0] == "fa3") {
+  } else if (parts.size() >= 4 && parts.size() <= 8 && parts[0] == "fa3") {
     c.family = AttentionFamily::kSm90;
     c.warps = 0;
     std::size_t i = 4;
@@ -190,10 +206,12 @@ AttentionConfig parse_attention_config_key(std::string_view key) {
       c.splits = int(splits);
       ++i;
     }
+    c.persistent = i < parts.size() && parts[i] == "pers";
+    i += c.persistent;
     if (i != parts.size())
       throw_invalid(
           fmt::format("'{}' is not an attention config key (fa3 keys end in .pp, .gqa, "
-                      ".kv<splits>, in that order, each optional): {}",
+                      ".kv<splits>, .pers, in that order, each optional): {}",
                       key, hint));
     parse_key_fields(key, parts, {{"bm", &c.block_m}, {"bn", &c.block_n}, {"s", &c.stages}}, hint);
   } else {
@@ -207,7 +225,9 @@ AttentionConfig parse_attention_config_key(std::string_view key) {
 
 int smem_bytes(const AttentionProblem& p, const AttentionConfig& c) {
   const int e = size_bytes(p.dtype);
-  const int tiles = int(c.block_m * p.head_dim * e + c.stages * 2 * c.block_n * p.head_dim * e);
+  // Q (two buffers when persistent), K and V stages.
+  const int q = int(c.block_m * p.head_dim * e) * (c.persistent ? 2 : 1);
+  const int tiles = q + int(c.stages * 2 * c.block_n * p.head_dim * e);
   return c.family == AttentionFamily::kSm90 ? kFa3SmemReserveBytes + tiles : tiles;
 }
 
@@ -220,7 +240,7 @@ AttentionProblem kernel_problem(const AttentionProblem& p, const AttentionConfig
   return k;
 }
 
-std::int64_t num_ctas(const AttentionProblem& p, const AttentionConfig& c) {
+std::int64_t num_tiles(const AttentionProblem& p, const AttentionConfig& c) {
   const AttentionProblem k = kernel_problem(p, c);
   return ceil_div(k.seqlen_q, c.block_m) * c.splits * k.heads_q * k.batch;
 }
@@ -241,16 +261,24 @@ std::optional<std::string> validate(const AttentionProblem& p, const AttentionCo
   if (smem > device.max_smem_per_block_optin_bytes)
     return fmt::format("needs {} B of shared memory; the device allows {} B per block", smem,
                        device.max_smem_per_block_optin_bytes);
-  if (num_ctas(p, c) > std::int64_t(65535) * 65535 || p.heads_q > 65535 || p.batch > 65535)
+  if (num_tiles(p, c) > std::int64_t(65535) * 65535 || p.heads_q > 65535 || p.batch > 65535)
     return "grid too large (heads_q and batch must be <= 65535)";
+  if (c.persistent && num_tiles(p, c) > std::int64_t(2147483647))
+    return "too many query blocks for a persistent grid (over 2^31 - 1)";
   return std::nullopt;
 }
 
-LaunchPlan plan_launch(const AttentionProblem& problem, const AttentionConfig& c) {
+LaunchPlan plan_launch(const AttentionProblem& problem, const AttentionConfig& c,
+                       std::int64_t resident_ctas) {
   const AttentionProblem p = kernel_problem(problem, c);
   LaunchPlan plan;
-  plan.grid = {std::uint32_t(ceil_div(p.seqlen_q, c.block_m) * c.splits), std::uint32_t(p.heads_q),
-               std::uint32_t(p.batch)};
+  if (c.persistent) {
+    const std::int64_t tiles = num_tiles(problem, c);
+    plan.grid = {std::uint32_t(resident_ctas > 0 ? std::min(tiles, resident_ctas) : tiles), 1, 1};
+  } else {
+    plan.grid = {std::uint32_t(ceil_div(p.seqlen_q, c.block_m) * c.splits),
+                 std::uint32_t(p.heads_q), std::uint32_t(p.batch)};
+  }
   plan.block = {std::uint32_t(c.num_threads()), 1, 1};
   plan.smem_bytes = std::uint32_t(smem_bytes(p, c));
   return plan;
@@ -269,10 +297,10 @@ std::string attention_kernel_expression(const AttentionProblem& problem, const A
   const AttentionProblem p = kernel_problem(problem, c);
   auto flag = [](bool b) { return b ? "true" : "false"; };
   if (c.family == AttentionFamily::kSm90)
-    return fmt::format("kt::attention_fwd_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}>",
+    return fmt::format("kt::attention_fwd_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
                        device_type_name(p.dtype), p.head_dim, c.block_m, c.block_n, c.stages,
                        flag(c.pingpong), flag(c.splits > 1), flag(p.causal),
-                       flag(write_lse && c.splits == 1));
+                       flag(write_lse && c.splits == 1), flag(c.persistent));
   return fmt::format("kt::attention_fwd_sm80<{}, {}, {}, {}, {}, {}, {}, {}>",
                      device_type_name(p.dtype), p.head_dim, c.block_m, c.block_n, c.warps, c.stages,
                      flag(p.causal), flag(write_lse));
@@ -304,7 +332,8 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
           for (bool pp : d.fa3_pingpong)
             for (bool pack : {false, true})
               for (int splits : d.fa3_splits)
-                keep({bm, bn, 0, s, AttentionFamily::kSm90, pp, pack, splits});
+                for (bool persistent : d.fa3_persistent)
+                  keep({bm, bn, 0, s, AttentionFamily::kSm90, pp, pack, splits, persistent});
   return out;
 }
 
@@ -358,10 +387,14 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
   const double balanced_s =
       covered_blocks * block_s / d.num_sms / std::max(e.waves.efficiency, 0.01);
   const double longest_s = max_cta_blocks * block_s * std::max(1, e.occupancy.ctas_per_sm);
+  // The fixed cost of a CTA, paid once per wave of CTAs, or by persistent CTAs once and then a
+  // part for each further query block.
   const double fixed_us = c.family == AttentionFamily::kSm90 ? kFa3CtaFixedUs : kFa2CtaFixedUs;
-  e.compute_us =
-      std::max(balanced_s, longest_s) * 1e6 +
-      fixed_us * double(e.num_ctas) / (double(d.num_sms) * std::max(1, e.occupancy.ctas_per_sm));
+  const double tiles_per_slot =
+      double(e.num_ctas) / (double(d.num_sms) * std::max(1, e.occupancy.ctas_per_sm));
+  e.compute_us = std::max(balanced_s, longest_s) * 1e6 +
+                 (c.persistent ? fixed_us + kFa3PersistentTileUs * std::max(0.0, tiles_per_slot - 1)
+                               : fixed_us * tiles_per_slot);
   // K/V are re-read by every query block of a head: from L2 mostly; count DRAM once. A grid
   // streaming K/V at the bandwidth loses its last wave's idle slots (decode steps are this
   // bound).

@@ -34,6 +34,10 @@ struct AttentionConfig {
   // combined by a second kernel. For short query blocks (a decode step or a small chunk) against
   // long key sequences, whose one CTA per query block would leave SMs idle.
   int splits = 1;
+  // fa3, not with split-KV or pack_gqa: a grid of at most the CTAs the SMs hold at once, each
+  // working a sequence of query blocks, the next one's Q (in a second buffer) and K loading while
+  // it computes the last (no CTA launch, Q load and pipeline fill per query block).
+  bool persistent = false;
 
   // fa3: one producer warpgroup plus block_m / 64 consumers, 4 warps each.
   int num_warps() const {
@@ -56,12 +60,13 @@ struct AttentionDomains {
   std::vector<int> fa3_stages{2, 3, 4};
   std::vector<bool> fa3_pingpong{false, true};
   std::vector<int> fa3_splits{1, 2, 3, 4, 6, 8, 12, 16};
+  std::vector<bool> fa3_persistent{false, true};
 };
 
 // Canonical key, e.g. "fa2.bm128.bn64.w8.s2", "fa3.bm128.bn128.s2", with ping-pong
 // "fa3.bm128.bn128.s2.pp", with packed GQA rows "fa3.bm64.bn128.s3.gqa", split-KV
-// "fa3.bm64.bn128.s3.gqa.kv8"; parse is its exact inverse (throws kt::Error naming the field, or
-// the canonical spelling).
+// "fa3.bm64.bn128.s3.gqa.kv8", persistent "fa3.bm128.bn128.s2.pp.pers"; parse is its exact inverse
+// (throws kt::Error naming the field, or the canonical spelling).
 std::string to_key(const AttentionConfig& config);
 AttentionConfig parse_attention_config_key(std::string_view key);
 
@@ -72,20 +77,25 @@ AttentionConfig parse_attention_config_key(std::string_view key);
 AttentionProblem kernel_problem(const AttentionProblem& p, const AttentionConfig& c);
 
 int smem_bytes(const AttentionProblem& p, const AttentionConfig& c);
-// CTAs of the main kernel (split-KV: every split of every query block).
-std::int64_t num_ctas(const AttentionProblem& p, const AttentionConfig& c);
+// Tiles of the main kernel, a CTA's work without persistence: every query block of every head
+// and batch entry, times the splits with split-KV.
+std::int64_t num_tiles(const AttentionProblem& p, const AttentionConfig& c);
 // Split-KV's partial outputs and logsumexps (AttentionParams::partials): splits x rows x
 // (head_dim + 1) FP32 over the kernel problem's rows; 0 without splits.
 std::int64_t split_workspace_bytes(const AttentionProblem& p, const AttentionConfig& c);
 
 std::optional<std::string> validate(const AttentionProblem& p, const AttentionConfig& c,
                                     const DeviceDesc& device);
-LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c);
+// The FlashAttention grid (query blocks x splits, heads, batch); a persistent config's is
+// (min(tiles, resident_ctas), 1, 1), resident_ctas being the CTAs the device holds at once, or a
+// CTA a tile when it is 0 (unknown: the kernel is correct with any grid).
+LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c,
+                       std::int64_t resident_ctas = 0);
 // Split-KV's second kernel: one warp a row of the kernel problem, four rows a CTA.
 LaunchPlan plan_split_combine(const AttentionProblem& p, const AttentionConfig& c);
 
 // "kt::attention_fwd_sm80<kt::bf16, 128, 128, 64, 8, 2, true, false>" or
-// "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, false, false, true, false>".
+// "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, false, false, true, false, false>".
 std::string attention_kernel_expression(const AttentionProblem& p, const AttentionConfig& c,
                                         bool write_lse);
 // Split-KV's combine kernel, "kt::attention_split_combine<kt::bf16, 128>".

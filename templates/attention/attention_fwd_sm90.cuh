@@ -105,25 +105,68 @@ __device__ __forceinline__ void store_partial_row(const AttentionParams& p, int 
   if (lane % 4 == 0) p.partials[p.num_splits * rows * kHeadDim + split * rows + row] = lse;
 }
 
+// A query block a CTA works: its first row, query head, batch entry and (split-KV) split.
+struct Tile {
+  int m0, head, batch, split;
+};
+
+// The tile of a CTA's `turn`-th turn; false past its last. Without kPersistent a CTA works one,
+// its blockIdx (x: query block, times num_splits with split-KV; y: head; z: batch; causal CTAs
+// take query blocks in reverse order of x, the longest first). With kPersistent the grid is at
+// most one CTA per tile, and CTA j of G works tiles j, 2G - 1 - j, 2G + j, 4G - 1 - j, ...: a
+// snake over the tile order, so that with causal tiles ordered longest first the CTAs' sums come
+// out even. The order is the non-persistent grid's for full masks (query blocks fastest, then
+// heads, then batch entries) and, causal, the longest query block of every head and batch entry
+// first. p.seqlen_q is a packed batch's longest sequence: tiles past a shorter one's rows are
+// the caller's to skip.
+template <int kBlockM, bool kCausal, bool kSplitKv, bool kPersistent>
+__device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Tile& t) {
+  if constexpr (!kPersistent) {
+    if (turn > 0) return false;
+    const int splits = kSplitKv ? p.num_splits : 1;
+    const int m_block = kSplitKv ? int(blockIdx.x) / splits : int(blockIdx.x);
+    const int m_blocks = kSplitKv ? int(gridDim.x) / splits : int(gridDim.x);
+    t = {(kCausal ? m_blocks - 1 - m_block : m_block) * kBlockM, int(blockIdx.y), int(blockIdx.z),
+         kSplitKv ? int(blockIdx.x) % splits : 0};
+    return true;
+  } else {
+    const int grid = int(gridDim.x), cta = int(blockIdx.x);
+    const int index = turn * grid + (turn % 2 == 1 ? grid - 1 - cta : cta);
+    const int m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
+    const int entries = p.heads_q * p.batch;  // (head, batch entry) pairs
+    if (index >= m_blocks * entries) return false;
+    const int rank = kCausal ? index / entries : index % m_blocks;
+    const int entry = kCausal ? index % entries : index / m_blocks;
+    t = {(kCausal ? m_blocks - 1 - rank : rank) * kBlockM, entry % p.heads_q, entry / p.heads_q, 0};
+    return true;
+  }
+}
+
 }  // namespace fa3
 
 // Ping-pong (kPingPong, two or three consumers): consumer c waits for its turn (barrier
 // kTurnBarrier + c), issues its wgmma groups, and passes the turn to c + 1; the last consumer
-// opens the first turn and does not pass its last, so every barrier completes as often as it is
-// waited on. Every consumer then visits all of the CTA's key blocks (the turns must pair up); the
-// blocks right of its own diagonal are masked whole.
+// opens each tile's first turn and does not pass its last, so every barrier completes as often as
+// it is waited on. Every consumer then visits all of the tile's key blocks (the turns must pair
+// up); the blocks right of its own diagonal are masked whole.
 //
 // Split-KV (kSplitKv): blockIdx.x = query block · num_splits + split, and the CTA visits only its
 // split's range of the query block's key blocks (fa3::split_range); it writes partials, never O.
 //
-// Launch: grid (ceil(seqlen_q / kBlockM) · num_splits, heads_q, batch), 128 (kBlockM / 64 + 1)
-// threads, 2048 + kBlockM·kHeadDim·2 + kStages·2·kBlockN·kHeadDim·2 bytes of dynamic shared memory;
-// params.q_map/o_map boxes {64, 64}, k_map/v_map {64, kBlockN} (attention_params.h). Causal CTAs
-// take m blocks in reverse order of blockIdx.x (the longest first); K/V blocks are visited from
-// the last one down, so the blocks that need a per-element mask come first and set the running
-// max early (later blocks rarely raise it, and O is rescaled only when a row's max rises).
+// Persistent (kPersistent, not with split-KV): each CTA works a sequence of tiles (fa3::cta_tile)
+// through the same stage rings and two Q buffers taken in turn, so a tile's Q loads while the tile
+// before computes: a buffer is refilled (the q_empty barrier) once every consumer has started the
+// next tile and its O store, staged in the buffer as without persistence, has read it.
+//
+// Launch: grid (ceil(seqlen_q / kBlockM) · num_splits, heads_q, batch), or with kPersistent
+// (min(tiles, CTAs the GPU holds at once), 1, 1); 128 (kBlockM / 64 + 1) threads;
+// 2048 + kBlockM·kHeadDim·2 (twice with kPersistent) + kStages·2·kBlockN·kHeadDim·2 bytes of
+// dynamic shared memory; params.q_map/o_map boxes {64, 64}, k_map/v_map {64, kBlockN}
+// (attention_params.h). K/V blocks are visited from the last one down, so the blocks that need a
+// per-element mask come first and set the running max early (later blocks rarely raise it, and O
+// is rescaled only when a row's max rises).
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kStages, bool kPingPong,
-          bool kSplitKv, bool kCausal, bool kWriteLse>
+          bool kSplitKv, bool kCausal, bool kWriteLse, bool kPersistent>
 __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     attention_fwd_sm90(const __grid_constant__ AttentionSm90Params params) {
   static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
@@ -133,9 +176,12 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
                 "one to three consumer warpgroups of 64 rows");
   static_assert(kBlockN == 64 || kBlockN == 128, "kBlockN must be 64 or 128");
   static_assert(!kPingPong || kBlockM > 64, "ping-pong needs two consumers at least");
+  static_assert(!(kPersistent && kSplitKv), "a persistent CTA works whole query blocks");
   // S of block j needs K_j while P·V of block j - 1 still reads V_{j-1}: two stages at least.
   static_assert(kStages >= 2 && kStages <= 4, "2 to 4 K/V stages");
-  static_assert(2048 + kBlockM * kHeadDim * 2 + kStages * 4 * kBlockN * kHeadDim <= 227 * 1024,
+  constexpr int kQBytes = kBlockM * kHeadDim * 2;  // the CTA's Q (and O) tile
+  constexpr int kQBuffers = kPersistent ? 2 : 1;
+  static_assert(2048 + kQBuffers * kQBytes + kStages * 4 * kBlockN * kHeadDim <= 227 * 1024,
                 "more shared memory than an sm_90 CTA gets (227 KB)");
 
   const AttentionParams& p = params.attn;
@@ -151,39 +197,56 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   constexpr int kKvBytes = kSlabs * kKvSlabBytes;  // one K or V block
   using Regs = fa3::RegisterSplit<kConsumers>;
 
-  // [barriers (1 KB)] [Q: kConsumers x kSlabs boxes] [K stages] [V stages], 1024-byte aligned for
-  // the 128B swizzle (the host adds the slack).
+  // [barriers (1 KB)] [Q: kQBuffers x kConsumers x kSlabs boxes] [K stages] [V stages], 1024-byte
+  // aligned for the 128B swizzle (the host adds the slack).
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned int bars = (shared_address(smem_raw) + 1023u) & ~1023u;
-  const unsigned int q_full = bars;
-  const unsigned int k_full = bars + 8;                // + 8 stage: K landed
+  const unsigned int q_full = bars;                    // + 8 buffer: Q landed
+  const unsigned int q_empty = bars + 16;              // + 8 buffer: O's stores have read it
+  const unsigned int k_full = bars + 32;               // + 8 stage: K landed
   const unsigned int v_full = k_full + 8 * kStages;    // V landed
   const unsigned int k_empty = v_full + 8 * kStages;   // every consumer's S is done with K
   const unsigned int v_empty = k_empty + 8 * kStages;  // every consumer's P·V is done with V
   const unsigned int smem_q = bars + 1024;
-  const unsigned int smem_k = smem_q + kBlockM * kHeadDim * 2;
+  const unsigned int smem_k = smem_q + kQBuffers * kQBytes;
   const unsigned int smem_v = smem_k + kStages * kKvBytes;
 
-  const int head = blockIdx.y;
-  const int batch = blockIdx.z;
-  const int kv_head = head / (p.heads_q / p.heads_kv);
-  const int splits = kSplitKv ? p.num_splits : 1;
-  const int split = kSplitKv ? int(blockIdx.x) % splits : 0;
-  const int m_block = kSplitKv ? int(blockIdx.x) / splits : int(blockIdx.x);
-  const int m_blocks = kSplitKv ? int(gridDim.x) / splits : int(gridDim.x);
-  const int m0 = (kCausal ? m_blocks - 1 - m_block : m_block) * kBlockM;
-  // Packed batches: the sequence's rows start at seq.q_begin / k_begin of maps with one batch.
-  const attn::Sequence seq = attn::sequence_of(p, batch);
-  if (m0 >= seq.seqlen_q) return;  // a packed batch's shorter sequence: the grid fits the longest
-  const int map_batch = p.cu_seqlens_q == nullptr ? batch : 0;
-  // The CTA's key blocks [first_block, end_block), visited from the last one down.
-  const fa3::KeyRange range = fa3::split_range(
-      fa3::visited_blocks<kBlockN, kCausal>(m0, min(seq.seqlen_q - m0, kBlockM), seq), split,
-      splits);
-  const int first_block = range.first, end_block = range.end;
+  // What a tile visits: its sequence (packed batches: its rows start at seq.q_begin / k_begin of
+  // maps with one batch entry) and its key blocks [first_block, end_block), visited from the last
+  // one down. None when the tile starts past its sequence's rows (the grid or the tile order fits
+  // a packed batch's longest sequence).
+  struct TileWork {
+    attn::Sequence seq;
+    int map_batch, kv_head, first_block, end_block;
+  };
+  const auto tile_work = [&](const fa3::Tile& t, TileWork& w) {
+    w.seq = attn::sequence_of(p, t.batch);
+    if (t.m0 >= w.seq.seqlen_q) return false;
+    w.map_batch = p.cu_seqlens_q == nullptr ? t.batch : 0;
+    w.kv_head = t.head / (p.heads_q / p.heads_kv);
+    const fa3::KeyRange range = fa3::split_range(
+        fa3::visited_blocks<kBlockN, kCausal>(t.m0, min(w.seq.seqlen_q - t.m0, kBlockM), w.seq),
+        t.split, kSplitKv ? p.num_splits : 1);
+    w.first_block = range.first;
+    w.end_block = range.end;
+    return true;
+  };
+  const auto next_tile = [&](int turn, fa3::Tile& t) {
+    return fa3::cta_tile<kBlockM, kCausal, kSplitKv, kPersistent>(p, turn, t);
+  };
+
+  // Without kPersistent the CTA's one tile, or nothing to do.
+  fa3::Tile only_tile;
+  TileWork only_work;
+  if constexpr (!kPersistent)
+    if (!next_tile(0, only_tile) || !tile_work(only_tile, only_work)) return;
 
   if (threadIdx.x == 0) {
-    mbarrier_init(q_full, 1);
+#pragma unroll
+    for (int b = 0; b < kQBuffers; ++b) {
+      mbarrier_init(q_full + 8 * b, 1);
+      mbarrier_init(q_empty + 8 * b, kConsumers);
+    }
 #pragma unroll 1
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(k_full + 8 * s, 1);
@@ -202,32 +265,52 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
     // Producer: one thread issues every TMA load; the others leave.
     if constexpr (kConsumers > 1) setmaxnreg_dec<Regs::kProducer>();
     if (threadIdx.x != 0) return;
-    mbarrier_arrive_expect_tx(q_full, kBlockM * kHeadDim * 2);
-#pragma unroll
-    for (int c = 0; c < kConsumers; ++c)
-#pragma unroll
-      for (int slab = 0; slab < kSlabs; ++slab)
-        tma_load_4d(smem_q + (c * kSlabs + slab) * fa3::kBoxBytes, &params.q_map, 64 * slab,
-                    seq.q_begin + m0 + fa3::kRows * c, head, map_batch, q_full);
     // Block b's K and V share stage b's slot in two rings whose slots free separately: K's once
     // every S of the block is done, V's once every P·V is. K runs one block ahead of V, so K of
     // block j + 1 lands while P·V of block j - 1 still holds V's slot.
-    auto load = [&](const void* map, unsigned int tiles, unsigned int full, unsigned int empty,
-                    StageRing<kStages>& ring, int block) {
+    StageRing<kStages> k_ring, v_ring;
+    const auto load = [&](const void* map, unsigned int tiles, unsigned int full,
+                          unsigned int empty, StageRing<kStages>& ring, int block,
+                          const TileWork& w) {
       mbarrier_wait(empty + 8 * ring.stage, ring.phase ^ 1);
       mbarrier_arrive_expect_tx(full + 8 * ring.stage, kKvBytes);
 #pragma unroll
       for (int slab = 0; slab < kSlabs; ++slab)
         tma_load_4d(tiles + ring.stage * kKvBytes + slab * kKvSlabBytes, map, 64 * slab,
-                    seq.k_begin + block * kBlockN, kv_head, map_batch, full + 8 * ring.stage);
+                    w.seq.k_begin + block * kBlockN, w.kv_head, w.map_batch, full + 8 * ring.stage);
       ring.advance();
     };
-    StageRing<kStages> k_ring, v_ring;
-    if (end_block > first_block)
-      load(&params.k_map, smem_k, k_full, k_empty, k_ring, end_block - 1);
-    for (int block = end_block - 1; block >= first_block; --block) {
-      if (block > first_block) load(&params.k_map, smem_k, k_full, k_empty, k_ring, block - 1);
-      load(&params.v_map, smem_v, v_full, v_empty, v_ring, block);
+    // The loads of tile `t` (with kPersistent into the Q buffer the ring gives, once its last
+    // tile's O stores have read it).
+    StageRing<kQBuffers> q_ring;
+    const auto produce = [&](const fa3::Tile& t, const TileWork& w) {
+      const int first_block = w.first_block, end_block = w.end_block;
+      const unsigned int q_bar = q_full + 8 * q_ring.stage;
+      const unsigned int q_tiles = smem_q + q_ring.stage * kQBytes;
+      if constexpr (kPersistent) mbarrier_wait(q_empty + 8 * q_ring.stage, q_ring.phase ^ 1);
+      mbarrier_arrive_expect_tx(q_bar, kQBytes);
+#pragma unroll
+      for (int c = 0; c < kConsumers; ++c)
+#pragma unroll
+        for (int slab = 0; slab < kSlabs; ++slab)
+          tma_load_4d(q_tiles + (c * kSlabs + slab) * fa3::kBoxBytes, &params.q_map, 64 * slab,
+                      w.seq.q_begin + t.m0 + fa3::kRows * c, t.head, w.map_batch, q_bar);
+      q_ring.advance();
+      if (end_block > first_block)
+        load(&params.k_map, smem_k, k_full, k_empty, k_ring, end_block - 1, w);
+      for (int block = end_block - 1; block >= first_block; --block) {
+        if (block > first_block) load(&params.k_map, smem_k, k_full, k_empty, k_ring, block - 1, w);
+        load(&params.v_map, smem_v, v_full, v_empty, v_ring, block, w);
+      }
+    };
+    if constexpr (kPersistent) {
+      fa3::Tile t;
+      TileWork w;
+#pragma unroll 1
+      for (int turn = 0; next_tile(turn, t); ++turn)
+        if (tile_work(t, w)) produce(t, w);
+    } else {
+      produce(only_tile, only_work);
     }
     return;
   }
@@ -238,232 +321,263 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   const int thread = threadIdx.x % 128;
   const int warp = thread / 32;
   const int lane = thread % 32;
-  const int row_begin = m0 + fa3::kRows * consumer;   // this warpgroup's first query row
-  const int row0 = row_begin + 16 * warp + lane / 4;  // this thread's rows: row0, row0 + 8
-  const int diagonal = seq.seqlen_k - seq.seqlen_q;
-  // This warpgroup's blocks are [first_block, my_end): those right of its last visible key
-  // (causal, or rows past seqlen_q) are skipped, except with ping-pong, whose turns pair up.
-  const int my_end =
-      kPingPong
-          ? end_block
-          : max(first_block,
-                min(end_block, fa3::visited_blocks<kBlockN, kCausal>(
-                                   row_begin, min(seq.seqlen_q - row_begin, fa3::kRows), seq)));
   const float scale_log2 = p.scale_log2;
-  const unsigned int q_tile = smem_q + consumer * kSlabs * fa3::kBoxBytes;
 
   StageRing<kStages> ring;
-  // Blocks right of this warpgroup's last visible key (causal, or rows past seqlen_q): release
-  // them as they land, in order, so the empty barriers count one arrival per phase.
+  StageRing<kQBuffers> q_ring;
+  // Tile `t`, from its Q's arrival (in the buffer q_ring gives) to its O's store.
+  const auto consume = [&](const fa3::Tile& t, const TileWork& w) {
+    // This warpgroup's Q boxes, where its O is staged too.
+    const unsigned int q_tile =
+        smem_q + q_ring.stage * kQBytes + consumer * kSlabs * fa3::kBoxBytes;
+    const attn::Sequence& seq = w.seq;
+    const int head = t.head, batch = t.batch;
+    const int first_block = w.first_block, end_block = w.end_block;
+    const int row_begin = t.m0 + fa3::kRows * consumer;  // this warpgroup's first query row
+    const int row0 = row_begin + 16 * warp + lane / 4;   // this thread's rows: row0, row0 + 8
+    const int diagonal = seq.seqlen_k - seq.seqlen_q;
+    // This warpgroup's blocks are [first_block, my_end): those right of its last visible key
+    // (causal, or rows past seqlen_q) are skipped, except with ping-pong, whose turns pair up.
+    const int my_end =
+        kPingPong
+            ? end_block
+            : max(first_block,
+                  min(end_block, fa3::visited_blocks<kBlockN, kCausal>(
+                                     row_begin, min(seq.seqlen_q - row_begin, fa3::kRows), seq)));
+
+    // Blocks right of this warpgroup's last visible key (causal, or rows past seqlen_q): release
+    // them as they land, in order, so the empty barriers count one arrival per phase.
 #pragma unroll 1
-  for (int i = my_end; i < end_block; ++i) {
-    mbarrier_wait(k_full + 8 * ring.stage, ring.phase);
-    mbarrier_wait(v_full + 8 * ring.stage, ring.phase);
-    if (thread == 0) {
-      mbarrier_arrive(k_empty + 8 * ring.stage);
-      mbarrier_arrive(v_empty + 8 * ring.stage);
-    }
-    ring.advance();
-  }
-
-  float o[1][kOAccs];
-#pragma unroll
-  for (int i = 0; i < kOAccs; ++i) o[0][i] = 0.0f;
-  float s[kSAccs];
-  unsigned int pa[kPSteps][4];
-  float row_max[2] = {attn::negative_infinity(), attn::negative_infinity()};
-  float row_sum[2] = {0.0f, 0.0f};  // this lane's share; the quad's sum at the end
-
-  // O += P·V for the block whose V lands in `v_stage` with parity `v_phase` (P in pa): one wgmma
-  // group, fenced on its own since the barrier wait separates it from the S wgmma's fence.
-  auto issue_pv = [&](int v_stage, unsigned int v_phase) {
-    const unsigned int v_tile = smem_v + v_stage * kKvBytes;
-    mbarrier_wait(v_full + 8 * v_stage, v_phase);
-    wgmma_fence();
-#pragma unroll
-    for (int t = 0; t < kPSteps; ++t)
-      wgmma_m64k16_rs<T, kHeadDim, 1>(o[0], pa[t],
-                                      mnmajor_descriptor(v_tile + 2048 * t, kKvSlabBytes), 1);
-    wgmma_commit();
-  };
-
-  // Once P·V has completed: O and P may be touched again, and the block's stage is free.
-  auto retire_pv = [&](int v_stage) {
-    wgmma_wait<0>();
-    fence_accumulators(o[0]);
-#pragma unroll
-    for (int t = 0; t < kPSteps; ++t) fence_operands(pa[t]);
-    if (thread == 0) mbarrier_arrive(v_empty + 8 * v_stage);
-  };
-
-  // Once S of the current stage's block has completed: its K slot is free.
-  auto release_k = [&]() {
-    if (thread == 0) mbarrier_arrive(k_empty + 8 * ring.stage);
-  };
-
-  // S = Q·Kᵀ for the block in the current stage: one wgmma group (scale-d 0 on the first step).
-  auto issue_scores = [&]() {
-    const unsigned int k_tile = smem_k + ring.stage * kKvBytes;
-    mbarrier_wait(k_full + 8 * ring.stage, ring.phase);
-    fence_accumulators(s);
-    wgmma_fence();
-#pragma unroll
-    for (int ks = 0; ks < kKSteps; ++ks)
-      wgmma_m64k16_ss<T, kBlockN, 0>(
-          s, kmajor_descriptor(q_tile + (ks / 4) * fa3::kBoxBytes + 32 * (ks % 4)),
-          kmajor_descriptor(k_tile + (ks / 4) * kKvSlabBytes + 32 * (ks % 4)), ks > 0);
-    wgmma_commit();
-  };
-
-  // The online softmax of key block `block` on the finished scores s: masks the seqlen_k tail and
-  // (causal) the keys right of the diagonal with -inf, then P = 2^(S c - m_new c) in place, with
-  // c = scale_log2; a row whose max is still -inf (no visible key yet) uses base 0, so its P and
-  // its factor are 0. factor[h]: what O's row h must be multiplied by.
-  auto softmax = [&](int block, float(&factor)[2]) {
-    fence_accumulators(s);
-    const int key0 = block * kBlockN + 2 * (lane % 4);
-    const bool masked = block * kBlockN + kBlockN > seq.seqlen_k ||
-                        (kCausal && block * kBlockN + kBlockN - 1 > row_begin + diagonal);
-    if (masked) {
-#pragma unroll
-      for (int j = 0; j < kSAccs / 4; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int key = key0 + 8 * j + (e & 1);
-          const int row = row0 + 8 * (e >> 1);
-          const bool visible = key < seq.seqlen_k && (!kCausal || key <= row + diagonal);
-          if (!visible) s[4 * j + e] = attn::negative_infinity();
-        }
-    }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      float block_max = s[2 * h];
-#pragma unroll
-      for (int j = 0; j < kSAccs / 4; ++j)
-        block_max = fmaxf(block_max, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
-      block_max = attn::quad_reduce<true>(block_max);
-      const float new_max = fmaxf(row_max[h], block_max);
-      const float base = new_max == attn::negative_infinity() ? 0.0f : new_max * scale_log2;
-      factor[h] = exp2_approx(row_max[h] * scale_log2 - base);
-      row_max[h] = new_max;
-      float sum = 0.0f;
-#pragma unroll
-      for (int j = 0; j < kSAccs / 4; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const float v = exp2_approx(fmaf(s[4 * j + 2 * h + e], scale_log2, -base));
-          s[4 * j + 2 * h + e] = v;
-          sum += v;
-        }
-      row_sum[h] = row_sum[h] * factor[h] + sum;
-    }
-  };
-
-  // Ping-pong turns (see above); without ping-pong these are empty.
-  auto begin_turn = [&]() {
-    if constexpr (kPingPong) named_barrier_sync(fa3::kTurnBarrier + consumer, 128 * 2);
-  };
-  auto end_turn = [&](bool last) {
-    if constexpr (kPingPong)
-      if (!last || consumer != kConsumers - 1)
-        named_barrier_arrive(fa3::kTurnBarrier + (consumer + 1) % kConsumers, 128 * 2);
-  };
-
-  mbarrier_wait(q_full, 0);
-  if (my_end > first_block) {
-    if constexpr (kPingPong)
-      if (consumer == kConsumers - 1) named_barrier_arrive(fa3::kTurnBarrier, 128 * 2);
-    // The first (last-indexed) block: O is zero, so no P·V is pending and nothing to rescale.
-    float factor[2];
-    begin_turn();
-    issue_scores();
-    end_turn(false);
-    wgmma_wait<0>();
-    release_k();
-    softmax(my_end - 1, factor);
-    pack_a_operand<T>(pa, s);
-    StageRing<kStages> previous = ring;
-    ring.advance();
-#pragma unroll 1
-    for (int block = my_end - 2; block >= first_block; --block) {
-      begin_turn();
-      issue_scores();
-      // P·V of the previous block runs on the tensor cores during this block's softmax.
-      issue_pv(previous.stage, previous.phase);
-      end_turn(false);
-      wgmma_wait<1>();
-      release_k();
-      softmax(block, factor);
-      retire_pv(previous.stage);
-      // Rescale O only when a row of the warp raised its max (the factor is exactly 1 otherwise).
-      if (__any_sync(0xFFFFFFFFu, factor[0] != 1.0f || factor[1] != 1.0f)) {
-#pragma unroll
-        for (int j = 0; j < kOAccs / 4; ++j) {
-          o[0][4 * j] *= factor[0];
-          o[0][4 * j + 1] *= factor[0];
-          o[0][4 * j + 2] *= factor[1];
-          o[0][4 * j + 3] *= factor[1];
-        }
+    for (int i = my_end; i < end_block; ++i) {
+      mbarrier_wait(k_full + 8 * ring.stage, ring.phase);
+      mbarrier_wait(v_full + 8 * ring.stage, ring.phase);
+      if (thread == 0) {
+        mbarrier_arrive(k_empty + 8 * ring.stage);
+        mbarrier_arrive(v_empty + 8 * ring.stage);
       }
-      pack_a_operand<T>(pa, s);
-      previous = ring;
       ring.advance();
     }
-    fence_accumulators(o[0]);
-    begin_turn();
-    issue_pv(previous.stage, previous.phase);
-    end_turn(true);
-    retire_pv(previous.stage);
-  }
 
-  // Normalize: O /= l, lse = m · softmax_scale + ln l; a row with no visible key (in this split)
-  // has l = 0 and gets O = 0, lse = -inf.
+    float o[1][kOAccs];
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const float sum = attn::quad_reduce<false>(row_sum[h]);
-    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-#pragma unroll
-    for (int j = 0; j < kOAccs / 4; ++j) {
-      o[0][4 * j + 2 * h] *= inv;
-      o[0][4 * j + 2 * h + 1] *= inv;
-    }
-    const int row = row0 + 8 * h;
-    const long long row_index = attn::lse_index(p, seq, batch, head, row);
-    const float lse =
-        sum > 0.0f ? row_max[h] * p.softmax_scale + logf(sum) : attn::negative_infinity();
-    if constexpr (kSplitKv) {
-      if (row < seq.seqlen_q) fa3::store_partial_row(p, split, row_index, o[0], h, lane, lse);
-    } else if constexpr (kWriteLse) {
-      if (lane % 4 == 0 && row < seq.seqlen_q && p.lse != nullptr) p.lse[row_index] = lse;
-    }
-  }
+    for (int i = 0; i < kOAccs; ++i) o[0][i] = 0.0f;
+    float s[kSAccs];
+    unsigned int pa[kPSteps][4];
+    float row_max[2] = {attn::negative_infinity(), attn::negative_infinity()};
+    float row_sum[2] = {0.0f, 0.0f};  // this lane's share; the quad's sum at the end
 
-  // Stage O in this warpgroup's Q boxes (every wgmma reading them is complete) and TMA-store it;
-  // rows past seqlen_q fall outside a padded batch's map and are not written; a packed batch's
-  // box that crosses its sequence's end is stored directly. Split-KV wrote its partials.
-  if (kSplitKv || row_begin >= seq.seqlen_q) return;
-  if (p.cu_seqlens_q != nullptr && row_begin + fa3::kRows > seq.seqlen_q) {
-    fa3::store_rows_direct(p,
-                           static_cast<T*>(p.o) + head * p.o_head_stride +
-                               static_cast<long long>(seq.q_begin) * p.o_row_stride,
-                           row0, seq.seqlen_q, o[0], lane);
-    return;
-  }
+    // O += P·V for the block whose V lands in `v_stage` with parity `v_phase` (P in pa): one
+    // wgmma group, fenced on its own since the barrier wait separates it from the S wgmma's fence.
+    auto issue_pv = [&](int v_stage, unsigned int v_phase) {
+      const unsigned int v_tile = smem_v + v_stage * kKvBytes;
+      mbarrier_wait(v_full + 8 * v_stage, v_phase);
+      wgmma_fence();
 #pragma unroll
-  for (int slab = 0; slab < kSlabs; ++slab)
-    sm90::stage_slab<T>(q_tile + slab * fa3::kBoxBytes, o, slab, warp, lane);
-  fence_proxy_async_shared();
-  named_barrier_sync(1 + consumer, 128);
-  if (thread == 0) {
+      for (int i = 0; i < kPSteps; ++i)
+        wgmma_m64k16_rs<T, kHeadDim, 1>(o[0], pa[i],
+                                        mnmajor_descriptor(v_tile + 2048 * i, kKvSlabBytes), 1);
+      wgmma_commit();
+    };
+
+    // Once P·V has completed: O and P may be touched again, and the block's stage is free.
+    auto retire_pv = [&](int v_stage) {
+      wgmma_wait<0>();
+      fence_accumulators(o[0]);
+#pragma unroll
+      for (int i = 0; i < kPSteps; ++i) fence_operands(pa[i]);
+      if (thread == 0) mbarrier_arrive(v_empty + 8 * v_stage);
+    };
+
+    // Once S of the current stage's block has completed: its K slot is free.
+    auto release_k = [&]() {
+      if (thread == 0) mbarrier_arrive(k_empty + 8 * ring.stage);
+    };
+
+    // S = Q·Kᵀ for the block in the current stage: one wgmma group (scale-d 0 on the first step).
+    auto issue_scores = [&]() {
+      const unsigned int k_tile = smem_k + ring.stage * kKvBytes;
+      mbarrier_wait(k_full + 8 * ring.stage, ring.phase);
+      fence_accumulators(s);
+      wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < kKSteps; ++ks)
+        wgmma_m64k16_ss<T, kBlockN, 0>(
+            s, kmajor_descriptor(q_tile + (ks / 4) * fa3::kBoxBytes + 32 * (ks % 4)),
+            kmajor_descriptor(k_tile + (ks / 4) * kKvSlabBytes + 32 * (ks % 4)), ks > 0);
+      wgmma_commit();
+    };
+
+    // The online softmax of key block `block` on the finished scores s: masks the seqlen_k tail
+    // and (causal) the keys right of the diagonal with -inf, then P = 2^(S c - m_new c) in place,
+    // with c = scale_log2; a row whose max is still -inf (no visible key yet) uses base 0, so its
+    // P and its factor are 0. factor[h]: what O's row h must be multiplied by.
+    auto softmax = [&](int block, float(&factor)[2]) {
+      fence_accumulators(s);
+      const int key0 = block * kBlockN + 2 * (lane % 4);
+      const bool masked = block * kBlockN + kBlockN > seq.seqlen_k ||
+                          (kCausal && block * kBlockN + kBlockN - 1 > row_begin + diagonal);
+      if (masked) {
+#pragma unroll
+        for (int j = 0; j < kSAccs / 4; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int key = key0 + 8 * j + (e & 1);
+            const int row = row0 + 8 * (e >> 1);
+            const bool visible = key < seq.seqlen_k && (!kCausal || key <= row + diagonal);
+            if (!visible) s[4 * j + e] = attn::negative_infinity();
+          }
+      }
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        float block_max = s[2 * h];
+#pragma unroll
+        for (int j = 0; j < kSAccs / 4; ++j)
+          block_max = fmaxf(block_max, fmaxf(s[4 * j + 2 * h], s[4 * j + 2 * h + 1]));
+        block_max = attn::quad_reduce<true>(block_max);
+        const float new_max = fmaxf(row_max[h], block_max);
+        const float base = new_max == attn::negative_infinity() ? 0.0f : new_max * scale_log2;
+        factor[h] = exp2_approx(row_max[h] * scale_log2 - base);
+        row_max[h] = new_max;
+        float sum = 0.0f;
+#pragma unroll
+        for (int j = 0; j < kSAccs / 4; ++j)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const float v = exp2_approx(fmaf(s[4 * j + 2 * h + e], scale_log2, -base));
+            s[4 * j + 2 * h + e] = v;
+            sum += v;
+          }
+        row_sum[h] = row_sum[h] * factor[h] + sum;
+      }
+    };
+
+    // Ping-pong turns (see above); without ping-pong these are empty.
+    auto begin_turn = [&]() {
+      if constexpr (kPingPong) named_barrier_sync(fa3::kTurnBarrier + consumer, 128 * 2);
+    };
+    auto end_turn = [&](bool last) {
+      if constexpr (kPingPong)
+        if (!last || consumer != kConsumers - 1)
+          named_barrier_arrive(fa3::kTurnBarrier + (consumer + 1) % kConsumers, 128 * 2);
+    };
+
+    mbarrier_wait(q_full + 8 * q_ring.stage, q_ring.phase);
+    if (my_end > first_block) {
+      if constexpr (kPingPong)
+        if (consumer == kConsumers - 1) named_barrier_arrive(fa3::kTurnBarrier, 128 * 2);
+      // The first (last-indexed) block: O is zero, so no P·V is pending and nothing to rescale.
+      float factor[2];
+      begin_turn();
+      issue_scores();
+      end_turn(false);
+      wgmma_wait<0>();
+      release_k();
+      softmax(my_end - 1, factor);
+      pack_a_operand<T>(pa, s);
+      StageRing<kStages> previous = ring;
+      ring.advance();
+#pragma unroll 1
+      for (int block = my_end - 2; block >= first_block; --block) {
+        begin_turn();
+        issue_scores();
+        // P·V of the previous block runs on the tensor cores during this block's softmax.
+        issue_pv(previous.stage, previous.phase);
+        end_turn(false);
+        wgmma_wait<1>();
+        release_k();
+        softmax(block, factor);
+        retire_pv(previous.stage);
+        // Rescale O only when a row of the warp raised its max (the factor is exactly 1
+        // otherwise).
+        if (__any_sync(0xFFFFFFFFu, factor[0] != 1.0f || factor[1] != 1.0f)) {
+#pragma unroll
+          for (int j = 0; j < kOAccs / 4; ++j) {
+            o[0][4 * j] *= factor[0];
+            o[0][4 * j + 1] *= factor[0];
+            o[0][4 * j + 2] *= factor[1];
+            o[0][4 * j + 3] *= factor[1];
+          }
+        }
+        pack_a_operand<T>(pa, s);
+        previous = ring;
+        ring.advance();
+      }
+      fence_accumulators(o[0]);
+      begin_turn();
+      issue_pv(previous.stage, previous.phase);
+      end_turn(true);
+      retire_pv(previous.stage);
+    }
+
+    // Normalize: O /= l, lse = m · softmax_scale + ln l; a row with no visible key (in this
+    // split) has l = 0 and gets O = 0, lse = -inf.
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const float sum = attn::quad_reduce<false>(row_sum[h]);
+      const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+#pragma unroll
+      for (int j = 0; j < kOAccs / 4; ++j) {
+        o[0][4 * j + 2 * h] *= inv;
+        o[0][4 * j + 2 * h + 1] *= inv;
+      }
+      const int row = row0 + 8 * h;
+      const long long row_index = attn::lse_index(p, seq, batch, head, row);
+      const float lse =
+          sum > 0.0f ? row_max[h] * p.softmax_scale + logf(sum) : attn::negative_infinity();
+      if constexpr (kSplitKv) {
+        if (row < seq.seqlen_q) fa3::store_partial_row(p, t.split, row_index, o[0], h, lane, lse);
+      } else if constexpr (kWriteLse) {
+        if (lane % 4 == 0 && row < seq.seqlen_q && p.lse != nullptr) p.lse[row_index] = lse;
+      }
+    }
+
+    // Stage O in this warpgroup's Q boxes (every wgmma reading them is complete) and TMA-store it;
+    // rows past seqlen_q fall outside a padded batch's map and are not written; a packed batch's
+    // box that crosses its sequence's end is stored directly. Split-KV wrote its partials.
+    if (kSplitKv || row_begin >= seq.seqlen_q) return;
+    if (p.cu_seqlens_q != nullptr && row_begin + fa3::kRows > seq.seqlen_q) {
+      fa3::store_rows_direct(p,
+                             static_cast<T*>(p.o) + head * p.o_head_stride +
+                                 static_cast<long long>(seq.q_begin) * p.o_row_stride,
+                             row0, seq.seqlen_q, o[0], lane);
+      return;
+    }
 #pragma unroll
     for (int slab = 0; slab < kSlabs; ++slab)
-      tma_store_4d(&params.o_map, q_tile + slab * fa3::kBoxBytes, 64 * slab,
-                   seq.q_begin + row_begin, head, map_batch);
-    bulk_commit_group();
-    // Only until the stores have read the staging buffer: shared memory must outlive that, the
-    // global writes complete on their own, and the SM takes its next CTA sooner (short rows run
-    // many waves of CTAs).
-    bulk_wait_group_read<0>();
+      sm90::stage_slab<T>(q_tile + slab * fa3::kBoxBytes, o, slab, warp, lane);
+    fence_proxy_async_shared();
+    named_barrier_sync(1 + consumer, 128);
+    if (thread == 0) {
+#pragma unroll
+      for (int slab = 0; slab < kSlabs; ++slab)
+        tma_store_4d(&params.o_map, q_tile + slab * fa3::kBoxBytes, 64 * slab,
+                     seq.q_begin + row_begin, head, w.map_batch);
+      bulk_commit_group();
+      // Only until the stores have read the staging buffer: shared memory must outlive that, the
+      // global writes complete on their own, and the SM takes its next CTA sooner (short rows run
+      // many waves of CTAs). A persistent CTA waits when it has started its next tile.
+      if constexpr (!kPersistent) bulk_wait_group_read<0>();
+    }
+  };
+  if constexpr (kPersistent) {
+    fa3::Tile t;
+    TileWork w;
+    int worked = 0;
+#pragma unroll 1
+    for (int turn = 0; next_tile(turn, t); ++turn) {
+      if (!tile_work(t, w)) continue;
+      // Started the next tile: once the last one's O stores have read its Q buffer (long since,
+      // mostly), the producer may refill it.
+      if (worked++ > 0 && thread == 0) {
+        bulk_wait_group_read<0>();
+        mbarrier_arrive(q_empty + 8 * (1 - q_ring.stage));
+      }
+      consume(t, w);
+      q_ring.advance();
+    }
+    if (thread == 0) bulk_wait_group_read<0>();
+  } else {
+    consume(only_tile, only_work);
   }
 }
 

@@ -193,7 +193,8 @@ TEST_F(Cli, Fa3KeysAreExplainedAndGeneratedForSm90a) {
   EXPECT_TRUE(contains(r.output, "#include \"kerntune/attention/attention_fwd_sm90.cuh\""))
       << r.output;
   EXPECT_TRUE(contains(
-      r.output, "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, false, false, true, false>"))
+      r.output,
+      "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, false, false, true, false, false>"))
       << r.output;
   EXPECT_TRUE(contains(r.output, "--gpu-architecture=sm_90a")) << r.output;
   expect_error("explain " + shape + " --config fa3.bm128.bn128.s2 --device-profile a100",

@@ -154,9 +154,14 @@ TEST(AttentionConfigSpace, EveryEnumeratedConfigValidatesAndPlansTheFlashAttenti
     for (const AttentionConfig& c : configs) {
       EXPECT_FALSE(validate(p, c, h200)) << text << " " << to_key(c);
       const LaunchPlan plan = plan_launch(p, c);
-      EXPECT_EQ(plan.grid[0], std::uint32_t((p.seqlen_q + c.block_m - 1) / c.block_m));
-      EXPECT_EQ(plan.grid[1], std::uint32_t(p.heads_q));
-      EXPECT_EQ(plan.grid[2], std::uint32_t(p.batch));
+      if (c.persistent) {
+        EXPECT_EQ(plan.num_ctas(), num_tiles(p, c)) << to_key(c);
+        EXPECT_EQ(plan_launch(p, c, 132).num_ctas(), 132) << to_key(c);
+      } else {
+        EXPECT_EQ(plan.grid[0], std::uint32_t((p.seqlen_q + c.block_m - 1) / c.block_m));
+        EXPECT_EQ(plan.grid[1], std::uint32_t(p.heads_q));
+        EXPECT_EQ(plan.grid[2], std::uint32_t(p.batch));
+      }
       EXPECT_EQ(plan.num_threads(), std::uint32_t(c.num_threads()));
       const AttentionEstimate e = estimate(p, c, h200);
       EXPECT_GT(e.predicted_us, 0) << to_key(c);
@@ -259,9 +264,11 @@ TEST(AttentionFa3, TheSpaceHasFa3ConfigsOnHopperOnly) {
   // d128: bm64 x bn 64/128 x s 2-4 (5: bn128.s4 does not fit in 227 KB), bm128 the same with and
   // without ping-pong (10). d64 adds bm192 x bn 64/128 x s 2-4 x ping-pong (12): 6 + 12 + 12. d256
   // (bn 64 only): bm64.s2, bm64.s3, bm128.s2 and bm128.s2.pp.
-  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "h200"), 15);
-  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=64", "h100-sxm"), 30);
-  EXPECT_EQ(count_fa3("b=2,h=8,s=4096,d=256", "h200"), 4);
+  // Each again persistent where a second Q buffer fits too: at d128 all but
+  // bm128.bn128.s3 with and without ping-pong, at d64 all, at d256 bm64.bn64.s2 alone.
+  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "h200"), 15 + 13);
+  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=64", "h100-sxm"), 30 + 30);
+  EXPECT_EQ(count_fa3("b=2,h=8,s=4096,d=256", "h200"), 4 + 1);
   EXPECT_EQ(count_fa3("b=2,h=8,s=777,d=96", "h200"), 0);
   EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "a100"), 0);
   AttentionDomains fa2_only;
@@ -284,14 +291,14 @@ TEST(AttentionFa3, LaunchPlanIsAProducerPlusConsumerWarpgroupsOverTheFlashGrid) 
   EXPECT_EQ(one.num_threads(), 256u);
   EXPECT_EQ(one.smem_bytes, 2048u + 64 * 128 * 2 + 3 * 2 * 64 * 128 * 2);
   EXPECT_EQ(attention_kernel_expression(p, fa3_config(128, 128, 2), true),
-            "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, false, false, true, true>");
+            "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, false, false, true, true, false>");
   AttentionProblem fp16 = p;
   fp16.dtype = DType::kFP16;
   fp16.causal = false;
   EXPECT_EQ(attention_kernel_expression(fp16, fa3_config(64, 64, 1), false),
-            "kt::attention_fwd_sm90<kt::fp16, 128, 64, 64, 1, false, false, false, false>");
+            "kt::attention_fwd_sm90<kt::fp16, 128, 64, 64, 1, false, false, false, false, false>");
   EXPECT_EQ(attention_kernel_expression(p, fa3_config(128, 128, 3, true), false),
-            "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 3, true, false, true, false>");
+            "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 3, true, false, true, false, false>");
   const LaunchPlan three = plan_launch(shape("b=1,h=8,s=1000,d=64"), fa3_config(192, 128, 2, true));
   EXPECT_EQ(three.grid[0], 6u);
   EXPECT_EQ(three.num_threads(), 512u);
@@ -336,7 +343,7 @@ TEST(AttentionFa3, PackedGqaMakesAKvHeadsQueryHeadsItsRows) {
   EXPECT_EQ(plan.grid[1], 8u);
   EXPECT_EQ(plan.grid[2], 32u);
   EXPECT_EQ(attention_kernel_expression(decode, packed, false),
-            "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, false, false, false, false>");
+            "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, false, false, false, false, false>");
   EXPECT_EQ(validate(decode, packed, h200), std::nullopt);
   auto refused = [&](const char* text, const AttentionConfig& c) {
     const auto why = validate(shape(text), c, h200);
@@ -372,7 +379,7 @@ TEST(AttentionFa3, SplitKvKeysRulesGridWorkspaceAndModel) {
   EXPECT_EQ(plan.grid[0], 8u);  // one packed query block x 8 splits
   EXPECT_EQ(plan.grid[1], 8u);
   EXPECT_EQ(plan.grid[2], 32u);
-  EXPECT_EQ(num_ctas(decode, c), 8 * 8 * 32);
+  EXPECT_EQ(num_tiles(decode, c), 8 * 8 * 32);
   EXPECT_EQ(split_workspace_bytes(decode, c), 8 * 32 * 32 * (128 + 1) * 4);
   EXPECT_EQ(split_workspace_bytes(decode, fa3_config(64, 64, 3)), 0);
   const LaunchPlan combine = plan_split_combine(decode, c);
@@ -380,7 +387,7 @@ TEST(AttentionFa3, SplitKvKeysRulesGridWorkspaceAndModel) {
   EXPECT_EQ(combine.num_threads(), 128u);
   EXPECT_EQ(split_combine_expression(decode), "kt::attention_split_combine<kt::bf16, 128>");
   EXPECT_EQ(attention_kernel_expression(decode, c, true),
-            "kt::attention_fwd_sm90<kt::bf16, 128, 64, 64, 3, false, true, false, false>");
+            "kt::attention_fwd_sm90<kt::bf16, 128, 64, 64, 3, false, true, false, false, false>");
 
   auto refused = [&](const char* text, const AttentionConfig& config, const char* why) {
     const auto r = validate(shape(text), config, h200);
@@ -415,6 +422,53 @@ TEST(AttentionFa3, SplitKvKeysRulesGridWorkspaceAndModel) {
     EXPECT_EQ(k.splits, 1) << to_key(k);
 }
 
+// Persistent fa3 CTAs: the key, the rules (whole query blocks, more of them than SMs, a second Q
+// buffer in shared memory), a grid of the resident CTAs, the template flag, and a model
+// that prefers them where many short query blocks each pay a CTA's fixed cost.
+TEST(AttentionFa3, PersistentKeysRulesGridAndModel) {
+  const DeviceDesc& h200 = device_profile("h200");
+  AttentionConfig c = fa3_config(128, 128, 2, true);
+  c.persistent = true;
+  EXPECT_EQ(to_key(c), "fa3.bm128.bn128.s2.pp.pers");
+  EXPECT_EQ(parse_attention_config_key("fa3.bm128.bn128.s2.pp.pers"), c);
+  for (const char* bad :
+       {"fa3.bm128.bn128.s2.pers.pp", "fa3.bm128.bn128.s2.pers.pers", "fa2.bm128.bn64.w8.s2.pers"})
+    EXPECT_THROW(parse_attention_config_key(bad), Error) << bad;
+
+  const AttentionProblem p = shape("b=32,h=16,s=512,d=128");
+  EXPECT_EQ(validate(p, c, h200), std::nullopt);
+  EXPECT_EQ(smem_bytes(p, c), smem_bytes(p, fa3_config(128, 128, 2, true)) + 128 * 128 * 2);
+  EXPECT_EQ(plan_launch(p, c, 132).grid, (std::array<std::uint32_t, 3>{132, 1, 1}));
+  EXPECT_EQ(plan_launch(p, c).grid, (std::array<std::uint32_t, 3>{32 * 16 * 4, 1, 1}));
+  EXPECT_EQ(plan_launch(p, c, 132).num_threads(), 384u);
+  EXPECT_EQ(attention_kernel_expression(p, c, false),
+            "kt::attention_fwd_sm90<kt::bf16, 128, 128, 128, 2, true, false, false, false, true>");
+
+  auto refused = [&](const char* text, AttentionConfig config, const char* why) {
+    const auto r = validate(shape(text), config, h200);
+    return r && r->find(why) != std::string::npos;
+  };
+  EXPECT_TRUE(refused("b=1,h=4,s=4096,d=128", c, "more query blocks than SMs (128 of 128"));
+  EXPECT_EQ(validate(shape("b=1,h=5,s=4096,d=128"), c, h200), std::nullopt);
+  AttentionConfig deep = fa3_config(128, 128, 3);
+  deep.persistent = true;
+  EXPECT_TRUE(refused("b=32,h=16,s=512,d=128", deep, "shared memory"));
+  AttentionConfig split = fa3_config(64, 128, 2);
+  split.persistent = true;
+  split.splits = 2;
+  EXPECT_TRUE(refused("b=32,h=16,sq=64,sk=4096,d=128", split, "whole query blocks"));
+  AttentionConfig fa2{128, 64, 8, 2};
+  fa2.persistent = true;
+  EXPECT_TRUE(refused("b=32,h=16,s=512,d=128", fa2, "an fa3 feature"));
+
+  // 2048 query blocks of 512 keys: the launch-per-block configs pay 2.4 us a wave of CTAs, 15.5
+  // waves; persistent CTAs pay it once and 0.6 us a further block.
+  EXPECT_LT(estimate(p, c, h200).predicted_us,
+            estimate(p, fa3_config(128, 128, 2, true), h200).predicted_us * 0.95);
+  const auto ranked = rank_by_model(p, enumerate_attention_configs(p, h200), h200);
+  EXPECT_TRUE(ranked.front().config.persistent) << to_key(ranked.front().config);
+}
+
 // The fa3 model is fit to the tuned H200 measurements of 2026-12-03
 // (bench/results/2026-12-03-h200-attention-pingpong/measurements.csv): the d128 flagship
 // bm128.bn128.s2.pp measured 614 TFLOP/s at N = 16384, ping-pong beat the same config without it
@@ -445,7 +499,10 @@ TEST(AttentionFa3, ModelFitsTheH200MeasurementsAndPrefersFa3OnHopper) {
       ASSERT_NE(best_of(ranked, AttentionFamily::kSm80, &fa2), nullptr);
       EXPECT_LT(fa3.predicted_us, fa2.predicted_us) << dims << " causal=" << causal;
       EXPECT_EQ(ranked.front().config.family, AttentionFamily::kSm90);
-      EXPECT_EQ(ranked.front().config.block_m, p.head_dim == 64 ? 192 : 128) << dims;
+      // Measured before persistent CTAs joined the space: the tile among the others.
+      const auto launched = std::find_if(ranked.begin(), ranked.end(),
+                                         [](const auto& r) { return !r.config.persistent; });
+      EXPECT_EQ(launched->config.block_m, p.head_dim == 64 ? 192 : 128) << dims;
     }
   // Causal skips the key blocks past the diagonal: about half the time at N = 4096.
   const double full =

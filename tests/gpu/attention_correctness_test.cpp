@@ -236,6 +236,37 @@ TEST_F(AttentionCorrectness, SplitKvEverySplitCountOnDecodeAndShortQueryBlocks) 
   }
 }
 
+// Persistent CTAs (every persistent config of the space), each working several tiles and the
+// last ones fewer: ragged query blocks, causal with more queries than keys (rows that see no key)
+// and fewer, GQA and MQA, a packed varlen batch (tiles past a shorter sequence's rows skipped),
+// both layouts and dtypes, with and without the LSE.
+TEST_F(AttentionCorrectness, PersistentCtasOnRaggedCausalGqaAndPackedShapes) {
+  if (device_.arch() != "sm_90a")
+    GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
+  struct Case {
+    const char* shape;
+    bool causal;
+  };
+  for (const Case& k :
+       {Case{"b=3,hq=16,hkv=4,sq=1000,sk=777,d=128", true},
+        Case{"b=3,hq=16,hkv=4,sq=777,sk=1000,d=128", false}, Case{"b=2,h=40,s=517,d=64", true},
+        Case{"b=1,hq=8,hkv=1,s=2000,d=256", false},
+        Case{"b=5,hq=16,hkv=4,sq=4097,tq=9000,d=128", true}}) {
+    const AttentionProblem p = make_problem(k.shape, DType::kBF16, k.causal);
+    std::vector<AttentionConfig> persistent;
+    for (const AttentionConfig& c : enumerate_attention_configs(p, device_))
+      if (c.persistent) persistent.push_back(c);
+    ASSERT_FALSE(persistent.empty()) << k.shape;
+    precompile(p, persistent);
+    int i = 0;
+    for (const AttentionConfig& c : persistent) {
+      const bool bnhd = i++ % 2 == 0;
+      check(k.shape, bnhd ? DType::kBF16 : DType::kFP16, k.causal,
+            bnhd ? AttentionLayout::kBNHD : AttentionLayout::kBHND, c, i % 3 != 0);
+    }
+  }
+}
+
 // The shipped fa3 configs on ragged GQA and MQA shapes with Nq < Nk and Nq > Nk, both layouts,
 // both masks and dtypes.
 TEST_F(AttentionCorrectness, ShippedFa3ConfigsOnRaggedGqaAndMqaShapes) {

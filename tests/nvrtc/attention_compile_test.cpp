@@ -126,6 +126,25 @@ TEST(AttentionTemplates, ShippedFa3ConfigsCompileSpillFreeForSm90a) {
   EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
 }
 
+// Persistent CTAs (a tile loop, two Q buffers and their q_empty barriers) of every shipped fa3
+// tile whose second Q buffer fits, both masks, with and without the LSE: spill-free.
+TEST(AttentionTemplates, PersistentKernelsCompileSpillFree) {
+  const DeviceDesc& h200 = device_profile("h200");
+  std::vector<Case> cases;
+  for (const auto& s : testing::shipped_fa3_configs()) {
+    AttentionConfig c = s.config;
+    c.persistent = true;
+    for (bool causal : {false, true}) {
+      AttentionProblem p = problem(s.head_dim, causal ? DType::kFP16 : DType::kBF16, causal);
+      p.batch = 8;
+      if (!validate(p, c, h200)) cases.push_back({p, c, causal, "sm_90a"});
+    }
+  }
+  ASSERT_GE(cases.size(), 16u);
+  const auto failures = compile_all(cases, true);
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: " << failures.front();
+}
+
 // Split-KV instantiates the main kernel writing partials and the combine pass; both compile
 // spill-free (the one-consumer CTA's 216 registers after setmaxnreg at every head dim).
 TEST(AttentionTemplates, SplitKvKernelsCompileSpillFreeWithTheirCombinePass) {

@@ -45,6 +45,11 @@ AttentionKernel::AttentionKernel(const AttentionProblem& problem, const Attentio
   function_ = module.functions[0];
   if (config.splits > 1) combine_ = module.functions[1];
   allow_dynamic_smem(function_, plan_.smem_bytes);
+  // A persistent grid holds the CTAs the device runs at once (the occupancy query counts the
+  // dynamic shared memory allowed above).
+  if (config.persistent)
+    plan_ = plan_launch(problem, config,
+                        resident_ctas(function_, int(plan_.num_threads()), int(plan_.smem_bytes)));
 }
 
 AttentionTensors AttentionKernel::kernel_tensors(const AttentionTensors& t) const {

@@ -47,6 +47,12 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
   else
     out += fmt::format("  CTAs         B x Hq x ceil(Nq / Br) = {} x {} x {} = {}\n", p.batch,
                        p.heads_q, ceil_div(p.seqlen_q, c.block_m), e.num_ctas);
+  if (c.persistent)
+    out += fmt::format(
+        "  persistent   {} CTAs (one a slot) work the query blocks in turn, {:.1f} each, the next "
+        "one's Q and K loading while the last computes\n",
+        std::min<std::int64_t>(e.num_ctas, std::int64_t(d.num_sms) * e.occupancy.ctas_per_sm),
+        double(e.num_ctas) / double(std::int64_t(d.num_sms) * e.occupancy.ctas_per_sm));
   out += explain_occupancy(e, d.num_sms);
   out += fmt::format("  blocks       {:.1f}% of the visited (q, k) block area is visible{}\n",
                      100 * e.block_efficiency,
