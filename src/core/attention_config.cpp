@@ -28,9 +28,9 @@ constexpr double kLaunchUs = 3.0;
 // (two per CTA, or one-consumer CTAs two per SM), 0.75 when two take turns (ping-pong), 0.63 with
 // three (one softmax under two others' GEMMs, turns or not), all of it with a single one, which
 // also leaves issue gaps (the one-warpgroup factor, as for the GEMM); and the per-block overhead
-// (barriers, row reductions) that 64-key blocks pay twice as often; and the fixed cost of a CTA (Q
-// load, pipeline fill, O store), paid once per wave of CTAs. Fitted to tuning exports
-// (bench/NOTES.md, "Attention").
+// (barriers, row reductions), as the time of this many more keys a block: 64-key blocks ran 6%
+// behind 128-key ones; and the fixed cost of a CTA (Q load, pipeline fill, O store), paid once per
+// wave of CTAs. Fitted to tuning exports (bench/NOTES.md, "Attention").
 constexpr double kFa3WgmmaEfficiency = 0.85;
 constexpr double kFa3CtaFixedUs = 2.4;
 // fa3 persistent: what a CTA's further query blocks each still pay of that fixed cost once their
@@ -42,7 +42,7 @@ constexpr double kFa3ExposedExpOverlapped = 0.9;
 constexpr double kFa3ExposedExpPingPong = 0.75;
 constexpr double kFa3ExposedExpThreeConsumers = 0.63;
 constexpr double kFa3SingleWarpgroupFactor = 0.8;
-constexpr double kFa3NarrowBlockFactor = 1.0 / 1.06;
+constexpr double kFa3BlockOverheadKeys = 8.2;
 // fa3: dynamic shared memory beyond the Q tile and K/V stages (mbarriers, 1024-byte alignment),
 // and the registers: two or three consumers, the __launch_bounds__ cap (65536 / threads) that
 // setmaxnreg splits unevenly; one consumer (no setmaxnreg), what the consumer holds — O (d/2), S
@@ -110,7 +110,13 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
     return "fa3 configs have no warps field (warps = 0: block_m sets the warpgroups)";
   if (c.block_m != 64 && c.block_m != 128 && c.block_m != 192)
     return "fa3 block_m must be 64, 128 or 192 (one to three consumer warpgroups of 64 query rows)";
-  if (c.block_n != 64 && c.block_n != 128) return "fa3 block_n must be 64 or 128";
+  if (c.block_n != 64 && c.block_n != 80 && c.block_n != 128 && c.block_n != 176)
+    return "fa3 block_n must be 64, 80, 128 or 176";
+  // A consumer holds O (head_dim / 2 FP32 a thread), S (block_n / 2) and P (block_n / 4).
+  if (c.block_n == 80 && p.head_dim != 256)
+    return "fa3 block_n 80 is for head_dim 256, where 128 keys exceed the registers";
+  if (c.block_n == 176 && p.head_dim > 128)
+    return "fa3 block_n 176 needs head_dim <= 128 (registers)";
   if (c.pingpong && c.block_m == 64)
     return "fa3 ping-pong needs two or three consumers (block_m >= 128)";
   if (c.block_m == 192 && (p.head_dim != 64 || c.block_n > 128))
@@ -121,7 +127,8 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
     return "fa3 stages must be 2, 3 or 4 (P·V of block j - 1 holds a stage while block j loads)";
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
     return "the fa3 family needs head_dim 64, 128 or 256";
-  if (p.head_dim == 256 && c.block_n != 64) return "fa3 head_dim 256 needs block_n 64 (registers)";
+  if (p.head_dim == 256 && c.block_n > 80)
+    return "fa3 head_dim 256 needs block_n 64 or 80 (registers)";
   if (c.splits < 1 || c.splits > kMaxSplits)
     return fmt::format("fa3 splits must be 1 to {}", kMaxSplits);
   if (c.splits > 1 && p.varlen) return "fa3 split-KV does not serve packed varlen batches";
@@ -146,6 +153,13 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
   return std::nullopt;
 }
 
+// fa3's rate on blocks of `block_n` keys relative to 128-key blocks: each block also pays its
+// overhead, kFa3BlockOverheadKeys keys' worth.
+double block_factor(int block_n) {
+  const auto share = [](double keys) { return keys / (keys + kFa3BlockOverheadKeys); };
+  return share(block_n) / share(128);
+}
+
 // The FLOP rate one SM sustains on this config's blocks, with `ctas_per_sm` resident.
 double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const DeviceDesc& d,
                       int ctas_per_sm) {
@@ -158,8 +172,8 @@ double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const
                                                : 1.0) *
                                kFa3ExpShareTimesHeadDim / double(p.head_dim);
     return d.wgmma_tflops * 1e12 / d.num_sms * kFa3WgmmaEfficiency *
-           (overlapped ? 1.0 : kFa3SingleWarpgroupFactor) *
-           (c.block_n == 64 ? kFa3NarrowBlockFactor : 1.0) / (1.0 + exposed_exp);
+           (overlapped ? 1.0 : kFa3SingleWarpgroupFactor) * block_factor(c.block_n) /
+           (1.0 + exposed_exp);
   }
   // Two row tiles per warp read each K and V fragment once for both (half the smem traffic).
   const double reuse = c.block_m / c.warps == 32 ? 1.05 : 1.0;

@@ -56,7 +56,7 @@ struct AttentionDomains {
   std::vector<int> block_n{32, 64, 128};
   std::vector<int> stages{1, 2};
   std::vector<int> fa3_block_m{64, 128, 192};
-  std::vector<int> fa3_block_n{64, 128};
+  std::vector<int> fa3_block_n{64, 80, 128, 176};
   std::vector<int> fa3_stages{2, 3, 4};
   std::vector<bool> fa3_pingpong{false, true};
   std::vector<int> fa3_splits{1, 2, 3, 4, 6, 8, 12, 16};
