@@ -47,7 +47,8 @@ constexpr double kFa3BlockOverheadKeys = 8.2;
 // and the registers: two or three consumers, the __launch_bounds__ cap (65536 / threads) that
 // setmaxnreg splits unevenly; one consumer (no setmaxnreg), what the consumer holds — O (d/2), S
 // (Bc/2), P (Bc/4) — plus addressing (ptxas 13.0: 106, 154, 138, 186 registers for d64 Bc64, d64
-// Bc128, d128 Bc64, d128 Bc128; this gives 104, 152, 136, 184), so d64 Bc64 runs two CTAs per SM.
+// Bc128, d128 Bc64, d128 Bc128; this gives 104, 152, 136, 184): beside a one-warp producer (160
+// threads) d64 Bc64 runs three CTAs per SM and d128 Bc64 two.
 constexpr int kFa3SmemReserveBytes = 2048;
 constexpr int kFa3OneConsumerAddressingRegs = 24;
 // ... and the tile loop of a persistent one (ptxas 13.0: 20 to 28 more).

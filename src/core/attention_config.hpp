@@ -39,9 +39,11 @@ struct AttentionConfig {
   // it computes the last (no CTA launch, Q load and pipeline fill per query block).
   bool persistent = false;
 
-  // fa3: one producer warpgroup plus block_m / 64 consumers, 4 warps each.
+  // fa3: block_m / 64 consumer warpgroups and a producer, a warpgroup beside two or three
+  // consumers (setmaxnreg moves its registers to them), one warp beside one (fa3::cta_threads).
   int num_warps() const {
-    return family == AttentionFamily::kSm90 ? 4 * (block_m / 64 + 1) : warps;
+    if (family != AttentionFamily::kSm90) return warps;
+    return block_m > 64 ? 4 * (block_m / 64 + 1) : 5;
   }
   int num_threads() const { return 32 * num_warps(); }
   bool operator==(const AttentionConfig&) const = default;

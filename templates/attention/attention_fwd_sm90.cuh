@@ -30,9 +30,17 @@ constexpr int kBoxBytes = 64 * 128;  // a {64 columns, 64 rows} TMA box of Q or 
 // Named barriers: 1 + c guards consumer c's O staging, kTurnBarrier + c its ping-pong turn.
 constexpr int kTurnBarrier = 4;
 
+// A CTA's threads: with one consumer, warpgroup 0 consumes and one warp (warp 4) produces, so a
+// CTA of few registers leaves room for another on its SM; with two or three, warpgroup 0 is the
+// producer, whose registers setmaxnreg moves to the consumers.
+__host__ __device__ constexpr int cta_threads(int consumers) {
+  return consumers == 1 ? 160 : 128 * (consumers + 1);
+}
+
 // Register split (setmaxnreg) of a CTA launched with 65536 / threads registers per thread:
 // two consumers 40 + 2 x 232 = 3 x 168, three 32 + 3 x 160 = 4 x 128. One consumer keeps the
-// registers as compiled (d64 with 64-key blocks fits two CTAs an SM that way).
+// registers as compiled (beside a one-warp producer, d64 with 64-key blocks fits three CTAs an
+// SM that way).
 template <int kConsumers>
 struct RegisterSplit {
   static constexpr int kProducer = kConsumers == 3 ? 32 : 40;
@@ -159,7 +167,7 @@ __device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Til
 // next tile and its O store, staged in the buffer as without persistence, has read it.
 //
 // Launch: grid (ceil(seqlen_q / kBlockM) · num_splits, heads_q, batch), or with kPersistent
-// (min(tiles, CTAs the GPU holds at once), 1, 1); 128 (kBlockM / 64 + 1) threads;
+// (min(tiles, CTAs the GPU holds at once), 1, 1); fa3::cta_threads(kBlockM / 64) threads;
 // 2048 + kBlockM·kHeadDim·2 (twice with kPersistent) + kStages·2·kBlockN·kHeadDim·2 bytes of
 // dynamic shared memory; params.q_map/o_map boxes {64, 64}, k_map/v_map {64, kBlockN}
 // (attention_params.h). K/V blocks are visited from the last one down, so the blocks that need a
@@ -167,7 +175,7 @@ __device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Til
 // is rescaled only when a row's max rises).
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kStages, bool kPingPong,
           bool kSplitKv, bool kCausal, bool kWriteLse, bool kPersistent>
-__global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
+__global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
     attention_fwd_sm90(const __grid_constant__ AttentionSm90Params params) {
   static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
   static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
@@ -262,10 +270,11 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
   // Broadcast from lane 0 so ptxas sees it warp-uniform: the branches on it (and on the consumer's
   // rows) then hold no divergent wgmma, which it would serialize (C7520).
   const int warpgroup = __shfl_sync(0xFFFFFFFFu, int(threadIdx.x / 128), 0);
-  if (warpgroup == 0) {
+  constexpr int kProducerWarpgroup = kConsumers == 1 ? 1 : 0;  // fa3::cta_threads
+  if (warpgroup == kProducerWarpgroup) {
     // Producer: one thread issues every TMA load; the others leave.
     if constexpr (kConsumers > 1) setmaxnreg_dec<Regs::kProducer>();
-    if (threadIdx.x != 0) return;
+    if (threadIdx.x % 128 != 0) return;
     // Block b's K and V share stage b's slot in two rings whose slots free separately: K's once
     // every S of the block is done, V's once every P·V is. K runs one block ahead of V, so K of
     // block j + 1 lands while P·V of block j - 1 still holds V's slot.
@@ -318,7 +327,7 @@ __global__ void __launch_bounds__(128 * (kBlockM / 64 + 1), 1)
 
   // Consumers.
   if constexpr (kConsumers > 1) setmaxnreg_inc<Regs::kConsumer>();
-  const int consumer = warpgroup - 1;
+  const int consumer = kConsumers == 1 ? 0 : warpgroup - 1;
   const int thread = threadIdx.x % 128;
   const int warp = thread / 32;
   const int lane = thread % 32;
