@@ -74,6 +74,24 @@ class AttentionCorrectness : public testing::GpuTest {
     rt::driver().stream_destroy(stream);
   }
 
+  // Every config of the space for `shape` that `selected` keeps (at least one), alternating the
+  // layout and dtype (BNHD bf16, BHND fp16) and leaving the LSE out of every third.
+  template <typename Select>
+  void check_each(const char* shape, bool causal, Select selected) {
+    const AttentionProblem p = make_problem(shape, DType::kBF16, causal);
+    std::vector<AttentionConfig> configs;
+    for (const AttentionConfig& c : enumerate_attention_configs(p, device_))
+      if (selected(c)) configs.push_back(c);
+    ASSERT_FALSE(configs.empty()) << shape;
+    precompile(p, configs);
+    int i = 0;
+    for (const AttentionConfig& c : configs) {
+      const bool bnhd = i++ % 2 == 0;
+      check(shape, bnhd ? DType::kBF16 : DType::kFP16, causal,
+            bnhd ? tune::AttentionLayout::kBNHD : tune::AttentionLayout::kBHND, c, i % 3 != 0);
+    }
+  }
+
   // Compiles the kernels of every valid config for `p`, with and without the LSE, into the tier's
   // cubin cache on every core (testing::precompile).
   void precompile(const AttentionProblem& p, const std::vector<AttentionConfig>& configs) {
@@ -220,20 +238,8 @@ TEST_F(AttentionCorrectness, SplitKvEverySplitCountOnDecodeAndShortQueryBlocks) 
         Case{"b=2,hq=16,hkv=1,sq=1,sk=4097,d=64", true},
         Case{"b=1,hq=32,hkv=4,sq=1,sk=77,d=256", false}, Case{"b=2,h=4,sq=37,sk=3001,d=128", true},
         Case{"b=2,hq=8,hkv=2,sq=64,sk=1500,d=64", false}, Case{"b=1,h=2,sq=50,sk=200,d=64", true},
-        Case{"b=1,h=2,sq=100,sk=70,d=64", true}}) {
-    const AttentionProblem p = make_problem(k.shape, DType::kBF16, k.causal);
-    std::vector<AttentionConfig> split;
-    for (const AttentionConfig& c : enumerate_attention_configs(p, device_))
-      if (c.splits > 1) split.push_back(c);
-    ASSERT_FALSE(split.empty()) << k.shape;
-    precompile(p, split);
-    int i = 0;
-    for (const AttentionConfig& c : split) {
-      const bool bnhd = i++ % 2 == 0;
-      check(k.shape, bnhd ? DType::kBF16 : DType::kFP16, k.causal,
-            bnhd ? AttentionLayout::kBNHD : AttentionLayout::kBHND, c, i % 3 != 0);
-    }
-  }
+        Case{"b=1,h=2,sq=100,sk=70,d=64", true}})
+    check_each(k.shape, k.causal, [](const AttentionConfig& c) { return c.splits > 1; });
 }
 
 // Persistent CTAs (every persistent config of the space), each working several tiles and the
@@ -251,20 +257,8 @@ TEST_F(AttentionCorrectness, PersistentCtasOnRaggedCausalGqaAndPackedShapes) {
        {Case{"b=3,hq=16,hkv=4,sq=1000,sk=777,d=128", true},
         Case{"b=3,hq=16,hkv=4,sq=777,sk=1000,d=128", false}, Case{"b=2,h=40,s=517,d=64", true},
         Case{"b=1,hq=8,hkv=1,s=2000,d=256", false},
-        Case{"b=5,hq=16,hkv=4,sq=4097,tq=9000,d=128", true}}) {
-    const AttentionProblem p = make_problem(k.shape, DType::kBF16, k.causal);
-    std::vector<AttentionConfig> persistent;
-    for (const AttentionConfig& c : enumerate_attention_configs(p, device_))
-      if (c.persistent) persistent.push_back(c);
-    ASSERT_FALSE(persistent.empty()) << k.shape;
-    precompile(p, persistent);
-    int i = 0;
-    for (const AttentionConfig& c : persistent) {
-      const bool bnhd = i++ % 2 == 0;
-      check(k.shape, bnhd ? DType::kBF16 : DType::kFP16, k.causal,
-            bnhd ? AttentionLayout::kBNHD : AttentionLayout::kBHND, c, i % 3 != 0);
-    }
-  }
+        Case{"b=5,hq=16,hkv=4,sq=4097,tq=9000,d=128", true}})
+    check_each(k.shape, k.causal, [](const AttentionConfig& c) { return c.persistent; });
 }
 
 // The shipped fa3 configs on ragged GQA and MQA shapes with Nq < Nk and Nq > Nk, both layouts,
