@@ -22,6 +22,12 @@
 namespace kt {
 namespace {
 
+// A shape in the CLI's syntax and its mask.
+struct MaskedShape {
+  const char* shape;
+  bool causal;
+};
+
 class AttentionCorrectness : public testing::GpuTest {
  protected:
   static cache::Database& cubin_cache() {
@@ -229,16 +235,13 @@ TEST_F(AttentionCorrectness, PackedGqaDecodeStepsEveryLayoutAndMask) {
 TEST_F(AttentionCorrectness, SplitKvEverySplitCountOnDecodeAndShortQueryBlocks) {
   if (device_.arch() != "sm_90a")
     GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
-  struct Case {
-    const char* shape;
-    bool causal;
-  };
-  for (const Case& k :
-       {Case{"b=3,hq=8,hkv=2,sq=1,sk=1000,d=128", false},
-        Case{"b=2,hq=16,hkv=1,sq=1,sk=4097,d=64", true},
-        Case{"b=1,hq=32,hkv=4,sq=1,sk=77,d=256", false}, Case{"b=2,h=4,sq=37,sk=3001,d=128", true},
-        Case{"b=2,hq=8,hkv=2,sq=64,sk=1500,d=64", false}, Case{"b=1,h=2,sq=50,sk=200,d=64", true},
-        Case{"b=1,h=2,sq=100,sk=70,d=64", true}})
+  for (const MaskedShape& k : {MaskedShape{"b=3,hq=8,hkv=2,sq=1,sk=1000,d=128", false},
+                               MaskedShape{"b=2,hq=16,hkv=1,sq=1,sk=4097,d=64", true},
+                               MaskedShape{"b=1,hq=32,hkv=4,sq=1,sk=77,d=256", false},
+                               MaskedShape{"b=2,h=4,sq=37,sk=3001,d=128", true},
+                               MaskedShape{"b=2,hq=8,hkv=2,sq=64,sk=1500,d=64", false},
+                               MaskedShape{"b=1,h=2,sq=50,sk=200,d=64", true},
+                               MaskedShape{"b=1,h=2,sq=100,sk=70,d=64", true}})
     check_each(k.shape, k.causal, [](const AttentionConfig& c) { return c.splits > 1; });
 }
 
@@ -249,15 +252,11 @@ TEST_F(AttentionCorrectness, SplitKvEverySplitCountOnDecodeAndShortQueryBlocks) 
 TEST_F(AttentionCorrectness, PersistentCtasOnRaggedCausalGqaAndPackedShapes) {
   if (device_.arch() != "sm_90a")
     GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
-  struct Case {
-    const char* shape;
-    bool causal;
-  };
-  for (const Case& k :
-       {Case{"b=3,hq=16,hkv=4,sq=1000,sk=777,d=128", true},
-        Case{"b=3,hq=16,hkv=4,sq=777,sk=1000,d=128", false}, Case{"b=2,h=40,s=517,d=64", true},
-        Case{"b=1,hq=8,hkv=1,s=2000,d=256", false},
-        Case{"b=5,hq=16,hkv=4,sq=4097,tq=9000,d=128", true}})
+  for (const MaskedShape& k :
+       {MaskedShape{"b=3,hq=16,hkv=4,sq=1000,sk=777,d=128", true},
+        MaskedShape{"b=3,hq=16,hkv=4,sq=777,sk=1000,d=128", false},
+        MaskedShape{"b=2,h=40,s=517,d=64", true}, MaskedShape{"b=1,hq=8,hkv=1,s=2000,d=256", false},
+        MaskedShape{"b=5,hq=16,hkv=4,sq=4097,tq=9000,d=128", true}})
     check_each(k.shape, k.causal, [](const AttentionConfig& c) { return c.persistent; });
 }
 
