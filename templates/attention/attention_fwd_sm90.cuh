@@ -335,8 +335,19 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
 
   StageRing<kStages> ring;
   StageRing<kQBuffers> q_ring;
-  // Tile `t`, from its Q's arrival (in the buffer q_ring gives) to its O's store.
-  const auto consume = [&](const fa3::Tile& t, const TileWork& w) {
+  // kPersistent, once this warpgroup has started a tile after its first: when the tile before's O
+  // stores have read that tile's Q buffer (mostly long since), the producer may refill it. Called
+  // under the tile's first S, so a wait for the reads leaves the tensor cores busy.
+  const auto release_last_q = [&](bool after_first) {
+    if constexpr (kPersistent)
+      if (after_first && thread == 0) {
+        bulk_wait_group_read<0>();
+        mbarrier_arrive(q_empty + 8 * (1 - q_ring.stage));
+      }
+  };
+  // Tile `t`, from its Q's arrival (in the buffer q_ring gives) to its O's store; `after_first`:
+  // the CTA worked a tile before.
+  const auto consume = [&](const fa3::Tile& t, const TileWork& w, bool after_first) {
     // This warpgroup's Q boxes, where its O is staged too.
     const unsigned int q_tile =
         smem_q + q_ring.stage * kQBytes + consumer * kSlabs * fa3::kBoxBytes;
@@ -480,6 +491,7 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
       begin_turn();
       issue_scores();
       end_turn(false);
+      release_last_q(after_first);
       wgmma_wait<0>();
       release_k();
       softmax(my_end - 1, factor);
@@ -517,6 +529,8 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
       issue_pv(previous.stage, previous.phase);
       end_turn(true);
       retire_pv(previous.stage);
+    } else {
+      release_last_q(after_first);
     }
 
     // Normalize: O /= l, lse = m · softmax_scale + ln l; a row with no visible key (in this
@@ -576,18 +590,12 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
 #pragma unroll 1
     for (int turn = 0; next_tile(turn, t); ++turn) {
       if (!tile_work(t, w)) continue;
-      // Started the next tile: once the last one's O stores have read its Q buffer (long since,
-      // mostly), the producer may refill it.
-      if (worked++ > 0 && thread == 0) {
-        bulk_wait_group_read<0>();
-        mbarrier_arrive(q_empty + 8 * (1 - q_ring.stage));
-      }
-      consume(t, w);
+      consume(t, w, worked++ > 0);
       q_ring.advance();
     }
     if (thread == 0) bulk_wait_group_read<0>();
   } else {
-    consume(only_tile, only_work);
+    consume(only_tile, only_work, false);
   }
 }
 
