@@ -579,7 +579,7 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
       bulk_commit_group();
       // Only until the stores have read the staging buffer: shared memory must outlive that, the
       // global writes complete on their own, and the SM takes its next CTA sooner (short rows run
-      // many waves of CTAs). A persistent CTA waits when it has started its next tile.
+      // many waves of CTAs). A persistent CTA waits under its next tile's first S (release_last_q).
       if constexpr (!kPersistent) bulk_wait_group_read<0>();
     }
   };
