@@ -111,13 +111,11 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
     return "fa3 configs have no warps field (warps = 0: block_m sets the warpgroups)";
   if (c.block_m != 64 && c.block_m != 128 && c.block_m != 192)
     return "fa3 block_m must be 64, 128 or 192 (one to three consumer warpgroups of 64 query rows)";
-  if (c.block_n != 64 && c.block_n != 80 && c.block_n != 128 && c.block_n != 176)
-    return "fa3 block_n must be 64, 80, 128 or 176";
+  if (c.block_n != 64 && c.block_n != 80 && c.block_n != 128)
+    return "fa3 block_n must be 64, 80 or 128";
   // A consumer holds O (head_dim / 2 FP32 a thread), S (block_n / 2) and P (block_n / 4).
   if (c.block_n == 80 && p.head_dim != 256)
     return "fa3 block_n 80 is for head_dim 256, where 128 keys exceed the registers";
-  if (c.block_n == 176 && p.head_dim > 128)
-    return "fa3 block_n 176 needs head_dim <= 128 (registers)";
   if (c.pingpong && c.block_m == 64)
     return "fa3 ping-pong needs two or three consumers (block_m >= 128)";
   if (c.block_m == 192 && (p.head_dim != 64 || c.block_n > 128))

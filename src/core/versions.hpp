@@ -49,7 +49,7 @@ inline constexpr int kGemmTemplateVersion = 20;
 // 6: fa3 ping-pong, three consumers and packed GQA decode join the space; K and V free their
 //    stages separately.
 // 7: fa3 split-KV joins the space.
-// 8: fa3 persistent CTAs and blocks of 80 keys (d256) and 176 (d <= 128) join the space; with
+// 8: fa3 persistent CTAs and blocks of 80 keys (d256) join the space; with
 //    one consumer a one-warp producer (160 threads), so CTAs of few registers share an SM.
 inline constexpr int kAttentionTemplateVersion = 8;
 

@@ -182,8 +182,7 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
                 "kHeadDim must be 64, 128 or 256");
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 192,
                 "one to three consumer warpgroups of 64 rows");
-  static_assert(kBlockN == 64 || kBlockN == 80 || kBlockN == 128 || kBlockN == 176,
-                "kBlockN must be 64, 80, 128 or 176");
+  static_assert(kBlockN == 64 || kBlockN == 80 || kBlockN == 128, "kBlockN must be 64, 80 or 128");
   static_assert(!kPingPong || kBlockM > 64, "ping-pong needs two consumers at least");
   static_assert(!(kPersistent && kSplitKv), "a persistent CTA works whole query blocks");
   // S of block j needs K_j while P·V of block j - 1 still reads V_{j-1}: two stages at least.

@@ -266,11 +266,9 @@ TEST(AttentionFa3, TheSpaceHasFa3ConfigsOnHopperOnly) {
   // (bn 64 only): bm64.s2, bm64.s3, bm128.s2 and bm128.s2.pp.
   // Each again persistent where a second Q buffer fits too: at d128 all but
   // bm128.bn128.s3 with and without ping-pong, at d64 all, at d256 bm64.bn64.s2 alone.
-  // 176-key blocks (d <= 128, two stages at d128): d128 bm64.s2 (and persistent), bm128.s2 with
-  // and without ping-pong; d64 bm64 s2-4 and bm128 s2-4 with and without ping-pong, each
-  // persistent too. 80-key blocks (d256 only): bm64.s2 (and persistent), bm128.s2 and .pp.
-  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "h200"), 15 + 13 + 4);
-  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=64", "h100-sxm"), 30 + 30 + 18);
+  // 80-key blocks (d256 only): bm64.s2 (and persistent), bm128.s2 and .pp.
+  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "h200"), 15 + 13);
+  EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=64", "h100-sxm"), 30 + 30);
   EXPECT_EQ(count_fa3("b=2,h=8,s=4096,d=256", "h200"), 4 + 1 + 4);
   EXPECT_EQ(count_fa3("b=2,h=8,s=777,d=96", "h200"), 0);
   EXPECT_EQ(count_fa3("b=4,h=16,s=4096,d=128", "a100"), 0);
@@ -326,21 +324,15 @@ TEST(AttentionFa3, PingPongThreeConsumersAndWideBlocksHaveTheirRules) {
   EXPECT_EQ(why(d64, fa3_config(192, 128, 2, true)), "");
   EXPECT_EQ(why(d128, fa3_config(128, 128, 3, true)), "");
 
-  // Key blocks of 80 (d256, whose registers leave 128 out) and 176 (d <= 128); the model counts
-  // a block's overhead, so wider blocks run a little faster per key.
+  // Key blocks of 80 at d256, whose registers leave 128 out; the model counts a block's overhead,
+  // so wider blocks run a little faster per key.
   const AttentionProblem d256 = shape("b=1,h=8,s=1000,d=256");
-  EXPECT_EQ(parse_attention_config_key("fa3.bm128.bn176.s2.pp"), fa3_config(128, 176, 2, true));
+  EXPECT_EQ(parse_attention_config_key("fa3.bm128.bn80.s2.pp"), fa3_config(128, 80, 2, true));
   EXPECT_EQ(why(d256, fa3_config(128, 80, 2, true)), "");
-  EXPECT_EQ(why(d128, fa3_config(128, 176, 2, true)), "");
   EXPECT_NE(why(d128, fa3_config(128, 80, 2)).find("block_n 80 is for head_dim 256"),
             std::string::npos);
-  EXPECT_NE(why(d256, fa3_config(64, 176, 2)).find("block_n 176 needs head_dim <= 128"),
-            std::string::npos);
-  EXPECT_NE(why(d128, fa3_config(128, 96, 2)).find("64, 80, 128 or 176"), std::string::npos);
-  const AttentionProblem long_d128 = shape("b=1,h=16,s=16384,d=128");
+  EXPECT_NE(why(d128, fa3_config(128, 176, 2)).find("64, 80 or 128"), std::string::npos);
   const AttentionProblem long_d256 = shape("b=1,h=16,s=16384,d=256");
-  EXPECT_LT(estimate(long_d128, fa3_config(128, 176, 2, true), h200).predicted_us,
-            estimate(long_d128, fa3_config(128, 128, 2, true), h200).predicted_us);
   EXPECT_LT(estimate(long_d256, fa3_config(128, 80, 2, true), h200).predicted_us,
             estimate(long_d256, fa3_config(128, 64, 2, true), h200).predicted_us);
 }
