@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <set>
@@ -122,16 +123,15 @@ TEST(AttentionBackwardShape, TakesBothFlagsAndNamesTheBadField) {
 }
 
 TEST(AttentionBackwardShape, RefusesHeadDimsTheFamilyLacksSayingWhy) {
-  const std::string d256 = error_of([] { shape("b=1,h=2,s=64,d=256"); });
-  EXPECT_NE(d256.find("head_dim = 256 is not supported yet"), std::string::npos) << d256;
-  EXPECT_NE(d256.find("registers"), std::string::npos) << d256;
-  EXPECT_NE(error_of([] { shape("b=1,h=2,s=64,d=96"); }).find("expected 64 or 128"),
-            std::string::npos);
+  const std::string d96 = error_of([] { shape("b=1,h=2,s=64,d=96"); });
+  EXPECT_NE(d96.find("head_dim = 96 is not supported yet"), std::string::npos) << d96;
+  EXPECT_NE(d96.find("expected 64, 128 or 256"), std::string::npos) << d96;
+  EXPECT_EQ(shape("b=1,h=2,s=64,d=256").head_dim, 256);
   EXPECT_NE(error_of([] { shape("b=1,h=2,s=64,d=32"); }).find("head_dim = 32"), std::string::npos);
   // A key is validated as the op's own: the forward's head_dims are not the backward's.
   EXPECT_NE(error_of([] {
               parse_attention_backward_key("attnbwd:bf16:b1.hq1.hkv1.sq1.sk1.d32.full");
-            }).find("expected 64 or 128"),
+            }).find("expected 64, 128 or 256"),
             std::string::npos);
   EXPECT_NE(error_of([] { shape("b=1,h=2,s=64,d=0"); }).find(">= 1"), std::string::npos);
   EXPECT_NE(error_of([] { shape("b=65536,h=256,s=65536,d=64"); }).find("exceeds 2^31-1"),
@@ -144,7 +144,7 @@ TEST(AttentionBackwardValidate, NamesWhatDoesNotFit) {
   const AttentionBackwardProblem d64 = shape("b=1,h=2,s=1000,d=64");
   const auto why = [&](const AttentionBackwardProblem& p, AttentionBackwardConfig c,
                        const DeviceDesc& d) { return validate(p, c, d).value_or(""); };
-  EXPECT_NE(why(d128, {64, 128, 4, 2}, h200).find("32 keys a warp at head_dim 128"),
+  EXPECT_NE(why(d128, {64, 128, 4, 2}, h200).find("32 keys a warp at 128 head_dim columns"),
             std::string::npos);
   EXPECT_EQ(why(d64, {64, 128, 4, 2}, h200), "");  // 32 keys a warp fit at head_dim 64
   EXPECT_NE(why(d64, {64, 96, 4, 2}, h200).find("16 or 32 x warps"), std::string::npos);
@@ -188,6 +188,53 @@ TEST(AttentionBackwardValidate, Fa3NamesItsRegisterSharedMemoryAndDqBudgets) {
   EXPECT_NE(why(d64, fa3(64, 192, 2), h200).find("block_n"), std::string::npos);
   EXPECT_NE(why(d64, fa3(32, 64, 2), h200).find("block_m"), std::string::npos);
   EXPECT_NE(why(d64, fa3(64, 64, 1), h200).find("stages"), std::string::npos);
+}
+
+// head_dim 256: fa2 only, two CTAs a key block (a head_dim half each: the grid's z or, ordered,
+// its x doubles, and so do the semaphores), block_m at most 64 (32 ordered) for registers, and a
+// model that counts Sᵀ and dPᵀ twice: 1.4x the FLOPs of 10 · pairs · d.
+TEST(AttentionBackwardSpace, HeadDim256SplitsItsColumnsBetweenTwoCtasAKeyBlock) {
+  const DeviceDesc& h200 = device_profile("h200");
+  const auto why = [&](const AttentionBackwardProblem& p, AttentionBackwardConfig c) {
+    return validate(p, c, h200).value_or("");
+  };
+  const AttentionBackwardProblem p = shape("b=3,hq=8,hkv=2,sq=777,sk=1000,d=256");
+  const AttentionBackwardProblem ordered = shape("b=3,hq=8,hkv=2,sq=777,sk=1000,d=256", true, true);
+  const AttentionBackwardConfig c{64, 128, 8, 1};
+  EXPECT_EQ(why(p, c), "");
+  EXPECT_EQ(why(p, {32, 64, 4, 2}), "");
+  EXPECT_NE(why(p, {64, 64, 4, 1}).find("block_m <= 32 with 4 warps"), std::string::npos);
+  EXPECT_NE(why(p, {128, 128, 8, 1}).find("block_m <= 64 with 8 warps"), std::string::npos);
+  EXPECT_NE(why(ordered, {64, 128, 8, 1}).find("block_m <= 32 with 8 warps when deterministic"),
+            std::string::npos);
+  EXPECT_EQ(why(ordered, {32, 64, 4, 2}), "");
+  EXPECT_NE(why(p, {64, 64, 0, 2, AttentionFamily::kSm90}).find("head_dim 64 or 128"),
+            std::string::npos);
+  EXPECT_NE(why(p, {64, 128, 4, 2}).find("32 keys a warp at 128 head_dim columns"),
+            std::string::npos);
+  const std::int64_t n_blocks = (1000 + 127) / 128;
+  EXPECT_EQ(plan_launch(p, c).main.grid,
+            (std::array<std::uint32_t, 3>{std::uint32_t(n_blocks), 2, 3 * 2}));
+  EXPECT_EQ(plan_launch(ordered, AttentionBackwardConfig{32, 64, 4, 2}).main.grid,
+            (std::array<std::uint32_t, 3>{std::uint32_t(2 * n_blocks * 2 * 3 * 2), 1, 1}));
+  const AttentionBackwardWorkspace w = attention_backward_workspace(ordered);
+  EXPECT_GE(w.bytes - w.semaphores_offset, (1 + 3 * 8 * ((777 + 31) / 32) * 2) * 4);
+  EXPECT_EQ(num_ctas(p, c), n_blocks * 2 * 3 * 2);
+  EXPECT_NE(
+      attention_backward_kernel_expressions(p, c)[0].find("kt::attention_bwd_sm80<kt::bf16, 256,"),
+      std::string::npos);
+  // Twice the CTAs, each with 1.4x the FLOPs of a d128 CTA: about 2.8x d128's time where the
+  // SMs are full (one CTA of 8 warps an SM at both head_dims).
+  const AttentionBackwardProblem big = shape("b=4,h=16,s=4096,d=256");
+  const AttentionBackwardProblem big_half = shape("b=4,h=16,s=4096,d=128");
+  const AttentionBackwardConfig wide{64, 128, 8, 1};
+  const double ratio =
+      estimate(big, wide, h200).compute_us / estimate(big_half, wide, h200).compute_us;
+  EXPECT_GT(ratio, 2.4);
+  EXPECT_LT(ratio, 2.9);
+  EXPECT_FALSE(enumerate_attention_backward_configs(p, h200).empty());
+  EXPECT_FALSE(enumerate_attention_backward_configs(ordered, h200).empty());
+  EXPECT_FALSE(enumerate_attention_backward_configs(p, device_profile("a100")).empty());
 }
 
 TEST(AttentionBackwardSpace, EveryEnumeratedConfigValidatesAndFitsItsLaunch) {
@@ -366,10 +413,14 @@ TEST(AttentionBackwardCli, ExplainsWithBothFlagsAndListsTheOp) {
   for (const char* text :
        {"attnbwd:bf16:b2.hq16.hkv4.sq1000.sk2000.d64.causal.det", "model's pick: fa", "predicted"})
     EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
+  const auto d96 =
+      testing::run_cli("explain --op attention-backward --shape b=1,h=2,s=64,d=96", db);
+  EXPECT_EQ(d96.status, 1) << d96.output;
+  EXPECT_NE(d96.output.find("not supported yet"), std::string::npos) << d96.output;
   const auto d256 =
       testing::run_cli("explain --op attention-backward --shape b=1,h=2,s=64,d=256", db);
-  EXPECT_EQ(d256.status, 1) << d256.output;
-  EXPECT_NE(d256.output.find("not supported yet"), std::string::npos) << d256.output;
+  EXPECT_EQ(d256.status, 0) << d256.output;
+  EXPECT_NE(d256.output.find("2 head_dim parts"), std::string::npos) << d256.output;
   std::filesystem::remove(db);
 }
 

@@ -69,9 +69,15 @@ std::int64_t align_up(std::int64_t v) { return ceil_div(v, kWorkspaceAlign) * kW
 
 int keys_per_warp(const AttentionBackwardConfig& c) { return c.block_n / c.warps; }
 
+// fa2: the CTAs a key block's dK, dV and dQ columns are split among, and the columns of each (the
+// template's attn_bwd::head_dim_parts and kDCols): two halves at head_dim 256, whose dK and dV
+// would not fit a thread's registers whole.
+std::int64_t head_dim_parts(const AttentionBackwardProblem& p) { return p.head_dim == 256 ? 2 : 1; }
+int part_columns(const AttentionBackwardProblem& p) { return int(p.head_dim / head_dim_parts(p)); }
+
 // The queries a warp works at once (the template's kQChunk).
 int query_chunk(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
-  const int span = int(p.head_dim) * (keys_per_warp(c) / 16);
+  const int span = part_columns(p) * (keys_per_warp(c) / 16);
   return span > 128 ? 8 : 2048 / span;
 }
 
@@ -117,15 +123,24 @@ std::optional<std::string> validate_fa2(const AttentionBackwardProblem& p,
   if (c.block_m != 32 && c.block_m != 64 && c.block_m != 128)
     return "block_m must be 32, 64 or 128";
   if (c.stages != 1 && c.stages != 2) return "stages must be 1 or 2";
-  if (p.head_dim != 64 && p.head_dim != 128) return "head_dim must be 64 or 128";
-  if (keys_per_warp(c) * p.head_dim > 16 * 128)
+  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
+    return "head_dim must be 64, 128 or 256";
+  if (keys_per_warp(c) * part_columns(p) > 16 * 128)
     return fmt::format(
-        "{} keys a warp at head_dim {} keep dK and dV in {} FP32 registers a thread, over the "
-        "{} a thread has (16 keys a warp at head_dim 128)",
-        keys_per_warp(c), p.head_dim, 2 * keys_per_warp(c) * p.head_dim / 32, kMaxRegisters);
+        "{} keys a warp at {} head_dim columns a CTA keep dK and dV in {} FP32 registers a "
+        "thread, over the {} a thread has (16 keys a warp at 128 columns)",
+        keys_per_warp(c), part_columns(p), 2 * keys_per_warp(c) * part_columns(p) / 32,
+        kMaxRegisters);
   if (estimated_registers(p, c) > kMaxRegisters)
     return fmt::format("needs ~{} registers a thread, over {}", estimated_registers(p, c),
                        kMaxRegisters);
+  // Sᵀ and dPᵀ over 16 k16 steps hold more addressing than the estimate counts: ptxas 13.0 spills
+  // 12-40 bytes beyond 8 query rows a warp (block_m 64 of 4 warps, 128 of 8), and deterministic
+  // 20-36 at block_m 64.
+  const int widest_m = std::min(8 * c.warps, p.deterministic ? 32 : 64);
+  if (head_dim_parts(p) > 1 && c.block_m > widest_m)
+    return fmt::format("head_dim 256 needs block_m <= {} with {} warps{} (registers)", widest_m,
+                       c.warps, p.deterministic ? " when deterministic" : "");
   return std::nullopt;
 }
 
@@ -162,7 +177,11 @@ std::optional<std::string> validate_fa3(const AttentionBackwardProblem& p,
 // `ctas_per_sm` resident.
 double block_seconds(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c,
                      const DeviceDesc& d, int ctas_per_sm) {
-  const double flops = 10.0 * c.block_m * c.block_n * double(p.head_dim);
+  // Five products of 2 · block_m · block_n · (columns) FLOPs; a fa2 CTA of a head_dim part
+  // computes Sᵀ and dPᵀ over the whole head_dim and dV, dK and dQ over its columns.
+  const double columns =
+      c.family == AttentionFamily::kSm90 ? double(p.head_dim) : double(part_columns(p));
+  const double flops = 2.0 * c.block_m * c.block_n * (2.0 * double(p.head_dim) + 3.0 * columns);
   const double clock_hz = d.sm_clock_mhz * 1e6;
   if (c.family == AttentionFamily::kSm90) {
     const double sm_rate = d.wgmma_tflops * 1e12 / d.num_sms * kFa3WgmmaEfficiency *
@@ -175,8 +194,7 @@ double block_seconds(const AttentionBackwardProblem& p, const AttentionBackwardC
   }
   const double sm_rate = d.mma_sync_tflops * 1e12 / d.num_sms * kBwdMmaEfficiency *
                          std::min(1.0, 0.5 + 0.0625 * ctas_per_sm * c.warps);
-  const double atomics_s =
-      double(c.block_m) * double(p.head_dim) / (kDqAtomicsPerClockPerSm * clock_hz);
+  const double atomics_s = double(c.block_m) * columns / (kDqAtomicsPerClockPerSm * clock_hz);
   return flops / sm_rate + kExposedAtomicShare * atomics_s +
          (kStepUs + (c.stages == 1 ? kOneStageExposedLoadUs : 0.0)) * 1e-6;
 }
@@ -226,12 +244,12 @@ int estimated_registers(const AttentionBackwardProblem& p, const AttentionBackwa
                                  : std::min(kMaxRegisters, int(p.head_dim) + c.block_m +
                                                                kFa3OneConsumerExtraRegisters);
   const int tiles = std::max(1, keys_per_warp(c) / 16);
-  return tiles * int(p.head_dim) + tiles * query_chunk(p, c) + kOperandRegisters +
+  return tiles * part_columns(p) + tiles * query_chunk(p, c) + kOperandRegisters +
          (p.deterministic ? kDeterministicRegisters : 0);
 }
 
 std::int64_t num_ctas(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
-  return ceil_div(p.seqlen_k, c.block_n) * p.heads_kv * p.batch;
+  return ceil_div(p.seqlen_k, c.block_n) * p.heads_kv * p.batch * head_dim_parts(p);
 }
 
 std::optional<std::string> validate(const AttentionBackwardProblem& p,
@@ -244,8 +262,8 @@ std::optional<std::string> validate(const AttentionBackwardProblem& p,
   if (smem > device.max_smem_per_block_optin_bytes)
     return fmt::format("needs {} B of shared memory; the device allows {} B per block", smem,
                        device.max_smem_per_block_optin_bytes);
-  if (p.heads_kv > 65535 || p.batch > 65535)
-    return "grid too large (heads_kv and batch must be <= 65535)";
+  if (p.heads_kv > 65535 || p.batch * head_dim_parts(p) > 65535)
+    return "grid too large (heads_kv and batch must be <= 65535; batch <= 32767 at head_dim 256)";
   if (num_ctas(p, c) > std::int64_t(2147483647)) return "grid too large (over 2^31 - 1 CTAs)";
   return std::nullopt;
 }
@@ -258,7 +276,9 @@ AttentionBackwardWorkspace attention_backward_workspace(const AttentionBackwardP
   w.lse_log2_offset = align_up(w.d_rows_offset + rows * 4);
   w.semaphores_offset = align_up(w.lse_log2_offset + rows * 4);
   const std::int64_t semaphores =
-      p.deterministic ? 1 + p.batch * p.heads_q * ceil_div(p.seqlen_q, kSmallestBlockM) : 0;
+      p.deterministic
+          ? 1 + p.batch * p.heads_q * ceil_div(p.seqlen_q, kSmallestBlockM) * head_dim_parts(p)
+          : 0;
   w.bytes = align_up(w.semaphores_offset + semaphores * 4);
   return w;
 }
@@ -269,10 +289,12 @@ AttentionBackwardLaunch plan_launch(const AttentionBackwardProblem& p,
   launch.preprocess = row_kernel_plan(p);
   launch.convert = row_kernel_plan(p);
   const std::int64_t n_blocks = ceil_div(p.seqlen_k, c.block_n);
+  const std::int64_t parts = c.family == AttentionFamily::kSm90 ? 1 : head_dim_parts(p);
   if (p.deterministic)
-    launch.main.grid = {std::uint32_t(n_blocks * p.heads_kv * p.batch), 1, 1};
+    launch.main.grid = {std::uint32_t(n_blocks * p.heads_kv * p.batch * parts), 1, 1};
   else
-    launch.main.grid = {std::uint32_t(n_blocks), std::uint32_t(p.heads_kv), std::uint32_t(p.batch)};
+    launch.main.grid = {std::uint32_t(n_blocks), std::uint32_t(p.heads_kv),
+                        std::uint32_t(p.batch * parts)};
   launch.main.block = {std::uint32_t(c.num_threads()), 1, 1};
   launch.main.smem_bytes = std::uint32_t(smem_bytes(p, c));
   return launch;
@@ -342,7 +364,10 @@ AttentionBackwardEstimate estimate(const AttentionBackwardProblem& p,
   e.block_efficiency = covered_pairs > 0 ? p.visible_pairs() / covered_pairs : 0;
 
   const double block_s = block_seconds(p, c, d, ctas_per_sm);
-  const double balanced_s = visited * block_s / d.num_sms / std::max(e.waves.efficiency, 0.01);
+  // fa2 at head_dim 256: each visited block is worked by the CTAs of both head_dim halves.
+  const double parts = double(c.family == AttentionFamily::kSm90 ? 1 : head_dim_parts(p));
+  const double balanced_s =
+      visited * parts * block_s / d.num_sms / std::max(e.waves.efficiency, 0.01);
   const double longest_s = max_steps * block_s * ctas_per_sm;
   const double fixed_us = kCtaFixedUs * double(e.num_ctas) / (double(d.num_sms) * ctas_per_sm);
   e.compute_us = std::max(balanced_s, longest_s) * 1e6 + fixed_us;
@@ -376,9 +401,16 @@ std::string explain_config(const AttentionBackwardProblem& p, const AttentionBac
         "  family       fa2 backward: mma.sync + cp.async, {} warps of {} keys (dK, dV in "
         "registers), {} query rows a step in chunks of {}, {} Q/dO stage(s)\n",
         c.warps, keys_per_warp(c), c.block_m, query_chunk(p, c), c.stages);
-  out += fmt::format(
-      "  CTAs         ceil(Nk / Bc) x Hkv x B = {} x {} x {} = {} ({} query head(s) each)\n",
-      ceil_div(p.seqlen_k, c.block_n), p.heads_kv, p.batch, e.num_ctas, p.heads_q / p.heads_kv);
+  if (head_dim_parts(p) > 1)
+    out += fmt::format(
+        "  CTAs         ceil(Nk / Bc) x Hkv x B x {} head_dim parts = {} x {} x {} x {} = {} ({} "
+        "query head(s) each; Sᵀ and dPᵀ over the whole head_dim in each part)\n",
+        head_dim_parts(p), ceil_div(p.seqlen_k, c.block_n), p.heads_kv, p.batch, head_dim_parts(p),
+        e.num_ctas, p.heads_q / p.heads_kv);
+  else
+    out += fmt::format(
+        "  CTAs         ceil(Nk / Bc) x Hkv x B = {} x {} x {} = {} ({} query head(s) each)\n",
+        ceil_div(p.seqlen_k, c.block_n), p.heads_kv, p.batch, e.num_ctas, p.heads_q / p.heads_kv);
   out += explain_occupancy(e, d.num_sms);
   out += fmt::format(
       "  blocks       {:.1f}% of the visited (q, k) block area is visible{}; busiest CTA {:.0f} "

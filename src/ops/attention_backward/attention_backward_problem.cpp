@@ -34,18 +34,14 @@ double AttentionBackwardProblem::min_bytes() const {
 }
 
 void validate(const AttentionBackwardProblem& p) {
-  if (p.head_dim >= 1 && p.head_dim != 64 && p.head_dim != 128) {
-    const char* why =
-        p.head_dim == 256
-            ? " yet: both families keep dK and dV of a thread's keys in registers (fa2 a warp's 16 "
-              "keys, fa3 a warpgroup's 64), 256 FP32 a thread at head_dim 256, over the 255 a "
-              "thread has (that needs warps split along head_dim)"
-        : p.head_dim == 96 ? " yet: the fa2 family's dQ warps split head_dim into pairs of "
-                             "8-column tiles, the fa3 "
-                             "family's tiles are 64-column slabs"
-                           : "";
+  if (p.head_dim >= 1 && p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256) {
+    const char* why = p.head_dim == 96
+                          ? " yet: the fa2 family's dQ warps split head_dim into pairs "
+                            "of 8-column tiles, the fa3 family's tiles are 64-column "
+                            "slabs"
+                          : "";
     throw_invalid(
-        fmt::format("attention backward head_dim = {} is not supported{}; expected 64 or 128",
+        fmt::format("attention backward head_dim = {} is not supported{}; expected 64, 128 or 256",
                     p.head_dim, why));
   }
   validate(p.forward());

@@ -32,20 +32,28 @@ __device__ __forceinline__ void decode_row(long long r, int heads, int seqlen, i
   b = int(bh / heads);
 }
 
+// The CTAs a key block's dK, dV and dQ columns are split among: 2 at head_dim 256 (a thread's
+// dK and dV of its keys at the whole head_dim would exceed its registers; each CTA recomputes Sᵀ
+// and dPᵀ over the whole head_dim), else 1. The host mirrors it
+// (attention_backward_config.cpp).
+__host__ __device__ constexpr int head_dim_parts(int head_dim) { return head_dim == 256 ? 2 : 1; }
+
 // The dQ semaphores of a launch: word 0 is the CTA ticket, then one word per (batch, query head,
-// query block of kBlockM rows).
-template <int kBlockM>
+// query block of kBlockM rows, head_dim part).
+template <int kBlockM, int kParts>
 __device__ __forceinline__ long long num_semaphore_words(const AttentionBwdParams& p) {
-  return 1 + (long long)p.batch * p.heads_q * ((p.seqlen_q + kBlockM - 1) / kBlockM);
+  return 1 + (long long)p.batch * p.heads_q * ((p.seqlen_q + kBlockM - 1) / kBlockM) * kParts;
 }
 
-// A CTA's share of a family's main kernel: its key block of kBlockN keys, key/value head and
-// batch (blockIdx (x, y, z), or kDeterministic its ticket: key blocks fastest, then key/value
-// heads, then batches), and its steps: every query block of kBlockM rows that sees a key of the
-// block (all, or causal from the one holding the first row that sees key n0, row n0 - (seqlen_k
+// A CTA's share of a family's main kernel: its key block of kBlockN keys, key/value head, batch
+// and head_dim part of kParts (blockIdx (x, y, z = batch · kParts + part), or kDeterministic its
+// ticket: key blocks fastest, then key/value heads, then batches, then parts), and its steps: every
+// query block of kBlockM rows that sees a key of the block (all, or causal from the one holding the
+// first row that sees key n0, row n0 - (seqlen_k
 // - seqlen_q)) for every query head of the key/value head, head-major.
 struct CtaWork {
   int n_block, kv_head, batch;
+  int part;            // of the head_dim columns of dK, dV and dQ (head_dim_parts)
   int group;           // query heads of the key/value head
   int m_first;         // the first query block a head's steps visit
   int steps_per_head;  // the query blocks a head's steps visit
@@ -57,7 +65,7 @@ struct CtaWork {
   __device__ __forceinline__ int m_block(int step) const { return m_first + step % steps_per_head; }
 };
 
-template <int kBlockM, int kBlockN, bool kCausal, bool kDeterministic>
+template <int kBlockM, int kBlockN, bool kCausal, bool kDeterministic, int kParts = 1>
 __device__ __forceinline__ CtaWork cta_work(const AttentionBwdParams& p, unsigned int ticket) {
   CtaWork w;
   const int num_n_blocks = (p.seqlen_k + kBlockN - 1) / kBlockN;
@@ -65,11 +73,14 @@ __device__ __forceinline__ CtaWork cta_work(const AttentionBwdParams& p, unsigne
   if constexpr (kDeterministic) {
     w.n_block = int(ticket % unsigned(num_n_blocks));
     w.kv_head = int(ticket / unsigned(num_n_blocks) % unsigned(p.heads_kv));
-    w.batch = int(ticket / unsigned(num_n_blocks) / unsigned(p.heads_kv));
+    const unsigned int rest = ticket / unsigned(num_n_blocks) / unsigned(p.heads_kv);
+    w.batch = kParts == 1 ? int(rest) : int(rest % unsigned(p.batch));
+    w.part = kParts == 1 ? 0 : int(rest / unsigned(p.batch));
   } else {
     w.n_block = blockIdx.x;
     w.kv_head = blockIdx.y;
-    w.batch = blockIdx.z;
+    w.batch = kParts == 1 ? int(blockIdx.z) : int(blockIdx.z) / kParts;
+    w.part = kParts == 1 ? 0 : int(blockIdx.z) % kParts;
   }
   w.group = p.heads_q / p.heads_kv;
   w.m_first = 0;
@@ -87,7 +98,7 @@ __device__ __forceinline__ CtaWork cta_work(const AttentionBwdParams& p, unsigne
 // D[r] = Σ_d dO[r, d] · O[r, d] in FP32, lse_log2[r] = lse[r] · log2(e) (+inf where lse is
 // -inf: a row that sees no key, whose P = 2^(x - lse_log2) is then 0 for any finite x) and
 // dq_accum[r, :] = 0 for every row r = (b · heads_q + h) · seqlen_q + i; kDeterministic also zeroes
-// the dQ semaphores of kBlockM-row query blocks.
+// the dQ semaphores of kBlockM-row query blocks (and head_dim parts).
 // Launch: grid ⌈rows / (128 / (kHeadDim / 8))⌉, 128 threads, no dynamic shared memory.
 template <typename T, int kHeadDim, int kBlockM, bool kDeterministic>
 __global__ void __launch_bounds__(attn_bwd::kRowThreads)
@@ -97,7 +108,8 @@ __global__ void __launch_bounds__(attn_bwd::kRowThreads)
   constexpr int kRowsPerCta = attn_bwd::kRowThreads / kThreadsPerRow;
   const int tid = threadIdx.x;
   if constexpr (kDeterministic) {
-    const long long words = attn_bwd::num_semaphore_words<kBlockM>(params);
+    const long long words =
+        attn_bwd::num_semaphore_words<kBlockM, attn_bwd::head_dim_parts(kHeadDim)>(params);
     for (long long x = (long long)blockIdx.x * attn_bwd::kRowThreads + tid; x < words;
          x += (long long)gridDim.x * attn_bwd::kRowThreads)
       params.dq_semaphores[x] = 0;

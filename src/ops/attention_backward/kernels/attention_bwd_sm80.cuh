@@ -59,13 +59,17 @@ struct AttentionBwdSmem {
 // block's dQ = dS·K (kBlockM x kHeadDim) by rows and head_dim columns and add it to the FP32
 // accumulator with atomics (the convert kernel applies softmax_scale; dK gets it at the end).
 // Query rows past seqlen_q arrive zero-filled (Q, dO, lse and D), so they add nothing to dK and
-// dV, and their dQ rows are not stored. kDeterministic: CTAs take their (n_block, head, batch)
+// dV, and their dQ rows are not stored. At head_dim 256 (attn_bwd::head_dim_parts) two CTAs share
+// a key block, each computing dK, dV and dQ for its half of the head_dim columns (kDCols) and Sᵀ,
+// dPᵀ over the whole of it: 7 of the 10 FLOPs per (pair, column) a CTA, 1.4x the work, for dK
+// and dV of half the registers. kDeterministic: CTAs take their (n_block, head, batch)
 // from a ticket counter in CTA start order, and a CTA adds its dQ of query block m only after
 // the CTA of the key block before it did (a semaphore per (batch, query head, query block)
-// counting the key blocks added), so every dQ element is summed in key-block order: bitwise
+// (and head_dim part) counting the key blocks added), so every dQ element is summed in key-block
+// order: bitwise
 // reproducible; a CTA waits only on CTAs that started before it, so it cannot deadlock.
-// Launch: grid (⌈seqlen_k / kBlockN⌉, heads_kv, batch), or kDeterministic the same count along
-// x, 32 kWarps threads, AttentionBwdSmem<...>::kBytes of dynamic shared memory. Needs 16-byte
+// Launch: grid (⌈seqlen_k / kBlockN⌉, heads_kv, batch · parts), or kDeterministic the same count
+// along x, 32 kWarps threads, AttentionBwdSmem<...>::kBytes of dynamic shared memory. Needs 16-byte
 // aligned tensor bases and strides that are multiples of 8 elements; after
 // attention_bwd_preprocess on the same stream.
 // NOTE: __launch_bounds__ names one CTA an SM: without it ptxas (13.0) caps some head_dim 64
@@ -75,7 +79,8 @@ template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kWarps, int kS
 __global__ void __launch_bounds__(kWarps * 32, 1)
     attention_bwd_sm80(const AttentionBwdParams params) {
   static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
-  static_assert(kHeadDim == 64 || kHeadDim == 128, "kHeadDim must be 64 or 128");
+  static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
+                "kHeadDim must be 64, 128 or 256");
   static_assert(kWarps == 4 || kWarps == 8, "kWarps must be 4 or 8");
   static_assert(kBlockN == 16 * kWarps || kBlockN == 32 * kWarps,
                 "each warp owns 16 or 32 keys: kBlockN = 16 or 32 x kWarps");
@@ -90,22 +95,24 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   constexpr int kKeysPerWarp = kBlockN / kWarps;
   constexpr int kNTiles = kKeysPerWarp / 16;  // m16 key tiles of a warp
   constexpr int kKSteps = kHeadDim / 16;      // k16 steps of Sᵀ and dPᵀ
+  constexpr int kParts = attn_bwd::head_dim_parts(kHeadDim);
+  constexpr int kDCols = kHeadDim / kParts;  // the head_dim columns of dK, dV and dQ of a CTA
   // Queries a warp works at once, as n8 tiles of Sᵀ and as k16 steps of dV and dK: their Sᵀ
   // (Pᵀ) and dPᵀ (dSᵀ) take kNTiles · kQChunk / 2 FP32 registers a thread each, fewer as dK and
-  // dV (kNTiles · kHeadDim) take more: 16 queries at head_dim 128 or 32 keys a warp, else 32.
+  // dV (kNTiles · kDCols) take more: 16 queries at 128 columns or 32 keys a warp, else 32.
   // NOTE: 32 queries at head_dim 128 leave ptxas (13.0) at 255 registers with spills in most
   // configs (sm_80 and sm_90a); 16 cost a fifth more ldmatrix and spill in none of them.
-  constexpr int kQChunk = kHeadDim * kNTiles > 128 ? 8 : 2048 / (kHeadDim * kNTiles);
+  constexpr int kQChunk = kDCols * kNTiles > 128 ? 8 : 2048 / (kDCols * kNTiles);
   constexpr int kChunkTiles = kQChunk / 8;
   constexpr int kChunkSteps = kQChunk / 16;
-  constexpr int kDTiles = kHeadDim / 8;  // n8 head_dim tiles of dK and dV
+  constexpr int kDTiles = kDCols / 8;  // n8 head_dim tiles of dK and dV
   // dQ = dS·K: kDqWarpsM warps along the block's rows (kDqRowTiles m16 tiles each), kDqWarpsD
-  // along head_dim (kDqCols columns each, in passes of at most 64 columns to bound the
+  // along the CTA's head_dim columns (kDqCols each, in passes of at most 64 columns to bound the
   // accumulators live beside dK and dV).
   constexpr int kDqWarpsM = kWarps < kBlockM / 16 ? kWarps : kBlockM / 16;
   constexpr int kDqWarpsD = kWarps / kDqWarpsM;
   constexpr int kDqRowTiles = kBlockM / 16 / kDqWarpsM;
-  constexpr int kDqCols = kHeadDim / kDqWarpsD;
+  constexpr int kDqCols = kDCols / kDqWarpsD;
   constexpr int kDqPassCols = kDqCols < 64 ? kDqCols : 64;
   constexpr int kDqPasses = kDqCols / kDqPassCols;
   constexpr int kDqPassTiles = kDqPassCols / 8;
@@ -140,8 +147,13 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
     ticket = ticket_slot;
   }
   const attn_bwd::CtaWork work =
-      attn_bwd::cta_work<kBlockM, kBlockN, kCausal, kDeterministic>(params, ticket);
+      attn_bwd::cta_work<kBlockM, kBlockN, kCausal, kDeterministic, kParts>(params, ticket);
   const int n_block = work.n_block, kv_head = work.kv_head, batch = work.batch;
+  // The CTA's head_dim columns: from column d0 of global rows, and of shared tile rows from byte
+  // d_bytes (whole 128-byte lines, so the swizzle within them is unchanged).
+  static_assert(kParts == 1 || kDCols * 2 % 128 == 0, "a part is whole 128-byte lines of a row");
+  const int d0 = work.part * kDCols;
+  const unsigned int d_bytes = 2 * d0;
   const int group = work.group, m_first = work.m_first;
   const int steps_per_head = work.steps_per_head, num_steps = work.num_steps;
   const int n0 = n_block * kBlockN;
@@ -290,7 +302,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
 #pragma unroll
         for (int p = 0; p < kDTiles / 2; ++p) {
           unsigned int r[4];
-          ldmatrix_x4_trans(r, do_tile + lane_qk.at(chunk * kChunkSteps + kq, p));
+          ldmatrix_x4_trans(r, do_tile + d_bytes + lane_qk.at(chunk * kChunkSteps + kq, p));
           const unsigned int b0[2] = {r[0], r[1]};
           const unsigned int b1[2] = {r[2], r[3]};
 #pragma unroll
@@ -350,7 +362,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
 #pragma unroll
         for (int p = 0; p < kDTiles / 2; ++p) {
           unsigned int r[4];
-          ldmatrix_x4_trans(r, q_tile + lane_qk.at(chunk * kChunkSteps + kq, p));
+          ldmatrix_x4_trans(r, q_tile + d_bytes + lane_qk.at(chunk * kChunkSteps + kq, p));
           const unsigned int b0[2] = {r[0], r[1]};
           const unsigned int b1[2] = {r[2], r[3]};
 #pragma unroll
@@ -369,8 +381,10 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
       cp_async_commit();
     }
 
-    // The dQ semaphore of (batch, head, m_block): fewer than batch · heads_q · seqlen_q words.
-    const int semaphore = 1 + (batch * params.heads_q + head) * num_m_blocks + m_block;
+    // The dQ semaphore of (batch, head, m_block, part): fewer than batch · heads_q · seqlen_q ·
+    // parts words.
+    const int semaphore =
+        1 + ((batch * params.heads_q + head) * num_m_blocks + m_block) * kParts + work.part;
     if constexpr (kDeterministic) {
       // The key blocks before this one have added their dQ of this query block.
       if (tid == 0)
@@ -387,7 +401,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
       const int row_tile = dq_warp_m + i * kDqWarpsM;
 #pragma unroll
       for (int pass = 0; pass < kDqPasses; ++pass) {
-        const int pair0 = (dq_warp_d * kDqCols + pass * kDqPassCols) / 16;  // 16-column pairs
+        const int pair0 = (dq_warp_d * kDqCols + pass * kDqPassCols) / 16;  // of the CTA's
         float acc[kDqPassTiles][4];
 #pragma unroll
         for (int t = 0; t < kDqPassTiles; ++t)
@@ -400,7 +414,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
 #pragma unroll
           for (int p = 0; p < kDqPassTiles / 2; ++p) {
             unsigned int r[4];
-            ldmatrix_x4_trans(r, smem_k + lane_kk.at(kn, pair0 + p));
+            ldmatrix_x4_trans(r, smem_k + d_bytes + lane_kk.at(kn, pair0 + p));
             const unsigned int b0[2] = {r[0], r[1]};
             const unsigned int b1[2] = {r[2], r[3]};
             mma_m16n8k16<T>(acc[2 * p], a, b0);
@@ -411,7 +425,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
         for (int half = 0; half < 2; ++half) {
           const int row = 16 * row_tile + lane / 4 + 8 * half;
           if (m0 + row < seqlen_q) {
-            float* dq_row = dq_block + row * kHeadDim + pair0 * 16 + query_col;
+            float* dq_row = dq_block + row * kHeadDim + d0 + pair0 * 16 + query_col;
 #pragma unroll
             for (int t = 0; t < kDqPassTiles; ++t) {
               red_add_f32(dq_row + 8 * t, acc[t][2 * half]);
@@ -443,8 +457,8 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
     for (int half = 0; half < 2; ++half) {
       const int key = n0 + key_row + 16 * nt + 8 * half;
       if (key >= seqlen_k) continue;
-      T* dk_row = dk + key * params.dk_row_stride + query_col;
-      T* dv_row = dv + key * params.dv_row_stride + query_col;
+      T* dk_row = dk + key * params.dk_row_stride + d0 + query_col;
+      T* dv_row = dv + key * params.dv_row_stride + d0 + query_col;
 #pragma unroll
       for (int t = 0; t < kDTiles; ++t) {
         *reinterpret_cast<unsigned int*>(dk_row + 8 * t) = DTypeTraits<T>::pack2(
