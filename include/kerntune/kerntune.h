@@ -90,11 +90,11 @@ kt_status kt_attention_varlen(kt_runtime* runtime, const kt_attention_args* args
 /* One attention-backward call: dq, dk, dv of the forward problem from dout, the forward's o and
  * its lse ([batch, heads_q, seqlen_q] FP32 natural-log logsumexp, as kt_attention_forward writes
  * it); dk, dv of a key/value head are summed over its query heads. deterministic nonzero sums dq
- * in a fixed order (bitwise reproducible). head_dim 64, 128 or 256. Strides as kt_attention_args
- * (elements: batch, row, head; multiples of 8; head_dim contiguous); softmax_scale the forward's
- * (0 means 1/sqrt(head_dim)). Uses the runtime's scratch buffer (allocated when a problem
- * needing more is first seen); calls on one runtime must not run concurrently on different
- * streams. */
+ * in a fixed order (bitwise reproducible). head_dim 64, 96, 128 or 256. Strides as
+ * kt_attention_args (elements: batch, row, head; multiples of 8; head_dim contiguous);
+ * softmax_scale the forward's (0 means 1/sqrt(head_dim)). Uses the runtime's scratch buffer
+ * (allocated when a problem needing more is first seen); calls on one runtime must not run
+ * concurrently on different streams. */
 typedef struct kt_attention_backward_args {
   int64_t batch, heads_q, heads_kv, seqlen_q, seqlen_k, head_dim;
   kt_dtype dtype;

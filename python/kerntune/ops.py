@@ -342,8 +342,8 @@ def attention(q, k, v, causal=False, scale=None, layout="bhnd", return_lse=False
     head_dim 64, 96, 128 or 256. Any strides with a contiguous head_dim that are multiples of 8
     pass without a copy (e.g. q, k, v as views of one fused projection). Returns O (contiguous,
     q's shape), and with return_lse the (B, Hq, Nq) float32 logsumexp too. Differentiable in q, k
-    and v (head_dim 64, 128 or 256): the backward is kerntune::attention_backward, deterministic
-    after use_deterministic_backward()."""
+    and v (every head_dim): the backward is kerntune::attention_backward, deterministic after
+    use_deterministic_backward()."""
     _require_registered()
     scale = None if scale is None else float(scale)
     if return_lse:

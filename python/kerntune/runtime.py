@@ -170,7 +170,7 @@ class Runtime:
         """The gradients (dq, dk, dv) of attention(q, k, v) given dout, the forward's output o and
         its (B, Hq, Nq) float32 logsumexp (attention(..., return_lse=True)); dk and dv of a KV head
         summed over its query heads. deterministic: dq summed in a fixed order (bitwise
-        reproducible). Layouts and strides as attention(); head_dim 64, 128 or 256. Raises
+        reproducible). Layouts and strides as attention(); head_dim 64, 96, 128 or 256. Raises
         KerntuneError naming the tensor before any launch."""
         torch = _torch()
         dq, dk, dv = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)

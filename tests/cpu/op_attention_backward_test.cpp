@@ -3,6 +3,7 @@
 // (fa3's register, shared-memory and dQ budgets), the space, the workspace (one size for every
 // config), launch plans and name expressions, the model's ranking and FLOP count, neighbour
 // distances, and `kerntune explain` as a subprocess.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -122,16 +123,16 @@ TEST(AttentionBackwardShape, TakesBothFlagsAndNamesTheBadField) {
             std::string::npos);
 }
 
-TEST(AttentionBackwardShape, RefusesHeadDimsTheFamilyLacksSayingWhy) {
-  const std::string d96 = error_of([] { shape("b=1,h=2,s=64,d=96"); });
-  EXPECT_NE(d96.find("head_dim = 96 is not supported yet"), std::string::npos) << d96;
-  EXPECT_NE(d96.find("expected 64, 128 or 256"), std::string::npos) << d96;
-  EXPECT_EQ(shape("b=1,h=2,s=64,d=256").head_dim, 256);
-  EXPECT_NE(error_of([] { shape("b=1,h=2,s=64,d=32"); }).find("head_dim = 32"), std::string::npos);
-  // A key is validated as the op's own: the forward's head_dims are not the backward's.
+TEST(AttentionBackwardShape, TakesEveryForwardHeadDimAndNamesOthers) {
+  for (std::int64_t d : {64, 96, 128, 256})
+    EXPECT_EQ(shape(fmt::format("b=1,h=2,s=64,d={}", d).c_str()).head_dim, d);
+  const std::string d32 = error_of([] { shape("b=1,h=2,s=64,d=32"); });
+  EXPECT_NE(d32.find("head_dim = 32 is not supported"), std::string::npos) << d32;
+  EXPECT_NE(d32.find("expected 64, 96, 128 or 256"), std::string::npos) << d32;
+  // A key is validated as the op's own.
   EXPECT_NE(error_of([] {
               parse_attention_backward_key("attnbwd:bf16:b1.hq1.hkv1.sq1.sk1.d32.full");
-            }).find("expected 64, 128 or 256"),
+            }).find("expected 64, 96, 128 or 256"),
             std::string::npos);
   EXPECT_NE(error_of([] { shape("b=1,h=2,s=64,d=0"); }).find(">= 1"), std::string::npos);
   EXPECT_NE(error_of([] { shape("b=65536,h=256,s=65536,d=64"); }).find("exceeds 2^31-1"),
@@ -235,6 +236,25 @@ TEST(AttentionBackwardSpace, HeadDim256SplitsItsColumnsBetweenTwoCtasAKeyBlock) 
   EXPECT_FALSE(enumerate_attention_backward_configs(p, h200).empty());
   EXPECT_FALSE(enumerate_attention_backward_configs(ordered, h200).empty());
   EXPECT_FALSE(enumerate_attention_backward_configs(p, device_profile("a100")).empty());
+}
+
+// head_dim 96 (fa2 only): 12 chunks a row; a warp's dQ columns must be whole 16-column pairs
+// (96 split in 4 is not), and the row kernels give each row a group of 16 lanes, 12 of them busy.
+TEST(AttentionBackwardSpace, HeadDim96NeedsWholeColumnPairsForDq) {
+  const DeviceDesc& h200 = device_profile("h200");
+  const AttentionBackwardProblem p = shape("b=3,hq=8,hkv=2,sq=777,sk=1000,d=96", true);
+  EXPECT_EQ(validate(p, {64, 64, 4, 2}, h200), std::nullopt);
+  EXPECT_EQ(validate(p, {64, 128, 8, 2}, h200), std::nullopt);
+  EXPECT_NE(validate(p, {32, 128, 8, 2}, h200).value_or("").find("a warp 24 columns"),
+            std::string::npos);
+  EXPECT_NE(validate(p, {64, 64, 0, 2, AttentionFamily::kSm90}, h200)
+                .value_or("")
+                .find("head_dim 64 or 128"),
+            std::string::npos);
+  const AttentionBackwardLaunch plan = plan_launch(p, {64, 64, 4, 2});
+  EXPECT_EQ(plan.preprocess.grid[0], std::uint32_t((3 * 8 * 777 + 7) / 8));
+  EXPECT_EQ(plan.main.grid[2], 3u);
+  EXPECT_FALSE(enumerate_attention_backward_configs(p, h200).empty());
 }
 
 TEST(AttentionBackwardSpace, EveryEnumeratedConfigValidatesAndFitsItsLaunch) {
@@ -413,10 +433,10 @@ TEST(AttentionBackwardCli, ExplainsWithBothFlagsAndListsTheOp) {
   for (const char* text :
        {"attnbwd:bf16:b2.hq16.hkv4.sq1000.sk2000.d64.causal.det", "model's pick: fa", "predicted"})
     EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
-  const auto d96 =
-      testing::run_cli("explain --op attention-backward --shape b=1,h=2,s=64,d=96", db);
-  EXPECT_EQ(d96.status, 1) << d96.output;
-  EXPECT_NE(d96.output.find("not supported yet"), std::string::npos) << d96.output;
+  const auto d32 =
+      testing::run_cli("explain --op attention-backward --shape b=1,h=2,s=64,d=32", db);
+  EXPECT_EQ(d32.status, 1) << d32.output;
+  EXPECT_NE(d32.output.find("expected 64, 96, 128 or 256"), std::string::npos) << d32.output;
   const auto d256 =
       testing::run_cli("explain --op attention-backward --shape b=1,h=2,s=64,d=256", db);
   EXPECT_EQ(d256.status, 0) << d256.output;

@@ -1,7 +1,7 @@
 // Attention backward on the GPU: fresh random Q, K, V, dO, with O and the logsumexp from an FP32
 // forward of every row, dQ, dK, dV and the workspace poisoned first, each gradient against an
 // FP32 reference on sampled rows (the op's workload): ragged lengths (1, 127, 1000) with
-// Nq != Nk both ways, both masks (causal rows that see no key), GQA and MQA, head_dim 64, 128
+// Nq != Nk both ways, both masks (causal rows that see no key), GQA and MQA, head_dim 64, 96, 128
 // and 256 (fa2's two CTAs a key block), both layouts, both dtypes, the model's best config of each
 // family (fa3 where the device is sm_90a), every config of the space, every fa3 config on ragged
 // shapes of both masks and layouts; deterministic mode bitwise identical over 10 runs; and the
@@ -177,8 +177,9 @@ TEST_F(AttentionBackwardCorrectness, GqaAndMqaSumDkDvOverTheQueryHeads) {
 }
 
 TEST_F(AttentionBackwardCorrectness, EveryHeadDimBothLayoutsBothMasks) {
-  for (const char* shape : {"b=2,h=3,sq=777,sk=555,d=64", "b=2,h=3,sq=555,sk=777,d=128",
-                            "b=2,h=3,sq=555,sk=777,d=256", "b=1,h=2,sq=1000,sk=127,d=256"})
+  for (const char* shape :
+       {"b=2,h=3,sq=777,sk=555,d=64", "b=2,h=3,sq=555,sk=777,d=128", "b=2,h=3,sq=777,sk=555,d=96",
+        "b=2,h=3,sq=555,sk=777,d=256", "b=1,h=2,sq=1000,sk=127,d=256"})
     for (AttentionLayout layout : {AttentionLayout::kBNHD, AttentionLayout::kBHND})
       for (bool causal : {false, true}) check_best(shape, DType::kBF16, causal, layout);
 }
@@ -186,7 +187,7 @@ TEST_F(AttentionBackwardCorrectness, EveryHeadDimBothLayoutsBothMasks) {
 TEST_F(AttentionBackwardCorrectness, EveryConfigOfTheSpace) {
   for (const char* shape :
        {"b=1,hq=4,hkv=2,sq=333,sk=517,d=128", "b=1,hq=4,hkv=2,sq=517,sk=333,d=64",
-        "b=1,hq=4,hkv=1,sq=200,sk=333,d=256"})
+        "b=1,hq=4,hkv=1,sq=200,sk=333,d=256", "b=1,hq=4,hkv=2,sq=333,sk=200,d=96"})
     for (bool deterministic : {false, true}) {
       const AttentionBackwardProblem p = make_problem(shape, DType::kBF16, true, deterministic);
       const auto space = enumerate_attention_backward_configs(p, device_);
@@ -222,7 +223,7 @@ TEST_F(AttentionBackwardCorrectness, EveryFa3ConfigOnRaggedShapesBothMasksBothLa
 // default mode is checked on the same data too.
 TEST_F(AttentionBackwardCorrectness, DeterministicModeIsBitwiseIdenticalOverTenRuns) {
   for (const char* shape : {"b=2,hq=8,hkv=2,s=1000,d=128", "b=1,h=4,sq=513,sk=2047,d=64",
-                            "b=1,hq=4,hkv=2,sq=700,sk=1000,d=256"})
+                            "b=1,hq=4,hkv=2,sq=700,sk=1000,d=256", "b=1,hq=4,hkv=1,s=600,d=96"})
     for (bool causal : {true, false}) {
       const AttentionBackwardProblem p = make_problem(shape, DType::kBF16, causal, true);
       tune::AttentionBackwardWorkload work(p, device_, &cubin_cache(), modules_, stream_,

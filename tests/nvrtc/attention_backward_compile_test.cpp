@@ -115,26 +115,28 @@ TEST(AttentionBackwardCompile, EveryFa2ConfigOfTheSpaceCompilesSpillFreeForSm90a
   expect_clean_compiles(space_cases(AttentionFamily::kSm80, variants, 18, 12));
 }
 
-// head_dim 256 (fa2 only: two CTAs a key block, a half of the columns each): every config of
-// each variant's space, ordered or not, on the H200 (sm_90a) and the A100 (sm_80), spill-free.
-TEST(AttentionBackwardCompile, HeadDim256Fa2ConfigsCompileSpillFreeEveryVariant) {
+// head_dim 96 (12-chunk rows) and 256 (two CTAs a key block, a half of the columns each), fa2
+// only: every config of each variant's space, ordered or not, on the H200 (sm_90a) and the A100
+// (sm_80), spill-free.
+TEST(AttentionBackwardCompile, HeadDim96And256Fa2ConfigsCompileSpillFreeEveryVariant) {
   const OpSpec& op = op_spec("attention-backward");
   const Variant variants[] = {{DType::kBF16, true, false, "sm_90a"},
                               {DType::kFP16, false, true, "sm_90a"},
                               {DType::kBF16, false, false, "sm_80"},
                               {DType::kFP16, true, true, "sm_80"}};
   std::vector<Case> cases;
-  for (const Variant& v : variants) {
-    const AttentionBackwardProblem p = problem(256, v);
-    const auto configs = enumerate_attention_backward_configs(
-        p, device_profile(std::string(v.arch) == "sm_80" ? "a100" : "h200"));
-    EXPECT_FALSE(configs.empty()) << to_key(p);
-    for (const AttentionBackwardConfig& c : configs) {
-      EXPECT_EQ(c.family, AttentionFamily::kSm80);
-      cases.push_back({to_key(p) + " " + to_key(c) + " " + v.arch,
-                       gen::generate(op, to_key(p), to_key(c), "", v.arch), 255});
+  for (std::int64_t d : {96, 256})
+    for (const Variant& v : variants) {
+      const AttentionBackwardProblem p = problem(d, v);
+      const auto configs = enumerate_attention_backward_configs(
+          p, device_profile(std::string(v.arch) == "sm_80" ? "a100" : "h200"));
+      EXPECT_FALSE(configs.empty()) << to_key(p);
+      for (const AttentionBackwardConfig& c : configs) {
+        EXPECT_EQ(c.family, AttentionFamily::kSm80);
+        cases.push_back({to_key(p) + " " + to_key(c) + " " + v.arch,
+                         gen::generate(op, to_key(p), to_key(c), "", v.arch), 255});
+      }
     }
-  }
   expect_clean_compiles(cases);
 }
 

@@ -78,7 +78,14 @@ int part_columns(const AttentionBackwardProblem& p) { return int(p.head_dim / he
 // The queries a warp works at once (the template's kQChunk).
 int query_chunk(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
   const int span = part_columns(p) * (keys_per_warp(c) / 16);
-  return span > 128 ? 8 : 2048 / span;
+  return span > 128 ? 8 : 2048 / span / 16 * 16;
+}
+
+// fa2: the head_dim columns of dQ = dS·K each warp computes (the template's kDqCols): the warps
+// split the block's rows in 16-row tiles first, then the columns.
+int dq_columns(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
+  const int warps_m = std::min(c.warps, c.block_m / 16);
+  return part_columns(p) / (c.warps / warps_m);
 }
 
 // Query blocks the CTA of key block n works for one query head (all of them, or, causal, those
@@ -96,7 +103,9 @@ std::int64_t rows_of(const AttentionBackwardProblem& p) { return p.batch * p.hea
 
 LaunchPlan row_kernel_plan(const AttentionBackwardProblem& p) {
   LaunchPlan plan;
-  const std::int64_t rows_per_cta = kPrepThreads / (p.head_dim / 8);
+  // A row a group of 8, 16 or 32 lanes (attn_bwd::row_slots).
+  const std::int64_t slots = p.head_dim <= 64 ? 8 : p.head_dim <= 128 ? 16 : 32;
+  const std::int64_t rows_per_cta = kPrepThreads / slots;
   plan.grid = {std::uint32_t(ceil_div(rows_of(p), rows_per_cta)), 1, 1};
   plan.block = {std::uint32_t(kPrepThreads), 1, 1};
   return plan;
@@ -123,8 +132,13 @@ std::optional<std::string> validate_fa2(const AttentionBackwardProblem& p,
   if (c.block_m != 32 && c.block_m != 64 && c.block_m != 128)
     return "block_m must be 32, 64 or 128";
   if (c.stages != 1 && c.stages != 2) return "stages must be 1 or 2";
-  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
-    return "head_dim must be 64, 128 or 256";
+  if (p.head_dim != 64 && p.head_dim != 96 && p.head_dim != 128 && p.head_dim != 256)
+    return "head_dim must be 64, 96, 128 or 256";
+  if (dq_columns(p, c) % 16 != 0)
+    return fmt::format(
+        "dQ = dS·K at head_dim {} with block_m {} and {} warps gives a warp {} columns, not whole "
+        "16-column pairs",
+        p.head_dim, c.block_m, c.warps, dq_columns(p, c));
   if (keys_per_warp(c) * part_columns(p) > 16 * 128)
     return fmt::format(
         "{} keys a warp at {} head_dim columns a CTA keep dK and dV in {} FP32 registers a "

@@ -34,16 +34,11 @@ double AttentionBackwardProblem::min_bytes() const {
 }
 
 void validate(const AttentionBackwardProblem& p) {
-  if (p.head_dim >= 1 && p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256) {
-    const char* why = p.head_dim == 96
-                          ? " yet: the fa2 family's dQ warps split head_dim into pairs "
-                            "of 8-column tiles, the fa3 family's tiles are 64-column "
-                            "slabs"
-                          : "";
-    throw_invalid(
-        fmt::format("attention backward head_dim = {} is not supported{}; expected 64, 128 or 256",
-                    p.head_dim, why));
-  }
+  if (p.head_dim >= 1 && p.head_dim != 64 && p.head_dim != 96 && p.head_dim != 128 &&
+      p.head_dim != 256)
+    throw_invalid(fmt::format(
+        "attention backward head_dim = {} is not supported; expected 64, 96, 128 or 256",
+        p.head_dim));
   validate(p.forward());
   const double rows = double(p.batch) * double(p.heads_q) * double(p.seqlen_q);
   if (rows > double(std::numeric_limits<std::int32_t>::max()))

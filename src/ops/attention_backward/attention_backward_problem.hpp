@@ -38,7 +38,7 @@ struct AttentionBackwardProblem {
 };
 
 // Throws kt::Error (invalid argument) naming the field: the forward's rules (sizes, GQA,
-// dtype), head_dim 64, 128 (both families) or 256 (fa2; 96 is refused saying why), and
+// dtype), head_dim 64, 128 (both families), 96 or 256 (fa2), and
 // batch · heads_q · seqlen_q rows within 2^31 - 1.
 void validate(const AttentionBackwardProblem& problem);
 

@@ -14,8 +14,13 @@ namespace kt {
 namespace attn_bwd {
 
 // Threads of the preprocess and convert kernels: a row of head_dim elements per kHeadDim / 8
-// threads (8 elements, 16 bytes each).
+// threads (8 elements, 16 bytes each) of a group of row_slots(kHeadDim) consecutive lanes, the
+// power of two that holds them (16 at head_dim 96, whose last 4 lanes idle), so a row's sum is a
+// butterfly within its group.
 constexpr int kRowThreads = 128;
+__host__ __device__ constexpr int row_slots(int head_dim) {
+  return head_dim / 8 <= 8 ? 8 : head_dim / 8 <= 16 ? 16 : 32;
+}
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Eight 16-bit elements or four floats, moved as one 16-byte access.
@@ -99,13 +104,15 @@ __device__ __forceinline__ CtaWork cta_work(const AttentionBwdParams& p, unsigne
 // -inf: a row that sees no key, whose P = 2^(x - lse_log2) is then 0 for any finite x) and
 // dq_accum[r, :] = 0 for every row r = (b · heads_q + h) · seqlen_q + i; kDeterministic also zeroes
 // the dQ semaphores of kBlockM-row query blocks (and head_dim parts).
-// Launch: grid ⌈rows / (128 / (kHeadDim / 8))⌉, 128 threads, no dynamic shared memory.
+// Launch: grid ⌈rows / (128 / row_slots(kHeadDim))⌉, 128 threads, no dynamic shared memory.
 template <typename T, int kHeadDim, int kBlockM, bool kDeterministic>
 __global__ void __launch_bounds__(attn_bwd::kRowThreads)
     attention_bwd_preprocess(const AttentionBwdParams params) {
-  static_assert(kHeadDim % 64 == 0 && kHeadDim <= 256, "a row is 8 to 32 16-byte chunks");
+  static_assert(kHeadDim % 32 == 0 && kHeadDim >= 64 && kHeadDim <= 256,
+                "a row is 8 to 32 16-byte chunks");
   constexpr int kThreadsPerRow = kHeadDim / 8;
-  constexpr int kRowsPerCta = attn_bwd::kRowThreads / kThreadsPerRow;
+  constexpr int kSlots = attn_bwd::row_slots(kHeadDim);
+  constexpr int kRowsPerCta = attn_bwd::kRowThreads / kSlots;
   const int tid = threadIdx.x;
   if constexpr (kDeterministic) {
     const long long words =
@@ -115,10 +122,10 @@ __global__ void __launch_bounds__(attn_bwd::kRowThreads)
       params.dq_semaphores[x] = 0;
   }
   const long long rows = (long long)params.batch * params.heads_q * params.seqlen_q;
-  const long long row = (long long)blockIdx.x * kRowsPerCta + tid / kThreadsPerRow;
-  const int part = tid % kThreadsPerRow;
+  const long long row = (long long)blockIdx.x * kRowsPerCta + tid / kSlots;
+  const int part = tid % kSlots;
   float sum = 0.0f;
-  if (row < rows) {
+  if (row < rows && part < kThreadsPerRow) {
     int b, h, i;
     attn_bwd::decode_row(row, params.heads_q, params.seqlen_q, b, h, i);
     const T* o = static_cast<const T*>(params.o) + b * params.o_batch_stride +
@@ -141,7 +148,7 @@ __global__ void __launch_bounds__(attn_bwd::kRowThreads)
   }
   // The row's threads are consecutive lanes of one warp.
 #pragma unroll
-  for (int offset = kThreadsPerRow / 2; offset > 0; offset /= 2)
+  for (int offset = kSlots / 2; offset > 0; offset /= 2)
     sum += __shfl_xor_sync(0xFFFFFFFFu, sum, offset);
   if (row < rows && part == 0) {
     params.d_rows[row] = sum;
@@ -157,12 +164,13 @@ template <typename T, int kHeadDim>
 __global__ void __launch_bounds__(attn_bwd::kRowThreads)
     attention_bwd_convert_dq(const AttentionBwdParams params) {
   constexpr int kThreadsPerRow = kHeadDim / 8;
-  constexpr int kRowsPerCta = attn_bwd::kRowThreads / kThreadsPerRow;
+  constexpr int kSlots = attn_bwd::row_slots(kHeadDim);
+  constexpr int kRowsPerCta = attn_bwd::kRowThreads / kSlots;
   const int tid = threadIdx.x;
   const long long rows = (long long)params.batch * params.heads_q * params.seqlen_q;
-  const long long row = (long long)blockIdx.x * kRowsPerCta + tid / kThreadsPerRow;
-  const int part = tid % kThreadsPerRow;
-  if (row >= rows) return;
+  const long long row = (long long)blockIdx.x * kRowsPerCta + tid / kSlots;
+  const int part = tid % kSlots;
+  if (row >= rows || part >= kThreadsPerRow) return;
   int b, h, i;
   attn_bwd::decode_row(row, params.heads_q, params.seqlen_q, b, h, i);
   const float* acc = params.dq_accum + row * kHeadDim + part * 8;

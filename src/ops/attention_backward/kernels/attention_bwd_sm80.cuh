@@ -79,8 +79,8 @@ template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kWarps, int kS
 __global__ void __launch_bounds__(kWarps * 32, 1)
     attention_bwd_sm80(const AttentionBwdParams params) {
   static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
-  static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
-                "kHeadDim must be 64, 128 or 256");
+  static_assert(kHeadDim == 64 || kHeadDim == 96 || kHeadDim == 128 || kHeadDim == 256,
+                "kHeadDim must be 64, 96, 128 or 256");
   static_assert(kWarps == 4 || kWarps == 8, "kWarps must be 4 or 8");
   static_assert(kBlockN == 16 * kWarps || kBlockN == 32 * kWarps,
                 "each warp owns 16 or 32 keys: kBlockN = 16 or 32 x kWarps");
@@ -99,10 +99,11 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   constexpr int kDCols = kHeadDim / kParts;  // the head_dim columns of dK, dV and dQ of a CTA
   // Queries a warp works at once, as n8 tiles of Sᵀ and as k16 steps of dV and dK: their Sᵀ
   // (Pᵀ) and dPᵀ (dSᵀ) take kNTiles · kQChunk / 2 FP32 registers a thread each, fewer as dK and
-  // dV (kNTiles · kDCols) take more: 16 queries at 128 columns or 32 keys a warp, else 32.
+  // dV (kNTiles · kDCols) take more: 16 queries at 96 or 128 columns or 32 keys a warp, else 32
+  // (whole k16 steps).
   // NOTE: 32 queries at head_dim 128 leave ptxas (13.0) at 255 registers with spills in most
   // configs (sm_80 and sm_90a); 16 cost a fifth more ldmatrix and spill in none of them.
-  constexpr int kQChunk = kDCols * kNTiles > 128 ? 8 : 2048 / (kDCols * kNTiles);
+  constexpr int kQChunk = kDCols * kNTiles > 128 ? 8 : 2048 / (kDCols * kNTiles) / 16 * 16;
   constexpr int kChunkTiles = kQChunk / 8;
   constexpr int kChunkSteps = kQChunk / 16;
   constexpr int kDTiles = kDCols / 8;  // n8 head_dim tiles of dK and dV
@@ -113,11 +114,12 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   constexpr int kDqWarpsD = kWarps / kDqWarpsM;
   constexpr int kDqRowTiles = kBlockM / 16 / kDqWarpsM;
   constexpr int kDqCols = kDCols / kDqWarpsD;
-  constexpr int kDqPassCols = kDqCols < 64 ? kDqCols : 64;
+  constexpr int kDqPassCols = kDqCols <= 64 ? kDqCols : kDqCols % 64 == 0 ? 64 : 48;
   constexpr int kDqPasses = kDqCols / kDqPassCols;
   constexpr int kDqPassTiles = kDqPassCols / 8;
   static_assert(kQChunk >= 16, "dK and dV of 32 keys a warp at head_dim 128 exceed the registers");
-  static_assert(kDqPassCols % 16 == 0, "dQ columns come in pairs of n8 tiles");
+  static_assert(kDqPassCols % 16 == 0 && kDqCols % kDqPassCols == 0,
+                "dQ columns come in pairs of n8 tiles, in whole passes");
   using TileQ = SwizzledTile<kBlockM, kHeadDim>;   // Q and dO: queries x head_dim
   using TileKV = SwizzledTile<kBlockN, kHeadDim>;  // K and V: keys x head_dim
   using TileS = SwizzledTile<kBlockN, kBlockM>;    // dSᵀ: keys x queries
