@@ -26,10 +26,12 @@ struct LaneAddress {
     for (int s = 0; s < Tile::kKeys; ++s) x[s] = (c0 ^ Tile::key(row, s)) << 4;
   }
 
-  // Offset of logical chunk 2 j + c0 in row row + 16 i (j and i are constants after unrolling).
+  // Offset of logical chunk 2 j + c0 in row row + 16 i (j and i are constants after unrolling,
+  // mostly; a j known only at run time picks its key by a select, not an indexed load).
   __device__ __forceinline__ int at(int i, int j) const {
-    return (row_offset + (x[Tile::slot(2 * j)] ^ (32 * (j % 4)))) + i * 16 * Tile::kRowBytes +
-           128 * (j / 4);
+    int key_x = x[0];
+    if constexpr (Tile::kKeys == 2) key_x = Tile::slot(2 * j) == 0 ? x[0] : x[1];
+    return (row_offset + (key_x ^ (32 * (j % 4)))) + i * 16 * Tile::kRowBytes + 128 * (j / 4);
   }
 };
 
