@@ -431,7 +431,8 @@ std::string explain_config(const AttentionBackwardProblem& p, const AttentionBac
       "query blocks\n",
       100 * e.block_efficiency, p.causal ? " (causal: diagonal blocks are masked)" : "",
       e.max_cta_steps);
-  out += fmt::format("  dQ           FP32 accumulator, {} {} a block{}\n", c.block_m * p.head_dim,
+  out += fmt::format("  dQ           FP32 accumulator, {} {} a block{}\n",
+                     c.block_m * (fa3 ? int(p.head_dim) : part_columns(p)),
                      fa3 ? "elements added by TMA reductions" : "atomics",
                      p.deterministic
                          ? "; deterministic: added in key-block order (semaphores), serial chain " +
