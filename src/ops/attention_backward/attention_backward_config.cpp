@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "ops/attention_backward/kernels/attention_bwd_sm90_layout.h"
+#include "ops/attention_backward/kernels/attention_bwd_split.h"
 
 namespace kt {
 
@@ -61,7 +62,6 @@ constexpr int kMaxRegisters = 255;
 constexpr int kFa3ConsumerRegisters = 240;
 constexpr int kFa3AccumulatorRegisters = 192;
 constexpr int kFa3OneConsumerExtraRegisters = 48;
-constexpr int kPrepThreads = 128;
 constexpr int kSmallestBlockM = 32;
 constexpr std::int64_t kWorkspaceAlign = 256;
 
@@ -69,10 +69,11 @@ std::int64_t align_up(std::int64_t v) { return ceil_div(v, kWorkspaceAlign) * kW
 
 int keys_per_warp(const AttentionBackwardConfig& c) { return c.block_n / c.warps; }
 
-// fa2: the CTAs a key block's dK, dV and dQ columns are split among, and the columns of each (the
-// template's attn_bwd::head_dim_parts and kDCols): two halves at head_dim 256, whose dK and dV
-// would not fit a thread's registers whole.
-std::int64_t head_dim_parts(const AttentionBackwardProblem& p) { return p.head_dim == 256 ? 2 : 1; }
+// fa2: the CTAs a key block's dK, dV and dQ columns are split among (attn_bwd::head_dim_parts),
+// and the columns of each (the template's kDCols).
+std::int64_t head_dim_parts(const AttentionBackwardProblem& p) {
+  return attn_bwd::head_dim_parts(int(p.head_dim));
+}
 int part_columns(const AttentionBackwardProblem& p) { return int(p.head_dim / head_dim_parts(p)); }
 
 // The queries a warp works at once (the template's kQChunk).
@@ -103,11 +104,9 @@ std::int64_t rows_of(const AttentionBackwardProblem& p) { return p.batch * p.hea
 
 LaunchPlan row_kernel_plan(const AttentionBackwardProblem& p) {
   LaunchPlan plan;
-  // A row a group of 8, 16 or 32 lanes (attn_bwd::row_slots).
-  const std::int64_t slots = p.head_dim <= 64 ? 8 : p.head_dim <= 128 ? 16 : 32;
-  const std::int64_t rows_per_cta = kPrepThreads / slots;
+  const std::int64_t rows_per_cta = attn_bwd::kRowThreads / attn_bwd::row_slots(int(p.head_dim));
   plan.grid = {std::uint32_t(ceil_div(rows_of(p), rows_per_cta)), 1, 1};
-  plan.block = {std::uint32_t(kPrepThreads), 1, 1};
+  plan.block = {std::uint32_t(attn_bwd::kRowThreads), 1, 1};
   return plan;
 }
 

@@ -8,19 +8,12 @@
 #pragma once
 
 #include "kerntune/attention_backward/attention_bwd_params.h"
+#include "kerntune/attention_backward/attention_bwd_split.h"
 #include "kerntune/common/dtypes.cuh"
 
 namespace kt {
 namespace attn_bwd {
 
-// Threads of the preprocess and convert kernels: a row of head_dim elements per kHeadDim / 8
-// threads (8 elements, 16 bytes each) of a group of row_slots(kHeadDim) consecutive lanes, the
-// power of two that holds them (16 at head_dim 96, whose last 4 lanes idle), so a row's sum is a
-// butterfly within its group.
-constexpr int kRowThreads = 128;
-__host__ __device__ constexpr int row_slots(int head_dim) {
-  return head_dim / 8 <= 8 ? 8 : head_dim / 8 <= 16 ? 16 : 32;
-}
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Eight 16-bit elements or four floats, moved as one 16-byte access.
@@ -36,12 +29,6 @@ __device__ __forceinline__ void decode_row(long long r, int heads, int seqlen, i
   h = int(bh % heads);
   b = int(bh / heads);
 }
-
-// The CTAs a key block's dK, dV and dQ columns are split among: 2 at head_dim 256 (a thread's
-// dK and dV of its keys at the whole head_dim would exceed its registers; each CTA recomputes Sᵀ
-// and dPᵀ over the whole head_dim), else 1. The host mirrors it
-// (attention_backward_config.cpp).
-__host__ __device__ constexpr int head_dim_parts(int head_dim) { return head_dim == 256 ? 2 : 1; }
 
 // The dQ semaphores of a launch: word 0 is the CTA ticket, then one word per (batch, query head,
 // query block of kBlockM rows, head_dim part).

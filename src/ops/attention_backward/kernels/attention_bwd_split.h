@@ -1,0 +1,31 @@
+// How the attention backward divides head_dim, one constexpr computation shared verbatim by the
+// host (grids, validate(), the model) and the device (attention_bwd_rows.cuh,
+// attention_bwd_sm80.cuh): plain C++, no CUDA.
+#pragma once
+
+#if defined(__CUDACC__)
+#define KT_BWD_SPLIT_FN __host__ __device__
+#else
+#define KT_BWD_SPLIT_FN
+#endif
+
+namespace kt {
+namespace attn_bwd {
+
+// The CTAs a key block's dK, dV and dQ columns are split among in the fa2 family: 2 at head_dim
+// 256 (a thread's dK and dV of its keys at the whole head_dim would exceed its registers; each CTA
+// recomputes Sᵀ and dPᵀ over the whole head_dim), else 1.
+constexpr KT_BWD_SPLIT_FN int head_dim_parts(int head_dim) { return head_dim == 256 ? 2 : 1; }
+
+// Threads of the row kernels (preprocess, convert), a row to each group of row_slots(head_dim).
+constexpr int kRowThreads = 128;
+
+// The lanes of the row kernels that hold a row of head_dim elements, head_dim / 8 of them busy
+// (8 elements, 16 bytes each): the power of two that holds them (16 at head_dim 96, whose last 4
+// lanes idle), so a row's sum is a butterfly within its group.
+constexpr KT_BWD_SPLIT_FN int row_slots(int head_dim) {
+  return head_dim / 8 <= 8 ? 8 : head_dim / 8 <= 16 ? 16 : 32;
+}
+
+}  // namespace attn_bwd
+}  // namespace kt
