@@ -19,9 +19,7 @@ constexpr std::string_view kOp = "attnbwd";
 
 AttentionProblem AttentionBackwardProblem::forward() const {
   AttentionProblem p;
-  copy_attention_sizes(p, *this);
-  p.dtype = dtype;
-  p.causal = causal;
+  static_cast<AttentionShape&>(p) = *this;
   return p;
 }
 
@@ -95,7 +93,7 @@ void parse_attention_backward_shape(std::string_view shape, AttentionBackwardPro
         "attention backward shape '{}' names a packed variable-length batch (tq=, tk=): the "
         "backward takes dense batches only, for now",
         shape));
-  copy_attention_sizes(p, f);
+  static_cast<AttentionShape&>(p) = f;
   validate(p);
 }
 
