@@ -11,22 +11,20 @@
 namespace kt::rt {
 
 cache::CubinRecord to_record(const gen::CompiledKernel& compiled) {
-  cache::CubinRecord r;
-  r.compile_key = compiled.compile_key;
-  r.source_key = compiled.source_key;
-  r.arch = compiled.arch;
-  r.source_name = compiled.source_name;
-  r.name_expressions = compiled.name_expressions;
-  r.lowered_names = compiled.lowered_names;
-  r.cubin = compiled.cubin;
-  r.cubin_sha256 = cache::cubin_sha256(compiled.cubin);
-  r.registers = compiled.resources(0).registers;
-  r.spill_bytes = compiled.report.total_spill_bytes();
-  r.smem_static_bytes = compiled.resources(0).smem_static_bytes;
-  r.log = compiled.log;
-  r.nvrtc_version = compiled.nvrtc_version;
-  r.compile_ms = compiled.compile_ms;
-  return r;
+  return {.compile_key = compiled.compile_key,
+          .source_key = compiled.source_key,
+          .arch = compiled.arch,
+          .source_name = compiled.source_name,
+          .name_expressions = compiled.name_expressions,
+          .lowered_names = compiled.lowered_names,
+          .cubin = compiled.cubin,
+          .cubin_sha256 = cache::cubin_sha256(compiled.cubin),
+          .registers = compiled.resources(0).registers,
+          .spill_bytes = compiled.report.total_spill_bytes(),
+          .smem_static_bytes = compiled.resources(0).smem_static_bytes,
+          .log = compiled.log,
+          .nvrtc_version = compiled.nvrtc_version,
+          .compile_ms = compiled.compile_ms};
 }
 
 std::string stored_cubin_problem(const cache::CubinRecord& record,

@@ -50,13 +50,13 @@ void print_report(const tune::TuneReport& r) {
       "{}: {} candidates ({} compiled, {} from cache, {} failed or rejected); compile "
       "{:.1f}s, measure {:.1f}s\n",
       r.problem_key, r.candidates.size(), r.num_compiled, r.num_cache_hits, failed,
-      r.compile_wall_s, r.measure_wall_s);
+      r.pipeline.compile_busy_s, r.pipeline.measure_busy_s);
   if (!r.predicted)
     fmt::print(
         "  wall {:.1f}s: {} measured ({} stopped early), {} compiled ahead ({} used); NVRTC "
         "{:.1f} cpu-s, benchmark setup {:.1f}s, GPU waited for compiles {:.1f}s\n",
-        r.wall_s, r.num_measured, r.num_stopped_early, r.num_compiled_ahead, r.num_ahead_used,
-        r.compile_cpu_s, r.setup_s, r.wait_s);
+        r.wall_s, r.num_measured, r.num_stopped_early, r.pipeline.num_speculative, r.num_ahead_used,
+        r.pipeline.compile_cpu_s, r.pipeline.setup_s, r.wait_s);
   if (!r.calibration.empty()) fmt::print("  model calibrated: {}\n", r.calibration);
   std::string counts;
   for (const auto& [status, n] : by_status) counts += fmt::format(" {}={}", status, n);

@@ -51,9 +51,10 @@ std::string tune_timing_json(const tune::TuneReport& r) {
       "{{\"wall_s\": {}, \"compile_s\": {}, \"compile_cpu_s\": {}, \"measure_s\": {}, "
       "\"setup_s\": {}, \"wait_s\": {}, \"measured\": {}, \"stopped_early\": {}, "
       "\"compiled_ahead\": {}, \"ahead_used\": {}}}",
-      json_number(r.wall_s), json_number(r.compile_wall_s), json_number(r.compile_cpu_s),
-      json_number(r.measure_wall_s), json_number(r.setup_s), json_number(r.wait_s), r.num_measured,
-      r.num_stopped_early, r.num_compiled_ahead, r.num_ahead_used);
+      json_number(r.wall_s), json_number(r.pipeline.compile_busy_s),
+      json_number(r.pipeline.compile_cpu_s), json_number(r.pipeline.measure_busy_s),
+      json_number(r.pipeline.setup_s), json_number(r.wait_s), r.num_measured, r.num_stopped_early,
+      r.pipeline.num_speculative, r.num_ahead_used);
 }
 
 }  // namespace
@@ -84,8 +85,8 @@ std::string tune_report_json(const tune::TuneReport& r) {
       "\"timing\": {}, \"calibration\": {}}}",
       json_string(r.problem_key), json_string(r.run_id), json_bool(r.resumed),
       json_string(r.device_fingerprint), json_bool(r.predicted), r.candidates.size(),
-      r.num_compiled, r.num_cache_hits, failed, json_number(r.compile_wall_s),
-      json_number(r.measure_wall_s), r.num_worker_restarts, fmt::join(outcomes, ", "),
+      r.num_compiled, r.num_cache_hits, failed, json_number(r.pipeline.compile_busy_s),
+      json_number(r.pipeline.measure_busy_s), r.num_worker_restarts, fmt::join(outcomes, ", "),
       json_array(failures), pick(r.winner), pick(r.runner_up),
       r.winner_model_rank >= 0 ? std::to_string(r.winner_model_rank + 1) : "null",
       tune_timing_json(r), json_string(r.calibration));

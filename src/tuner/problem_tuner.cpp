@@ -226,15 +226,10 @@ TuneReport tune_problem(const std::string& problem_key, cache::Database& db, con
   // Every candidate's row is in; the finalists' rows, the winner and the run's end go together.
   finish_run(pipe, report.candidates, finalists, report.winner);
   report.num_worker_restarts = pipe.num_worker_restarts();
-  const PipelineStats stats = pipe.stats();
-  report.compile_wall_s = stats.compile_busy_s;
-  report.compile_cpu_s = stats.compile_cpu_s;
-  report.measure_wall_s = stats.measure_busy_s;
-  report.setup_s = stats.setup_s;
+  report.pipeline = pipe.stats();
   report.wait_s = measurer.wait_s;
   report.num_measured = measurer.num_measured;
   report.num_stopped_early = measurer.num_stopped_early;
-  report.num_compiled_ahead = stats.num_speculative;
   report.wall_s = seconds_since(start);
   return report;
 }

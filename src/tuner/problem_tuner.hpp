@@ -80,19 +80,16 @@ struct TuneReport {
   std::optional<std::size_t> runner_up;
   // Where the time went. Compiling and measuring overlap, so their times add up to more than
   // wall_s; wait_s is the GPU's idle time between them.
-  double wall_s = 0;          // the whole tuning of the problem
-  double compile_wall_s = 0;  // time with at least one compile in flight
-  double compile_cpu_s = 0;   // NVRTC's time, summed over this run's compiles
-  double measure_wall_s = 0;  // time in the benchmark worker's measure and re-measure requests
-  double setup_s = 0;         // starting the benchmark worker and setting the problem up
-  double wait_s = 0;          // the measurer waiting for a compile to finish
-  int num_compiled = 0;       // candidates whose NVRTC compile this run ran
+  double wall_s = 0;       // the whole tuning of the problem
+  PipelineStats pipeline;  // compiling (compile_busy_s), measuring (measure_busy_s), set-up
+  double wait_s = 0;       // the measurer waiting for a compile to finish
+  int num_compiled = 0;    // candidates whose NVRTC compile this run ran
   int num_cache_hits = 0;
   int num_measured = 0;  // candidates timed on the GPU this run (early stops included)
   int num_stopped_early = 0;
-  int num_compiled_ahead = 0;  // compiles started ahead of their round (speculative)
-  int num_ahead_used = 0;      // of them, candidates a later round asked for
-  std::string calibration;     // ModelCalibration::summary(); empty: the model uncalibrated
+  int num_ahead_used = 0;   // of the compiles started ahead (pipeline.num_speculative), those a
+                            // later round asked for
+  std::string calibration;  // ModelCalibration::summary(); empty: the model uncalibrated
   // Where the measured winner sat in the model's order of the measured candidates (0 = first).
   int winner_model_rank = -1;
   int num_worker_restarts = 0;  // compile or benchmark workers lost to candidates

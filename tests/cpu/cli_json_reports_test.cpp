@@ -83,14 +83,14 @@ TEST(CliJsonReports, TuneReportOfAMeasuredRunHasEveryField) {
 TEST(CliJsonReports, TuneReportSaysWhereTheTimeWentAndHowTheModelWasCalibrated) {
   tune::TuneReport r = measured_report();
   r.wall_s = 4.5;
-  r.compile_wall_s = 3.25;
-  r.compile_cpu_s = 40;
-  r.measure_wall_s = 1.5;
-  r.setup_s = 0.75;
+  r.pipeline.compile_busy_s = 3.25;
+  r.pipeline.compile_cpu_s = 40;
+  r.pipeline.measure_busy_s = 1.5;
+  r.pipeline.setup_s = 0.75;
   r.wait_s = 0.5;
   r.num_measured = 60;
   r.num_stopped_early = 41;
-  r.num_compiled_ahead = 12;
+  r.pipeline.num_speculative = 12;
   r.num_ahead_used = 9;
   r.calibration = "sm90 x0.980 (200 rows, 8 problems)";
   EXPECT_EQ(python_of(tune_report_json(r),

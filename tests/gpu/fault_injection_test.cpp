@@ -61,7 +61,8 @@ void print_counts(const char* what, const TuneReport& r) {
   std::string line;
   for (const auto& [status, n] : counts) line += " " + status + "=" + std::to_string(n);
   std::printf("[ counts   ] %s:%s; worker restarts %d; compile %.1f s, measure %.1f s\n", what,
-              line.c_str(), r.num_worker_restarts, r.compile_wall_s, r.measure_wall_s);
+              line.c_str(), r.num_worker_restarts, r.pipeline.compile_busy_s,
+              r.pipeline.measure_busy_s);
 }
 
 TEST_F(FaultInjection, BrokenGemmCandidatesAreRecordedWithTheirReasonAndAGoodOneWins) {
