@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "core/env.hpp"
@@ -39,19 +40,24 @@ NvrtcLibrary load() {
     }
     NvrtcLibrary lib;
     lib.path = path;
-    bind(handle, "nvrtcVersion", lib.version, path);
-    bind(handle, "nvrtcGetErrorString", lib.get_error_string, path);
-    bind(handle, "nvrtcCreateProgram", lib.create_program, path);
-    bind(handle, "nvrtcDestroyProgram", lib.destroy_program, path);
-    bind(handle, "nvrtcCompileProgram", lib.compile_program, path);
-    bind(handle, "nvrtcGetCUBINSize", lib.get_cubin_size, path);
-    bind(handle, "nvrtcGetCUBIN", lib.get_cubin, path);
-    bind(handle, "nvrtcGetPTXSize", lib.get_ptx_size, path);
-    bind(handle, "nvrtcGetPTX", lib.get_ptx, path);
-    bind(handle, "nvrtcGetProgramLogSize", lib.get_log_size, path);
-    bind(handle, "nvrtcGetProgramLog", lib.get_log, path);
-    bind(handle, "nvrtcAddNameExpression", lib.add_name_expression, path);
-    bind(handle, "nvrtcGetLoweredName", lib.get_lowered_name, path);
+// Binds `member` to the symbol `fn`, whose type (nvrtc.h's) it must have.
+#define KT_BIND(fn, member)                                                      \
+  static_assert(std::is_same_v<decltype(&::fn), decltype(member)>, #fn " type"); \
+  bind(handle, #fn, member, path)
+    KT_BIND(nvrtcVersion, lib.version);
+    KT_BIND(nvrtcGetErrorString, lib.get_error_string);
+    KT_BIND(nvrtcCreateProgram, lib.create_program);
+    KT_BIND(nvrtcDestroyProgram, lib.destroy_program);
+    KT_BIND(nvrtcCompileProgram, lib.compile_program);
+    KT_BIND(nvrtcGetCUBINSize, lib.get_cubin_size);
+    KT_BIND(nvrtcGetCUBIN, lib.get_cubin);
+    KT_BIND(nvrtcGetPTXSize, lib.get_ptx_size);
+    KT_BIND(nvrtcGetPTX, lib.get_ptx);
+    KT_BIND(nvrtcGetProgramLogSize, lib.get_log_size);
+    KT_BIND(nvrtcGetProgramLog, lib.get_log);
+    KT_BIND(nvrtcAddNameExpression, lib.add_name_expression);
+    KT_BIND(nvrtcGetLoweredName, lib.get_lowered_name);
+#undef KT_BIND
     int major = 0, minor = 0;
     lib.version(&major, &minor);
     lib.version_string = fmt::format("{}.{}", major, minor);
