@@ -15,6 +15,7 @@
 
 #include "kerntune/attention/attention_params.h"
 #include "kerntune/attention/attention_sequence.cuh"
+#include "kerntune/attention/attention_tile_order.h"
 #include "kerntune/attention/softmax_rows.cuh"
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm90.cuh"
@@ -121,12 +122,10 @@ struct Tile {
 // The tile of a CTA's `turn`-th turn; false past its last. Without kPersistent a CTA works one,
 // its blockIdx (x: query block, times num_splits with split-KV; y: head; z: batch; causal CTAs
 // take query blocks in reverse order of x, the longest first). With kPersistent the grid is at
-// most one CTA per tile, and CTA j of G works tiles j, 2G - 1 - j, 2G + j, 4G - 1 - j, ...: a
-// snake over the tile order, so that with causal tiles ordered longest first the CTAs' sums come
-// out even. The order is the non-persistent grid's for full masks (query blocks fastest, then
-// heads, then batch entries) and, causal, the longest query block of every head and batch entry
-// first. p.seqlen_q is a packed batch's longest sequence: tiles past a shorter one's rows are
-// the caller's to skip.
+// most one CTA per tile, and each CTA works the tiles of fa3::tile_slot's order at the indices
+// fa3::snake_index gives it (attention_tile_order.h; causal sections of p.causal_section entries).
+// p.seqlen_q is a packed batch's longest sequence: tiles past a shorter one's rows are the
+// caller's to skip.
 template <int kBlockM, bool kCausal, bool kSplitKv, bool kPersistent>
 __device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Tile& t) {
   if constexpr (!kPersistent) {
@@ -138,14 +137,12 @@ __device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Til
          kSplitKv ? int(blockIdx.x) % splits : 0};
     return true;
   } else {
-    const int grid = int(gridDim.x), cta = int(blockIdx.x);
-    const int index = turn * grid + (turn % 2 == 1 ? grid - 1 - cta : cta);
+    const int index = snake_index(turn, int(blockIdx.x), int(gridDim.x));
     const int m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
     const int entries = p.heads_q * p.batch;  // (head, batch entry) pairs
     if (index >= m_blocks * entries) return false;
-    const int rank = kCausal ? index / entries : index % m_blocks;
-    const int entry = kCausal ? index % entries : index / m_blocks;
-    t = {(kCausal ? m_blocks - 1 - rank : rank) * kBlockM, entry % p.heads_q, entry / p.heads_q, 0};
+    const TileSlot slot = tile_slot(index, m_blocks, entries, kCausal, p.causal_section);
+    t = {slot.m_block * kBlockM, slot.entry % p.heads_q, slot.entry / p.heads_q, 0};
     return true;
   }
 }

@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <set>
+#include <utility>
 #include <vector>
 
+#include "attention/attention_tile_order.h"
 #include "core/attention_config.hpp"
 #include "core/error.hpp"
 #include "support/attention_builders.hpp"
@@ -489,6 +492,59 @@ TEST(AttentionFa3, PersistentKeysRulesGridAndModel) {
 // consumers won every d = 64 problem (measured while one consumer had a producer warpgroup), and
 // the one-consumer 64 x 64 tile at d = 64 (106 registers) runs three CTAs per SM beside its
 // one-warp producer.
+// The persistent grid's tile order: every (query block, entry) once over the CTAs' snakes; full
+// masks query blocks fastest; causal in sections of `section` entries (the last the rest), each
+// section's tiles before the next's, longest query block first, entries fastest.
+TEST(AttentionFa3, PersistentTileOrderVisitsEachTileOnceLongestFirstBySection) {
+  struct Case {
+    int m_blocks, entries, section, grid;
+  };
+  for (const Case c : {Case{4, 512, 128, 132}, Case{4, 100, 32, 132}, Case{7, 45, 8, 64},
+                       Case{1, 9, 4, 5}, Case{16, 3, 64, 7}, Case{5, 6, 1, 6}, Case{3, 10, 0, 4}}) {
+    for (const bool causal : {false, true}) {
+      SCOPED_TRACE(::testing::Message()
+                   << "m_blocks " << c.m_blocks << " entries " << c.entries << " section "
+                   << c.section << " grid " << c.grid << (causal ? " causal" : " full"));
+      const int tiles = c.m_blocks * c.entries;
+      std::set<std::pair<int, int>> seen;
+      for (int cta = 0; cta < c.grid; ++cta)
+        for (int turn = 0;; ++turn) {
+          const int index = fa3::snake_index(turn, cta, c.grid);
+          if (index >= tiles) break;
+          const fa3::TileSlot s = fa3::tile_slot(index, c.m_blocks, c.entries, causal, c.section);
+          ASSERT_GE(s.m_block, 0);
+          ASSERT_LT(s.m_block, c.m_blocks);
+          ASSERT_GE(s.entry, 0);
+          ASSERT_LT(s.entry, c.entries);
+          EXPECT_TRUE(seen.insert({s.m_block, s.entry}).second) << "tile twice at index " << index;
+        }
+      EXPECT_EQ(int(seen.size()), tiles);
+      const int width = std::max(1, std::min(c.section, c.entries));
+      for (int index = 1; index < tiles; ++index) {
+        const fa3::TileSlot a = fa3::tile_slot(index - 1, c.m_blocks, c.entries, causal, c.section);
+        const fa3::TileSlot b = fa3::tile_slot(index, c.m_blocks, c.entries, causal, c.section);
+        if (!causal) {
+          EXPECT_EQ(b.m_block, index % c.m_blocks);
+          EXPECT_EQ(b.entry, index / c.m_blocks);
+        } else if (a.entry / width == b.entry / width) {
+          EXPECT_TRUE(b.m_block < a.m_block || (b.m_block == a.m_block && b.entry == a.entry + 1))
+              << "index " << index;
+        } else {
+          EXPECT_EQ(b.entry / width, a.entry / width + 1) << "sections in order, index " << index;
+          EXPECT_EQ(a.m_block, 0);
+          EXPECT_EQ(b.m_block, c.m_blocks - 1);
+        }
+      }
+    }
+  }
+  // A section holds the most entries, a power of two, whose K and V fit the budget.
+  EXPECT_EQ(fa3::causal_section(256 << 10), 128);  // 512 keys x d128, BF16 K and V
+  EXPECT_EQ(fa3::causal_section(3 << 20), 8);
+  EXPECT_EQ(fa3::causal_section(fa3::kCausalSectionBytes), 1);
+  EXPECT_EQ(fa3::causal_section(fa3::kCausalSectionBytes * 4), 1);
+  EXPECT_EQ(fa3::causal_section(1), 1 << 25);
+}
+
 TEST(AttentionFa3, ModelFitsTheH200MeasurementsAndPrefersFa3OnHopper) {
   const DeviceDesc& h200 = device_profile("h200");
   const AttentionEstimate flagship =
