@@ -248,7 +248,9 @@ TEST_F(AttentionCorrectness, SplitKvEverySplitCountOnDecodeAndShortQueryBlocks) 
 // Persistent CTAs (every persistent config of the space), each working several tiles and the
 // last ones fewer: ragged query blocks, causal with more queries than keys (rows that see no key)
 // and fewer, GQA and MQA, a packed varlen batch (tiles past a shorter sequence's rows skipped),
-// both layouts and dtypes, with and without the LSE.
+// causal tile orders of several L2 sections (b=2,h=24,s=4100,d=128: 2 MB of K and V an entry, six
+// sections of 8 entries; the varlen batch's 80 entries: 32, 32 and a shorter 16), both
+// layouts and dtypes, with and without the LSE.
 TEST_F(AttentionCorrectness, PersistentCtasOnRaggedCausalGqaAndPackedShapes) {
   if (device_.arch() != "sm_90a")
     GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
@@ -256,7 +258,8 @@ TEST_F(AttentionCorrectness, PersistentCtasOnRaggedCausalGqaAndPackedShapes) {
        {MaskedShape{"b=3,hq=16,hkv=4,sq=1000,sk=777,d=128", true},
         MaskedShape{"b=3,hq=16,hkv=4,sq=777,sk=1000,d=128", false},
         MaskedShape{"b=2,h=40,s=517,d=64", true}, MaskedShape{"b=1,hq=8,hkv=1,s=2000,d=256", false},
-        MaskedShape{"b=5,hq=16,hkv=4,sq=4097,tq=9000,d=128", true}})
+        MaskedShape{"b=5,hq=16,hkv=4,sq=4097,tq=9000,d=128", true},
+        MaskedShape{"b=2,h=24,s=4100,d=128", true}})
     check_each(k.shape, k.causal, [](const AttentionConfig& c) { return c.persistent; });
 }
 
