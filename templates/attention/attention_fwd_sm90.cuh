@@ -15,13 +15,13 @@
 
 #include "kerntune/attention/attention_params.h"
 #include "kerntune/attention/attention_sequence.cuh"
-#include "kerntune/attention/attention_tile_order.h"
 #include "kerntune/attention/softmax_rows.cuh"
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm90.cuh"
 #include "kerntune/common/stage_ring.cuh"
 #include "kerntune/common/test_fault.cuh"
 #include "kerntune/common/wgmma_slab.cuh"
+#include "kerntune/common/work_order.h"
 
 namespace kt {
 namespace fa3 {
@@ -122,10 +122,11 @@ struct Tile {
 // The tile of a CTA's `turn`-th turn; false past its last. Without kPersistent a CTA works one,
 // its blockIdx (x: query block, times num_splits with split-KV; y: head; z: batch; causal CTAs
 // take query blocks in reverse order of x, the longest first). With kPersistent the grid is at
-// most one CTA per tile, and each CTA works the tiles of fa3::tile_slot's order at the indices
-// fa3::snake_index gives it (attention_tile_order.h; causal sections of p.causal_section entries).
-// p.seqlen_q is a packed batch's longest sequence: tiles past a shorter one's rows are the
-// caller's to skip.
+// most one CTA per tile, and each CTA works the tiles of sectioned_slot's order at the indices
+// snake_index gives it (common/work_order.h): full masks query blocks fastest (sections of 1),
+// causal the longest query block first within sections of p.causal_section (head, batch)
+// entries. p.seqlen_q is a packed batch's longest sequence: tiles past a shorter one's rows are
+// the caller's to skip.
 template <int kBlockM, bool kCausal, bool kSplitKv, bool kPersistent>
 __device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Tile& t) {
   if constexpr (!kPersistent) {
@@ -141,8 +142,9 @@ __device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Til
     const int m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
     const int entries = p.heads_q * p.batch;  // (head, batch entry) pairs
     if (index >= m_blocks * entries) return false;
-    const TileSlot slot = tile_slot(index, m_blocks, entries, kCausal, p.causal_section);
-    t = {slot.m_block * kBlockM, slot.entry % p.heads_q, slot.entry / p.heads_q, 0};
+    const WorkSlot slot = sectioned_slot(index, m_blocks, entries, kCausal ? p.causal_section : 1);
+    const int m_block = kCausal ? m_blocks - 1 - slot.block : slot.block;
+    t = {m_block * kBlockM, slot.entry % p.heads_q, slot.entry / p.heads_q, 0};
     return true;
   }
 }

@@ -53,7 +53,7 @@ struct AttentionParams {
   int num_splits;       // key ranges the fa3 split-KV kernel divides each row's keys into (>= 1)
   int total_q;          // packed variable-length batches: Q's rows (all sequences')
   int causal_section;   // fa3 persistent, causal: (head, batch) entries a section of the tile
-                        // order (attention_tile_order.h)
+                        // order (common/work_order.h)
 };
 
 // The sm90 (fa3) family's parameter block: TMA maps of Q, K, V and O as 4D tensors

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "attention/attention_tile_order.h"
+#include "common/work_order.h"
 #include "core/attention_config.hpp"
 #include "core/error.hpp"
 #include "support/attention_builders.hpp"
@@ -492,57 +492,61 @@ TEST(AttentionFa3, PersistentKeysRulesGridAndModel) {
 // consumers won every d = 64 problem (measured while one consumer had a producer warpgroup), and
 // the one-consumer 64 x 64 tile at d = 64 (106 registers) runs three CTAs per SM beside its
 // one-warp producer.
-// The persistent grid's tile order: every (query block, entry) once over the CTAs' snakes; full
-// masks query blocks fastest; causal in sections of `section` entries (the last the rest), each
-// section's tiles before the next's, longest query block first, entries fastest.
-TEST(AttentionFa3, PersistentTileOrderVisitsEachTileOnceLongestFirstBySection) {
+// The work order of the fa3 persistent grid and the backward's CTAs (common/work_order.h): every
+// (block, entry) once over the persistent CTAs' snakes; a section of 1 is blocks fastest, entry by
+// entry; larger sections (the last one the rest) come one after another, each block by block with
+// its entries fastest, so an entry's blocks come in ascending order (the backward's deterministic
+// dQ order rests on it).
+TEST(WorkOrder, SectionsVisitEachItemOnceBlockByBlockAndEntriesInOrder) {
   struct Case {
-    int m_blocks, entries, section, grid;
+    int blocks, entries, section, grid;
   };
   for (const Case c : {Case{4, 512, 128, 132}, Case{4, 100, 32, 132}, Case{7, 45, 8, 64},
                        Case{1, 9, 4, 5}, Case{16, 3, 64, 7}, Case{5, 6, 1, 6}, Case{3, 10, 0, 4}}) {
-    for (const bool causal : {false, true}) {
-      SCOPED_TRACE(::testing::Message()
-                   << "m_blocks " << c.m_blocks << " entries " << c.entries << " section "
-                   << c.section << " grid " << c.grid << (causal ? " causal" : " full"));
-      const int tiles = c.m_blocks * c.entries;
-      std::set<std::pair<int, int>> seen;
-      for (int cta = 0; cta < c.grid; ++cta)
-        for (int turn = 0;; ++turn) {
-          const int index = fa3::snake_index(turn, cta, c.grid);
-          if (index >= tiles) break;
-          const fa3::TileSlot s = fa3::tile_slot(index, c.m_blocks, c.entries, causal, c.section);
-          ASSERT_GE(s.m_block, 0);
-          ASSERT_LT(s.m_block, c.m_blocks);
-          ASSERT_GE(s.entry, 0);
-          ASSERT_LT(s.entry, c.entries);
-          EXPECT_TRUE(seen.insert({s.m_block, s.entry}).second) << "tile twice at index " << index;
-        }
-      EXPECT_EQ(int(seen.size()), tiles);
-      const int width = std::max(1, std::min(c.section, c.entries));
-      for (int index = 1; index < tiles; ++index) {
-        const fa3::TileSlot a = fa3::tile_slot(index - 1, c.m_blocks, c.entries, causal, c.section);
-        const fa3::TileSlot b = fa3::tile_slot(index, c.m_blocks, c.entries, causal, c.section);
-        if (!causal) {
-          EXPECT_EQ(b.m_block, index % c.m_blocks);
-          EXPECT_EQ(b.entry, index / c.m_blocks);
-        } else if (a.entry / width == b.entry / width) {
-          EXPECT_TRUE(b.m_block < a.m_block || (b.m_block == a.m_block && b.entry == a.entry + 1))
-              << "index " << index;
-        } else {
-          EXPECT_EQ(b.entry / width, a.entry / width + 1) << "sections in order, index " << index;
-          EXPECT_EQ(a.m_block, 0);
-          EXPECT_EQ(b.m_block, c.m_blocks - 1);
-        }
+    SCOPED_TRACE(::testing::Message() << "blocks " << c.blocks << " entries " << c.entries
+                                      << " section " << c.section << " grid " << c.grid);
+    const int items = c.blocks * c.entries;
+    std::set<std::pair<int, int>> seen;
+    for (int cta = 0; cta < c.grid; ++cta)
+      for (int turn = 0;; ++turn) {
+        const int index = snake_index(turn, cta, c.grid);
+        if (index >= items) break;
+        const WorkSlot s = sectioned_slot(index, c.blocks, c.entries, c.section);
+        ASSERT_GE(s.block, 0);
+        ASSERT_LT(s.block, c.blocks);
+        ASSERT_GE(s.entry, 0);
+        ASSERT_LT(s.entry, c.entries);
+        EXPECT_TRUE(seen.insert({s.block, s.entry}).second) << "item twice at index " << index;
+      }
+    EXPECT_EQ(int(seen.size()), items);
+    const int width = std::max(1, std::min(c.section, c.entries));
+    std::vector<int> last_block(c.entries, -1);
+    for (int index = 0; index < items; ++index) {
+      const WorkSlot b = sectioned_slot(index, c.blocks, c.entries, c.section);
+      EXPECT_EQ(b.block, last_block[b.entry] + 1) << "an entry's blocks in order, index " << index;
+      last_block[b.entry] = b.block;
+      if (width == 1) {
+        EXPECT_EQ(b.block, index % c.blocks);
+        EXPECT_EQ(b.entry, index / c.blocks);
+      }
+      if (index == 0) continue;
+      const WorkSlot a = sectioned_slot(index - 1, c.blocks, c.entries, c.section);
+      if (a.entry / width == b.entry / width) {
+        EXPECT_TRUE(b.block > a.block || (b.block == a.block && b.entry == a.entry + 1))
+            << "index " << index;
+      } else {
+        EXPECT_EQ(b.entry / width, a.entry / width + 1) << "sections in order, index " << index;
+        EXPECT_EQ(a.block, c.blocks - 1);
+        EXPECT_EQ(b.block, 0);
       }
     }
   }
-  // A section holds the most entries, a power of two, whose K and V fit the budget.
-  EXPECT_EQ(fa3::causal_section(256 << 10), 128);  // 512 keys x d128, BF16 K and V
-  EXPECT_EQ(fa3::causal_section(3 << 20), 8);
-  EXPECT_EQ(fa3::causal_section(fa3::kCausalSectionBytes), 1);
-  EXPECT_EQ(fa3::causal_section(fa3::kCausalSectionBytes * 4), 1);
-  EXPECT_EQ(fa3::causal_section(1), 1 << 25);
+  // A section holds the most entries, a power of two, whose shared bytes fit the budget.
+  EXPECT_EQ(section_entries(256 << 10), 128);  // 512 keys x d128, BF16 K and V
+  EXPECT_EQ(section_entries(3 << 20), 8);
+  EXPECT_EQ(section_entries(kSectionBytes), 1);
+  EXPECT_EQ(section_entries(kSectionBytes * 4), 1);
+  EXPECT_EQ(section_entries(1), 1 << 25);
 }
 
 TEST(AttentionFa3, ModelFitsTheH200MeasurementsAndPrefersFa3OnHopper) {

@@ -3,11 +3,11 @@
 // FP32 reference on sampled rows (the op's workload): ragged lengths (1, 127, 1000) with
 // Nq != Nk both ways, both masks (causal rows that see no key), GQA and MQA, head_dim 64, 96, 128
 // and 256 (fa2's two CTAs a key block), both layouts, both dtypes, the model's best config of each
-// family (fa3 where the device is sm_90a), every config of the space, every fa3 config on ragged
-// shapes of both masks and layouts; deterministic mode bitwise identical over 10 runs; and the
-// runtime through the C++ API and the C ABI, with a workspace smaller than the problem needs. A
-// failure names the config, the gradient, its error and where it lies (the worst element, the
-// sampled rows that are off).
+// family (fa3 where the device is sm_90a), causal orders over several L2 sections, every config of
+// the space, every fa3 config on ragged shapes of both masks and layouts; deterministic mode
+// bitwise identical over 10 runs; and the runtime through the C++ API and the C ABI, with a
+// workspace smaller than the problem needs. A failure names the config, the gradient, its error
+// and where it lies (the worst element, the sampled rows that are off).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -195,6 +195,16 @@ TEST_F(AttentionBackwardCorrectness, EveryConfigOfTheSpace) {
       precompile(p, space);
       check_configs(p, space);
     }
+}
+
+// Causal CTAs in order over several L2 sections of (key/value head, batch, part) entries, the
+// last one shorter: at 4100 rows an entry's Q and dO are 2 MB at head_dim 128 (sections of 8: 36
+// entries are 8, 8, 8, 8 and 4) and 4 MB at 256 (sections of 4: fa2's 2 parts a key block make
+// 66 entries, 16 sections and 2); the best config of each family, both modes.
+TEST_F(AttentionBackwardCorrectness, CausalOrderOverSeveralL2SectionsBothModes) {
+  for (const char* shape : {"b=3,h=12,s=4100,d=128", "b=3,h=11,s=4100,d=256"})
+    for (bool deterministic : {false, true})
+      check_best(shape, DType::kBF16, true, AttentionLayout::kBNHD, deterministic);
 }
 
 // Every fa3 config (none off sm_90a) on ragged lengths that cross every block edge (Nq, Nk not

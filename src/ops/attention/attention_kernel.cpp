@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "attention/attention_tile_order.h"
+#include "common/work_order.h"
 #include "core/error.hpp"
 #include "ops/attention/attention_param_fields.hpp"
 #include "ops/attention/attention_tensor_map.hpp"
@@ -75,8 +75,8 @@ AttentionParams make_attention_params(const AttentionProblem& problem, const Att
   p.num_splits = 1;
   // A KV head's K and V, shared by its group of query heads.
   const std::int64_t group = problem.heads_q / problem.heads_kv;
-  p.causal_section = fa3::causal_section(2 * problem.seqlen_k * problem.head_dim *
-                                         std::int64_t(size_bytes(problem.dtype)) / group);
+  p.causal_section = section_entries(2 * problem.seqlen_k * problem.head_dim *
+                                     std::int64_t(size_bytes(problem.dtype)) / group);
   if (problem.varlen) {
     // Packed: each sequence is addressed from its first row; there is no batch dimension.
     p.cu_seqlens_q = t.cu_seqlens_q;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 
+#include "common/work_order.h"
 #include "core/error.hpp"
 #include "ops/attention/attention_param_fields.hpp"
 #include "ops/attention/attention_tensor_map.hpp"
@@ -61,6 +62,10 @@ AttentionBwdParams make_attention_backward_params(const AttentionBackwardProblem
   set_strides(t.dk_strides, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride);
   set_strides(t.dv_strides, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride);
   set_sizes_and_scale(p, problem, t.softmax_scale);
+  // What the key blocks of a key/value head share: its query heads' Q and dO.
+  p.causal_section = section_entries(2 * problem.seqlen_q * problem.head_dim *
+                                     std::int64_t(size_bytes(problem.dtype)) *
+                                     (problem.heads_q / problem.heads_kv));
   return p;
 }
 

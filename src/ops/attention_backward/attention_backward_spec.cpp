@@ -23,7 +23,7 @@ class AttentionBackwardSpec final
   std::string shape_syntax() const override { return "b=B,hq=HQ,hkv=HKV,sq=SQ,sk=SK,d=D"; }
   std::string description() const override {
     return "attention backward, dQ dK dV from dO, O and the forward's logsumexp, GQA/MQA, "
-           "bf16/fp16, head_dim 64/128 (shape as attention's)";
+           "bf16/fp16, head_dim 64/96/128/256 (shape as attention's)";
   }
   std::vector<std::string> families() const override { return {"fa2", "fa3"}; }
   std::vector<OpFlag> flags() const override {
@@ -31,7 +31,8 @@ class AttentionBackwardSpec final
         {"causal", "Attention: causal mask (bottom-right aligned)"},
         {"deterministic", "Attention backward: dQ summed in a fixed order (bitwise reproducible)"}};
   }
-  int template_version() const override { return 3; }
+  // 4: causal CTAs longest first over L2-sized sections of entries (common/work_order.h).
+  int template_version() const override { return 4; }
   std::vector<std::pair<std::string, std::vector<std::string>>> suites() const override {
     return {{"attention-backward-d128", flash_attention_shapes(128)},
             {"attention-backward-d64", flash_attention_shapes(64)},

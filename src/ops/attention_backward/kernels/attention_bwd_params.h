@@ -61,7 +61,8 @@ struct AttentionBwdParams {
   int seqlen_k;
   float softmax_scale;  // the forward's scale (dQ and dK carry it)
   float scale_log2;     // softmax_scale · log2(e): P = 2^(S · scale_log2 - lse · log2(e))
-  int unused;
+  int causal_section;   // causal: entries (key/value head, batch, part) a section of the CTAs'
+                        // order (cta_work, common/work_order.h)
 };
 
 // The sm90 (fa3) family's main kernel parameters: TMA maps, then the block above. Q and dO

@@ -10,6 +10,7 @@
 #include "kerntune/attention_backward/attention_bwd_params.h"
 #include "kerntune/attention_backward/attention_bwd_split.h"
 #include "kerntune/common/dtypes.cuh"
+#include "kerntune/common/work_order.h"
 
 namespace kt {
 namespace attn_bwd {
@@ -38,11 +39,16 @@ __device__ __forceinline__ long long num_semaphore_words(const AttentionBwdParam
 }
 
 // A CTA's share of a family's main kernel: its key block of kBlockN keys, key/value head, batch
-// and head_dim part of kParts (blockIdx (x, y, z = batch · kParts + part), or kDeterministic its
-// ticket: key blocks fastest, then key/value heads, then batches, then parts), and its steps: every
-// query block of kBlockM rows that sees a key of the block (all, or causal from the one holding the
-// first row that sees key n0, row n0 - (seqlen_k
-// - seqlen_q)) for every query head of the key/value head, head-major.
+// and head_dim part of kParts, and its steps: every query block of kBlockM rows that sees a key of
+// the block (all, or causal from the one holding the first row that sees key n0, row n0 -
+// (seqlen_k - seqlen_q)) for every query head of the key/value head, head-major. The CTA's index
+// in launch order (the linear blockIdx over the grid (x, y, z) = (key blocks, key/value heads,
+// batches · kParts), or kDeterministic its ticket) is an item of sectioned_slot's order
+// (common/work_order.h) over the key blocks of each entry = kv_head + heads_kv · (batch + batch
+// count · part): full masks key blocks fastest (sections of 1); causal, where key block 0 sees
+// the most query blocks, key block by key block over sections of p.causal_section entries, the
+// longest CTAs first. Either way an entry's key blocks come in ascending order, which the
+// deterministic dQ order needs (a CTA waits only on CTAs that started before it).
 struct CtaWork {
   int n_block, kv_head, batch;
   int part;            // of the head_dim columns of dK, dV and dQ (head_dim_parts)
@@ -62,18 +68,17 @@ __device__ __forceinline__ CtaWork cta_work(const AttentionBwdParams& p, unsigne
   CtaWork w;
   const int num_n_blocks = (p.seqlen_k + kBlockN - 1) / kBlockN;
   const int num_m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
-  if constexpr (kDeterministic) {
-    w.n_block = int(ticket % unsigned(num_n_blocks));
-    w.kv_head = int(ticket / unsigned(num_n_blocks) % unsigned(p.heads_kv));
-    const unsigned int rest = ticket / unsigned(num_n_blocks) / unsigned(p.heads_kv);
-    w.batch = kParts == 1 ? int(rest) : int(rest % unsigned(p.batch));
-    w.part = kParts == 1 ? 0 : int(rest / unsigned(p.batch));
-  } else {
-    w.n_block = blockIdx.x;
-    w.kv_head = blockIdx.y;
-    w.batch = kParts == 1 ? int(blockIdx.z) : int(blockIdx.z) / kParts;
-    w.part = kParts == 1 ? 0 : int(blockIdx.z) % kParts;
-  }
+  const int index = kDeterministic
+                        ? int(ticket)
+                        : int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+  const int entries = p.heads_kv * p.batch * kParts;
+  const WorkSlot slot =
+      sectioned_slot(index, num_n_blocks, entries, kCausal ? p.causal_section : 1);
+  w.n_block = slot.block;
+  w.kv_head = slot.entry % p.heads_kv;
+  const int rest = slot.entry / p.heads_kv;
+  w.batch = kParts == 1 ? rest : rest % p.batch;
+  w.part = kParts == 1 ? 0 : rest / p.batch;
   w.group = p.heads_q / p.heads_kv;
   w.m_first = 0;
   if constexpr (kCausal) {
