@@ -119,17 +119,26 @@ struct Tile {
   int m0, head, batch, split;
 };
 
-// The tile of a CTA's `turn`-th turn; false past its last. Without kPersistent a CTA works one,
-// its blockIdx (x: query block, times num_splits with split-KV; y: head; z: batch; causal CTAs
-// take query blocks in reverse order of x, the longest first). With kPersistent the grid is at
-// most one CTA per tile, and each CTA works the tiles of sectioned_slot's order at the indices
-// snake_index gives it (common/work_order.h): full masks query blocks fastest (sections of 1),
-// causal the longest query block first within sections of p.causal_section (head, batch)
-// entries. p.seqlen_q is a packed batch's longest sequence: tiles past a shorter one's rows are
+// The tile of a CTA's `turn`-th turn; false past its last. The tiles of a launch are the items
+// of sectioned_slot's order (common/work_order.h) over the query blocks of each (head, batch)
+// entry: full masks query blocks fastest (sections of 1); causal the longest query block first
+// within sections of p.causal_section entries, so the CTAs that see every key block of the last
+// heads do not start last. Without kPersistent a CTA works one: the item at its linear blockIdx
+// over the grid (x: query blocks, times num_splits with split-KV; y: heads; z: batch; split-KV
+// keeps x's split fastest and, causal, its query blocks in reverse order of x). With kPersistent
+// the grid is at most one CTA per tile, and each CTA works the items at the indices snake_index
+// gives it. p.seqlen_q is a packed batch's longest sequence: tiles past a shorter one's rows are
 // the caller's to skip.
 template <int kBlockM, bool kCausal, bool kSplitKv, bool kPersistent>
 __device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Tile& t) {
-  if constexpr (!kPersistent) {
+  if constexpr (!kPersistent && kCausal && !kSplitKv) {
+    if (turn > 0) return false;
+    const int m_blocks = int(gridDim.x), heads = int(gridDim.y);
+    const int index = int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+    const WorkSlot slot = sectioned_slot(index, m_blocks, heads * int(gridDim.z), p.causal_section);
+    t = {(m_blocks - 1 - slot.block) * kBlockM, slot.entry % heads, slot.entry / heads, 0};
+    return true;
+  } else if constexpr (!kPersistent) {
     if (turn > 0) return false;
     const int splits = kSplitKv ? p.num_splits : 1;
     const int m_block = kSplitKv ? int(blockIdx.x) / splits : int(blockIdx.x);

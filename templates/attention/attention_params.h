@@ -52,8 +52,8 @@ struct AttentionParams {
   float scale_log2;     // softmax_scale * log2(e), for exp2-based softmax
   int num_splits;       // key ranges the fa3 split-KV kernel divides each row's keys into (>= 1)
   int total_q;          // packed variable-length batches: Q's rows (all sequences')
-  int causal_section;   // fa3 persistent, causal: (head, batch) entries a section of the tile
-                        // order (common/work_order.h)
+  int causal_section;   // fa3, causal: (head, batch) entries a section of the tiles' order
+                        // (common/work_order.h)
 };
 
 // The sm90 (fa3) family's parameter block: TMA maps of Q, K, V and O as 4D tensors
