@@ -12,22 +12,15 @@
 
 namespace kt {
 
-// What every attention problem names alike, the forward's and the backward's: the sizes, the
-// tensors' element type and the mask.
-struct AttentionShape {
+struct AttentionProblem {
   std::int64_t batch = 1;
   std::int64_t heads_q = 1;
   std::int64_t heads_kv = 1;
   std::int64_t seqlen_q = 1;
   std::int64_t seqlen_k = 1;
   std::int64_t head_dim = 128;
-  DType dtype = DType::kBF16;
-  bool causal = false;  // bottom-right aligned when seqlen_q != seqlen_k (FlashAttention)
-
-  bool operator==(const AttentionShape&) const = default;
-};
-
-struct AttentionProblem : AttentionShape {
+  DType dtype = DType::kBF16;  // Q, K, V and O
+  bool causal = false;         // bottom-right aligned when seqlen_q != seqlen_k (FlashAttention)
   // A packed variable-length batch (flash_attn_varlen_func's layout: Q, O (total_q, heads_q, d),
   // K, V (total_k, heads_kv, d), cu_seqlens): `batch` sequences, the longest seqlen_q x
   // seqlen_k, total_q and total_k rows in all, each causal on its own. As a problem key it
@@ -46,6 +39,19 @@ struct AttentionProblem : AttentionShape {
 
   bool operator==(const AttentionProblem&) const = default;
 };
+
+// Copies the sizes batch, heads_q, heads_kv, seqlen_q, seqlen_k and head_dim from `from` into
+// `to`: any two structs that name them alike (AttentionProblem, AttentionBackwardProblem, the C
+// API's kt_attention_args and kt_attention_backward_args). Nothing else is copied.
+template <typename To, typename From>
+void copy_attention_sizes(To& to, const From& from) {
+  to.batch = from.batch;
+  to.heads_q = from.heads_q;
+  to.heads_kv = from.heads_kv;
+  to.seqlen_q = from.seqlen_q;
+  to.seqlen_k = from.seqlen_k;
+  to.head_dim = from.head_dim;
+}
 
 // Throws kt::Error (invalid argument) naming the field: sizes < 1, heads_q not a multiple of
 // heads_kv, an unsupported head_dim (64, 96, 128, 256) or dtype (bf16, fp16), 32-bit overflow.

@@ -100,14 +100,9 @@ kt::DType to_dtype(int d) {
 // and their strides; the softmax scale.
 template <typename Args, typename Problem, typename Tensors>
 void attention_call(const Args& args, Problem& p, Tensors& t) {
-  static_cast<kt::AttentionShape&>(p) = {.batch = args.batch,
-                                         .heads_q = args.heads_q,
-                                         .heads_kv = args.heads_kv,
-                                         .seqlen_q = args.seqlen_q,
-                                         .seqlen_k = args.seqlen_k,
-                                         .head_dim = args.head_dim,
-                                         .dtype = to_dtype(raw_value(args.dtype)),
-                                         .causal = args.causal != 0};
+  copy_attention_sizes(p, args);
+  p.dtype = to_dtype(raw_value(args.dtype));
+  p.causal = args.causal != 0;
   t.q = args.q;
   t.k = args.k;
   t.v = args.v;

@@ -19,7 +19,9 @@ constexpr std::string_view kOp = "attnbwd";
 
 AttentionProblem AttentionBackwardProblem::forward() const {
   AttentionProblem p;
-  static_cast<AttentionShape&>(p) = *this;
+  copy_attention_sizes(p, *this);
+  p.dtype = dtype;
+  p.causal = causal;
   return p;
 }
 
@@ -93,7 +95,7 @@ void parse_attention_backward_shape(std::string_view shape, AttentionBackwardPro
         "attention backward shape '{}' names a packed variable-length batch (tq=, tk=): the "
         "backward takes dense batches only, for now",
         shape));
-  static_cast<AttentionShape&>(p) = f;
+  copy_attention_sizes(p, f);
   validate(p);
 }
 

@@ -14,7 +14,15 @@
 
 namespace kt {
 
-struct AttentionBackwardProblem : AttentionShape {
+struct AttentionBackwardProblem {
+  std::int64_t batch = 1;
+  std::int64_t heads_q = 1;
+  std::int64_t heads_kv = 1;
+  std::int64_t seqlen_q = 1;
+  std::int64_t seqlen_k = 1;
+  std::int64_t head_dim = 128;
+  DType dtype = DType::kBF16;  // Q, K, V, O, dO and dQ, dK, dV
+  bool causal = false;         // bottom-right aligned when seqlen_q != seqlen_k, as the forward
   bool deterministic = false;  // dQ summed over key blocks in a fixed order
 
   // The forward problem whose gradients these are.
