@@ -51,8 +51,8 @@ inline constexpr int kGemmTemplateVersion = 20;
 // 7: fa3 split-KV joins the space.
 // 8: fa3 persistent CTAs and blocks of 80 keys (d256) join the space; with
 //    one consumer a one-warp producer (160 threads), so CTAs of few registers share an SM.
-// 9: fa3 causal tiles, persistent or one CTA a block, longest first over sections of entries
-//    whose K and V fit L2.
+// 9: causal tiles (fa2, fa3 persistent or one CTA a block) longest first over sections of
+//    entries whose K and V fit L2.
 inline constexpr int kAttentionTemplateVersion = 9;
 
 }  // namespace kt

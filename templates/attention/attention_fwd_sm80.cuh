@@ -12,6 +12,7 @@
 #include "kerntune/common/ptx_sm80.cuh"
 #include "kerntune/common/swizzled_tile.cuh"
 #include "kerntune/common/test_fault.cuh"
+#include "kerntune/common/work_order.h"
 
 namespace kt {
 
@@ -41,9 +42,10 @@ struct AttentionFwdSmem {
 // Packed variable-length batches (params.cu_seqlens_q set): each sequence is addressed from its
 // first rows (attn::sequence_of) and CTAs past its end leave at once.
 // Launch: grid (ceil(seqlen_q / kBlockM), heads_q, batch), 32 kWarps threads,
-// AttentionFwdSmem<...>::kBytes of dynamic shared memory; causal CTAs take m blocks in reverse
-// order of blockIdx.x (the longest first). Needs 16-byte aligned Q/K/V/O bases and
-// row/head/batch strides that are multiples of 8 elements.
+// AttentionFwdSmem<...>::kBytes of dynamic shared memory; causal CTAs take the tile of
+// common/work_order.h's order at their linear blockIdx (the longest query block first over
+// sections of params.causal_section (head, batch) entries). Needs 16-byte aligned Q/K/V/O bases
+// and row/head/batch strides that are multiples of 8 elements.
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kWarps, int kStages, bool kCausal,
           bool kWriteLse>
 __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const AttentionParams params) {
@@ -78,14 +80,20 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
   const int thread = threadIdx.x;
   const int lane = thread % 32;
   const int warp = thread / 32;
-  const int head = blockIdx.y;
-  const int batch = blockIdx.z;
+  // Causal CTAs of larger m blocks visit more K/V blocks; the heaviest start first.
+  int m_block = blockIdx.x, head = blockIdx.y, batch = blockIdx.z;
+  if constexpr (kCausal) {
+    const int index = int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
+    const WorkSlot slot =
+        sectioned_slot(index, int(gridDim.x), int(gridDim.y * gridDim.z), params.causal_section);
+    m_block = int(gridDim.x) - 1 - slot.block;
+    head = slot.entry % int(gridDim.y);
+    batch = slot.entry / int(gridDim.y);
+  }
   const int kv_head = head / (params.heads_q / params.heads_kv);
   const attn::Sequence seq = attn::sequence_of(params, batch);
   const int seqlen_q = seq.seqlen_q;
   const int seqlen_k = seq.seqlen_k;
-  // Causal CTAs of larger m blocks visit more K/V blocks; the heaviest start first.
-  const int m_block = kCausal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
   const int m0 = m_block * kBlockM;
   if (m0 >= seqlen_q) return;  // a packed batch's shorter sequence: the grid fits the longest
 

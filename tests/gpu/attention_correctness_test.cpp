@@ -264,16 +264,14 @@ TEST_F(AttentionCorrectness, PersistentCtasOnRaggedCausalGqaAndPackedShapes) {
 }
 
 // Causal launches of one CTA a query block in the sectioned order of common/work_order.h (the
-// CTA's tile from its linear blockIdx): every fa3 config without persistence or split-KV on
-// shapes of several L2 sections: MHA with 2 MB of K and V an entry at 4100 keys (sections of 8 of
-// 48 entries), GQA 12/4 with 0.7 MB (sections of 16 of 36 entries, the last one 4).
-TEST_F(AttentionCorrectness, CausalCtasInSectionedOrderEveryFa3Config) {
-  if (device_.arch() != "sm_90a")
-    GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
+// CTA's tile from its linear blockIdx): every config of both families without persistence or
+// split-KV on shapes of several L2 sections: MHA with 2 MB of K and V an entry at 4100 keys
+// (sections of 8 of 48 entries), GQA 12/4 with 0.7 MB (sections of 16 of 36 entries, the last
+// one 4).
+TEST_F(AttentionCorrectness, CausalCtasInSectionedOrderEveryConfig) {
   for (const char* shape : {"b=2,h=24,s=4100,d=128", "b=3,hq=12,hkv=4,sq=4100,sk=4100,d=128"})
-    check_each(shape, true, [](const AttentionConfig& c) {
-      return c.family == AttentionFamily::kSm90 && !c.persistent && c.splits == 1;
-    });
+    check_each(shape, true,
+               [](const AttentionConfig& c) { return !c.persistent && c.splits == 1; });
 }
 
 // The shipped fa3 configs on ragged GQA and MQA shapes with Nq < Nk and Nq > Nk, both layouts,
