@@ -4,6 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+#include <future>
+#include <thread>
+
 #include "cache/row_checks.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -122,6 +127,29 @@ bool is_stale_image(int code) {
 }
 
 }  // namespace
+
+std::vector<CubinAttempt> get_or_compile_each(cache::Database* db,
+                                              const std::vector<gen::GeneratedSource>& sources,
+                                              bool allow_compile, bool write_back) {
+  std::vector<CubinAttempt> attempts(sources.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < sources.size(); i = next++) {
+      try {
+        attempts[i].cubin = get_or_compile(db, sources[i], allow_compile, write_back);
+      } catch (const std::exception& e) {
+        attempts[i].error = e.what();
+      }
+    }
+  };
+  const std::size_t threads =
+      std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), sources.size());
+  std::vector<std::future<void>> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.push_back(std::async(std::launch::async, work));
+  work();
+  for (std::future<void>& f : pool) f.get();
+  return attempts;
+}
 
 const LoadedModule& load_or_rebuild(ModuleCache& modules, CubinResult& cubin, cache::Database* db,
                                     const gen::GeneratedSource& source, bool allow_compile,

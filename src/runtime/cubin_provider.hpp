@@ -3,6 +3,10 @@
 // longer loads is rebuilt from source and replaced.
 #pragma once
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "cache/database.hpp"
 #include "generator/generated_source.hpp"
 #include "generator/nvrtc_compiler.hpp"
@@ -32,6 +36,18 @@ std::string stored_cubin_problem(const cache::CubinRecord& record,
 // write_back = false never writes (read-only runtimes).
 CubinResult get_or_compile(cache::Database* db, const gen::GeneratedSource& source,
                            bool allow_compile, bool write_back);
+
+// get_or_compile of each source at once, on up to the machine's hardware threads (NVRTC
+// programs compile in parallel, as `kerntune compile` runs them; the database serializes its
+// own calls): per source its result, or the kt::Error message it failed with. Needs no CUDA
+// context.
+struct CubinAttempt {
+  std::optional<CubinResult> cubin;
+  std::string error;  // when !cubin
+};
+std::vector<CubinAttempt> get_or_compile_each(cache::Database* db,
+                                              const std::vector<gen::GeneratedSource>& sources,
+                                              bool allow_compile, bool write_back);
 
 // Loads `cubin` (compiled from `source`) into the current context. A cubin from the database that
 // the driver refuses as an image (invalid or damaged, for another architecture, PTX it cannot

@@ -156,10 +156,10 @@ struct Runtime::Impl {
   }
 
   // Benchmark mode: `pick` (the chain's) and the next distinct configs of the chain, up to
-  // benchmark_candidates, each that is at hand and serves `call`, timed on the op's timing copy
-  // of it (OpKernel::timing_call: the same inputs, outputs apart from them); the fastest, graded
-  // "benchmarked". `pick` when the op offers no timing copy. Under the unique lock, in the
-  // context.
+  // benchmark_candidates in all, each that compiles (all at once) and serves `call`, timed on the
+  // op's timing copy of it (OpKernel::timing_call: the same inputs, outputs apart from them); the
+  // fastest, graded "benchmarked". `pick` when the op offers no timing copy. Under the unique lock,
+  // in the context.
   Entry benchmark(const OpEntry& op_entry, const std::string& problem_key, std::string_view variant,
                   std::int64_t max_workspace, Entry pick, const void* call, CUstream stream) {
     const OpSpec& op = *op_entry.spec;
@@ -169,16 +169,28 @@ struct Runtime::Impl {
     const std::shared_ptr<const void> timing =
         pick.kernel->timing_call(call, scratch ? scratch->get() : 0);
     if (timing == nullptr) return pick;
-    std::vector<Entry> candidates;
+    std::vector<rt::DispatchChoice> choices;
     std::unordered_set<std::string> seen{pick.info.config_key};
-    candidates.push_back(std::move(pick));
-    for (const rt::DispatchChoice& c :
+    for (rt::DispatchChoice& c :
          rt::benchmark_choices(db ? &*db : nullptr, op, problem_key, device, max_workspace,
-                               std::size_t(benchmark_candidates))) {
-      if (candidates.size() == std::size_t(benchmark_candidates)) break;
-      if (!seen.insert(c.config_key).second) continue;
+                               std::size_t(benchmark_candidates)))
+      if (choices.size() + 1 < std::size_t(benchmark_candidates) &&
+          seen.insert(c.config_key).second)
+        choices.push_back(std::move(c));
+    // Their cubins at once: a first call that compiles most of them waits for about the slowest
+    // compile, not their sum.
+    std::vector<gen::GeneratedSource> sources;
+    for (const rt::DispatchChoice& c : choices)
+      sources.push_back(gen::generate(op, problem_key, c.config_key, variant, device.arch()));
+    std::vector<rt::CubinAttempt> cubins = rt::get_or_compile_each(
+        db ? &*db : nullptr, sources, options.compile_on_miss, !options.read_only);
+    std::vector<Entry> candidates;
+    candidates.push_back(std::move(pick));
+    for (std::size_t i = 0; i < choices.size(); ++i) {
+      const rt::DispatchChoice& c = choices[i];
       try {
-        rt::CubinResult cubin = compile(op, problem_key, c.config_key, variant);
+        if (!cubins[i].cubin) throw Error(ErrorKind::kCompile, cubins[i].error);
+        rt::CubinResult& cubin = *cubins[i].cubin;
         Entry e = load_entry(op_entry, problem_key, variant, c.config_key, cubin,
                              DispatchInfo{c.config_key, rt::to_string(c.grade), c.tuned_problem_key,
                                           c.tuned_device, cubin.compiled_now, c.predicted});

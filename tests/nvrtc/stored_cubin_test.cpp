@@ -1,6 +1,7 @@
 // Stored cubins are checked before they reach the driver: every kernel NVRTC compiles passes the
 // ELF and kernel-name check, and a stored row whose bytes were overwritten, or which holds another
-// config's cubin, is refused without compilation and compiled again (its row replaced) with it.
+// config's cubin, is refused without compilation and compiled again (its row replaced) with it;
+// several sources compile at once (benchmark mode), each result in its slot.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -126,6 +127,38 @@ TEST(StoredCubin, OverwrittenBytesAreRefusedThenCompiledAgainAndReplaced) {
   EXPECT_TRUE(rebuilt.compiled_now);
   EXPECT_EQ(cache::cubin_problem(*db.find_cubin(key)), "");
   EXPECT_FALSE(rt::get_or_compile(&db, source, false, false).compiled_now);
+}
+
+// Benchmark mode's compiles at once: each source's result in its own slot, compiled and written
+// back on a miss, served from the database on the next call, and a source NVRTC refuses holds
+// its error without costing the others theirs.
+TEST(StoredCubin, CompilesOfSeveralSourcesRunAtOnceEachInItsSlot) {
+  ScratchDir dir;
+  cache::Database db = cache::Database::open(dir.file("f.db"));
+  std::vector<gen::GeneratedSource> sources = gemm_sources();
+  ASSERT_EQ(sources.size(), 2u);
+  gen::GeneratedSource broken = sources.front();
+  broken.code += "\nthis is not C++;\n";
+  broken.name += ".broken";
+  sources.insert(sources.begin() + 1, broken);
+  const std::vector<rt::CubinAttempt> first = rt::get_or_compile_each(&db, sources, true, true);
+  ASSERT_EQ(first.size(), 3u);
+  ASSERT_FALSE(first[1].cubin);
+  EXPECT_TRUE(contains(first[1].error, "this is not C++") || contains(first[1].error, "expected"))
+      << first[1].error;
+  for (const std::size_t i : {0u, 2u}) {
+    ASSERT_TRUE(first[i].cubin) << first[i].error;
+    EXPECT_TRUE(first[i].cubin->compiled_now);
+    EXPECT_EQ(first[i].cubin->record.compile_key, gen::compile_key(sources[i]));
+    EXPECT_EQ(cache::cubin_problem(*db.find_cubin(gen::compile_key(sources[i]))), "");
+  }
+  const std::vector<rt::CubinAttempt> again =
+      rt::get_or_compile_each(&db, {sources[0], sources[2]}, /*allow_compile=*/false, false);
+  for (const rt::CubinAttempt& a : again) {
+    ASSERT_TRUE(a.cubin) << a.error;
+    EXPECT_FALSE(a.cubin->compiled_now);
+  }
+  EXPECT_TRUE(rt::get_or_compile_each(&db, {}, true, true).empty());
 }
 
 // The other config's whole row, hash and all, stored under the winner's compile key; relabelled
