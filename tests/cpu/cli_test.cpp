@@ -179,6 +179,9 @@ TEST_F(Cli, ExplainAttentionCountsCtasAsBatchTimesHeadsTimesQueryBlocks) {
   EXPECT_TRUE(contains(r.output, "attn:bf16:b2.hq8.hkv2.sq1000.sk1000.d128.causal")) << r.output;
   EXPECT_TRUE(contains(r.output, "= 2 x 8 x 8 = 128")) << r.output;
   EXPECT_TRUE(contains(r.output, "wave efficiency")) << r.output;
+  // Causal: 128 KB of K and V an entry, all 16 entries in one L2 section.
+  EXPECT_TRUE(contains(r.output, "over sections of 16 (head, batch) entries, 1 section(s)"))
+      << r.output;
 }
 
 TEST_F(Cli, Fa3KeysAreExplainedAndGeneratedForSm90a) {

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "common/work_order.h"
 #include "core/error.hpp"
+#include "ops/attention/attention_order.hpp"
 #include "ops/attention/attention_param_fields.hpp"
 #include "ops/attention/attention_tensor_map.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -73,10 +73,7 @@ AttentionParams make_attention_params(const AttentionProblem& problem, const Att
   set_forward_operands(p, t);
   set_sizes_and_scale(p, problem, t.softmax_scale);
   p.num_splits = 1;
-  // A KV head's K and V, shared by its group of query heads.
-  const std::int64_t group = problem.heads_q / problem.heads_kv;
-  p.causal_section = section_entries(2 * problem.seqlen_k * problem.head_dim *
-                                     std::int64_t(size_bytes(problem.dtype)) / group);
+  p.causal_section = attention_causal_section(problem);
   if (problem.varlen) {
     // Packed: each sequence is addressed from its first row; there is no batch dimension.
     p.cu_seqlens_q = t.cu_seqlens_q;

@@ -10,6 +10,7 @@
 #include "core/typed_op_spec.hpp"
 #include "core/versions.hpp"
 #include "ops/attention/attention_op.hpp"
+#include "ops/attention/attention_order.hpp"
 #include "ops/attention/flash_attention_shapes.hpp"
 
 namespace kt {
@@ -53,6 +54,15 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
         "one's Q and K loading while the last computes\n",
         std::min<std::int64_t>(e.num_ctas, std::int64_t(d.num_sms) * e.occupancy.ctas_per_sm),
         double(e.num_ctas) / double(std::int64_t(d.num_sms) * e.occupancy.ctas_per_sm));
+  if (p.causal && c.splits == 1) {
+    const std::int64_t entries = p.batch * p.heads_q;
+    const std::int64_t section = std::min<std::int64_t>(attention_causal_section(p), entries);
+    out += fmt::format(
+        "  order        longest query block first over sections of {} (head, batch) entries, "
+        "{} section(s): a section's K and V ({:.1f} MB) stay in L2 while its query blocks read "
+        "them\n",
+        section, ceil_div(entries, section), double(section * attention_entry_kv_bytes(p)) / 1e6);
+  }
   out += explain_occupancy(e, d.num_sms);
   out += fmt::format("  blocks       {:.1f}% of the visited (q, k) block area is visible{}\n",
                      100 * e.block_efficiency,

@@ -1,0 +1,22 @@
+// The forward's causal work order on the host: how many (head, batch) entries a section of the
+// tiles' order holds (common/work_order.h), for the parameter block and for `explain`.
+#pragma once
+
+#include <cstdint>
+
+#include "common/work_order.h"
+#include "core/attention_problem.hpp"
+
+namespace kt {
+
+// The K and V bytes of an entry: a key/value head's K and V over the query heads that share it.
+inline std::int64_t attention_entry_kv_bytes(const AttentionProblem& p) {
+  return 2 * p.seqlen_k * p.head_dim * std::int64_t(size_bytes(p.dtype)) / (p.heads_q / p.heads_kv);
+}
+
+// The entries of a causal section: the most whose K and V fit kSectionBytes.
+inline int attention_causal_section(const AttentionProblem& p) {
+  return section_entries(attention_entry_kv_bytes(p));
+}
+
+}  // namespace kt
