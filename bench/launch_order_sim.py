@@ -1,6 +1,7 @@
 """Makespan of causal attention launches by the order their CTAs start in: list scheduling (each
 CTA starts on the first free slot, in launch order) against the bound total work / slots. A CTA's
-work is the blocks it visits plus `--fixed` for its fixed cost. Compares the head-by-head order
+work is the blocks it visits plus `--fixed` for its fixed cost (twice that in the backward, whose
+CTAs also load K and V and store dK and dV). Compares the head-by-head order
 (forward: longest query block first within each head; backward: key block 0 first within each
 key/value head) with the sectioned order of templates/common/work_order.h (entries in sections
 whose shared data fits 32 MB of L2, block by block within a section). The figures of
@@ -38,11 +39,15 @@ def section_entries(bytes_per_entry):
     return section
 
 
-def sectioned(blocks, entries, section, work_of_block):
+def head_by_head(block_work, entries):
+    return [w for _ in range(entries) for w in block_work]
+
+
+def sectioned(block_work, entries, section):
     order, width_max = [], max(1, min(section, entries))
     for first in range(0, entries, width_max):
         width = min(width_max, entries - first)
-        order += [work_of_block(b) for b in range(blocks) for _ in range(width)]
+        order += [w for w in block_work for _ in range(width)]
     return order
 
 
@@ -53,20 +58,22 @@ def main():
     print("forward, causal: B Hq Hkv N d Br Bc | slots | head by head | sectioned (section)")
     for b, hq, hkv, n, d, bm, bn in FWD:
         m_blocks, entries = n // bm, b * hq
-        work = lambda x: (m_blocks - x) * bm / bn + a.fixed  # noqa: E731 (x = 0: the longest)
+        # The longest query block (the last rows) first.
+        block_work = [(m_blocks - x) * bm / bn + a.fixed for x in range(m_blocks)]
         section = section_entries(2 * n * d * 2 // (hq // hkv))
         for slots in (132, 264):
-            old = [work(x) for _ in range(entries) for x in range(m_blocks)]
-            new = sectioned(m_blocks, entries, section, work)
+            old = head_by_head(block_work, entries)
+            new = sectioned(block_work, entries, section)
             print(f"  {b} {hq} {hkv} {n} {d} {bm} {bn} | {slots} | {makespan(old, slots):.3f} | "
                   f"{makespan(new, slots):.3f} ({min(section, entries)})")
     print("backward, causal: B Hq Hkv N d Br Bc | head by head | sectioned (section)")
     for b, hq, hkv, n, d, bm, bn in BWD:
         n_blocks, m_blocks, group, entries = n // bn, n // bm, hq // hkv, b * hkv
-        work = lambda x: group * (m_blocks - x * bn // bm) + 2 * a.fixed  # noqa: E731
+        # Key block 0, which every query block sees, first.
+        block_work = [group * (m_blocks - x * bn // bm) + 2 * a.fixed for x in range(n_blocks)]
         section = section_entries(2 * n * d * 2 * group)
-        old = [work(x) for _ in range(entries) for x in range(n_blocks)]
-        new = sectioned(n_blocks, entries, section, work)
+        old = head_by_head(block_work, entries)
+        new = sectioned(block_work, entries, section)
         print(f"  {b} {hq} {hkv} {n} {d} {bm} {bn} | {makespan(old, 132):.3f} | "
               f"{makespan(new, 132):.3f} ({min(section, entries)})")
 
