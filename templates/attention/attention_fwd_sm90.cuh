@@ -124,36 +124,33 @@ struct Tile {
 // entry: full masks query blocks fastest (sections of 1); causal the longest query block first
 // within sections of p.causal_section entries, so the CTAs that see every key block of the last
 // heads do not start last. Without kPersistent a CTA works one: the item at its linear blockIdx
-// over the grid (x: query blocks, times num_splits with split-KV; y: heads; z: batch; split-KV
-// keeps x's split fastest and, causal, its query blocks in reverse order of x). With kPersistent
-// the grid is at most one CTA per tile, and each CTA works the items at the indices snake_index
-// gives it. p.seqlen_q is a packed batch's longest sequence: tiles past a shorter one's rows are
-// the caller's to skip.
+// over the grid (x: query blocks; y: heads; z: batch). With kPersistent the grid is at most one
+// CTA per tile, and each CTA works the items at the indices snake_index gives it. Split-KV keeps
+// its blockIdx (x: query block times num_splits, the split fastest; causal, query blocks in
+// reverse order of x). p.seqlen_q is a packed batch's longest sequence: tiles past a shorter
+// one's rows are the caller's to skip.
 template <int kBlockM, bool kCausal, bool kSplitKv, bool kPersistent>
 __device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Tile& t) {
-  if constexpr (!kPersistent && kCausal && !kSplitKv) {
+  if constexpr (kSplitKv) {
     if (turn > 0) return false;
-    const int m_blocks = int(gridDim.x), heads = int(gridDim.y);
-    const int index = int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
-    const WorkSlot slot = sectioned_slot(index, m_blocks, heads * int(gridDim.z), p.causal_section);
-    t = {(m_blocks - 1 - slot.block) * kBlockM, slot.entry % heads, slot.entry / heads, 0};
-    return true;
-  } else if constexpr (!kPersistent) {
-    if (turn > 0) return false;
-    const int splits = kSplitKv ? p.num_splits : 1;
-    const int m_block = kSplitKv ? int(blockIdx.x) / splits : int(blockIdx.x);
-    const int m_blocks = kSplitKv ? int(gridDim.x) / splits : int(gridDim.x);
+    const int splits = p.num_splits;
+    const int m_block = int(blockIdx.x) / splits;
+    const int m_blocks = int(gridDim.x) / splits;
     t = {(kCausal ? m_blocks - 1 - m_block : m_block) * kBlockM, int(blockIdx.y), int(blockIdx.z),
-         kSplitKv ? int(blockIdx.x) % splits : 0};
+         int(blockIdx.x) % splits};
     return true;
   } else {
-    const int index = snake_index(turn, int(blockIdx.x), int(gridDim.x));
-    const int m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
-    const int entries = p.heads_q * p.batch;  // (head, batch entry) pairs
+    if (!kPersistent && turn > 0) return false;
+    const int m_blocks = kPersistent ? (p.seqlen_q + kBlockM - 1) / kBlockM : int(gridDim.x);
+    const int heads = kPersistent ? p.heads_q : int(gridDim.y);
+    const int entries = heads * (kPersistent ? p.batch : int(gridDim.z));
+    const int index = kPersistent
+                          ? snake_index(turn, int(blockIdx.x), int(gridDim.x))
+                          : int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
     if (index >= m_blocks * entries) return false;
     const WorkSlot slot = sectioned_slot(index, m_blocks, entries, kCausal ? p.causal_section : 1);
-    const int m_block = kCausal ? m_blocks - 1 - slot.block : slot.block;
-    t = {m_block * kBlockM, slot.entry % p.heads_q, slot.entry / p.heads_q, 0};
+    t = {(kCausal ? m_blocks - 1 - slot.block : slot.block) * kBlockM, slot.entry % heads,
+         slot.entry / heads, 0};
     return true;
   }
 }
