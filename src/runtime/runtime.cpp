@@ -188,16 +188,21 @@ struct Runtime::Impl {
     candidates.push_back(std::move(pick));
     for (std::size_t i = 0; i < choices.size(); ++i) {
       const rt::DispatchChoice& c = choices[i];
-      try {
-        if (!cubins[i].cubin) throw Error(ErrorKind::kCompile, cubins[i].error);
-        rt::CubinResult& cubin = *cubins[i].cubin;
-        Entry e = load_entry(op_entry, problem_key, variant, c.config_key, cubin,
-                             DispatchInfo{c.config_key, rt::to_string(c.grade), c.tuned_problem_key,
-                                          c.tuned_device, cubin.compiled_now, c.predicted});
-        if (e.kernel->serves(call)) candidates.push_back(std::move(e));
-      } catch (const Error& e) {
-        logger().debug("benchmark {}: {} not timed: {}", problem_key, c.config_key, e.what());
+      std::string why = cubins[i].error;
+      if (cubins[i].cubin) {
+        try {
+          rt::CubinResult& cubin = *cubins[i].cubin;
+          Entry e =
+              load_entry(op_entry, problem_key, variant, c.config_key, cubin,
+                         DispatchInfo{c.config_key, rt::to_string(c.grade), c.tuned_problem_key,
+                                      c.tuned_device, cubin.compiled_now, c.predicted});
+          if (e.kernel->serves(call)) candidates.push_back(std::move(e));
+        } catch (const Error& e) {
+          why = e.what();
+        }
       }
+      if (!why.empty())
+        logger().debug("benchmark {}: {} not timed: {}", problem_key, c.config_key, why);
     }
     if (candidates.size() < 2) return std::move(candidates[0]);  // nothing to choose between
     std::vector<rt::TimedKernel> kernels;
