@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Attention backward (dQ, dK, dV from dO; the FlashAttention benchmark: 16k tokens, hidden 2048, d 64 and 128, full and causal; GQA 32/8 causal at 8k; d = 256) vs SDPA's cuDNN and FlashAttention-2 backward, BF16.
 # Run on the GPU machine (PyTorch with Triton) from the repository root with dist/ installed: bash bench/attention_backward_vs_sdpa.sh RESULTS_DIR
-# Writes session.txt (with the tuning and bench seconds), tune.log, attention_backward_vs_sdpa.csv, measurements.csv into RESULTS_DIR; prints the table. Meant to take under 6 minutes on an H200.
+# Writes session.txt (with the tuning and bench seconds), tune.log, attention_backward_vs_sdpa.csv, attention_backward_heldout.csv (8 seeded shapes no suite holds, d 64/128/256, served untuned), measurements.csv into RESULTS_DIR; prints the tables. Meant to take under 8 minutes on an H200.
 set -euo pipefail
 out=${1:?usage: bash bench/attention_backward_vs_sdpa.sh RESULTS_DIR}
 source "$(dirname "$0")/session.sh"
@@ -28,6 +28,9 @@ start=$SECONDS
 status=0
 PYTHONUNBUFFERED=1 python3 python/bench_attention_backward.py \
   --csv "$out/attention_backward_vs_sdpa.csv" || status=$?
+# Shapes no suite holds, served from the tuned neighbours or the model.
+PYTHONUNBUFFERED=1 python3 python/bench_attention_backward.py --heldout 8 \
+  --csv "$out/attention_backward_heldout.csv" || status=$?
 echo "bench: $((SECONDS - start)) s" >>"$out/session.txt"
 kerntune cache export "$out/measurements.csv" >/dev/null
 exit "$status"
