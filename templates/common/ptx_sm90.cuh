@@ -330,6 +330,12 @@ __device__ __forceinline__ void ld_global_cg_v4f32(const float* p, float& a, flo
                : "l"(p)
                : "memory");
 }
+// p[0] += a, p[1] += b at GPU scope, relaxed, returning nothing: one 8-byte vector reduction L2
+// performs (PTX 8.1, sm_90); `p` 8-byte aligned.
+__device__ __forceinline__ void red_add_v2f32(float* p, float a, float b) {
+  asm volatile("red.relaxed.gpu.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(a), "f"(b)
+               : "memory");
+}
 // Orders this thread's accesses before the fence before its accesses after it, at GPU scope:
 // after relaxed loads that observed release stores, it makes them acquire.
 __device__ __forceinline__ void fence_acq_rel_gpu() {
@@ -347,6 +353,14 @@ __device__ __forceinline__ unsigned long long smem_descriptor_sw128(unsigned int
   return static_cast<unsigned long long>((addr & 0x3FFFF) >> 4) |
          (static_cast<unsigned long long>(leading_bytes >> 4) << 16) |
          (static_cast<unsigned long long>(stride_bytes >> 4) << 32) | (1ull << 62);
+}
+
+// `x`, from an instruction the compiler cannot see through: what is computed from it inside a loop
+// is computed there, not hoisted out and held in registers across the loop.
+__device__ __forceinline__ unsigned int opaque(unsigned int x) {
+  unsigned int y;
+  asm volatile("mov.b32 %0, %1;\n" : "=r"(y) : "r"(x));
+  return y;
 }
 
 // A K-major operand (rows of 64 16-bit elements = 128 bytes, one row per M or N index), as TMA

@@ -55,8 +55,13 @@ TEST(AttentionBackwardKeys, GoldenStringsAndRoundTrips) {
   const AttentionBackwardConfig f{64, 128, 0, 2, AttentionFamily::kSm90};
   EXPECT_EQ(to_key(f), "fa3.bm64.bn128.s2");
   EXPECT_EQ(parse_attention_backward_config_key(to_key(f)), f);
-  EXPECT_EQ(f.num_consumers(), 2);
-  EXPECT_EQ(f.num_threads(), 384);
+  EXPECT_EQ(f.num_consumers(128), 2);
+  EXPECT_EQ(f.num_threads(128), 384);
+  // At head_dim 256 two consumers share 64 keys.
+  const AttentionBackwardConfig wide{64, 64, 0, 2, AttentionFamily::kSm90};
+  EXPECT_EQ(wide.num_consumers(64), 1);
+  EXPECT_EQ(wide.num_consumers(256), 2);
+  EXPECT_EQ(wide.num_threads(256), 384);
 }
 
 TEST(AttentionBackwardKeys, RefuseMalformedKeysNamingTheProblem) {
@@ -191,9 +196,9 @@ TEST(AttentionBackwardValidate, Fa3NamesItsRegisterSharedMemoryAndDqBudgets) {
   EXPECT_NE(why(d64, fa3(64, 64, 1), h200).find("stages"), std::string::npos);
 }
 
-// head_dim 256: fa2 only, two CTAs a key block (a head_dim half each: the grid's z or, ordered,
-// its x doubles, and so do the semaphores), block_m at most 64 (32 ordered) for registers, and a
-// model that counts Sᵀ and dPᵀ twice: 1.4x the FLOPs of 10 · pairs · d.
+// head_dim 256, fa2: two CTAs a key block (a head_dim half each: the grid's z or, ordered, its x
+// doubles, and so do the semaphores), block_m at most 64 (32 ordered) for registers, and a model
+// that counts Sᵀ and dPᵀ twice: 1.4x the FLOPs of 10 · pairs · d.
 TEST(AttentionBackwardSpace, HeadDim256SplitsItsColumnsBetweenTwoCtasAKeyBlock) {
   const DeviceDesc& h200 = device_profile("h200");
   const auto why = [&](const AttentionBackwardProblem& p, AttentionBackwardConfig c) {
@@ -209,8 +214,6 @@ TEST(AttentionBackwardSpace, HeadDim256SplitsItsColumnsBetweenTwoCtasAKeyBlock) 
   EXPECT_NE(why(ordered, {64, 128, 8, 1}).find("block_m <= 32 with 8 warps when deterministic"),
             std::string::npos);
   EXPECT_EQ(why(ordered, {32, 64, 4, 2}), "");
-  EXPECT_NE(why(p, {64, 64, 0, 2, AttentionFamily::kSm90}).find("head_dim 64 or 128"),
-            std::string::npos);
   EXPECT_NE(why(p, {64, 128, 4, 2}).find("32 keys a warp at 128 head_dim columns"),
             std::string::npos);
   const std::int64_t n_blocks = (1000 + 127) / 128;
@@ -238,6 +241,55 @@ TEST(AttentionBackwardSpace, HeadDim256SplitsItsColumnsBetweenTwoCtasAKeyBlock) 
   EXPECT_FALSE(enumerate_attention_backward_configs(p, device_profile("a100")).empty());
 }
 
+// head_dim 256, fa3: one CTA a key block of 64, its two consumer warpgroups sharing the keys with
+// 128 columns of dK and dV each (128 + Sᵀ, dPᵀ of 64 queries: the 192 accumulators a consumer
+// keeps), dQ added from registers (no staging in shared memory: two stages of 64-row Q and dO
+// tiles, K and V, two dS tiles); both parts recompute Sᵀ and dPᵀ, so a CTA's step costs 1.4x the
+// FLOPs of 10 · 64 · 64 · 256.
+TEST(AttentionBackwardSpace, HeadDim256Fa3SharesAKeyBlockBetweenTwoConsumers) {
+  const DeviceDesc& h200 = device_profile("h200");
+  const auto why = [&](const AttentionBackwardProblem& p, AttentionBackwardConfig c) {
+    return validate(p, c, h200).value_or("");
+  };
+  const auto fa3 = [](int bm, int bn, int s) {
+    return AttentionBackwardConfig{bm, bn, 0, s, AttentionFamily::kSm90};
+  };
+  for (bool deterministic : {false, true}) {
+    const AttentionBackwardProblem p =
+        shape("b=3,hq=8,hkv=2,sq=777,sk=1000,d=256", true, deterministic);
+    AttentionBackwardDomains fa3_only;
+    fa3_only.families = {AttentionFamily::kSm90};
+    const auto space = enumerate_attention_backward_configs(p, h200, fa3_only);
+    ASSERT_EQ(space.size(), 1u) << to_key(p);
+    EXPECT_EQ(space.front(), fa3(64, 64, 2));
+    EXPECT_EQ(smem_bytes(p, space.front()),
+              2048 + 2 * 32768 + 2 * 2 * 32768 + 2 * 8192 + 2 * 2 * (64 + 32) * 4);
+    const std::int64_t n_blocks = (1000 + 63) / 64;
+    EXPECT_EQ(num_ctas(p, space.front()), n_blocks * 2 * 3);
+    const AttentionBackwardLaunch plan = plan_launch(p, space.front());
+    EXPECT_EQ(plan.main.block[0], 384u);
+    EXPECT_EQ(plan.main.grid[0] * plan.main.grid[1] * plan.main.grid[2],
+              std::uint32_t(n_blocks * 2 * 3));
+    EXPECT_EQ(attention_backward_kernel_expressions(p, space.front())[0],
+              fmt::format("kt::attention_bwd_sm90<kt::bf16, 256, 64, 64, 2, true, {}>",
+                          deterministic ? "true" : "false"));
+  }
+  const AttentionBackwardProblem p = shape("b=3,hq=8,hkv=2,sq=777,sk=1000,d=256");
+  EXPECT_NE(why(p, fa3(64, 128, 2)).find("needs block_n 64"), std::string::npos);
+  EXPECT_NE(why(p, fa3(128, 64, 2)).find("256 FP32 accumulators"), std::string::npos);
+  EXPECT_NE(why(p, fa3(64, 64, 3)).find("shared memory"), std::string::npos);
+  // The step's FLOPs: 1.4x those of one consumer computing Sᵀ and dPᵀ once; against d128's
+  // fa3.bm64.bn64.s2 (one consumer) 2 x 1.4 = 2.8x the FLOPs a step.
+  const AttentionBackwardProblem big = shape("b=4,h=16,s=4096,d=256");
+  const std::string explain = explain_config(big, fa3(64, 64, 2), h200);
+  EXPECT_NE(explain.find("2 consumer warpgroups sharing 64 keys, 2 head_dim parts of 128 columns"),
+            std::string::npos)
+      << explain;
+  EXPECT_NE(explain.find("vector reductions from registers"), std::string::npos) << explain;
+  EXPECT_GT(estimate(big, fa3(64, 64, 2), h200).predicted_us,
+            big.flops() * 1.4 / (h200.wgmma_tflops * 1e12) * 1e6);
+}
+
 // head_dim 96 (fa2 only): 12 chunks a row; a warp's dQ columns must be whole 16-column pairs
 // (96 split in 4 is not), and the row kernels give each row a group of 16 lanes, 12 of them busy.
 TEST(AttentionBackwardSpace, HeadDim96NeedsWholeColumnPairsForDq) {
@@ -249,7 +301,7 @@ TEST(AttentionBackwardSpace, HeadDim96NeedsWholeColumnPairsForDq) {
             std::string::npos);
   EXPECT_NE(validate(p, {64, 64, 0, 2, AttentionFamily::kSm90}, h200)
                 .value_or("")
-                .find("head_dim 64 or 128"),
+                .find("head_dim 64, 128 or 256"),
             std::string::npos);
   const AttentionBackwardLaunch plan = plan_launch(p, {64, 64, 4, 2});
   EXPECT_EQ(plan.preprocess.grid[0], std::uint32_t((3 * 8 * 777 + 7) / 8));

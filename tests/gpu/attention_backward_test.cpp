@@ -2,12 +2,12 @@
 // forward of every row, dQ, dK, dV and the workspace poisoned first, each gradient against an
 // FP32 reference on sampled rows (the op's workload): ragged lengths (1, 127, 1000) with
 // Nq != Nk both ways, both masks (causal rows that see no key), GQA and MQA, head_dim 64, 96, 128
-// and 256 (fa2's two CTAs a key block), both layouts, both dtypes, the model's best config of each
-// family (fa3 where the device is sm_90a), causal orders over several L2 sections, every config of
-// the space, every fa3 config on ragged shapes of both masks and layouts; deterministic mode
-// bitwise identical over 10 runs; and the runtime through the C++ API and the C ABI, with a
-// workspace smaller than the problem needs. A failure names the config, the gradient, its error
-// and where it lies (the worst element, the sampled rows that are off).
+// and 256 (two CTAs or, fa3, two consumers a key block), both layouts, both dtypes, the model's
+// best config of each family (fa3 where the device is sm_90a), causal orders over several L2
+// sections, every config of the space, every fa3 config on ragged shapes of both masks and
+// layouts; deterministic mode bitwise identical over 10 runs; and the runtime through the C++ API
+// and the C ABI, with a workspace smaller than the problem needs. A failure names the config, the
+// gradient, its error and where it lies (the worst element, the sampled rows that are off).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -208,8 +208,8 @@ TEST_F(AttentionBackwardCorrectness, CausalOrderOverSeveralL2SectionsBothModes) 
 }
 
 // Every fa3 config (none off sm_90a) on ragged lengths that cross every block edge (Nq, Nk not
-// multiples of 64, Nq != Nk both ways), GQA, both masks, both layouts, both dtypes; fresh data a
-// shape.
+// multiples of 64, Nq != Nk both ways), GQA, both masks, both layouts, both dtypes, every head_dim
+// the family takes; fresh data a shape.
 TEST_F(AttentionBackwardCorrectness, EveryFa3ConfigOnRaggedShapesBothMasksBothLayouts) {
   const struct {
     const char* shape;
@@ -218,7 +218,9 @@ TEST_F(AttentionBackwardCorrectness, EveryFa3ConfigOnRaggedShapesBothMasksBothLa
   } cases[] = {{"b=2,hq=4,hkv=2,sq=200,sk=333,d=64", DType::kBF16, AttentionLayout::kBNHD},
                {"b=1,hq=4,hkv=1,sq=333,sk=130,d=64", DType::kFP16, AttentionLayout::kBHND},
                {"b=2,hq=4,hkv=2,sq=330,sk=201,d=128", DType::kFP16, AttentionLayout::kBNHD},
-               {"b=1,hq=6,hkv=3,sq=65,sk=390,d=128", DType::kBF16, AttentionLayout::kBHND}};
+               {"b=1,hq=6,hkv=3,sq=65,sk=390,d=128", DType::kBF16, AttentionLayout::kBHND},
+               {"b=2,hq=4,hkv=2,sq=201,sk=130,d=256", DType::kBF16, AttentionLayout::kBNHD},
+               {"b=1,hq=4,hkv=1,sq=77,sk=333,d=256", DType::kFP16, AttentionLayout::kBHND}};
   for (const auto& c : cases)
     for (bool causal : {false, true}) {
       const AttentionBackwardProblem p = make_problem(c.shape, c.dtype, causal);

@@ -53,25 +53,31 @@ struct Case {
   int max_registers;  // the main kernel's cap: 65536 / threads (launch bounds), at most 255
 };
 
-// Each config of `family` in the space of both head dims, in two complementary variants (config
-// i takes variants[i % 2]), as compile cases.
+// The configs a family's space holds at a head_dim.
+struct SpaceSize {
+  std::int64_t head_dim;
+  std::size_t configs;
+};
+
+// Each config of `family` in the space of each head_dim, in two complementary variants (config i
+// takes variants[i % 2]), as compile cases.
 std::vector<Case> space_cases(AttentionFamily family, const Variant (&variants)[2][2],
-                              std::size_t d64_count, std::size_t d128_count) {
+                              const std::vector<SpaceSize>& sizes) {
   const DeviceDesc& h200 = device_profile("h200");
   const OpSpec& op = op_spec("attention-backward");
   AttentionBackwardDomains domains;
   domains.families = {family};
   std::vector<Case> cases;
-  for (std::int64_t d : {64, 128}) {
+  for (const auto [d, count] : sizes) {
     const auto configs =
         enumerate_attention_backward_configs(problem(d, variants[0][0]), h200, domains);
-    EXPECT_EQ(configs.size(), d == 64 ? d64_count : d128_count);
+    EXPECT_EQ(configs.size(), count) << "head_dim " << d;
     for (std::size_t i = 0; i < configs.size(); ++i)
       for (const Variant& v : variants[i % 2]) {
         const AttentionBackwardProblem p = problem(d, v);
         cases.push_back({to_key(p) + " " + to_key(configs[i]) + " " + v.arch,
                          gen::generate(op, to_key(p), to_key(configs[i]), "", v.arch),
-                         std::min(255, 65536 / configs[i].num_threads() / 8 * 8)});
+                         std::min(255, 65536 / configs[i].num_threads(d) / 8 * 8)});
       }
   }
   return cases;
@@ -112,12 +118,12 @@ TEST(AttentionBackwardCompile, EveryFa2ConfigOfTheSpaceCompilesSpillFreeForSm90a
   const Variant variants[2][2] = {
       {{DType::kBF16, true, false, "sm_90a"}, {DType::kFP16, false, true, "sm_80"}},
       {{DType::kFP16, false, false, "sm_90a"}, {DType::kBF16, true, true, "sm_80"}}};
-  expect_clean_compiles(space_cases(AttentionFamily::kSm80, variants, 18, 12));
+  expect_clean_compiles(space_cases(AttentionFamily::kSm80, variants, {{64, 18}, {128, 12}}));
 }
 
-// head_dim 96 (12-chunk rows) and 256 (two CTAs a key block, a half of the columns each), fa2
-// only: every config of each variant's space, ordered or not, on the H200 (sm_90a) and the A100
-// (sm_80), spill-free.
+// head_dim 96 (12-chunk rows) and 256 (two CTAs a key block, a half of the columns each): every
+// fa2 config of each variant's space, ordered or not, on the H200 (sm_90a) and the A100 (sm_80),
+// spill-free.
 TEST(AttentionBackwardCompile, HeadDim96And256Fa2ConfigsCompileSpillFreeEveryVariant) {
   const OpSpec& op = op_spec("attention-backward");
   const Variant variants[] = {{DType::kBF16, true, false, "sm_90a"},
@@ -128,8 +134,10 @@ TEST(AttentionBackwardCompile, HeadDim96And256Fa2ConfigsCompileSpillFreeEveryVar
   for (std::int64_t d : {96, 256})
     for (const Variant& v : variants) {
       const AttentionBackwardProblem p = problem(d, v);
+      AttentionBackwardDomains fa2_only;
+      fa2_only.families = {AttentionFamily::kSm80};
       const auto configs = enumerate_attention_backward_configs(
-          p, device_profile(std::string(v.arch) == "sm_80" ? "a100" : "h200"));
+          p, device_profile(std::string(v.arch) == "sm_80" ? "a100" : "h200"), fa2_only);
       EXPECT_FALSE(configs.empty()) << to_key(p);
       for (const AttentionBackwardConfig& c : configs) {
         EXPECT_EQ(c.family, AttentionFamily::kSm80);
@@ -142,11 +150,26 @@ TEST(AttentionBackwardCompile, HeadDim96And256Fa2ConfigsCompileSpillFreeEveryVar
 
 TEST(AttentionBackwardCompile, EveryFa3ConfigOfTheSpaceCompilesCleanlyForSm90a) {
   // d64: {64, 64}, {128, 64} x stages 2, 3 and {128, 128} s2; d128: {64, 64} x 2, 3 and
-  // {64, 128} s2 (validate() rejects the rest with its reason).
+  // {64, 128} s2; d256: {64, 64} s2 (validate() rejects the rest with its reason).
   const Variant variants[2][2] = {
       {{DType::kBF16, true, false, "sm_90a"}, {DType::kFP16, false, true, "sm_90a"}},
       {{DType::kFP16, false, false, "sm_90a"}, {DType::kBF16, true, true, "sm_90a"}}};
-  expect_clean_compiles(space_cases(AttentionFamily::kSm90, variants, 5, 3));
+  expect_clean_compiles(
+      space_cases(AttentionFamily::kSm90, variants, {{64, 5}, {128, 3}, {256, 1}}));
+}
+
+// head_dim 256's one fa3 config in every variant: both dtypes, masks and orders.
+TEST(AttentionBackwardCompile, HeadDim256Fa3CompilesCleanlyEveryVariant) {
+  const OpSpec& op = op_spec("attention-backward");
+  std::vector<Case> cases;
+  for (DType dtype : {DType::kBF16, DType::kFP16})
+    for (bool causal : {false, true})
+      for (bool deterministic : {false, true}) {
+        const AttentionBackwardProblem p = problem(256, {dtype, causal, deterministic, "sm_90a"});
+        cases.push_back({to_key(p) + " fa3.bm64.bn64.s2",
+                         gen::generate(op, to_key(p), "fa3.bm64.bn64.s2", "", "sm_90a"), 168});
+      }
+  expect_clean_compiles(cases);
 }
 
 TEST(AttentionBackwardCompile, DqIsReducedInFp32AndOrderedWhenDeterministic) {
@@ -196,6 +219,21 @@ TEST(AttentionBackwardCompile, Fa3IsWgmmaFedByTmaWithDqReducedByTma) {
   EXPECT_EQ(free_ptx.find("ld.acquire.gpu"), std::string::npos);
   EXPECT_NE(det_ptx.find("ld.acquire.gpu"), std::string::npos);
   EXPECT_NE(det_ptx.find("atom.acq_rel.gpu.global.add.u32"), std::string::npos);
+}
+
+// At head_dim 256 the two consumers of a key block hold 128 columns each (dV, dK: n128 products
+// with A in registers) and add dQ in 64-column passes from registers by vector reductions.
+TEST(AttentionBackwardCompile, Fa3AtHeadDim256AddsDqFromRegisters) {
+  const OpSpec& op = op_spec("attention-backward");
+  const std::string ptx = gen::compile_to_ptx(
+      gen::generate(op, to_key(problem(256, {DType::kBF16, true, true, "sm_90a"})),
+                    "fa3.bm64.bn64.s2", "", "sm_90a"));
+  EXPECT_NE(ptx.find("red.relaxed.gpu.global.add.v2.f32"), std::string::npos);
+  EXPECT_EQ(ptx.find("cp.reduce.async.bulk.tensor"), std::string::npos);
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), std::string::npos);
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"), std::string::npos);
+  EXPECT_NE(ptx.find("setmaxnreg.inc.sync.aligned.u32 240"), std::string::npos);
+  EXPECT_NE(ptx.find("atom.acq_rel.gpu.global.add.u32"), std::string::npos);
 }
 
 TEST(AttentionBackwardCompile, CheckKernelsCompileForBothDtypes) {

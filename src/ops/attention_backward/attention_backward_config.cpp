@@ -69,8 +69,8 @@ std::int64_t align_up(std::int64_t v) { return ceil_div(v, kWorkspaceAlign) * kW
 
 int keys_per_warp(const AttentionBackwardConfig& c) { return c.block_n / c.warps; }
 
-// fa2: the CTAs a key block's dK, dV and dQ columns are split among (attn_bwd::head_dim_parts),
-// and the columns of each (the template's kDCols).
+// The parts a key block's dK, dV and dQ columns are split among (attn_bwd::head_dim_parts: fa2's
+// CTAs, fa3's consumer warpgroups), and the columns of each (fa2's kDCols, fa3's kCols).
 std::int64_t head_dim_parts(const AttentionBackwardProblem& p) {
   return attn_bwd::head_dim_parts(int(p.head_dim));
 }
@@ -110,13 +110,18 @@ LaunchPlan row_kernel_plan(const AttentionBackwardProblem& p) {
   return plan;
 }
 
+// fa2 gives each head_dim part its own CTAs; fa3 its own consumers within one.
+std::int64_t cta_parts(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
+  return c.family == AttentionFamily::kSm90 ? 1 : head_dim_parts(p);
+}
+
 // The row tiles (of 64) and the columns of dQ = dS·K one fa3 consumer computes, as the kernel's
 // DqSplit: by row tiles while there are as many as consumers, else also by head_dim columns.
 struct Fa3DqSplit {
   int row_tiles, cols;
 };
 Fa3DqSplit fa3_dq_split(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
-  const int m_tiles = c.block_m / 64, consumers = c.num_consumers();
+  const int m_tiles = c.block_m / 64, consumers = c.num_consumers(p.head_dim);
   const int row_tiles = m_tiles >= consumers ? m_tiles / consumers : 1;
   return {row_tiles, int(p.head_dim) / (consumers / (m_tiles / row_tiles))};
 }
@@ -170,19 +175,25 @@ std::optional<std::string> validate_fa3(const AttentionBackwardProblem& p,
     return "fa3 block_n must be 64 or 128 (one or two consumer warpgroups of 64 keys)";
   if (c.block_m != 64 && c.block_m != 128) return "fa3 block_m must be 64 or 128";
   if (c.stages < 2 || c.stages > 4) return "fa3 stages must be 2, 3 or 4";
-  if (p.head_dim != 64 && p.head_dim != 128) return "the fa3 family needs head_dim 64 or 128";
-  if (p.head_dim + c.block_m > kFa3AccumulatorRegisters)
+  if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
+    return "the fa3 family needs head_dim 64, 128 or 256";
+  if (head_dim_parts(p) > 1 && c.block_n != 64)
+    return fmt::format(
+        "fa3 at head_dim {} needs block_n 64: its {} consumer warpgroups share one group of 64 "
+        "keys, a part of the columns each",
+        p.head_dim, head_dim_parts(p));
+  if (part_columns(p) + c.block_m > kFa3AccumulatorRegisters)
     return fmt::format(
         "fa3 at head_dim {} and block_m {}: a consumer thread would keep {} FP32 accumulators "
         "(dK, dV: {}; Sᵀ, dPᵀ: {}), over the {} of its {} registers that leave room for the "
         "packed operands, dQ and addressing",
-        p.head_dim, c.block_m, p.head_dim + c.block_m, p.head_dim, c.block_m,
+        p.head_dim, c.block_m, part_columns(p) + c.block_m, part_columns(p), c.block_m,
         kFa3AccumulatorRegisters, kFa3ConsumerRegisters);
   if (fa3_dq_split(p, c).cols % 64 != 0)
     return fmt::format(
         "fa3 dQ = dS·K splits between the {} consumer warpgroups by 64-row tiles or 64-column "
         "slabs of K: block_m {} at head_dim {} has one of either",
-        c.num_consumers(), c.block_m, p.head_dim);
+        c.num_consumers(p.head_dim), c.block_m, p.head_dim);
   return std::nullopt;
 }
 
@@ -190,15 +201,16 @@ std::optional<std::string> validate_fa3(const AttentionBackwardProblem& p,
 // `ctas_per_sm` resident.
 double block_seconds(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c,
                      const DeviceDesc& d, int ctas_per_sm) {
-  // Five products of 2 · block_m · block_n · (columns) FLOPs; a fa2 CTA of a head_dim part
-  // computes Sᵀ and dPᵀ over the whole head_dim and dV, dK and dQ over its columns.
-  const double columns =
-      c.family == AttentionFamily::kSm90 ? double(p.head_dim) : double(part_columns(p));
-  const double flops = 2.0 * c.block_m * c.block_n * (2.0 * double(p.head_dim) + 3.0 * columns);
+  // Five products of 2 · block_m · block_n · (columns) FLOPs; each head_dim part (a fa2 CTA, a fa3
+  // consumer warpgroup) computes Sᵀ and dPᵀ over the whole head_dim and dV, dK and dQ over its
+  // columns. The time is a fa2 CTA's, or a fa3 CTA's with all its parts.
+  const double columns = double(part_columns(p));
+  const double flops = 2.0 * c.block_m * c.block_n * (2.0 * double(p.head_dim) + 3.0 * columns) *
+                       (c.family == AttentionFamily::kSm90 ? double(head_dim_parts(p)) : 1.0);
   const double clock_hz = d.sm_clock_mhz * 1e6;
   if (c.family == AttentionFamily::kSm90) {
     const double sm_rate = d.wgmma_tflops * 1e12 / d.num_sms * kFa3WgmmaEfficiency *
-                           (c.num_consumers() > 1 ? 1.0 : kFa3OneConsumerFactor);
+                           (c.num_consumers(p.head_dim) > 1 ? 1.0 : kFa3OneConsumerFactor);
     const double exposed_exp = kFa3ExposedExp * kFa3ExpShareTimesHeadDim / double(p.head_dim);
     const double reduce_s =
         4.0 * c.block_m * double(p.head_dim) / (kFa3ReduceBytesPerClockPerSm * clock_hz);
@@ -253,16 +265,17 @@ int smem_bytes(const AttentionBackwardProblem& p, const AttentionBackwardConfig&
 
 int estimated_registers(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
   if (c.family == AttentionFamily::kSm90)
-    return c.num_consumers() > 1 ? 65536 / c.num_threads() / 8 * 8
-                                 : std::min(kMaxRegisters, int(p.head_dim) + c.block_m +
-                                                               kFa3OneConsumerExtraRegisters);
+    return c.num_consumers(p.head_dim) > 1
+               ? 65536 / c.num_threads(p.head_dim) / 8 * 8
+               : std::min(kMaxRegisters,
+                          int(p.head_dim) + c.block_m + kFa3OneConsumerExtraRegisters);
   const int tiles = std::max(1, keys_per_warp(c) / 16);
   return tiles * part_columns(p) + tiles * query_chunk(p, c) + kOperandRegisters +
          (p.deterministic ? kDeterministicRegisters : 0);
 }
 
 std::int64_t num_ctas(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
-  return ceil_div(p.seqlen_k, c.block_n) * p.heads_kv * p.batch * head_dim_parts(p);
+  return ceil_div(p.seqlen_k, c.block_n) * p.heads_kv * p.batch * cta_parts(p, c);
 }
 
 std::optional<std::string> validate(const AttentionBackwardProblem& p,
@@ -275,7 +288,7 @@ std::optional<std::string> validate(const AttentionBackwardProblem& p,
   if (smem > device.max_smem_per_block_optin_bytes)
     return fmt::format("needs {} B of shared memory; the device allows {} B per block", smem,
                        device.max_smem_per_block_optin_bytes);
-  if (p.heads_kv > 65535 || p.batch * head_dim_parts(p) > 65535)
+  if (p.heads_kv > 65535 || p.batch * cta_parts(p, c) > 65535)
     return "grid too large (heads_kv and batch must be <= 65535; batch <= 32767 at head_dim 256)";
   if (num_ctas(p, c) > std::int64_t(2147483647)) return "grid too large (over 2^31 - 1 CTAs)";
   return std::nullopt;
@@ -302,13 +315,13 @@ AttentionBackwardLaunch plan_launch(const AttentionBackwardProblem& p,
   launch.preprocess = row_kernel_plan(p);
   launch.convert = row_kernel_plan(p);
   const std::int64_t n_blocks = ceil_div(p.seqlen_k, c.block_n);
-  const std::int64_t parts = c.family == AttentionFamily::kSm90 ? 1 : head_dim_parts(p);
+  const std::int64_t parts = cta_parts(p, c);
   if (p.deterministic)
     launch.main.grid = {std::uint32_t(n_blocks * p.heads_kv * p.batch * parts), 1, 1};
   else
     launch.main.grid = {std::uint32_t(n_blocks), std::uint32_t(p.heads_kv),
                         std::uint32_t(p.batch * parts)};
-  launch.main.block = {std::uint32_t(c.num_threads()), 1, 1};
+  launch.main.block = {std::uint32_t(c.num_threads(p.head_dim)), 1, 1};
   launch.main.smem_bytes = std::uint32_t(smem_bytes(p, c));
   return launch;
 }
@@ -349,7 +362,7 @@ AttentionBackwardEstimate estimate(const AttentionBackwardProblem& p,
                                    int regs) {
   AttentionBackwardEstimate e;
   e.num_ctas = num_ctas(p, c);
-  e.threads = c.num_threads();
+  e.threads = c.num_threads(p.head_dim);
   e.regs_per_thread = regs > 0 ? regs : estimated_registers(p, c);
   e.smem_bytes = smem_bytes(p, c);
   e.occupancy = occupancy(e.threads, e.regs_per_thread, e.smem_bytes, d);
@@ -378,7 +391,7 @@ AttentionBackwardEstimate estimate(const AttentionBackwardProblem& p,
 
   const double block_s = block_seconds(p, c, d, ctas_per_sm);
   // fa2 at head_dim 256: each visited block is worked by the CTAs of both head_dim halves.
-  const double parts = double(c.family == AttentionFamily::kSm90 ? 1 : head_dim_parts(p));
+  const double parts = double(cta_parts(p, c));
   const double balanced_s =
       visited * parts * block_s / d.num_sms / std::max(e.waves.efficiency, 0.01);
   const double longest_s = max_steps * block_s * ctas_per_sm;
@@ -404,17 +417,23 @@ std::string explain_config(const AttentionBackwardProblem& p, const AttentionBac
   const AttentionBackwardWorkspace w = attention_backward_workspace(p);
   std::string out;
   const bool fa3 = c.family == AttentionFamily::kSm90;
-  if (fa3)
+  if (fa3 && head_dim_parts(p) > 1)
+    out += fmt::format(
+        "  family       fa3 backward: wgmma + TMA, a producer and {} consumer warpgroups sharing "
+        "64 keys, {} head_dim parts of {} columns (dK, dV in registers; Sᵀ and dPᵀ over the whole "
+        "head_dim in each part), {} query rows a step, a ring of {} Q/dO stages\n",
+        c.num_consumers(p.head_dim), head_dim_parts(p), part_columns(p), c.block_m, c.stages);
+  else if (fa3)
     out += fmt::format(
         "  family       fa3 backward: wgmma + TMA, a producer and {} consumer warpgroup(s) of 64 "
         "keys (dK, dV in registers), {} query rows a step, a ring of {} Q/dO stages\n",
-        c.num_consumers(), c.block_m, c.stages);
+        c.num_consumers(p.head_dim), c.block_m, c.stages);
   else
     out += fmt::format(
         "  family       fa2 backward: mma.sync + cp.async, {} warps of {} keys (dK, dV in "
         "registers), {} query rows a step in chunks of {}, {} Q/dO stage(s)\n",
         c.warps, keys_per_warp(c), c.block_m, query_chunk(p, c), c.stages);
-  if (head_dim_parts(p) > 1)
+  if (cta_parts(p, c) > 1)
     out += fmt::format(
         "  CTAs         ceil(Nk / Bc) x Hkv x B x {} head_dim parts = {} x {} x {} x {} = {} ({} "
         "query head(s) each; Sᵀ and dPᵀ over the whole head_dim in each part)\n",
@@ -432,7 +451,9 @@ std::string explain_config(const AttentionBackwardProblem& p, const AttentionBac
       e.max_cta_steps);
   out += fmt::format("  dQ           FP32 accumulator, {} {} a block{}\n",
                      c.block_m * (fa3 ? int(p.head_dim) : part_columns(p)),
-                     fa3 ? "elements added by TMA reductions" : "atomics",
+                     !fa3                    ? "atomics"
+                     : head_dim_parts(p) > 1 ? "elements added by vector reductions from registers"
+                                             : "elements added by TMA reductions",
                      p.deterministic
                          ? "; deterministic: added in key-block order (semaphores), serial chain " +
                                fmt::format("{:.1f} us", e.serial_us)

@@ -1,7 +1,7 @@
 // One point of the attention backward's search space, its validity, launch plans, kernel names,
 // workspace and the model's time. Two families (AttentionFamily): fa2 (kSm80), FlashAttention-2
 // on mma.sync, and fa3 (kSm90), wgmma + TMA with a producer warpgroup and one consumer
-// warpgroup per 64 keys.
+// warpgroup per 64 keys (two at head_dim 256, a half of the columns each).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "core/launch_plan.hpp"
 #include "core/occupancy.hpp"
 #include "ops/attention_backward/attention_backward_problem.hpp"
+#include "ops/attention_backward/kernels/attention_bwd_split.h"
 
 namespace kt {
 
@@ -25,10 +26,13 @@ struct AttentionBackwardConfig {
   int stages = 2;    // Q/dO buffers: fa2 2 loads the next query block during this one; fa3's ring
   AttentionFamily family = AttentionFamily::kSm80;
 
-  // fa3: block_n / 64 consumer warpgroups and the producer's.
-  int num_consumers() const { return block_n / 64; }
-  int num_threads() const {
-    return family == AttentionFamily::kSm90 ? 128 * (num_consumers() + 1) : 32 * warps;
+  // fa3: a consumer warpgroup per 64 keys and head_dim part (attn_bwd::head_dim_parts: at 256
+  // two share the keys, each with half the columns), and the producer's.
+  int num_consumers(std::int64_t head_dim) const {
+    return block_n / 64 * attn_bwd::head_dim_parts(int(head_dim));
+  }
+  int num_threads(std::int64_t head_dim) const {
+    return family == AttentionFamily::kSm90 ? 128 * (num_consumers(head_dim) + 1) : 32 * warps;
   }
   bool operator==(const AttentionBackwardConfig&) const = default;
 };
@@ -85,7 +89,8 @@ struct AttentionBackwardLaunch {
   LaunchPlan convert;
 };
 // Main: grid (⌈seqlen_k / block_n⌉, heads_kv, batch), or deterministic the same count along x,
-// num_threads(); preprocess and convert: one CTA of 128 threads per 128 / (head_dim / 8) rows.
+// num_threads(head_dim); preprocess and convert: one CTA of 128 threads per 128 / (head_dim / 8)
+// rows.
 AttentionBackwardLaunch plan_launch(const AttentionBackwardProblem& p,
                                     const AttentionBackwardConfig& c);
 

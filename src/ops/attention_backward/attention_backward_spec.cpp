@@ -31,8 +31,9 @@ class AttentionBackwardSpec final
         {"causal", "Attention: causal mask (bottom-right aligned)"},
         {"deterministic", "Attention backward: dQ summed in a fixed order (bitwise reproducible)"}};
   }
-  // 4: causal CTAs longest first over L2-sized sections of entries (common/work_order.h).
-  int template_version() const override { return 4; }
+  // 4: causal CTAs longest first over L2-sized sections of entries (common/work_order.h); 5: fa3 at
+  // head_dim 256 (two consumers share a key block, a half of the columns each).
+  int template_version() const override { return 5; }
   std::vector<std::pair<std::string, std::vector<std::string>>> suites() const override {
     return {{"attention-backward-d128", flash_attention_shapes(128)},
             {"attention-backward-d64", flash_attention_shapes(64)},

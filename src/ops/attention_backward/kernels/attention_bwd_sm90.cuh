@@ -2,10 +2,12 @@
 // O = softmax(scale · Q·Kᵀ) · V from dO, recomputing P from Q, K and the forward's logsumexp;
 // attention_bwd_sm90 runs between the row kernels of attention_bwd_rows.cuh. A producer thread
 // loads the CTA's K and V once and streams each step's Q, dO, lse_log2 and D by TMA into a ring of
-// stages guarded by full/empty mbarriers; each consumer warpgroup owns 64 of the CTA's keys, keeps
-// their dK and dV in FP32 registers and computes transposed products (its keys are the wgmma's M),
-// so Pᵀ and dSᵀ feed dV and dK straight from registers; dSᵀ also goes to shared memory (stmatrix,
-// transposed) for dQ = dS·K, which each step adds to the FP32 accumulator by TMA reductions.
+// stages guarded by full/empty mbarriers; each consumer warpgroup owns 64 of the CTA's keys (at
+// head_dim 256: two consumers share the same 64, each with half the head_dim columns), keeps their
+// dK and dV in FP32 registers and computes transposed products (its keys are the wgmma's M), so Pᵀ
+// and dSᵀ feed dV and dK straight from registers; dSᵀ also goes to shared memory (stmatrix,
+// transposed) for dQ = dS·K, which each step adds to the FP32 accumulator by TMA reductions (at
+// head_dim 256 by vector reductions from registers).
 // Instantiated by NVRTC name expressions (kt::attention_bwd_sm90<...>); sm_90a only.
 #pragma once
 
@@ -25,6 +27,13 @@ constexpr int kKeys = 64;              // keys a consumer warpgroup owns: one m6
 constexpr int kDqBoxBytes = 64 * 128;  // a {32, 64} box of the FP32 dQ accumulator
 // Named barriers: 1 + c is consumer c's own, kAllConsumers every consumer's.
 constexpr int kAllConsumers = 3;
+// head_dim columns of dQ a consumer computes and adds at once when it adds from registers.
+constexpr int kDqPassColumns = 64;
+
+// Consumer warpgroups of a CTA: one per 64 keys, times the head_dim parts that share those keys.
+__host__ __device__ constexpr int consumers(int head_dim, int block_n) {
+  return block_n / kKeys * attn_bwd::head_dim_parts(head_dim);
+}
 
 // Register split (setmaxnreg) of a CTA of two consumers and the producer, launched with 168
 // registers a thread: 24 + 2 x 240 = 3 x 168. One consumer keeps the 255 it is launched with.
@@ -75,9 +84,13 @@ __device__ __forceinline__ void store_ds_transposed(unsigned int atom,
 // dK, dV of kBlockN keys of one key/value head and the dQ they add (conventions of
 // attention_bwd_sm80: causal bottom-right aligned, key j visible to query i iff j <= i + seqlen_k
 // - seqlen_q; a row that sees no key contributes nothing). One CTA per (key block n_block,
-// key/value head, batch), 128 (kBlockN / 64 + 1) threads: warpgroup 0 is the producer, whose
+// key/value head, batch), 128 (kConsumers + 1) threads: warpgroup 0 is the producer, whose
 // thread 0 issues every TMA load; warpgroup 1 + c is consumer c, owning keys [64 c, 64 c + 64) of
-// the block. The CTA walks its steps, every (query head of its key/value head, query block of
+// the block and every head_dim column; at head_dim 256 (attn_bwd::head_dim_parts, kBlockN 64)
+// consumers 0 and 1 both own the block's 64 keys, consumer c holding dK and dV of columns
+// [128 c, 128 c + 128) and each recomputing Sᵀ and dPᵀ over the whole head_dim (1.4x the FLOPs of
+// one warpgroup computing them; there are not the registers to hold 64 keys x 256 columns of dK
+// and dV in one). The CTA walks its steps, every (query head of its key/value head, query block of
 // kBlockM rows that sees a key of the block), head-major. Per step a consumer computes, for its
 // keys, with both operands in shared memory:
 //   Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ (64 x kBlockM each, two wgmma groups),
@@ -89,10 +102,14 @@ __device__ __forceinline__ void store_ds_transposed(unsigned int atom,
 // from K) is staged in FP32 and added to the accumulator by TMA reductions (rows past seqlen_q
 // skipped by TMA); the convert kernel applies softmax_scale, dK gets it at the end. Two dS tiles
 // alternate, so a tile is rewritten only after every consumer's dQ of the step before the last
-// (ordered by the barrier of the step in between). Rows past seqlen_q and keys past seqlen_k
-// arrive zero-filled (lse_log2 and D of other rows or zeros, masked), so they add nothing. At the
-// end dK (times softmax_scale) and dV go through the K and V tiles to TMA stores (keys past
-// seqlen_k skipped).
+// (ordered by the barrier of the step in between). At head_dim 256 the two consumers, whose dSᵀ
+// is the same, each store it into a tile of their own and meet no other consumer within a step
+// (one's exp2 and stores can run under the other's products); a consumer computes its 128 columns
+// of dQ in passes of 64 and adds each from registers by 8-byte vector reductions (the shared
+// memory holds no staging beside two stages of 64 x 256 Q and dO tiles), rows past seqlen_q
+// skipped. Rows past seqlen_q and keys past seqlen_k arrive zero-filled (lse_log2 and D of other
+// rows or zeros, masked), so they add nothing. At the end dK (times softmax_scale) and dV go
+// through the K and V tiles to TMA stores (keys past seqlen_k skipped).
 // kDeterministic: CTAs take their (n_block, head, batch) from a ticket counter in start order,
 // and a consumer adds its dQ of query block m only after every consumer of the key blocks before
 // it did (a semaphore per (batch, query head, query block) counting consumer additions: it
@@ -100,19 +117,24 @@ __device__ __forceinline__ void store_ds_transposed(unsigned int atom,
 // each element is summed in key-block order: bitwise reproducible; a CTA waits only on CTAs that
 // started before it, so it cannot deadlock.
 // Launch: grid (⌈seqlen_k / kBlockN⌉, heads_kv, batch), or kDeterministic the same count along x;
+// 128 (fa3_bwd::consumers(kHeadDim, kBlockN) + 1) threads;
 // AttentionBwdSm90Layout(...).launch_bytes of dynamic shared memory; the maps of
 // AttentionBwdSm90Params; after attention_bwd_preprocess on the same stream.
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kStages, bool kCausal,
           bool kDeterministic>
-__global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
+__global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) + 1), 1)
     attention_bwd_sm90(const __grid_constant__ AttentionBwdSm90Params params) {
   static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
-  static_assert(kHeadDim == 64 || kHeadDim == 128, "kHeadDim must be 64 or 128");
+  static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
+                "kHeadDim must be 64, 128 or 256");
   static_assert(kBlockM == 64 || kBlockM == 128, "kBlockM must be 64 or 128");
-  static_assert(kBlockN == 64 || kBlockN == 128, "one or two consumer warpgroups of 64 keys");
+  static_assert(kBlockN == 64 || kBlockN == 128, "one or two groups of 64 keys");
   static_assert(kStages >= 2 && kStages <= 4, "2 to 4 Q/dO stages");
-  static_assert(kHeadDim + kBlockM <= 192,
-                "a consumer thread keeps dK, dV (kHeadDim FP32) and Sᵀ, dPᵀ (kBlockM) in "
+  constexpr int kParts = attn_bwd::head_dim_parts(kHeadDim);
+  constexpr int kCols = kHeadDim / kParts;  // dK and dV columns a consumer holds
+  static_assert(kParts == 1 || kBlockN == 64, "head_dim parts share one group of 64 keys");
+  static_assert(kCols + kBlockM <= 192,
+                "a consumer thread keeps dK, dV (its columns in FP32) and Sᵀ, dPᵀ (kBlockM) in "
                 "registers: at most 192 of its 240");
   constexpr AttentionBwdSm90Layout kSmem(kHeadDim, kBlockM, kBlockN, kStages);
   static_assert(kSmem.launch_bytes <= 227 * 1024,
@@ -121,7 +143,7 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
   const AttentionBwdParams& p = params.bwd;
   if (test_fault(p.dk)) return;
 
-  constexpr int kConsumers = kBlockN / fa3_bwd::kKeys;
+  constexpr int kConsumers = fa3_bwd::consumers(kHeadDim, kBlockN);
   constexpr int kSlabs = kHeadDim / 64;   // 128-byte column slabs of a 16-bit row
   constexpr int kKSteps = kHeadDim / 16;  // k16 steps of Sᵀ and dPᵀ (head_dim)
   constexpr int kQSteps = kBlockM / 16;   // k16 steps of dV and dK (queries)
@@ -220,8 +242,13 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
   const int warp = thread / 32;
   const int lane = thread % 32;
   // This thread's keys (rows of Sᵀ, dPᵀ, dK, dV) relative to the block: key_row and key_row + 8;
-  // its queries (columns) relative to the step's block: 8 j + query_col + {0, 1}.
-  const int key_first = fa3_bwd::kKeys * consumer;
+  // its queries (columns) relative to the step's block: 8 j + query_col + {0, 1}; its dK and dV
+  // columns: [col_first, col_first + kCols).
+  const int key_group = consumer / kParts;
+  const int part = consumer % kParts;
+  const int col_first = kCols * part;
+  const int col_slab = col_first / 64;  // of the 16-bit tiles' 64-column slabs
+  const int key_first = fa3_bwd::kKeys * key_group;
   const int key_row = key_first + 16 * warp + lane / 4;
   const int query_col = 2 * (lane % 4);
   const unsigned int k_rows = smem_k + key_first * 128;  // the consumer's keys in each K slab
@@ -233,10 +260,10 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
   // Whether the consumer's keys hold one past seqlen_k (every step masks then).
   const bool keys_cross_end = n0 + key_first + fa3_bwd::kKeys > seqlen_k;
 
-  float dk[1][kHeadDim / 2];
-  float dv[1][kHeadDim / 2];
+  float dk[1][kCols / 2];
+  float dv[1][kCols / 2];
 #pragma unroll
-  for (int i = 0; i < kHeadDim / 2; ++i) dk[0][i] = dv[0][i] = 0.0f;
+  for (int i = 0; i < kCols / 2; ++i) dk[0][i] = dv[0][i] = 0.0f;
 
   if (num_steps > 0) mbarrier_wait(kv_full, 0);
   StageRing<kStages> ring;
@@ -250,7 +277,11 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
     const int lead = stats_row(head, m0) % AttentionBwdSm90Layout::kStatsLead;
     const float* const lse_rows = stats_rows + ring.stage * (kSmem.stats_bytes / 4) + lead;
     const float* const d_rows = lse_rows + kSmem.stats_rows;
-    const unsigned int ds_tile = base + kSmem.ds + (step & 1) * kSmem.ds_bytes;
+    // Two dS tiles: the step's and the one before (every consumer's dQ of the block), or at
+    // head_dim 256 one a consumer (the parts hold the same dSᵀ, and each computes its dQ from its
+    // own copy: no barrier between the consumers).
+    const unsigned int ds_tile =
+        base + kSmem.ds + (kParts > 1 ? consumer : step & 1) * kSmem.ds_bytes;
 
     mbarrier_wait(full + 8 * ring.stage, ring.phase);
 
@@ -259,8 +290,11 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
     // before).
     float s[kBlockM / 2];
     float dp[kBlockM / 2];
+    // At head_dim 256 the K and V descriptors (loop-invariant, 16 k16 steps each) are rebuilt
+    // each step from an opaque address: hoisted out of the loop they held 64 registers and spilled.
     const auto issue_transposed = [&](float(&acc)[kBlockM / 2], unsigned int key_rows,
                                       unsigned int query_tile) {
+      if constexpr (kParts > 1) key_rows = opaque(key_rows);
 #pragma unroll
       for (int ks = 0; ks < kKSteps; ++ks)
         wgmma_m64k16_ss<T, kBlockM, 0>(
@@ -312,108 +346,170 @@ __global__ void __launch_bounds__(128 * (kBlockN / 64 + 1), 1)
     }
     unsigned int dsa[kQSteps][4];
     pack_a_operand<T>(dsa, dp);
-    fa3_bwd::store_ds_transposed(ds_tile + consumer * kDsAtomBytes, dsa, warp, lane);
+    // At head_dim 256 the tile is rewritten once every warp of the consumer is done with the dQ
+    // of the step before, which reads all of it.
+    if constexpr (kParts > 1) named_barrier_sync(1 + consumer, 128);
+    fa3_bwd::store_ds_transposed(ds_tile + key_group * kDsAtomBytes, dsa, warp, lane);
 
     // dV += Pᵀ·dO and dK += dSᵀ·Q: A from registers (keys x queries), B the step's dO and Q
-    // (queries x head_dim, N-major through the transpose flag).
+    // (queries x the consumer's head_dim columns, N-major through the transpose flag).
     wgmma_fence();
 #pragma unroll
     for (int t = 0; t < kQSteps; ++t)
-      wgmma_m64k16_rs<T, kHeadDim, 1>(dv[0], pa[t],
-                                      mnmajor_descriptor(do_tile + 2048 * t, kQSlabBytes), 1);
+      wgmma_m64k16_rs<T, kCols, 1>(
+          dv[0], pa[t],
+          mnmajor_descriptor(do_tile + col_slab * kQSlabBytes + 2048 * t, kQSlabBytes), 1);
 #pragma unroll
     for (int t = 0; t < kQSteps; ++t)
-      wgmma_m64k16_rs<T, kHeadDim, 1>(dk[0], dsa[t],
-                                      mnmajor_descriptor(q_tile + 2048 * t, kQSlabBytes), 1);
+      wgmma_m64k16_rs<T, kCols, 1>(
+          dk[0], dsa[t],
+          mnmajor_descriptor(q_tile + col_slab * kQSlabBytes + 2048 * t, kQSlabBytes), 1);
     wgmma_commit();
 
     // Every consumer's dS is in the tile (its stores made visible to wgmma's async proxy first),
-    // and this consumer's reductions of the step before have read their staging.
+    // and this consumer's reductions of the step before have read their staging; at head_dim 256
+    // this consumer's dS is in its own tile.
     fence_proxy_async_shared();
-    if (thread == 0) bulk_wait_group_read<0>();
-    named_barrier_sync(fa3_bwd::kAllConsumers, 128 * kConsumers);
-
-    // dQ = dS·K: this consumer's row tiles and columns.
-    float dq[Dq::kRowTiles][Dq::kCols / 2];
-#pragma unroll
-    for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
-    wgmma_fence();
-#pragma unroll
-    for (int kt = 0; kt < kNSteps; ++kt)
-#pragma unroll
-      for (int i = 0; i < Dq::kRowTiles; ++i)
-        wgmma_m64k16_ss<T, Dq::kCols, 1>(
-            dq[i],
-            kmajor_descriptor(ds_tile + (kt / 4) * kDsAtomBytes + (dq_row_tile + i) * 64 * 128 +
-                              32 * (kt % 4)),
-            mnmajor_descriptor(smem_k + (dq_col / 64) * kKvSlabBytes + 2048 * kt, kKvSlabBytes),
-            kt > 0);
-    wgmma_commit();
-    wgmma_wait<0>();
-    fence_accumulators(dv[0]);
-    fence_accumulators(dk[0]);
-#pragma unroll
-    for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
-#pragma unroll
-    for (int t = 0; t < kQSteps; ++t) {
-      fence_operands(pa[t]);
-      fence_operands(dsa[t]);
+    if constexpr (kParts == 1) {
+      if (thread == 0) bulk_wait_group_read<0>();
+      named_barrier_sync(fa3_bwd::kAllConsumers, 128 * kConsumers);
+    } else {
+      named_barrier_sync(1 + consumer, 128);
     }
-    // The step's Q, dO, lse_log2 and D are no longer read by this consumer.
-    if (thread == 0) mbarrier_arrive(empty + 8 * ring.stage);
+
+    // Once the step's wgmma groups are complete: the A registers and accumulators fenced, and the
+    // step's Q, dO, lse_log2 and D no longer read by this consumer.
+    const auto release_stage = [&] {
+      fence_accumulators(dv[0]);
+      fence_accumulators(dk[0]);
+#pragma unroll
+      for (int t = 0; t < kQSteps; ++t) {
+        fence_operands(pa[t]);
+        fence_operands(dsa[t]);
+      }
+      if (thread == 0) mbarrier_arrive(empty + 8 * ring.stage);
+    };
+    // The dQ semaphore of (batch, head, m_block): fewer than batch · heads_q · seqlen_q words.
+    unsigned int* const semaphore =
+        kDeterministic ? p.dq_semaphores + 1 + (batch * p.heads_q + head) * num_m_blocks + m_block
+                       : nullptr;
+
+    if constexpr (kParts == 1) {
+      // dQ = dS·K: this consumer's row tiles and columns.
+      float dq[Dq::kRowTiles][Dq::kCols / 2];
+#pragma unroll
+      for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
+      wgmma_fence();
+#pragma unroll
+      for (int kt = 0; kt < kNSteps; ++kt)
+#pragma unroll
+        for (int i = 0; i < Dq::kRowTiles; ++i)
+          wgmma_m64k16_ss<T, Dq::kCols, 1>(
+              dq[i],
+              kmajor_descriptor(ds_tile + (kt / 4) * kDsAtomBytes + (dq_row_tile + i) * 64 * 128 +
+                                32 * (kt % 4)),
+              mnmajor_descriptor(smem_k + (dq_col / 64) * kKvSlabBytes + 2048 * kt, kKvSlabBytes),
+              kt > 0);
+      wgmma_commit();
+      wgmma_wait<0>();
+#pragma unroll
+      for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
+      release_stage();
 
       // dQ staged in FP32 (128B-swizzled {32, 64} boxes) and added to the accumulator.
 #pragma unroll
-    for (int slab = 0; slab < Dq::kCols / 32; ++slab)
-      sm90::stage_slab<float>(dq_staging + slab * Dq::kRowTiles * fa3_bwd::kDqBoxBytes, dq, slab,
-                              warp, lane);
-    fence_proxy_async_shared();
-    named_barrier_sync(1 + consumer, 128);
-    if (thread == 0) {
-      // The dQ semaphore of (batch, head, m_block): fewer than batch · heads_q · seqlen_q words.
-      unsigned int* const semaphore =
-          kDeterministic ? p.dq_semaphores + 1 + (batch * p.heads_q + head) * num_m_blocks + m_block
-                         : nullptr;
+      for (int slab = 0; slab < Dq::kCols / 32; ++slab)
+        sm90::stage_slab<float>(dq_staging + slab * Dq::kRowTiles * fa3_bwd::kDqBoxBytes, dq, slab,
+                                warp, lane);
+      fence_proxy_async_shared();
+      named_barrier_sync(1 + consumer, 128);
+      if (thread == 0) {
+        if constexpr (kDeterministic) {
+          // Every consumer of the key blocks before this one has added its part.
+          while (ld_acquire_gpu(semaphore) < unsigned(kConsumers * n_block)) nanosleep_ns(64);
+          fence_proxy_async_global();
+        }
+#pragma unroll
+        for (int slab = 0; slab < Dq::kCols / 32; ++slab)
+#pragma unroll
+          for (int i = 0; i < Dq::kRowTiles; ++i)
+            tma_reduce_add_4d(&params.dq_accum_map,
+                              dq_staging + (slab * Dq::kRowTiles + i) * fa3_bwd::kDqBoxBytes,
+                              dq_col + 32 * slab, m0 + 64 * (dq_row_tile + i), head, batch);
+        bulk_commit_group();
+        if constexpr (kDeterministic) {
+          // Complete (not only read) before it counts: the next key block's additions follow.
+          bulk_wait_group_all();
+          fence_proxy_async_global();
+          atom_add_acq_rel_gpu(semaphore, 1u);
+        }
+      }
+    } else {
+      // dQ = dS·K of this consumer's columns in passes of kDqPassColumns, each added to the
+      // accumulator from registers: a thread's rows dq_row and dq_row + 8, its column pairs
+      // 8 j + query_col.
       if constexpr (kDeterministic) {
         // Every consumer of the key blocks before this one has added its part.
-        while (ld_acquire_gpu(semaphore) < unsigned(kConsumers * n_block)) nanosleep_ns(64);
-        fence_proxy_async_global();
+        if (thread == 0)
+          while (ld_acquire_gpu(semaphore) < unsigned(kConsumers * n_block)) nanosleep_ns(64);
+        named_barrier_sync(1 + consumer, 128);
       }
+      const int dq_row = 16 * warp + lane / 4;
+      float* const dq_rows =
+          p.dq_accum + (long long)stats_row(head, m0) * kHeadDim + dq_col + query_col;
 #pragma unroll
-      for (int slab = 0; slab < Dq::kCols / 32; ++slab)
+      for (int pass = 0; pass < kCols / fa3_bwd::kDqPassColumns; ++pass) {
+        float dq[fa3_bwd::kDqPassColumns / 2];
+        fence_accumulators(dq);
+        wgmma_fence();
 #pragma unroll
-        for (int i = 0; i < Dq::kRowTiles; ++i)
-          tma_reduce_add_4d(&params.dq_accum_map,
-                            dq_staging + (slab * Dq::kRowTiles + i) * fa3_bwd::kDqBoxBytes,
-                            dq_col + 32 * slab, m0 + 64 * (dq_row_tile + i), head, batch);
-      bulk_commit_group();
+        for (int kt = 0; kt < kNSteps; ++kt)
+          wgmma_m64k16_ss<T, fa3_bwd::kDqPassColumns, 1>(
+              dq, kmajor_descriptor(ds_tile + (kt / 4) * kDsAtomBytes + 32 * (kt % 4)),
+              mnmajor_descriptor(smem_k + (dq_col / 64 + pass) * kKvSlabBytes + 2048 * kt,
+                                 kKvSlabBytes),
+              kt > 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_accumulators(dq);
+        if (pass == 0) release_stage();
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = dq_row + 8 * half;
+          if (m0 + row >= seqlen_q) continue;
+#pragma unroll
+          for (int j = 0; j < fa3_bwd::kDqPassColumns / 8; ++j)
+            red_add_v2f32(dq_rows + row * kHeadDim + fa3_bwd::kDqPassColumns * pass + 8 * j,
+                          dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
+        }
+      }
       if constexpr (kDeterministic) {
-        // Complete (not only read) before it counts: the next key block's additions follow.
-        bulk_wait_group_all();
-        fence_proxy_async_global();
-        atom_add_acq_rel_gpu(semaphore, 1u);
+        // Every thread's additions are issued; the release publishes them to the next key block.
+        named_barrier_sync(1 + consumer, 128);
+        if (thread == 0) atom_add_acq_rel_gpu(semaphore, 1u);
       }
     }
     ring.advance();
   }
 
-  // dK (times softmax_scale) and dV of the consumer's keys, in T, through its rows of the K and V
-  // tiles (every consumer's last dQ has read K: the barrier) to TMA stores, keys past seqlen_k
-  // skipped.
+  // dK (times softmax_scale) and dV of the consumer's keys and columns, in T, through its rows and
+  // slabs of the K and V tiles (every consumer's last Sᵀ, dPᵀ and dQ have read them: the barrier)
+  // to TMA stores, keys past seqlen_k skipped.
   named_barrier_sync(fa3_bwd::kAllConsumers, 128 * kConsumers);
   const float scale = p.softmax_scale;
 #pragma unroll
-  for (int i = 0; i < kHeadDim / 2; ++i) dk[0][i] *= scale;
+  for (int i = 0; i < kCols / 2; ++i) dk[0][i] *= scale;
 #pragma unroll
-  for (int slab = 0; slab < kSlabs; ++slab) {
-    sm90::stage_slab<T>(k_rows + slab * kKvSlabBytes, dk, slab, warp, lane);
-    sm90::stage_slab<T>(v_rows + slab * kKvSlabBytes, dv, slab, warp, lane);
+  for (int slab = 0; slab < kCols / 64; ++slab) {
+    sm90::stage_slab<T>(k_rows + (col_slab + slab) * kKvSlabBytes, dk, slab, warp, lane);
+    sm90::stage_slab<T>(v_rows + (col_slab + slab) * kKvSlabBytes, dv, slab, warp, lane);
   }
   fence_proxy_async_shared();
   named_barrier_sync(1 + consumer, 128);
   if (thread == 0) {
 #pragma unroll
-    for (int slab = 0; slab < kSlabs; ++slab) {
+    for (int i = 0; i < kCols / 64; ++i) {
+      const int slab = col_slab + i;
       tma_store_4d(&params.dk_map, k_rows + slab * kKvSlabBytes, 64 * slab, n0 + key_first, kv_head,
                    batch);
       tma_store_4d(&params.dv_map, v_rows + slab * kKvSlabBytes, 64 * slab, n0 + key_first, kv_head,

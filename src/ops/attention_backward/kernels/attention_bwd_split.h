@@ -1,6 +1,6 @@
 // How the attention backward divides head_dim, one constexpr computation shared verbatim by the
-// host (grids, validate(), the model) and the device (attention_bwd_rows.cuh,
-// attention_bwd_sm80.cuh): plain C++, no CUDA.
+// host (grids, validate(), the model) and the device (attention_bwd_rows.cuh, the sm80 and sm90
+// kernels and their shared-memory layout): plain C++, no CUDA.
 #pragma once
 
 #if defined(__CUDACC__)
@@ -12,9 +12,10 @@
 namespace kt {
 namespace attn_bwd {
 
-// The CTAs a key block's dK, dV and dQ columns are split among in the fa2 family: 2 at head_dim
-// 256 (a thread's dK and dV of its keys at the whole head_dim would exceed its registers; each CTA
-// recomputes Sᵀ and dPᵀ over the whole head_dim), else 1.
+// The parts a key block's dK, dV and dQ columns are split among: 2 at head_dim 256 (a thread's dK
+// and dV of its keys at the whole head_dim would exceed its registers), else 1. The fa2 family
+// gives each part a CTA, the fa3 family a consumer warpgroup of the CTA; either way each part
+// recomputes Sᵀ and dPᵀ over the whole head_dim.
 constexpr KT_BWD_SPLIT_FN int head_dim_parts(int head_dim) { return head_dim == 256 ? 2 : 1; }
 
 // Threads of the row kernels (preprocess, convert), a row to each group of row_slots(head_dim).
