@@ -62,6 +62,12 @@ TEST(AttentionBackwardKeys, GoldenStringsAndRoundTrips) {
   EXPECT_EQ(wide.num_consumers(64), 1);
   EXPECT_EQ(wide.num_consumers(256), 2);
   EXPECT_EQ(wide.num_threads(256), 384);
+  // dQ added from registers: a ".dqr" suffix, fa3's only.
+  AttentionBackwardConfig dqr = wide;
+  dqr.dq_from_registers = true;
+  EXPECT_EQ(to_key(dqr), "fa3.bm64.bn64.s2.dqr");
+  EXPECT_EQ(parse_attention_backward_config_key("fa3.bm64.bn64.s2.dqr"), dqr);
+  EXPECT_NE(parse_attention_backward_config_key("fa3.bm64.bn64.s2"), dqr);
 }
 
 TEST(AttentionBackwardKeys, RefuseMalformedKeysNamingTheProblem) {
@@ -96,6 +102,14 @@ TEST(AttentionBackwardKeys, RefuseMalformedKeysNamingTheProblem) {
   EXPECT_NE(error_of([] {
               parse_attention_backward_config_key("fa3.bm64.bn64.x2");
             }).find("should start with 's'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_attention_backward_config_key("fa3.bm64.bn64.s2.dq");
+            }).find("fa3.bm64.bn64.s2.dqr"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_attention_backward_config_key("fa2.bm64.bn64.w4.s2.dqr");
+            }).find("not an attention backward config key"),
             std::string::npos);
   EXPECT_NE(error_of([] {
               parse_attention_backward_config_key("fa4.bm64.bn64.s2");
@@ -188,6 +202,14 @@ TEST(AttentionBackwardValidate, Fa3NamesItsRegisterSharedMemoryAndDqBudgets) {
             2048 + 2 * 32768 + 2 * 32768 + 2 * 16384 + 32768 + 2 * 2 * (64 + 32) * 4);
   const std::string dq = why(d64, fa3(64, 128, 2), h200);
   EXPECT_NE(dq.find("64-row tiles or 64-column slabs"), std::string::npos) << dq;
+  // dQ added from registers needs no staging: the third stage fits.
+  AttentionBackwardConfig dqr = fa3(64, 128, 3);
+  dqr.dq_from_registers = true;
+  EXPECT_EQ(why(d128, dqr, h200), "");
+  EXPECT_EQ(smem_bytes(d128, dqr),
+            2048 + 2 * 32768 + 3 * 2 * 16384 + 2 * 16384 + 3 * 2 * (64 + 32) * 4);
+  EXPECT_NE(why(d64, {64, 64, 4, 2, AttentionFamily::kSm80, true}, h200).find("fa3's"),
+            std::string::npos);
   EXPECT_NE(why(d64, fa3(64, 64, 2), device_profile("a100")).find("sm_90a"), std::string::npos);
   EXPECT_NE(why(d64, {64, 64, 4, 2, AttentionFamily::kSm90}, h200).find("no warps field"),
             std::string::npos);
@@ -251,8 +273,8 @@ TEST(AttentionBackwardSpace, HeadDim256Fa3SharesAKeyBlockBetweenTwoConsumers) {
   const auto why = [&](const AttentionBackwardProblem& p, AttentionBackwardConfig c) {
     return validate(p, c, h200).value_or("");
   };
-  const auto fa3 = [](int bm, int bn, int s) {
-    return AttentionBackwardConfig{bm, bn, 0, s, AttentionFamily::kSm90};
+  const auto fa3 = [](int bm, int bn, int s, bool dqr = true) {
+    return AttentionBackwardConfig{bm, bn, 0, s, AttentionFamily::kSm90, dqr};
   };
   for (bool deterministic : {false, true}) {
     const AttentionBackwardProblem p =
@@ -271,16 +293,18 @@ TEST(AttentionBackwardSpace, HeadDim256Fa3SharesAKeyBlockBetweenTwoConsumers) {
     EXPECT_EQ(plan.main.grid[0] * plan.main.grid[1] * plan.main.grid[2],
               std::uint32_t(n_blocks * 2 * 3));
     EXPECT_EQ(attention_backward_kernel_expressions(p, space.front())[0],
-              fmt::format("kt::attention_bwd_sm90<kt::bf16, 256, 64, 64, 2, true, {}>",
+              fmt::format("kt::attention_bwd_sm90<kt::bf16, 256, 64, 64, 2, true, {}, true>",
                           deterministic ? "true" : "false"));
   }
   const AttentionBackwardProblem p = shape("b=3,hq=8,hkv=2,sq=777,sk=1000,d=256");
   EXPECT_NE(why(p, fa3(64, 128, 2)).find("needs block_n 64"), std::string::npos);
   EXPECT_NE(why(p, fa3(128, 64, 2)).find("256 FP32 accumulators"), std::string::npos);
   EXPECT_NE(why(p, fa3(64, 64, 3)).find("shared memory"), std::string::npos);
+  EXPECT_NE(why(p, fa3(64, 64, 2, false)).find("the key ends in .dqr"), std::string::npos);
   // The step's FLOPs: 1.4x those of one consumer computing Sᵀ and dPᵀ once; against d128's
   // fa3.bm64.bn64.s2 (one consumer) 2 x 1.4 = 2.8x the FLOPs a step.
   const AttentionBackwardProblem big = shape("b=4,h=16,s=4096,d=256");
+  EXPECT_EQ(to_key(fa3(64, 64, 2)), "fa3.bm64.bn64.s2.dqr");
   const std::string explain = explain_config(big, fa3(64, 64, 2), h200);
   EXPECT_NE(explain.find("2 consumer warpgroups sharing 64 keys, 2 head_dim parts of 128 columns"),
             std::string::npos)
@@ -315,10 +339,11 @@ TEST(AttentionBackwardSpace, EveryEnumeratedConfigValidatesAndFitsItsLaunch) {
     for (bool det : {false, true}) {
       const AttentionBackwardProblem p = shape(text, true, det);
       const auto configs = enumerate_attention_backward_configs(p, h200);
-      // fa2, then fa3: d64 {64, 64}, {128, 64} x stages 2, 3 and {128, 128} s2; d128 {64, 64}
-      // x stages 2, 3 and {64, 128} s2. Deterministic mode's registers leave out six of fa2's
-      // d64 configs.
-      EXPECT_EQ(configs.size(), p.head_dim == 64 ? (det ? 12u : 18u) + 5u : 12u + 3u) << text;
+      // fa2, then fa3: d64 {64, 64}, {128, 64} x stages 2, 3 and {128, 128} s2, each with and
+      // without .dqr, and {128, 128} s3.dqr (no dQ staging leaves room for a third stage); d128
+      // {64, 64} x stages 2, 3 and {64, 128} s2 both ways, and {64, 128} s3.dqr. Deterministic
+      // mode's registers leave out six of fa2's d64 configs.
+      EXPECT_EQ(configs.size(), p.head_dim == 64 ? (det ? 12u : 18u) + 11u : 12u + 7u) << text;
       std::set<std::int64_t> workspaces;
       for (const AttentionBackwardConfig& c : configs) {
         SCOPED_TRACE(to_key(c));
@@ -379,7 +404,7 @@ TEST(AttentionBackwardWorkspace, TheProblemsScratchIsGrantedBeyondTheCap) {
   EXPECT_EQ(rt::workspace_cap_for(bwd, big, h200, std::int64_t(64) << 20), needed);
   EXPECT_EQ(rt::workspace_cap_for(bwd, big, h200, std::int64_t(1) << 30), std::int64_t(1) << 30);
   // Every config fits the granted cap, so dispatch always finds one.
-  EXPECT_EQ(rt::model_ranked_configs(bwd, big, h200, needed, 100).size(), 15u);
+  EXPECT_EQ(rt::model_ranked_configs(bwd, big, h200, needed, 100).size(), 19u);
   const OpSpec& gemm = op_spec("gemm");
   EXPECT_EQ(gemm.required_workspace_bytes("gemm:bf16:bf16:nt:512x512x32768", h200), 0);
   EXPECT_EQ(rt::workspace_cap_for(gemm, "gemm:bf16:bf16:nt:512x512x32768", h200, 4096), 4096);
@@ -402,7 +427,10 @@ TEST(AttentionBackwardSource, NamesThreeKernelsMainFirst) {
   EXPECT_EQ(f.headers,
             std::vector<std::string>{"kerntune/attention_backward/attention_bwd_sm90.cuh"});
   ASSERT_EQ(f.name_expressions.size(), 3u);
-  EXPECT_EQ(f.name_expressions[0], "kt::attention_bwd_sm90<kt::fp16, 64, 128, 128, 2, true, true>");
+  EXPECT_EQ(f.name_expressions[0],
+            "kt::attention_bwd_sm90<kt::fp16, 64, 128, 128, 2, true, true, false>");
+  EXPECT_EQ(op.kernel_source(key, "fa3.bm128.bn128.s2.dqr", "").name_expressions[0],
+            "kt::attention_bwd_sm90<kt::fp16, 64, 128, 128, 2, true, true, true>");
   EXPECT_EQ(f.name_expressions[1], "kt::attention_bwd_preprocess<kt::fp16, 64, 128, true>");
   EXPECT_EQ(f.name_expressions[2], "kt::attention_bwd_convert_dq<kt::fp16, 64>");
 }
@@ -414,7 +442,7 @@ TEST(AttentionBackwardModel, CountsFiveProductsAndRanksTheSpace) {
   EXPECT_DOUBLE_EQ(p.flops(), 2.5 * p.forward().flops());
   const OpSpec& op = op_spec("attention-backward");
   const auto ranked = op.ranked_configs(to_key(p), h200);
-  ASSERT_EQ(ranked.size(), 15u);
+  ASSERT_EQ(ranked.size(), 19u);
   for (std::size_t i = 1; i < ranked.size(); ++i)
     EXPECT_LE(ranked[i - 1].predicted_us, ranked[i].predicted_us);
   // wgmma beats mma.sync on Hopper: fa3 first, two consumers of 64 keys (FlashAttention-3's

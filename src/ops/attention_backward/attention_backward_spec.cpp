@@ -32,7 +32,8 @@ class AttentionBackwardSpec final
         {"deterministic", "Attention backward: dQ summed in a fixed order (bitwise reproducible)"}};
   }
   // 4: causal CTAs longest first over L2-sized sections of entries (common/work_order.h); 5: fa3 at
-  // head_dim 256 (two consumers share a key block, a half of the columns each).
+  // head_dim 256 (two consumers share a key block, a half of the columns each) and dQ added from
+  // registers (.dqr).
   int template_version() const override { return 5; }
   std::vector<std::pair<std::string, std::vector<std::string>>> suites() const override {
     return {{"attention-backward-d128", flash_attention_shapes(128)},

@@ -6,8 +6,8 @@
 // head_dim 256: two consumers share the same 64, each with half the head_dim columns), keeps their
 // dK and dV in FP32 registers and computes transposed products (its keys are the wgmma's M), so Pᵀ
 // and dSᵀ feed dV and dK straight from registers; dSᵀ also goes to shared memory (stmatrix,
-// transposed) for dQ = dS·K, which each step adds to the FP32 accumulator by TMA reductions (at
-// head_dim 256 by vector reductions from registers).
+// transposed) for dQ = dS·K, which each step adds to the FP32 accumulator by TMA reductions or by
+// vector reductions from registers.
 // Instantiated by NVRTC name expressions (kt::attention_bwd_sm90<...>); sm_90a only.
 #pragma once
 
@@ -86,13 +86,9 @@ __device__ __forceinline__ void store_ds_transposed(unsigned int atom,
 // - seqlen_q; a row that sees no key contributes nothing). One CTA per (key block n_block,
 // key/value head, batch), 128 (kConsumers + 1) threads: warpgroup 0 is the producer, whose
 // thread 0 issues every TMA load; warpgroup 1 + c is consumer c, owning keys [64 c, 64 c + 64) of
-// the block and every head_dim column; at head_dim 256 (attn_bwd::head_dim_parts, kBlockN 64)
-// consumers 0 and 1 both own the block's 64 keys, consumer c holding dK and dV of columns
-// [128 c, 128 c + 128) and each recomputing Sᵀ and dPᵀ over the whole head_dim (1.4x the FLOPs of
-// one warpgroup computing them; there are not the registers to hold 64 keys x 256 columns of dK
-// and dV in one). The CTA walks its steps, every (query head of its key/value head, query block of
-// kBlockM rows that sees a key of the block), head-major. Per step a consumer computes, for its
-// keys, with both operands in shared memory:
+// the block and every head_dim column. The CTA walks its steps, every (query head of its
+// key/value head, query block of kBlockM rows that sees a key of the block), head-major. Per step
+// a consumer computes, for its keys, with both operands in shared memory:
 //   Sᵀ = K·Qᵀ, dPᵀ = V·dOᵀ (64 x kBlockM each, two wgmma groups),
 //   Pᵀ = 2^(Sᵀ · scale_log2 - lse_log2) (0 where masked: keys past seqlen_k, rows past seqlen_q,
 //   right of the causal diagonal), dSᵀ = Pᵀ ∘ (dPᵀ - D),
@@ -102,14 +98,20 @@ __device__ __forceinline__ void store_ds_transposed(unsigned int atom,
 // from K) is staged in FP32 and added to the accumulator by TMA reductions (rows past seqlen_q
 // skipped by TMA); the convert kernel applies softmax_scale, dK gets it at the end. Two dS tiles
 // alternate, so a tile is rewritten only after every consumer's dQ of the step before the last
-// (ordered by the barrier of the step in between). At head_dim 256 the two consumers, whose dSᵀ
-// is the same, each store it into a tile of their own and meet no other consumer within a step
-// (one's exp2 and stores can run under the other's products); a consumer computes its 128 columns
-// of dQ in passes of 64 and adds each from registers by 8-byte vector reductions (the shared
-// memory holds no staging beside two stages of 64 x 256 Q and dO tiles), rows past seqlen_q
-// skipped. Rows past seqlen_q and keys past seqlen_k arrive zero-filled (lse_log2 and D of other
-// rows or zeros, masked), so they add nothing. At the end dK (times softmax_scale) and dV go
-// through the K and V tiles to TMA stores (keys past seqlen_k skipped).
+// (ordered by the barrier of the step in between). Rows past seqlen_q and keys past seqlen_k
+// arrive zero-filled (lse_log2 and D of other rows or zeros, masked), so they add nothing. At the
+// end dK (times softmax_scale) and dV go through the K and V tiles to TMA stores (keys past
+// seqlen_k skipped).
+// kDqFromRegisters: a consumer computes its part of dQ in passes of 64 columns and adds each from
+// registers by 8-byte vector reductions (rows past seqlen_q skipped), with no staging in shared
+// memory.
+// head_dim 256 (attn_bwd::head_dim_parts; kBlockN 64, kDqFromRegisters: two stages of 64 x 256
+// Q and dO leave no room for a staging): consumers 0 and 1 both own the block's 64 keys, consumer
+// c holding dK and dV of columns [128 c, 128 c + 128) and each recomputing Sᵀ and dPᵀ over the
+// whole head_dim (1.4x the FLOPs of one warpgroup computing them; there are not the registers to
+// hold 64 keys x 256 columns of dK and dV in one). Their dSᵀ is the same: each stores it into a
+// tile of its own and meets no other consumer within a step (one's exp2 and stores can run under
+// the other's products).
 // kDeterministic: CTAs take their (n_block, head, batch) from a ticket counter in start order,
 // and a consumer adds its dQ of query block m only after every consumer of the key blocks before
 // it did (a semaphore per (batch, query head, query block) counting consumer additions: it
@@ -117,11 +119,11 @@ __device__ __forceinline__ void store_ds_transposed(unsigned int atom,
 // each element is summed in key-block order: bitwise reproducible; a CTA waits only on CTAs that
 // started before it, so it cannot deadlock.
 // Launch: grid (⌈seqlen_k / kBlockN⌉, heads_kv, batch), or kDeterministic the same count along x;
-// 128 (fa3_bwd::consumers(kHeadDim, kBlockN) + 1) threads;
-// AttentionBwdSm90Layout(...).launch_bytes of dynamic shared memory; the maps of
-// AttentionBwdSm90Params; after attention_bwd_preprocess on the same stream.
+// 128 (fa3_bwd::consumers(kHeadDim, kBlockN) + 1) threads; AttentionBwdSm90Layout(...).launch_bytes
+// of dynamic shared memory; the maps of AttentionBwdSm90Params; after attention_bwd_preprocess on
+// the same stream.
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kStages, bool kCausal,
-          bool kDeterministic>
+          bool kDeterministic, bool kDqFromRegisters>
 __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) + 1), 1)
     attention_bwd_sm90(const __grid_constant__ AttentionBwdSm90Params params) {
   static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
@@ -133,10 +135,13 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   constexpr int kParts = attn_bwd::head_dim_parts(kHeadDim);
   constexpr int kCols = kHeadDim / kParts;  // dK and dV columns a consumer holds
   static_assert(kParts == 1 || kBlockN == 64, "head_dim parts share one group of 64 keys");
+  static_assert(
+      kParts == 1 || kDqFromRegisters,
+      "at head_dim 256 the shared memory holds no dQ staging: dQ is added from registers");
   static_assert(kCols + kBlockM <= 192,
                 "a consumer thread keeps dK, dV (its columns in FP32) and Sᵀ, dPᵀ (kBlockM) in "
                 "registers: at most 192 of its 240");
-  constexpr AttentionBwdSm90Layout kSmem(kHeadDim, kBlockM, kBlockN, kStages);
+  constexpr AttentionBwdSm90Layout kSmem(kHeadDim, kBlockM, kBlockN, kStages, kDqFromRegisters);
   static_assert(kSmem.launch_bytes <= 227 * 1024,
                 "more shared memory than an sm_90 CTA gets (227 KB)");
 
@@ -371,7 +376,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
     // this consumer's dS is in its own tile.
     fence_proxy_async_shared();
     if constexpr (kParts == 1) {
-      if (thread == 0) bulk_wait_group_read<0>();
+      if (!kDqFromRegisters && thread == 0) bulk_wait_group_read<0>();
       named_barrier_sync(fa3_bwd::kAllConsumers, 128 * kConsumers);
     } else {
       named_barrier_sync(1 + consumer, 128);
@@ -394,7 +399,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
         kDeterministic ? p.dq_semaphores + 1 + (batch * p.heads_q + head) * num_m_blocks + m_block
                        : nullptr;
 
-    if constexpr (kParts == 1) {
+    if constexpr (!kDqFromRegisters) {
       // dQ = dS·K: this consumer's row tiles and columns.
       float dq[Dq::kRowTiles][Dq::kCols / 2];
 #pragma unroll
@@ -445,9 +450,9 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
         }
       }
     } else {
-      // dQ = dS·K of this consumer's columns in passes of kDqPassColumns, each added to the
-      // accumulator from registers: a thread's rows dq_row and dq_row + 8, its column pairs
-      // 8 j + query_col.
+      // dQ = dS·K of this consumer's row tiles and columns in passes of kDqPassColumns, each
+      // added to the accumulator from registers: a thread's rows 64 (dq_row_tile + i) + dq_row
+      // (+ 8), its column pairs 8 j + query_col.
       if constexpr (kDeterministic) {
         // Every consumer of the key blocks before this one has added its part.
         if (thread == 0)
@@ -458,30 +463,38 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
       float* const dq_rows =
           p.dq_accum + (long long)stats_row(head, m0) * kHeadDim + dq_col + query_col;
 #pragma unroll
-      for (int pass = 0; pass < kCols / fa3_bwd::kDqPassColumns; ++pass) {
-        float dq[fa3_bwd::kDqPassColumns / 2];
-        fence_accumulators(dq);
+      for (int pass = 0; pass < Dq::kCols / fa3_bwd::kDqPassColumns; ++pass) {
+        float dq[Dq::kRowTiles][fa3_bwd::kDqPassColumns / 2];
+#pragma unroll
+        for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
         wgmma_fence();
 #pragma unroll
         for (int kt = 0; kt < kNSteps; ++kt)
-          wgmma_m64k16_ss<T, fa3_bwd::kDqPassColumns, 1>(
-              dq, kmajor_descriptor(ds_tile + (kt / 4) * kDsAtomBytes + 32 * (kt % 4)),
-              mnmajor_descriptor(smem_k + (dq_col / 64 + pass) * kKvSlabBytes + 2048 * kt,
-                                 kKvSlabBytes),
-              kt > 0);
+#pragma unroll
+          for (int i = 0; i < Dq::kRowTiles; ++i)
+            wgmma_m64k16_ss<T, fa3_bwd::kDqPassColumns, 1>(
+                dq[i],
+                kmajor_descriptor(ds_tile + (kt / 4) * kDsAtomBytes + (dq_row_tile + i) * 64 * 128 +
+                                  32 * (kt % 4)),
+                mnmajor_descriptor(smem_k + (dq_col / 64 + pass) * kKvSlabBytes + 2048 * kt,
+                                   kKvSlabBytes),
+                kt > 0);
         wgmma_commit();
         wgmma_wait<0>();
-        fence_accumulators(dq);
+#pragma unroll
+        for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
         if (pass == 0) release_stage();
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int row = dq_row + 8 * half;
-          if (m0 + row >= seqlen_q) continue;
+        for (int i = 0; i < Dq::kRowTiles; ++i)
 #pragma unroll
-          for (int j = 0; j < fa3_bwd::kDqPassColumns / 8; ++j)
-            red_add_v2f32(dq_rows + row * kHeadDim + fa3_bwd::kDqPassColumns * pass + 8 * j,
-                          dq[4 * j + 2 * half], dq[4 * j + 2 * half + 1]);
-        }
+          for (int half = 0; half < 2; ++half) {
+            const int row = 64 * (dq_row_tile + i) + dq_row + 8 * half;
+            if (m0 + row >= seqlen_q) continue;
+#pragma unroll
+            for (int j = 0; j < fa3_bwd::kDqPassColumns / 8; ++j)
+              red_add_v2f32(dq_rows + row * kHeadDim + fa3_bwd::kDqPassColumns * pass + 8 * j,
+                            dq[i][4 * j + 2 * half], dq[i][4 * j + 2 * half + 1]);
+          }
       }
       if constexpr (kDeterministic) {
         // Every thread's additions are issued; the release publishes them to the next key block.
