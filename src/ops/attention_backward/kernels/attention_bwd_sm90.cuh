@@ -79,6 +79,28 @@ __device__ __forceinline__ void store_ds_transposed(unsigned int atom,
   }
 }
 
+// dQ (+)= dS·K of a consumer's kRowTiles row tiles and 2 kAcc columns, one committed wgmma group
+// over kNSteps k16 steps of keys: A K-major from the dS tile at `ds_tile` (row tiles from
+// `row_tile`, atoms of 64 keys `atom_bytes` apart), B N-major from K (the columns' first slab at
+// `k_slab`, slabs `slab_bytes` apart).
+template <typename T, int kRowTiles, int kAcc, int kNSteps>
+__device__ __forceinline__ void issue_dq(float (&dq)[kRowTiles][kAcc], unsigned int ds_tile,
+                                         int row_tile, int atom_bytes, unsigned int k_slab,
+                                         int slab_bytes) {
+#pragma unroll
+  for (int i = 0; i < kRowTiles; ++i) fence_accumulators(dq[i]);
+  wgmma_fence();
+#pragma unroll
+  for (int kt = 0; kt < kNSteps; ++kt)
+#pragma unroll
+    for (int i = 0; i < kRowTiles; ++i)
+      wgmma_m64k16_ss<T, 2 * kAcc, 1>(dq[i],
+                                      kmajor_descriptor(ds_tile + (kt / 4) * atom_bytes +
+                                                        (row_tile + i) * 64 * 128 + 32 * (kt % 4)),
+                                      mnmajor_descriptor(k_slab + 2048 * kt, slab_bytes), kt > 0);
+  wgmma_commit();
+}
+
 }  // namespace fa3_bwd
 
 // dK, dV of kBlockN keys of one key/value head and the dQ they add (conventions of
@@ -402,20 +424,9 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
     if constexpr (!kDqFromRegisters) {
       // dQ = dS·K: this consumer's row tiles and columns.
       float dq[Dq::kRowTiles][Dq::kCols / 2];
-#pragma unroll
-      for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
-      wgmma_fence();
-#pragma unroll
-      for (int kt = 0; kt < kNSteps; ++kt)
-#pragma unroll
-        for (int i = 0; i < Dq::kRowTiles; ++i)
-          wgmma_m64k16_ss<T, Dq::kCols, 1>(
-              dq[i],
-              kmajor_descriptor(ds_tile + (kt / 4) * kDsAtomBytes + (dq_row_tile + i) * 64 * 128 +
-                                32 * (kt % 4)),
-              mnmajor_descriptor(smem_k + (dq_col / 64) * kKvSlabBytes + 2048 * kt, kKvSlabBytes),
-              kt > 0);
-      wgmma_commit();
+      fa3_bwd::issue_dq<T, Dq::kRowTiles, Dq::kCols / 2, kNSteps>(
+          dq, ds_tile, dq_row_tile, kDsAtomBytes, smem_k + (dq_col / 64) * kKvSlabBytes,
+          kKvSlabBytes);
       wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
@@ -465,21 +476,9 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
 #pragma unroll
       for (int pass = 0; pass < Dq::kCols / fa3_bwd::kDqPassColumns; ++pass) {
         float dq[Dq::kRowTiles][fa3_bwd::kDqPassColumns / 2];
-#pragma unroll
-        for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
-        wgmma_fence();
-#pragma unroll
-        for (int kt = 0; kt < kNSteps; ++kt)
-#pragma unroll
-          for (int i = 0; i < Dq::kRowTiles; ++i)
-            wgmma_m64k16_ss<T, fa3_bwd::kDqPassColumns, 1>(
-                dq[i],
-                kmajor_descriptor(ds_tile + (kt / 4) * kDsAtomBytes + (dq_row_tile + i) * 64 * 128 +
-                                  32 * (kt % 4)),
-                mnmajor_descriptor(smem_k + (dq_col / 64 + pass) * kKvSlabBytes + 2048 * kt,
-                                   kKvSlabBytes),
-                kt > 0);
-        wgmma_commit();
+        fa3_bwd::issue_dq<T, Dq::kRowTiles, fa3_bwd::kDqPassColumns / 2, kNSteps>(
+            dq, ds_tile, dq_row_tile, kDsAtomBytes, smem_k + (dq_col / 64 + pass) * kKvSlabBytes,
+            kKvSlabBytes);
         wgmma_wait<0>();
 #pragma unroll
         for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
