@@ -194,6 +194,9 @@ std::optional<std::string> validate_fa3(const AttentionBackwardProblem& p,
         "packed operands, dQ and addressing",
         p.head_dim, c.block_m, part_columns(p) + c.block_m, part_columns(p), c.block_m,
         kFa3AccumulatorRegisters, kFa3ConsumerRegisters);
+  if (head_dim_parts(p) == 1 && c.dq_from_registers)
+    return "fa3 adds dQ from registers (.dqr) only at head_dim 256, where no FP32 staging fits: "
+           "elsewhere its TMA reductions ran 1.01-1.26x faster (bench/NOTES.md)";
   if (head_dim_parts(p) > 1 && !c.dq_from_registers)
     return fmt::format(
         "fa3 at head_dim {} adds dQ from registers (its two stages of Q and dO leave no room for a "

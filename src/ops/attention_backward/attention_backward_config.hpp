@@ -26,7 +26,7 @@ struct AttentionBackwardConfig {
   int stages = 2;    // Q/dO buffers: fa2 2 loads the next query block during this one; fa3's ring
   AttentionFamily family = AttentionFamily::kSm80;
   // fa3: dQ added from the consumers' registers by vector reductions, not staged in shared memory
-  // for TMA reductions (".dqr"; the only way at head_dim 256).
+  // for TMA reductions (".dqr"; head_dim 256's only way, and taken nowhere else: slower there).
   bool dq_from_registers = false;
 
   // fa3: a consumer warpgroup per 64 keys and head_dim part (attn_bwd::head_dim_parts: at 256
