@@ -62,12 +62,9 @@ TEST(AttentionBackwardKeys, GoldenStringsAndRoundTrips) {
   EXPECT_EQ(wide.num_consumers(64), 1);
   EXPECT_EQ(wide.num_consumers(256), 2);
   EXPECT_EQ(wide.num_threads(256), 384);
-  // dQ added from registers: a ".dqr" suffix, fa3's only.
-  AttentionBackwardConfig dqr = wide;
-  dqr.dq_from_registers = true;
-  EXPECT_EQ(to_key(dqr), "fa3.bm64.bn64.s2.dqr");
-  EXPECT_EQ(parse_attention_backward_config_key("fa3.bm64.bn64.s2.dqr"), dqr);
-  EXPECT_NE(parse_attention_backward_config_key("fa3.bm64.bn64.s2"), dqr);
+  // How fa3 adds dQ follows from head_dim (from registers at 256), so no key names it.
+  EXPECT_EQ(to_key(wide), "fa3.bm64.bn64.s2");
+  EXPECT_EQ(parse_attention_backward_config_key("fa3.bm64.bn64.s2"), wide);
 }
 
 TEST(AttentionBackwardKeys, RefuseMalformedKeysNamingTheProblem) {
@@ -105,8 +102,14 @@ TEST(AttentionBackwardKeys, RefuseMalformedKeysNamingTheProblem) {
             std::string::npos);
   EXPECT_NE(error_of([] {
               parse_attention_backward_config_key("fa3.bm64.bn64.s2.dq");
-            }).find("fa3.bm64.bn64.s2.dqr"),
+            }).find("not an attention backward config key"),
             std::string::npos);
+  // The ".dqr" suffix of template version 5 keys: refused with the key to write instead.
+  const std::string dqr =
+      error_of([] { parse_attention_backward_config_key("fa3.bm64.bn64.s2.dqr"); });
+  EXPECT_NE(dqr.find("no .dqr suffix"), std::string::npos) << dqr;
+  EXPECT_NE(dqr.find("derived from head_dim"), std::string::npos) << dqr;
+  EXPECT_NE(dqr.find("write 'fa3.bm64.bn64.s2'"), std::string::npos) << dqr;
   EXPECT_NE(error_of([] {
               parse_attention_backward_config_key("fa2.bm64.bn64.w4.s2.dqr");
             }).find("not an attention backward config key"),
@@ -202,15 +205,12 @@ TEST(AttentionBackwardValidate, Fa3NamesItsRegisterSharedMemoryAndDqBudgets) {
             2048 + 2 * 32768 + 2 * 32768 + 2 * 16384 + 32768 + 2 * 2 * (64 + 32) * 4);
   const std::string dq = why(d64, fa3(64, 128, 2), h200);
   EXPECT_NE(dq.find("64-row tiles or 64-column slabs"), std::string::npos) << dq;
-  // dQ added from registers needs no staging (the third stage would fit), but it is head_dim
-  // 256's alone: at 64 and 128 TMA's reductions ran faster.
-  AttentionBackwardConfig dqr = fa3(64, 128, 3);
-  dqr.dq_from_registers = true;
-  EXPECT_NE(why(d128, dqr, h200).find("only at head_dim 256"), std::string::npos);
-  EXPECT_EQ(smem_bytes(d128, dqr),
-            2048 + 2 * 32768 + 3 * 2 * 16384 + 2 * 16384 + 3 * 2 * (64 + 32) * 4);
-  EXPECT_NE(why(d64, {64, 64, 4, 2, AttentionFamily::kSm80, true}, h200).find("fa3's"),
-            std::string::npos);
+  // Below head_dim 256 the layout always holds the dQ staging (the third stage would fit
+  // without it): dQ is added by TMA reductions there, head_dim decides.
+  EXPECT_EQ(smem_bytes(d128, fa3(64, 128, 3)),
+            2048 + 2 * 32768 + 3 * 2 * 16384 + 2 * 16384 + 32768 + 3 * 2 * (64 + 32) * 4);
+  const std::string tma = explain_config(d128, fa3(64, 128, 2), h200);
+  EXPECT_NE(tma.find("elements added by TMA reductions"), std::string::npos) << tma;
   EXPECT_NE(why(d64, fa3(64, 64, 2), device_profile("a100")).find("sm_90a"), std::string::npos);
   EXPECT_NE(why(d64, {64, 64, 4, 2, AttentionFamily::kSm90}, h200).find("no warps field"),
             std::string::npos);
@@ -274,8 +274,8 @@ TEST(AttentionBackwardSpace, HeadDim256Fa3SharesAKeyBlockBetweenTwoConsumers) {
   const auto why = [&](const AttentionBackwardProblem& p, AttentionBackwardConfig c) {
     return validate(p, c, h200).value_or("");
   };
-  const auto fa3 = [](int bm, int bn, int s, bool dqr = true) {
-    return AttentionBackwardConfig{bm, bn, 0, s, AttentionFamily::kSm90, dqr};
+  const auto fa3 = [](int bm, int bn, int s) {
+    return AttentionBackwardConfig{bm, bn, 0, s, AttentionFamily::kSm90};
   };
   for (bool deterministic : {false, true}) {
     const AttentionBackwardProblem p =
@@ -294,18 +294,17 @@ TEST(AttentionBackwardSpace, HeadDim256Fa3SharesAKeyBlockBetweenTwoConsumers) {
     EXPECT_EQ(plan.main.grid[0] * plan.main.grid[1] * plan.main.grid[2],
               std::uint32_t(n_blocks * 2 * 3));
     EXPECT_EQ(attention_backward_kernel_expressions(p, space.front())[0],
-              fmt::format("kt::attention_bwd_sm90<kt::bf16, 256, 64, 64, 2, true, {}, true>",
+              fmt::format("kt::attention_bwd_sm90<kt::bf16, 256, 64, 64, 2, true, {}>",
                           deterministic ? "true" : "false"));
   }
   const AttentionBackwardProblem p = shape("b=3,hq=8,hkv=2,sq=777,sk=1000,d=256");
   EXPECT_NE(why(p, fa3(64, 128, 2)).find("needs block_n 64"), std::string::npos);
   EXPECT_NE(why(p, fa3(128, 64, 2)).find("256 FP32 accumulators"), std::string::npos);
   EXPECT_NE(why(p, fa3(64, 64, 3)).find("shared memory"), std::string::npos);
-  EXPECT_NE(why(p, fa3(64, 64, 2, false)).find("the key ends in .dqr"), std::string::npos);
   // The step's FLOPs: 1.4x those of one consumer computing Sᵀ and dPᵀ once; against d128's
   // fa3.bm64.bn64.s2 (one consumer) 2 x 1.4 = 2.8x the FLOPs a step.
   const AttentionBackwardProblem big = shape("b=4,h=16,s=4096,d=256");
-  EXPECT_EQ(to_key(fa3(64, 64, 2)), "fa3.bm64.bn64.s2.dqr");
+  EXPECT_EQ(to_key(fa3(64, 64, 2)), "fa3.bm64.bn64.s2");
   const std::string explain = explain_config(big, fa3(64, 64, 2), h200);
   EXPECT_NE(explain.find("2 consumer warpgroups sharing 64 keys, 2 head_dim parts of 128 columns"),
             std::string::npos)
@@ -427,10 +426,10 @@ TEST(AttentionBackwardSource, NamesThreeKernelsMainFirst) {
   EXPECT_EQ(f.headers,
             std::vector<std::string>{"kerntune/attention_backward/attention_bwd_sm90.cuh"});
   ASSERT_EQ(f.name_expressions.size(), 3u);
-  EXPECT_EQ(f.name_expressions[0],
-            "kt::attention_bwd_sm90<kt::fp16, 64, 128, 128, 2, true, true, false>");
-  EXPECT_EQ(op.kernel_source(key, "fa3.bm128.bn128.s2.dqr", "").name_expressions[0],
-            "kt::attention_bwd_sm90<kt::fp16, 64, 128, 128, 2, true, true, true>");
+  EXPECT_EQ(f.name_expressions[0], "kt::attention_bwd_sm90<kt::fp16, 64, 128, 128, 2, true, true>");
+  EXPECT_NE(
+      error_of([&] { op.kernel_source(key, "fa3.bm128.bn128.s2.dqr", ""); }).find("no .dqr suffix"),
+      std::string::npos);
   EXPECT_EQ(f.name_expressions[1], "kt::attention_bwd_preprocess<kt::fp16, 64, 128, true>");
   EXPECT_EQ(f.name_expressions[2], "kt::attention_bwd_convert_dq<kt::fp16, 64>");
 }

@@ -150,7 +150,7 @@ TEST(AttentionBackwardCompile, HeadDim96And256Fa2ConfigsCompileSpillFreeEveryVar
 
 TEST(AttentionBackwardCompile, EveryFa3ConfigOfTheSpaceCompilesCleanlyForSm90a) {
   // d64: {64, 64}, {128, 64} x stages 2, 3 and {128, 128} s2; d128: {64, 64} x 2, 3 and
-  // {64, 128} s2; d256: {64, 64} s2.dqr (validate() rejects the rest with its reason).
+  // {64, 128} s2; d256: {64, 64} s2 (validate() rejects the rest with its reason).
   const Variant variants[2][2] = {
       {{DType::kBF16, true, false, "sm_90a"}, {DType::kFP16, false, true, "sm_90a"}},
       {{DType::kFP16, false, false, "sm_90a"}, {DType::kBF16, true, true, "sm_90a"}}};
@@ -166,8 +166,8 @@ TEST(AttentionBackwardCompile, HeadDim256Fa3CompilesCleanlyEveryVariant) {
     for (bool causal : {false, true})
       for (bool deterministic : {false, true}) {
         const AttentionBackwardProblem p = problem(256, {dtype, causal, deterministic, "sm_90a"});
-        cases.push_back({to_key(p) + " fa3.bm64.bn64.s2.dqr",
-                         gen::generate(op, to_key(p), "fa3.bm64.bn64.s2.dqr", "", "sm_90a"), 168});
+        cases.push_back({to_key(p) + " fa3.bm64.bn64.s2",
+                         gen::generate(op, to_key(p), "fa3.bm64.bn64.s2", "", "sm_90a"), 168});
       }
   expect_clean_compiles(cases);
 }
@@ -227,7 +227,7 @@ TEST(AttentionBackwardCompile, Fa3AtHeadDim256AddsDqFromRegisters) {
   const OpSpec& op = op_spec("attention-backward");
   const std::string ptx = gen::compile_to_ptx(
       gen::generate(op, to_key(problem(256, {DType::kBF16, true, true, "sm_90a"})),
-                    "fa3.bm64.bn64.s2.dqr", "", "sm_90a"));
+                    "fa3.bm64.bn64.s2", "", "sm_90a"));
   EXPECT_NE(ptx.find("red.relaxed.gpu.global.add.v2.f32"), std::string::npos);
   EXPECT_EQ(ptx.find("cp.reduce.async.bulk.tensor"), std::string::npos);
   EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), std::string::npos);

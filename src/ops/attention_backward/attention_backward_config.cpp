@@ -40,9 +40,9 @@ constexpr double kSideLaunchUs = 2.0;
 // part of it the other consumer's products do not hide; a step's own cost (the full barrier,
 // three wgmma waits, the dS stores and two named barriers, the dQ staging); the FP32 bytes the
 // TMA reductions of an SM retire a clock into L2 and the part of their time left exposed (more
-// when the consumers issue them from registers, ".dqr": 32 vector reductions a thread per 64
-// columns, where one thread issues a TMA reduction of a box); and, deterministic, a step's wait
-// for its reductions to complete before the next key block adds.
+// when the consumers issue them from registers, as at head_dim 256: 32 vector reductions a thread
+// per 64 columns, where one thread issues a TMA reduction of a box); and, deterministic, a step's
+// wait for its reductions to complete before the next key block adds.
 constexpr double kFa3WgmmaEfficiency = 0.6;
 constexpr double kFa3OneConsumerFactor = 0.75;
 constexpr double kFa3ExpShareTimesHeadDim = 25.6;
@@ -133,8 +133,6 @@ std::optional<std::string> validate_fa2(const AttentionBackwardProblem& p,
                                         const AttentionBackwardConfig& c,
                                         const DeviceDesc& device) {
   if (device.cc_major < 8) return "the fa2 backward family needs compute capability >= 8.0";
-  if (c.dq_from_registers)
-    return "the .dqr option is fa3's (fa2 always adds dQ from its registers)";
   if (c.warps != 4 && c.warps != 8) return "warps must be 4 or 8";
   if (c.block_n != 16 * c.warps && c.block_n != 32 * c.warps)
     return "block_n must be 16 or 32 x warps (each warp owns 16 or 32 keys)";
@@ -194,14 +192,6 @@ std::optional<std::string> validate_fa3(const AttentionBackwardProblem& p,
         "packed operands, dQ and addressing",
         p.head_dim, c.block_m, part_columns(p) + c.block_m, part_columns(p), c.block_m,
         kFa3AccumulatorRegisters, kFa3ConsumerRegisters);
-  if (head_dim_parts(p) == 1 && c.dq_from_registers)
-    return "fa3 adds dQ from registers (.dqr) only at head_dim 256, where no FP32 staging fits: "
-           "elsewhere its TMA reductions ran 1.01-1.26x faster (bench/NOTES.md)";
-  if (head_dim_parts(p) > 1 && !c.dq_from_registers)
-    return fmt::format(
-        "fa3 at head_dim {} adds dQ from registers (its two stages of Q and dO leave no room for a "
-        "staging): the key ends in .dqr",
-        p.head_dim);
   if (fa3_dq_split(p, c).cols % 64 != 0)
     return fmt::format(
         "fa3 dQ = dS·K splits between the {} consumer warpgroups by 64-row tiles or 64-column "
@@ -227,8 +217,9 @@ double block_seconds(const AttentionBackwardProblem& p, const AttentionBackwardC
     const double exposed_exp = kFa3ExposedExp * kFa3ExpShareTimesHeadDim / double(p.head_dim);
     const double reduce_s =
         4.0 * c.block_m * double(p.head_dim) / (kFa3ReduceBytesPerClockPerSm * clock_hz);
+    // With head_dim parts the consumers add dQ from registers (the kernel's kDqFromRegisters).
     const double exposed_reduce =
-        c.dq_from_registers ? kFa3RegisterReduceExposedShare : kFa3ExposedReduceShare;
+        head_dim_parts(p) > 1 ? kFa3RegisterReduceExposedShare : kFa3ExposedReduceShare;
     return flops / sm_rate * (1.0 + exposed_exp) + exposed_reduce * reduce_s +
            (kFa3StepUs + (p.deterministic ? kFa3OrderedReduceUs : 0.0)) * 1e-6;
   }
@@ -243,23 +234,27 @@ double block_seconds(const AttentionBackwardProblem& p, const AttentionBackwardC
 
 std::string to_key(const AttentionBackwardConfig& c) {
   if (c.family == AttentionFamily::kSm90)
-    return fmt::format("fa3.bm{}.bn{}.s{}{}", c.block_m, c.block_n, c.stages,
-                       c.dq_from_registers ? ".dqr" : "");
+    return fmt::format("fa3.bm{}.bn{}.s{}", c.block_m, c.block_n, c.stages);
   return fmt::format("fa2.bm{}.bn{}.w{}.s{}", c.block_m, c.block_n, c.warps, c.stages);
 }
 
 AttentionBackwardConfig parse_attention_backward_config_key(std::string_view key) {
-  const char* hint = "expected e.g. fa2.bm64.bn64.w4.s2, fa3.bm64.bn128.s2 or fa3.bm64.bn64.s2.dqr";
+  const char* hint = "expected e.g. fa2.bm64.bn64.w4.s2 or fa3.bm64.bn128.s2";
   const auto parts = split(key, '.');
   AttentionBackwardConfig c;
   if (parts.size() == 5 && parts[0] == "fa2") {
     parse_key_fields(key, parts,
                      {{"bm", &c.block_m}, {"bn", &c.block_n}, {"w", &c.warps}, {"s", &c.stages}},
                      hint);
-  } else if ((parts.size() == 4 || (parts.size() == 5 && parts[4] == "dqr")) && parts[0] == "fa3") {
+  } else if (parts.size() == 5 && parts[0] == "fa3" && parts[4] == "dqr") {
+    // A key of template version 5 and before: head_dim now decides how dQ is added.
+    throw_invalid(fmt::format(
+        "'{}': fa3 keys have no .dqr suffix (dQ is added from registers at head_dim 256, derived "
+        "from head_dim): write '{}'",
+        key, key.substr(0, key.size() - 4)));
+  } else if (parts.size() == 4 && parts[0] == "fa3") {
     c.family = AttentionFamily::kSm90;
     c.warps = 0;
-    c.dq_from_registers = parts.size() == 5;
     parse_key_fields(key, parts, {{"bm", &c.block_m}, {"bn", &c.block_n}, {"s", &c.stages}}, hint);
   } else {
     throw_invalid(fmt::format("'{}' is not an attention backward config key: {}", key, hint));
@@ -272,9 +267,7 @@ AttentionBackwardConfig parse_attention_backward_config_key(std::string_view key
 
 int smem_bytes(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
   if (c.family == AttentionFamily::kSm90)
-    return AttentionBwdSm90Layout(int(p.head_dim), c.block_m, c.block_n, c.stages,
-                                  c.dq_from_registers)
-        .launch_bytes;
+    return AttentionBwdSm90Layout(int(p.head_dim), c.block_m, c.block_n, c.stages).launch_bytes;
   const std::int64_t kv = std::int64_t(c.block_n) * p.head_dim * 2;
   const std::int64_t q = std::int64_t(c.block_m) * p.head_dim * 2;
   const std::int64_t stats = 2 * std::int64_t(c.block_m) * 4;
@@ -352,9 +345,8 @@ std::vector<std::string> attention_backward_kernel_expressions(const AttentionBa
   const char* det = p.deterministic ? "true" : "false";
   return {
       c.family == AttentionFamily::kSm90
-          ? fmt::format("kt::attention_bwd_sm90<{}, {}, {}, {}, {}, {}, {}, {}>", t, p.head_dim,
-                        c.block_m, c.block_n, c.stages, causal, det,
-                        c.dq_from_registers ? "true" : "false")
+          ? fmt::format("kt::attention_bwd_sm90<{}, {}, {}, {}, {}, {}, {}>", t, p.head_dim,
+                        c.block_m, c.block_n, c.stages, causal, det)
           : fmt::format("kt::attention_bwd_sm80<{}, {}, {}, {}, {}, {}, {}, {}>", t, p.head_dim,
                         c.block_m, c.block_n, c.warps, c.stages, causal, det),
       fmt::format("kt::attention_bwd_preprocess<{}, {}, {}, {}>", t, p.head_dim, c.block_m, det),
@@ -370,9 +362,7 @@ std::vector<AttentionBackwardConfig> enumerate_attention_backward_configs(
     for (int bm : fa3 ? d.fa3_block_m : d.block_m)
       for (int warps : fa3 ? std::vector<int>{0} : d.warps)
         for (int bn : fa3 ? d.fa3_block_n : d.block_n)
-          for (int s : fa3 ? d.fa3_stages : d.stages)
-            for (bool dqr : fa3 ? d.fa3_dq_from_registers : std::vector<bool>{false})
-              out.push_back({bm, bn, warps, s, family, dqr});
+          for (int s : fa3 ? d.fa3_stages : d.stages) out.push_back({bm, bn, warps, s, family});
   }
   std::erase_if(
       out, [&](const AttentionBackwardConfig& c) { return validate(p, c, device).has_value(); });
@@ -473,9 +463,9 @@ std::string explain_config(const AttentionBackwardProblem& p, const AttentionBac
       e.max_cta_steps);
   out += fmt::format("  dQ           FP32 accumulator, {} {} a block{}\n",
                      c.block_m * (fa3 ? int(p.head_dim) : part_columns(p)),
-                     !fa3                  ? "atomics"
-                     : c.dq_from_registers ? "elements added by vector reductions from registers"
-                                           : "elements added by TMA reductions",
+                     !fa3                    ? "atomics"
+                     : head_dim_parts(p) > 1 ? "elements added by vector reductions from registers"
+                                             : "elements added by TMA reductions",
                      p.deterministic
                          ? "; deterministic: added in key-block order (semaphores), serial chain " +
                                fmt::format("{:.1f} us", e.serial_us)

@@ -25,12 +25,11 @@ struct AttentionBackwardConfig {
   int warps = 4;     // fa2 only; 0 for fa3, whose warpgroups follow from block_n
   int stages = 2;    // Q/dO buffers: fa2 2 loads the next query block during this one; fa3's ring
   AttentionFamily family = AttentionFamily::kSm80;
-  // fa3: dQ added from the consumers' registers by vector reductions, not staged in shared memory
-  // for TMA reductions (".dqr"; head_dim 256's only way, and taken nowhere else: slower there).
-  bool dq_from_registers = false;
 
   // fa3: a consumer warpgroup per 64 keys and head_dim part (attn_bwd::head_dim_parts: at 256
-  // two share the keys, each with half the columns), and the producer's.
+  // two share the keys, each with half the columns), and the producer's. With head_dim parts the
+  // consumers add dQ from registers by vector reductions (no room for an FP32 staging in shared
+  // memory); otherwise they stage it for TMA reductions. head_dim decides, not the config.
   int num_consumers(std::int64_t head_dim) const {
     return block_n / 64 * attn_bwd::head_dim_parts(int(head_dim));
   }
@@ -51,11 +50,10 @@ struct AttentionBackwardDomains {
   std::vector<int> fa3_block_m{64, 128};
   std::vector<int> fa3_block_n{64, 128};
   std::vector<int> fa3_stages{2, 3};
-  std::vector<bool> fa3_dq_from_registers{false, true};
 };
 
-// "fa2.bm64.bn64.w4.s2", "fa3.bm64.bn128.s2" or "fa3.bm64.bn128.s2.dqr"; parse is its exact
-// inverse (throws kt::Error naming the field, or the canonical spelling).
+// "fa2.bm64.bn64.w4.s2" or "fa3.bm64.bn128.s2"; parse is its exact inverse (throws kt::Error
+// naming the field, or the canonical spelling).
 std::string to_key(const AttentionBackwardConfig& config);
 AttentionBackwardConfig parse_attention_backward_config_key(std::string_view key);
 
@@ -100,7 +98,7 @@ AttentionBackwardLaunch plan_launch(const AttentionBackwardProblem& p,
 
 // The name expressions of the three kernels, main first:
 // "kt::attention_bwd_sm80<kt::bf16, 128, 64, 64, 4, 2, true, false>" (fa3:
-// "kt::attention_bwd_sm90<kt::bf16, 128, 64, 128, 2, true, false, false>"),
+// "kt::attention_bwd_sm90<kt::bf16, 128, 64, 128, 2, true, false>"),
 // "kt::attention_bwd_preprocess<kt::bf16, 128, 64, false>", "kt::attention_bwd_convert_dq<...>".
 std::vector<std::string> attention_backward_kernel_expressions(const AttentionBackwardProblem& p,
                                                                const AttentionBackwardConfig& c);

@@ -124,16 +124,14 @@ __device__ __forceinline__ void issue_dq(float (&dq)[kRowTiles][kAcc], unsigned 
 // arrive zero-filled (lse_log2 and D of other rows or zeros, masked), so they add nothing. At the
 // end dK (times softmax_scale) and dV go through the K and V tiles to TMA stores (keys past
 // seqlen_k skipped).
-// kDqFromRegisters: a consumer computes its part of dQ in passes of 64 columns and adds each from
-// registers by 8-byte vector reductions (rows past seqlen_q skipped), with no staging in shared
-// memory.
-// head_dim 256 (attn_bwd::head_dim_parts; kBlockN 64, kDqFromRegisters: two stages of 64 x 256
-// Q and dO leave no room for a staging): consumers 0 and 1 both own the block's 64 keys, consumer
-// c holding dK and dV of columns [128 c, 128 c + 128) and each recomputing Sᵀ and dPᵀ over the
-// whole head_dim (1.4x the FLOPs of one warpgroup computing them; there are not the registers to
-// hold 64 keys x 256 columns of dK and dV in one). Their dSᵀ is the same: each stores it into a
-// tile of its own and meets no other consumer within a step (one's exp2 and stores can run under
-// the other's products).
+// head_dim 256 (attn_bwd::head_dim_parts; kBlockN 64): consumers 0 and 1 both own the block's 64
+// keys, consumer c holding dK and dV of columns [128 c, 128 c + 128) and each recomputing Sᵀ and
+// dPᵀ over the whole head_dim (1.4x the FLOPs of one warpgroup computing them; there are not the
+// registers to hold 64 keys x 256 columns of dK and dV in one). Their dSᵀ is the same: each stores
+// it into a tile of its own and meets no other consumer within a step (one's exp2 and stores can
+// run under the other's products). Two stages of 64 x 256 Q and dO leave no room for a dQ staging
+// (kDqFromRegisters, derived from head_dim): a consumer computes its part of dQ in passes of 64
+// columns and adds each from registers by 8-byte vector reductions (rows past seqlen_q skipped).
 // kDeterministic: CTAs take their (n_block, head, batch) from a ticket counter in start order,
 // and a consumer adds its dQ of query block m only after every consumer of the key blocks before
 // it did (a semaphore per (batch, query head, query block) counting consumer additions: it
@@ -145,7 +143,7 @@ __device__ __forceinline__ void issue_dq(float (&dq)[kRowTiles][kAcc], unsigned 
 // of dynamic shared memory; the maps of AttentionBwdSm90Params; after attention_bwd_preprocess on
 // the same stream.
 template <typename T, int kHeadDim, int kBlockM, int kBlockN, int kStages, bool kCausal,
-          bool kDeterministic, bool kDqFromRegisters>
+          bool kDeterministic>
 __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) + 1), 1)
     attention_bwd_sm90(const __grid_constant__ AttentionBwdSm90Params params) {
   static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
@@ -157,13 +155,13 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   constexpr int kParts = attn_bwd::head_dim_parts(kHeadDim);
   constexpr int kCols = kHeadDim / kParts;  // dK and dV columns a consumer holds
   static_assert(kParts == 1 || kBlockN == 64, "head_dim parts share one group of 64 keys");
-  static_assert(
-      kParts == 1 || kDqFromRegisters,
-      "at head_dim 256 the shared memory holds no dQ staging: dQ is added from registers");
+  // With head_dim parts the shared memory holds no dQ staging (AttentionBwdSm90Layout): dQ is
+  // added from registers.
+  constexpr bool kDqFromRegisters = kParts > 1;
   static_assert(kCols + kBlockM <= 192,
                 "a consumer thread keeps dK, dV (its columns in FP32) and Sᵀ, dPᵀ (kBlockM) in "
                 "registers: at most 192 of its 240");
-  constexpr AttentionBwdSm90Layout kSmem(kHeadDim, kBlockM, kBlockN, kStages, kDqFromRegisters);
+  constexpr AttentionBwdSm90Layout kSmem(kHeadDim, kBlockM, kBlockN, kStages);
   static_assert(kSmem.launch_bytes <= 227 * 1024,
                 "more shared memory than an sm_90 CTA gets (227 KB)");
 
@@ -398,7 +396,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
     // this consumer's dS is in its own tile.
     fence_proxy_async_shared();
     if constexpr (kParts == 1) {
-      if (!kDqFromRegisters && thread == 0) bulk_wait_group_read<0>();
+      if (thread == 0) bulk_wait_group_read<0>();
       named_barrier_sync(fa3_bwd::kAllConsumers, 128 * kConsumers);
     } else {
       named_barrier_sync(1 + consumer, 128);

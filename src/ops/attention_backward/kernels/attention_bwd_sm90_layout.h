@@ -3,6 +3,12 @@
 // (attention_bwd_sm90.cuh): plain C++, no CUDA.
 #pragma once
 
+#if defined(__CUDACC_RTC__)
+#include "kerntune/attention_backward/attention_bwd_split.h"
+#else
+#include "ops/attention_backward/kernels/attention_bwd_split.h"
+#endif
+
 // The constructor runs in constant evaluation on both sides.
 #if defined(__CUDACC__)
 #define KT_BWD_LAYOUT_FN __host__ __device__
@@ -16,12 +22,12 @@ namespace kt {
 // the 128B swizzle needs): the mbarriers (1 KB), the K and V tiles of the CTA's block_n keys,
 // `stages` pairs of Q and dO tiles of block_m rows, two dS tiles (the step's and the one before,
 // still read by the other consumers' dQ; at head_dim 256 one a consumer), the FP32 dQ staging of a
-// step (none when the consumers add dQ from registers) and `stages` pairs of the rows' lse_log2
-// and D, each a TMA box of block_m + kStatsLead FP32 (a box starts on a 16-byte aligned element of
-// global memory, so the step's rows start up to kStatsLead - 1 elements into it) in a slot of
-// block_m + kStatsSlot (a box lands on 128 bytes of shared memory). 16-bit tiles are head_dim / 64
-// slabs of rows x 128 bytes (a TMA box each); a dS tile is block_n / 64 atoms of block_m query rows
-// x 64 keys (128 bytes).
+// step (none at head_dim 256, attn_bwd::head_dim_parts > 1, where the consumers add dQ from
+// registers) and `stages` pairs of the rows' lse_log2 and D, each a TMA box of block_m +
+// kStatsLead FP32 (a box starts on a 16-byte aligned element of global memory, so the step's rows
+// start up to kStatsLead - 1 elements into it) in a slot of block_m + kStatsSlot (a box lands on
+// 128 bytes of shared memory). 16-bit tiles are head_dim / 64 slabs of rows x 128 bytes (a TMA box
+// each); a dS tile is block_n / 64 atoms of block_m query rows x 64 keys (128 bytes).
 struct AttentionBwdSm90Layout {
   static constexpr int kBarrierBytes = 1024;
   static constexpr int kAlignBytes = 1024;  // the base may lie this far above the buffer's start
@@ -44,11 +50,11 @@ struct AttentionBwdSm90Layout {
   int launch_bytes;  // the dynamic shared memory a launch asks for
 
   KT_BWD_LAYOUT_FN constexpr AttentionBwdSm90Layout(int head_dim, int block_m, int block_n,
-                                                    int stages, bool dq_from_registers)
+                                                    int stages)
       : kv_bytes(block_n * head_dim * 2),
         q_bytes(block_m * head_dim * 2),
         ds_bytes(block_m * block_n * 2),
-        dq_bytes(dq_from_registers ? 0 : block_m * head_dim * 4),
+        dq_bytes(attn_bwd::head_dim_parts(head_dim) > 1 ? 0 : block_m * head_dim * 4),
         stats_box(block_m + kStatsLead),
         stats_rows(block_m + kStatsSlot),
         stats_bytes(2 * stats_rows * 4),
