@@ -4,7 +4,7 @@ work is the blocks it visits plus `--fixed` for its fixed cost (twice that in th
 CTAs also load K and V and store dK and dV). Compares the head-by-head order
 (forward: longest query block first within each head; backward: key block 0 first within each
 key/value head) with the sectioned order of templates/common/work_order.h (entries in sections
-whose shared data fits 32 MB of L2, block by block within a section). The figures of
+whose shared data fits 32 MB of L2, at most 32, block by block within a section). The figures of
 bench/NOTES.md ("Attention", "Attention backward": CTA order) come from it.
 Usage: python3 bench/launch_order_sim.py [--fixed 1.0]
 Python's standard library only."""
@@ -12,6 +12,7 @@ import argparse
 import heapq
 
 SECTION_BYTES = 32 << 20
+SECTION_ENTRIES_MAX = 32
 FWD = [(32, 16, 16, 512, 128, 128, 128), (16, 16, 16, 1024, 128, 128, 128),
        (8, 16, 16, 2048, 128, 128, 128), (4, 16, 16, 4096, 128, 128, 128),
        (2, 16, 16, 8192, 128, 128, 128), (1, 16, 16, 16384, 128, 128, 128),
@@ -34,7 +35,7 @@ def makespan(works, slots):
 
 def section_entries(bytes_per_entry):
     section = 1
-    while 2 * section * bytes_per_entry <= SECTION_BYTES:
+    while section < SECTION_ENTRIES_MAX and 2 * section * bytes_per_entry <= SECTION_BYTES:
         section *= 2
     return section
 

@@ -541,12 +541,15 @@ TEST(WorkOrder, SectionsVisitEachItemOnceBlockByBlockAndEntriesInOrder) {
       }
     }
   }
-  // A section holds the most entries, a power of two, whose shared bytes fit the budget.
-  EXPECT_EQ(section_entries(256 << 10), 128);  // 512 keys x d128, BF16 K and V
+  // A section holds the most entries, a power of two up to kSectionEntriesMax, whose shared bytes
+  // fit the budget.
+  EXPECT_EQ(section_entries(4 << 20), 8);  // 8192 keys x d128, BF16 K and V
   EXPECT_EQ(section_entries(3 << 20), 8);
+  EXPECT_EQ(section_entries(kSectionBytes / 16), 16);
   EXPECT_EQ(section_entries(kSectionBytes), 1);
   EXPECT_EQ(section_entries(kSectionBytes * 4), 1);
-  EXPECT_EQ(section_entries(1), 1 << 25);
+  EXPECT_EQ(section_entries(256 << 10), kSectionEntriesMax);  // 512 keys x d128: 128 would fit
+  EXPECT_EQ(section_entries(1), kSectionEntriesMax);
 }
 
 TEST(AttentionFa3, ModelFitsTheH200MeasurementsAndPrefersFa3OnHopper) {

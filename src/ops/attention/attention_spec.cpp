@@ -60,8 +60,9 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
     out += fmt::format(
         "  order        longest query block first over sections of {} (head, batch) entries, "
         "{} section(s): a section's K and V ({:.1f} MB) stay in L2 while its query blocks read "
-        "them\n",
-        section, ceil_div(entries, section), double(section * attention_entry_kv_bytes(p)) / 1e6);
+        "them, and a wave's CTAs share an entry's loads (at most {} entries a section)\n",
+        section, ceil_div(entries, section), double(section * attention_entry_kv_bytes(p)) / 1e6,
+        kSectionEntriesMax);
   }
   out += explain_occupancy(e, d.num_sms);
   out += fmt::format("  blocks       {:.1f}% of the visited (q, k) block area is visible{}\n",
