@@ -44,20 +44,24 @@ constexpr KT_WORK_ORDER_FN int snake_index(int turn, int cta, int grid) {
 // parts, which the rest of the traffic streams through beside them.
 constexpr long long kSectionBytes = 32ll << 20;
 
-// The most entries of a section. A section's first wave (the 132-264 CTAs the SMs hold) works its
-// longest blocks, each of which reads all its entry's shared data from DRAM; CTAs of one entry
-// read it once between them. A CTA of 128 query rows reads an entry's K and V at R/128 bytes a
-// second (R its SM's FLOP/s), so a wave over distinct entries asks for P/128 (P the GPU's
-// FLOP/s): 7.7 TB/s on the H100, 2.3x what DRAM streams. At most 32 entries, a wave's CTAs
-// share an entry by 4 or more and its loads stay within DRAM's rate.
+// The most entries of a section of a grid of one CTA an item, which the hardware starts in order
+// as SMs free up (list scheduling evens the SMs' sums at any section size). A section's first wave
+// (the 132-264 CTAs the SMs hold) works its longest blocks, each of which reads all its entry's
+// shared data from DRAM; CTAs of one entry read it once between them. A CTA of 128 query rows
+// reads an entry's K and V at R/128 bytes a second (R its SM's FLOP/s), so a wave over distinct
+// entries asks for P/128 (P the GPU's FLOP/s): 7.7 TB/s on the H100, 2.3x what DRAM streams. At
+// most 32 entries, a wave's CTAs share an entry by 4 or more and its loads stay within DRAM's
+// rate. A persistent grid's fixed snake (snake_index) evens the CTAs' sums only where each block
+// of a section spans the grid, so it takes sections of the L2 bound alone (kSectionEntriesAny).
 constexpr int kSectionEntriesMax = 32;
+constexpr int kSectionEntriesAny = 1 << 30;
 
-// The entries of a section: the most, a power of two up to kSectionEntriesMax, whose
-// `bytes_per_entry` (the data an entry's blocks share) fit kSectionBytes; at least 1.
-constexpr KT_WORK_ORDER_FN int section_entries(long long bytes_per_entry) {
+// The entries of a section: the most, a power of two up to `max_entries`, whose `bytes_per_entry`
+// (the data an entry's blocks share) fit kSectionBytes; at least 1.
+constexpr KT_WORK_ORDER_FN int section_entries(long long bytes_per_entry,
+                                               int max_entries = kSectionEntriesMax) {
   int section = 1;
-  while (section < kSectionEntriesMax && 2ll * section * bytes_per_entry <= kSectionBytes)
-    section *= 2;
+  while (section < max_entries && 2ll * section * bytes_per_entry <= kSectionBytes) section *= 2;
   return section;
 }
 

@@ -14,6 +14,7 @@
 #include "common/work_order.h"
 #include "core/attention_config.hpp"
 #include "core/error.hpp"
+#include "ops/attention/attention_order.hpp"
 #include "support/attention_builders.hpp"
 
 namespace kt {
@@ -550,6 +551,16 @@ TEST(WorkOrder, SectionsVisitEachItemOnceBlockByBlockAndEntriesInOrder) {
   EXPECT_EQ(section_entries(kSectionBytes * 4), 1);
   EXPECT_EQ(section_entries(256 << 10), kSectionEntriesMax);  // 512 keys x d128: 128 would fit
   EXPECT_EQ(section_entries(1), kSectionEntriesMax);
+  EXPECT_EQ(section_entries(256 << 10, kSectionEntriesAny), 128);
+  EXPECT_EQ(section_entries(1, kSectionEntriesAny), 1 << 25);
+  // Attention's causal order: persistent CTAs take the L2 bound alone, one CTA a query block at
+  // most kSectionEntriesMax entries.
+  const AttentionProblem short_rows = shape("b=32,h=16,s=512,d=128", true);
+  EXPECT_EQ(attention_causal_section(short_rows, false), kSectionEntriesMax);
+  EXPECT_EQ(attention_causal_section(short_rows, true), 128);
+  const AttentionProblem long_rows = shape("b=2,h=16,s=8192,d=128", true);
+  EXPECT_EQ(attention_causal_section(long_rows, false), 8);
+  EXPECT_EQ(attention_causal_section(long_rows, true), 8);
 }
 
 TEST(AttentionFa3, ModelFitsTheH200MeasurementsAndPrefersFa3OnHopper) {

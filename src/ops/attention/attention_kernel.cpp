@@ -65,15 +65,16 @@ AttentionTensors AttentionKernel::kernel_tensors(const AttentionTensors& t) cons
 }
 
 AttentionParams AttentionKernel::make_params(const AttentionTensors& t) const {
-  return make_attention_params(kernel_problem_, kernel_tensors(t));
+  return make_attention_params(kernel_problem_, kernel_tensors(t), config_.persistent);
 }
 
-AttentionParams make_attention_params(const AttentionProblem& problem, const AttentionTensors& t) {
+AttentionParams make_attention_params(const AttentionProblem& problem, const AttentionTensors& t,
+                                      bool persistent) {
   AttentionParams p{};
   set_forward_operands(p, t);
   set_sizes_and_scale(p, problem, t.softmax_scale);
   p.num_splits = 1;
-  p.causal_section = attention_causal_section(problem);
+  p.causal_section = attention_causal_section(problem, persistent);
   if (problem.varlen) {
     // Packed: each sequence is addressed from its first row; there is no batch dimension.
     p.cu_seqlens_q = t.cu_seqlens_q;

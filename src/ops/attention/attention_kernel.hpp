@@ -13,9 +13,11 @@
 
 namespace kt::rt {
 
-// The kernel parameter block for `tensors` (softmax_scale 0 becomes 1/sqrt(head_dim)).
+// The kernel parameter block for `tensors` (softmax_scale 0 becomes 1/sqrt(head_dim));
+// `persistent`: for a grid of persistent CTAs, whose causal order takes other sections
+// (attention_order.hpp).
 AttentionParams make_attention_params(const AttentionProblem& problem,
-                                      const AttentionTensors& tensors);
+                                      const AttentionTensors& tensors, bool persistent = false);
 
 class AttentionKernel {
  public:

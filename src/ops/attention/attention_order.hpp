@@ -14,9 +14,12 @@ inline std::int64_t attention_entry_kv_bytes(const AttentionProblem& p) {
   return 2 * p.seqlen_k * p.head_dim * std::int64_t(size_bytes(p.dtype)) / (p.heads_q / p.heads_kv);
 }
 
-// The entries of a causal section: the most whose K and V fit kSectionBytes.
-inline int attention_causal_section(const AttentionProblem& p) {
-  return section_entries(attention_entry_kv_bytes(p));
+// The entries of a causal section: the most whose K and V fit kSectionBytes, at most
+// kSectionEntriesMax for one CTA a query block, any number for persistent CTAs (their snake
+// needs each block of a section to span the grid: common/work_order.h).
+inline int attention_causal_section(const AttentionProblem& p, bool persistent) {
+  return section_entries(attention_entry_kv_bytes(p),
+                         persistent ? kSectionEntriesAny : kSectionEntriesMax);
 }
 
 }  // namespace kt

@@ -56,13 +56,17 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
         double(e.num_ctas) / double(std::int64_t(d.num_sms) * e.occupancy.ctas_per_sm));
   if (p.causal && c.splits == 1) {
     const std::int64_t entries = p.batch * p.heads_q;
-    const std::int64_t section = std::min<std::int64_t>(attention_causal_section(p), entries);
+    const std::int64_t section =
+        std::min<std::int64_t>(attention_causal_section(p, c.persistent), entries);
     out += fmt::format(
         "  order        longest query block first over sections of {} (head, batch) entries, "
         "{} section(s): a section's K and V ({:.1f} MB) stay in L2 while its query blocks read "
-        "them, and a wave's CTAs share an entry's loads (at most {} entries a section)\n",
+        "them{}\n",
         section, ceil_div(entries, section), double(section * attention_entry_kv_bytes(p)) / 1e6,
-        kSectionEntriesMax);
+        c.persistent ? ""
+                     : fmt::format(", and a wave's CTAs share an entry's loads (at most {} "
+                                   "entries a section)",
+                                   kSectionEntriesMax));
   }
   out += explain_occupancy(e, d.num_sms);
   out += fmt::format("  blocks       {:.1f}% of the visited (q, k) block area is visible{}\n",
