@@ -53,8 +53,10 @@ inline constexpr int kGemmTemplateVersion = 20;
 //    one consumer a one-warp producer (160 threads), so CTAs of few registers share an SM.
 // 9: causal tiles (fa2, fa3 persistent or one CTA a block) longest first over sections of
 //    entries whose K and V fit L2.
-// 10: a causal section of one CTA a query block holds at most 32 entries (common/work_order.h), so
-//     the CTAs of a wave share an entry's K and V loads; persistent CTAs keep the L2 bound.
-inline constexpr int kAttentionTemplateVersion = 10;
+// 10: a causal section holds at most 32 entries (common/work_order.h), so the CTAs of a wave share
+//     an entry's K and V loads.
+// 11: persistent CTAs' causal sections keep the L2 bound alone (their snake needs each block of a
+//     section to span the grid).
+inline constexpr int kAttentionTemplateVersion = 11;
 
 }  // namespace kt
