@@ -1,4 +1,5 @@
-"""How well an op's model (GEMM's by default, or RMSNorm's) picks among configs the GPU measured,
+"""How well an op's model (GEMM's by default, RMSNorm's or attention's, forward or backward) picks
+among configs the GPU measured,
 offline: for each problem of a measurements export (`kerntune cache export`, plain or .gz), the
 config the model ranks first among those measured, and its measured time over the fastest
 measured (the regret). Asks the given kerntune for each prediction (`explain --config K --json`,
@@ -9,8 +10,8 @@ With --neighbours EXPORT (RMSNorm) the candidates of each problem are only the c
 export's tuned problems measured within 3% of their fastest, from problems of the same residual
 flag and a hidden within 2x (what tuned neighbours could offer an untuned shape); it also prints
 the best of those candidates over the fastest (the oracle's regret).
-Usage: python3 bench/model_regret.py KERNTUNE MEASUREMENTS [--op gemm|rmsnorm] [--worst N] [--top N]
-       [--neighbours EXPORT]
+Usage: python3 bench/model_regret.py KERNTUNE MEASUREMENTS
+       [--op gemm|rmsnorm|attention|attention-backward] [--worst N] [--top N] [--neighbours EXPORT]
 Prints the geomean regret, how many problems are within 2% and 5%, and the worst picks.
 Python's standard library only."""
 import argparse
@@ -24,13 +25,17 @@ import subprocess
 import tempfile
 
 
+# The problem keys' op field of each --op.
+KEY_OP = {"gemm": "gemm", "rmsnorm": "rmsnorm", "attention": "attn", "attention-backward": "attnbwd"}
+
+
 def measured(path, op):
     opener = gzip.open if path.endswith(".gz") else open
     times = collections.defaultdict(dict)
     with opener(path, "rt", newline="") as f:
         for r in csv.DictReader(f):
             if (r["kind"] == "measurement" and r["status"] == "ok"
-                    and r["problem_key"].startswith(op + ":")):
+                    and r["problem_key"].startswith(KEY_OP[op] + ":")):
                 times[r["problem_key"]][r["config_key"]] = float(r["median_us"])
     return times
 
@@ -41,12 +46,28 @@ def rmsnorm_shape(problem):
     return int(rows), int(hidden), problem.endswith(".res")
 
 
+def attention_args(problem):
+    """`kerntune explain` options of an attention key (attn|attnbwd:DT:bB.hqH.hkvH.sqN.skN.dD
+    [.causal][.det]); None for a packed varlen batch, whose key names no shape."""
+    op, dtype, body = problem.split(":")
+    fields = body.split(".")
+    sizes = dict(re.match(r"([a-z]+)(\d+)$", f).groups() for f in fields if re.match(r"[a-z]+\d+$", f))
+    if set(sizes) != {"b", "hq", "hkv", "sq", "sk", "d"}:
+        return None
+    shape = ",".join(f"{k}={sizes[k]}" for k in ("b", "hq", "hkv", "sq", "sk", "d"))
+    return (["--op", "attention" if op == "attn" else "attention-backward", "--dtype", dtype,
+             "--shape", shape] + (["--causal"] if "causal" in fields else []) +
+            (["--deterministic"] if "det" in fields else []))
+
+
 def explain_args(problem):
-    """`kerntune explain` options naming a problem key (gemm:bf16:bf16:nt:MxNxK or
-    rmsnorm:bf16:rR.hH[.res])."""
+    """`kerntune explain` options naming a problem key (gemm:bf16:bf16:nt:MxNxK,
+    rmsnorm:bf16:rR.hH[.res] or an attention key)."""
     fields = problem.split(":")
     if fields[0] == "gemm":
         return ["--shape", fields[4], "--layout", fields[3]]
+    if fields[0] in ("attn", "attnbwd"):
+        return attention_args(problem)
     rows, hidden, residual = rmsnorm_shape(problem)
     return (["--op", "rmsnorm", "--dtype", fields[1], "--shape", f"rows={rows},hidden={hidden}"] +
             (["--residual"] if residual else []))
@@ -79,7 +100,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kerntune")
     ap.add_argument("measurements")
-    ap.add_argument("--op", choices=["gemm", "rmsnorm"], default="gemm")
+    ap.add_argument("--op", choices=list(KEY_OP), default="gemm")
     ap.add_argument("--worst", type=int, default=5)
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--neighbours")
@@ -93,6 +114,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         db = f"{tmp}/none.db"  # never created: explain reads no calibration
         for problem, times in sorted(measured(a.measurements, a.op).items()):
+            if explain_args(problem) is None:
+                continue
             # The fastest of all measured; the pick among the candidates this build's model
             # accepts.
             best = min(times.values())

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/arith.hpp"
+#include "core/attention_order.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 
@@ -81,6 +82,48 @@ std::int64_t visited_key_blocks(const AttentionProblem& p, const AttentionConfig
   const std::int64_t last_key = last_row + (p.seqlen_k - p.seqlen_q);
   if (last_key < 0) return 0;
   return std::min(key_blocks, last_key / c.block_n + 1);
+}
+
+// The most tiles a persistent grid's launch is modelled tile by tile (a loop over them per config,
+// on the dispatch path of an untuned shape); past it, as balanced.
+constexpr std::int64_t kPersistentModelTiles = std::int64_t(1) << 18;
+
+// The times of a persistent grid of `grid` CTAs but for its first CTA-wide fixed cost: its CTAs
+// work the tiles in the fixed order of fa3::cta_tile (sectioned_slot over snake_index,
+// common/work_order.h), so the launch lasts as long as the CTA whose tiles sum the most, each
+// tile its visited key blocks at `block_s` and every tile after a CTA's first `tile_s`. A causal
+// order that leaves the CTAs' sums uneven (a snake whose turns straddle the sections) costs
+// exactly what it costs here. `sequences`: one problem, or a packed batch's sequences.
+struct PersistentGrid {
+  double busiest_s;  // the CTA whose tiles sum the most
+  double mean_s;     // the grid's CTAs on average
+};
+std::optional<PersistentGrid> persistent_grid_s(const AttentionProblem& p,
+                                                const std::vector<AttentionProblem>& sequences,
+                                                const AttentionConfig& c, std::int64_t grid,
+                                                double block_s, double tile_s) {
+  const std::int64_t m_blocks = ceil_div(p.seqlen_q, c.block_m);
+  const std::int64_t entries = p.heads_q * p.batch;
+  const std::int64_t tiles = m_blocks * entries;
+  if (tiles > kPersistentModelTiles || grid < 1) return std::nullopt;
+  const int section = p.causal ? attention_causal_section(p, true) : 1;
+  const int ctas = int(std::min(grid, tiles));  // the launch's grid (AttentionKernel)
+  double busiest = 0, total = 0;
+  for (int cta = 0; cta < ctas; ++cta) {
+    double cta_s = 0;
+    for (int turn = 0;; ++turn) {
+      const std::int64_t index = snake_index(turn, cta, ctas);
+      if (index >= tiles) break;
+      const WorkSlot slot = sectioned_slot(int(index), int(m_blocks), int(entries), section);
+      const std::int64_t qb = p.causal ? m_blocks - 1 - slot.block : slot.block;
+      const AttentionProblem& s = sequences[p.varlen ? std::size_t(slot.entry / p.heads_q) : 0];
+      if (qb * c.block_m >= s.seqlen_q) continue;  // past a shorter sequence's rows
+      cta_s += double(visited_key_blocks(s, c, qb)) * block_s + (turn > 0 ? tile_s : 0);
+    }
+    busiest = std::max(busiest, cta_s);
+    total += cta_s;
+  }
+  return PersistentGrid{busiest, total / ctas};
 }
 
 std::optional<std::string> validate_sm80(const AttentionProblem& p, const AttentionConfig& c,
@@ -403,11 +446,22 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
   // The fixed cost of a CTA, paid once per wave of CTAs, or by persistent CTAs once and then a
   // part for each further query block.
   const double fixed_us = c.family == AttentionFamily::kSm90 ? kFa3CtaFixedUs : kFa2CtaFixedUs;
-  const double tiles_per_slot =
-      double(e.num_ctas) / (double(d.num_sms) * std::max(1, e.occupancy.ctas_per_sm));
-  e.compute_us = std::max(balanced_s, longest_s) * 1e6 +
-                 (c.persistent ? fixed_us + kFa3PersistentTileUs * std::max(0.0, tiles_per_slot - 1)
-                               : fixed_us * tiles_per_slot);
+  const int slots = d.num_sms * std::max(1, e.occupancy.ctas_per_sm);
+  const double tiles_per_slot = double(e.num_ctas) / double(slots);
+  // A persistent CTA shares its SM's rate with ctas_per_sm - 1 others.
+  const std::optional<PersistentGrid> persistent =
+      c.persistent ? persistent_grid_s(p, sequences, c, slots,
+                                       block_s * std::max(1, e.occupancy.ctas_per_sm),
+                                       kFa3PersistentTileUs * 1e-6)
+                   : std::nullopt;
+  if (persistent) {
+    e.compute_us = persistent->busiest_s * 1e6 + fixed_us;
+    e.persistent_imbalance = persistent->busiest_s / std::max(persistent->mean_s, 1e-12);
+  } else
+    e.compute_us =
+        std::max(balanced_s, longest_s) * 1e6 +
+        (c.persistent ? fixed_us + kFa3PersistentTileUs * std::max(0.0, tiles_per_slot - 1)
+                      : fixed_us * tiles_per_slot);
   // K/V are re-read by every query block of a head: from L2 mostly; count DRAM once. A grid
   // streaming K/V at the bandwidth loses its last wave's idle slots (decode steps are this
   // bound).

@@ -112,6 +112,9 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
 struct AttentionEstimate : LaunchEstimate {
   double block_efficiency = 0;  // visible (q, k) pairs over the pairs the visited blocks cover
   double combine_us = 0;        // split-KV's second kernel (0 without splits)
+  // Persistent CTAs: the busiest CTA's time over the mean of the grid's (its fixed order of tiles
+  // leaves the sums uneven); 0 when not modelled tile by tile.
+  double persistent_imbalance = 0;
   double compute_us = 0;
   double memory_us = 0;
   double predicted_us = 0;

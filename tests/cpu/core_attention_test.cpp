@@ -13,8 +13,8 @@
 
 #include "common/work_order.h"
 #include "core/attention_config.hpp"
+#include "core/attention_order.hpp"
 #include "core/error.hpp"
-#include "ops/attention/attention_order.hpp"
 #include "support/attention_builders.hpp"
 
 namespace kt {
@@ -484,6 +484,31 @@ TEST(AttentionFa3, PersistentKeysRulesGridAndModel) {
             estimate(p, fa3_config(128, 128, 2, true), h200).predicted_us * 0.95);
   const auto ranked = rank_by_model(p, enumerate_attention_configs(p, h200), h200);
   EXPECT_TRUE(ranked.front().config.persistent) << to_key(ranked.front().config);
+
+  // Causal, the persistent grid lasts as long as its busiest CTA under the snake over the
+  // sectioned order. Measured on the H200 (bench/results/2026-12-05-h200-attention-forward-
+  // causal-sections/), persistent over one CTA a block for fa3.bm128.bn128.s2.pp: 0.84 at N = 512
+  // (sections of 128 entries, 4 blocks: the turns fit the sections), 1.01 at 1024, 1.22 at 8192
+  // (sections of 8 entries of 64 blocks: the snake's turns straddle them, so the first CTAs'
+  // tiles are the longest of several sections).
+  const auto ratio = [&](const char* text) {
+    const AttentionProblem q = shape(text, true);
+    AttentionConfig pers = fa3_config(128, 128, 2, true);
+    pers.persistent = true;
+    return estimate(q, pers, h200).predicted_us /
+           estimate(q, fa3_config(128, 128, 2, true), h200).predicted_us;
+  };
+  EXPECT_NEAR(ratio("b=32,h=16,s=512,d=128"), 0.84, 0.05);
+  EXPECT_NEAR(ratio("b=16,h=16,s=1024,d=128"), 1.01, 0.05);
+  EXPECT_NEAR(ratio("b=2,h=16,s=8192,d=128"), 1.22, 0.05);
+  AttentionConfig pers = fa3_config(128, 128, 2, true);
+  pers.persistent = true;
+  EXPECT_GT(estimate(shape("b=2,h=16,s=8192,d=128", true), pers, h200).persistent_imbalance, 1.2);
+  EXPECT_LT(estimate(shape("b=16,h=32,s=4096,d=128", true), pers, h200).persistent_imbalance,
+            1.05);  // 8192 tiles: 62 turns even the sums out
+  EXPECT_EQ(estimate(shape("b=2,h=16,s=8192,d=128", true), fa3_config(128, 128, 2, true), h200)
+                .persistent_imbalance,
+            0);
 }
 
 // The fa3 model is fit to the tuned H200 measurements of 2026-12-03

@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/attention_order.hpp"
 #include "core/error.hpp"
-#include "ops/attention/attention_order.hpp"
 #include "ops/attention/attention_param_fields.hpp"
 #include "ops/attention/attention_tensor_map.hpp"
 #include "runtime/cuda_driver.hpp"

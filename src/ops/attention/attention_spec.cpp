@@ -5,12 +5,12 @@
 
 #include "core/arith.hpp"
 #include "core/attention_config.hpp"
+#include "core/attention_order.hpp"
 #include "core/error.hpp"
 #include "core/occupancy.hpp"
 #include "core/typed_op_spec.hpp"
 #include "core/versions.hpp"
 #include "ops/attention/attention_op.hpp"
-#include "ops/attention/attention_order.hpp"
 #include "ops/attention/flash_attention_shapes.hpp"
 
 namespace kt {
@@ -51,9 +51,13 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
   if (c.persistent)
     out += fmt::format(
         "  persistent   {} CTAs (one a slot) work the query blocks in turn, {:.1f} each, the next "
-        "one's Q and K loading while the last computes\n",
+        "one's Q and K loading while the last computes{}\n",
         std::min<std::int64_t>(e.num_ctas, std::int64_t(d.num_sms) * e.occupancy.ctas_per_sm),
-        double(e.num_ctas) / double(std::int64_t(d.num_sms) * e.occupancy.ctas_per_sm));
+        double(e.num_ctas) / double(std::int64_t(d.num_sms) * e.occupancy.ctas_per_sm),
+        e.persistent_imbalance > 0
+            ? fmt::format("; in their fixed order the busiest CTA's work is {:.2f}x the mean",
+                          e.persistent_imbalance)
+            : "");
   if (p.causal && c.splits == 1) {
     const std::int64_t entries = p.batch * p.heads_q;
     const std::int64_t section =

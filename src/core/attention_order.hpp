@@ -1,5 +1,6 @@
 // The forward's causal work order on the host: how many (head, batch) entries a section of the
-// tiles' order holds (common/work_order.h), for the parameter block and for `explain`.
+// tiles' order holds (common/work_order.h), for the parameter block, the model of persistent CTAs
+// and `explain`.
 #pragma once
 
 #include <cstdint>
