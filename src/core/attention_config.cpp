@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/arith.hpp"
 #include "core/attention_order.hpp"
@@ -84,16 +85,17 @@ std::int64_t visited_key_blocks(const AttentionProblem& p, const AttentionConfig
   return std::min(key_blocks, last_key / c.block_n + 1);
 }
 
-// The most tiles a persistent grid's launch is modelled tile by tile (a loop over them per config,
-// on the dispatch path of an untuned shape); past it, as balanced.
-constexpr std::int64_t kPersistentModelTiles = std::int64_t(1) << 18;
+// The most tiles a persistent grid's launch is modelled tile by tile (a loop over them per config
+// and candidate section, on the dispatch path of an untuned shape); past it, as balanced.
+constexpr std::int64_t kPersistentModelTiles = std::int64_t(1) << 17;
 
 // The times of a persistent grid of `grid` CTAs but for its first CTA-wide fixed cost: its CTAs
 // work the tiles in the fixed order of fa3::cta_tile (sectioned_slot over snake_index,
-// common/work_order.h), so the launch lasts as long as the CTA whose tiles sum the most, each
-// tile its visited key blocks at `block_s` and every tile after a CTA's first `tile_s`. A causal
-// order that leaves the CTAs' sums uneven (a snake whose turns straddle the sections) costs
-// exactly what it costs here. `sequences`: one problem, or a packed batch's sequences.
+// common/work_order.h, causal sections of `section` entries), so the launch lasts as long as the
+// CTA whose tiles sum the most, each tile its visited key blocks at `block_s` and every tile after
+// a CTA's first `tile_s`. A causal order that leaves the CTAs' sums uneven (a snake whose turns
+// straddle the sections) costs exactly what it costs here. `sequences`: one problem, or a packed
+// batch's sequences.
 struct PersistentGrid {
   double busiest_s;  // the CTA whose tiles sum the most
   double mean_s;     // the grid's CTAs on average
@@ -101,12 +103,11 @@ struct PersistentGrid {
 std::optional<PersistentGrid> persistent_grid_s(const AttentionProblem& p,
                                                 const std::vector<AttentionProblem>& sequences,
                                                 const AttentionConfig& c, std::int64_t grid,
-                                                double block_s, double tile_s) {
+                                                int section, double block_s, double tile_s) {
   const std::int64_t m_blocks = ceil_div(p.seqlen_q, c.block_m);
   const std::int64_t entries = p.heads_q * p.batch;
   const std::int64_t tiles = m_blocks * entries;
   if (tiles > kPersistentModelTiles || grid < 1) return std::nullopt;
-  const int section = p.causal ? attention_causal_section(p, true) : 1;
   const int ctas = int(std::min(grid, tiles));  // the launch's grid (AttentionKernel)
   double busiest = 0, total = 0;
   for (int cta = 0; cta < ctas; ++cta) {
@@ -114,7 +115,8 @@ std::optional<PersistentGrid> persistent_grid_s(const AttentionProblem& p,
     for (int turn = 0;; ++turn) {
       const std::int64_t index = snake_index(turn, cta, ctas);
       if (index >= tiles) break;
-      const WorkSlot slot = sectioned_slot(int(index), int(m_blocks), int(entries), section);
+      const WorkSlot slot =
+          sectioned_slot(int(index), int(m_blocks), int(entries), p.causal ? section : 1);
       const std::int64_t qb = p.causal ? m_blocks - 1 - slot.block : slot.block;
       const AttentionProblem& s = sequences[p.varlen ? std::size_t(slot.entry / p.heads_q) : 0];
       if (qb * c.block_m >= s.seqlen_q) continue;  // past a shorter sequence's rows
@@ -393,6 +395,26 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
   return out;
 }
 
+int persistent_causal_section(const AttentionProblem& p, const AttentionConfig& c,
+                              std::int64_t grid) {
+  const int bound = attention_causal_section(p, true);
+  if (!p.causal || p.varlen) return bound;
+  // Every CTA works the floor or the ceiling of tiles / grid tiles under any section, so the
+  // tiles' fixed costs do not tell the sections apart: key blocks alone rank them.
+  const std::vector<AttentionProblem> one(1, p);
+  int best = bound;
+  double least = std::numeric_limits<double>::infinity();
+  for (int section = bound; section >= 1; section /= 2) {
+    const std::optional<PersistentGrid> g = persistent_grid_s(p, one, c, grid, section, 1, 0);
+    if (!g) return bound;
+    if (g->busiest_s < least) {
+      best = section;
+      least = g->busiest_s;
+    }
+  }
+  return best;
+}
+
 AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfig& c,
                            const DeviceDesc& d, int regs) {
   const AttentionProblem p = kernel_problem(problem, c);
@@ -450,10 +472,11 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
   const double tiles_per_slot = double(e.num_ctas) / double(slots);
   // A persistent CTA shares its SM's rate with ctas_per_sm - 1 others.
   const std::optional<PersistentGrid> persistent =
-      c.persistent ? persistent_grid_s(p, sequences, c, slots,
-                                       block_s * std::max(1, e.occupancy.ctas_per_sm),
-                                       kFa3PersistentTileUs * 1e-6)
-                   : std::nullopt;
+      c.persistent
+          ? persistent_grid_s(p, sequences, c, slots, persistent_causal_section(p, c, slots),
+                              block_s * std::max(1, e.occupancy.ctas_per_sm),
+                              kFa3PersistentTileUs * 1e-6)
+          : std::nullopt;
   if (persistent) {
     e.compute_us = persistent->busiest_s * 1e6 + fixed_us;
     e.persistent_imbalance = persistent->busiest_s / std::max(persistent->mean_s, 1e-12);

@@ -95,6 +95,13 @@ std::optional<std::string> validate(const AttentionProblem& p, const AttentionCo
 // CTA a tile when it is 0 (unknown: the kernel is correct with any grid).
 LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c,
                        std::int64_t resident_ctas = 0);
+// The entries of a causal section of a persistent grid of `grid` CTAs (the launch's): of the
+// powers of two up to the L2 bound (attention_causal_section), the one under which the model's
+// busiest CTA (its tiles in the kernel's fixed order: a snake over the sectioned order) sums the
+// fewest key blocks, the larger on a tie. The L2 bound itself for a full mask, a packed batch or
+// a grid of more tiles than the model works one by one.
+int persistent_causal_section(const AttentionProblem& p, const AttentionConfig& c,
+                              std::int64_t grid);
 // Split-KV's second kernel: one warp a row of the kernel problem, four rows a CTA.
 LaunchPlan plan_split_combine(const AttentionProblem& p, const AttentionConfig& c);
 

@@ -16,8 +16,8 @@ inline std::int64_t attention_entry_kv_bytes(const AttentionProblem& p) {
 }
 
 // The entries of a causal section: the most whose K and V fit kSectionBytes, at most
-// kSectionEntriesMax for one CTA a query block, any number for persistent CTAs (their snake
-// needs each block of a section to span the grid: common/work_order.h).
+// kSectionEntriesMax for one CTA a query block; for persistent CTAs the bound of the sections
+// persistent_causal_section chooses among (common/work_order.h).
 inline int attention_causal_section(const AttentionProblem& p, bool persistent) {
   return section_entries(attention_entry_kv_bytes(p),
                          persistent ? kSectionEntriesAny : kSectionEntriesMax);

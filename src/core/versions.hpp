@@ -57,6 +57,8 @@ inline constexpr int kGemmTemplateVersion = 20;
 //     an entry's K and V loads.
 // 11: persistent CTAs' causal sections keep the L2 bound alone (their snake needs each block of a
 //     section to span the grid).
-inline constexpr int kAttentionTemplateVersion = 11;
+// 12: persistent CTAs' causal sections are the model's choice for their grid
+//     (persistent_causal_section: the busiest CTA's work least under the snake).
+inline constexpr int kAttentionTemplateVersion = 12;
 
 }  // namespace kt

@@ -51,8 +51,9 @@ constexpr long long kSectionBytes = 32ll << 20;
 // reads an entry's K and V at R/128 bytes a second (R its SM's FLOP/s), so a wave over distinct
 // entries asks for P/128 (P the GPU's FLOP/s): 7.7 TB/s on the H100, 2.3x what DRAM streams. At
 // most 32 entries, a wave's CTAs share an entry by 4 or more and its loads stay within DRAM's
-// rate. A persistent grid's fixed snake (snake_index) evens the CTAs' sums only where each block
-// of a section spans the grid, so it takes sections of the L2 bound alone (kSectionEntriesAny).
+// rate. A persistent grid's fixed snake (snake_index) evens the CTAs' sums only where its turns
+// do not straddle sections unevenly, so its sections are chosen for its grid among those the L2
+// bound alone allows (kSectionEntriesAny; persistent_causal_section in core/attention_config).
 constexpr int kSectionEntriesMax = 32;
 constexpr int kSectionEntriesAny = 1 << 30;
 

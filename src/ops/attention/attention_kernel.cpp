@@ -51,6 +51,9 @@ AttentionKernel::AttentionKernel(const AttentionProblem& problem, const Attentio
   if (config.persistent)
     plan_ = plan_launch(problem, config,
                         resident_ctas(function_, int(plan_.num_threads()), int(plan_.smem_bytes)));
+  causal_section_ = config.persistent
+                        ? persistent_causal_section(kernel_problem_, config, plan_.grid[0])
+                        : attention_causal_section(kernel_problem_, false);
 }
 
 AttentionTensors AttentionKernel::kernel_tensors(const AttentionTensors& t) const {
@@ -65,16 +68,17 @@ AttentionTensors AttentionKernel::kernel_tensors(const AttentionTensors& t) cons
 }
 
 AttentionParams AttentionKernel::make_params(const AttentionTensors& t) const {
-  return make_attention_params(kernel_problem_, kernel_tensors(t), config_.persistent);
+  AttentionParams p = make_attention_params(kernel_problem_, kernel_tensors(t));
+  p.causal_section = causal_section_;
+  return p;
 }
 
-AttentionParams make_attention_params(const AttentionProblem& problem, const AttentionTensors& t,
-                                      bool persistent) {
+AttentionParams make_attention_params(const AttentionProblem& problem, const AttentionTensors& t) {
   AttentionParams p{};
   set_forward_operands(p, t);
   set_sizes_and_scale(p, problem, t.softmax_scale);
   p.num_splits = 1;
-  p.causal_section = attention_causal_section(problem, persistent);
+  p.causal_section = attention_causal_section(problem, false);
   if (problem.varlen) {
     // Packed: each sequence is addressed from its first row; there is no batch dimension.
     p.cu_seqlens_q = t.cu_seqlens_q;

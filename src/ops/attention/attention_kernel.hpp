@@ -13,11 +13,10 @@
 
 namespace kt::rt {
 
-// The kernel parameter block for `tensors` (softmax_scale 0 becomes 1/sqrt(head_dim));
-// `persistent`: for a grid of persistent CTAs, whose causal order takes other sections
-// (attention_order.hpp).
+// The kernel parameter block for `tensors` (softmax_scale 0 becomes 1/sqrt(head_dim)), with the
+// causal sections of a grid of one CTA a query block (AttentionKernel sets a persistent grid's).
 AttentionParams make_attention_params(const AttentionProblem& problem,
-                                      const AttentionTensors& tensors, bool persistent = false);
+                                      const AttentionTensors& tensors);
 
 class AttentionKernel {
  public:
@@ -62,6 +61,9 @@ class AttentionKernel {
   AttentionConfig config_;
   LaunchPlan plan_;
   LaunchPlan combine_plan_;
+  // The entries of a causal section of its tiles' order (core/attention_order.hpp; a persistent
+  // grid's chosen for its grid once: persistent_causal_section).
+  int causal_section_ = 1;
   CUfunction function_ = nullptr;
   CUfunction combine_ = nullptr;  // split-KV only
 };
