@@ -397,7 +397,7 @@ std::vector<AttentionConfig> enumerate_attention_configs(const AttentionProblem&
 
 int persistent_causal_section(const AttentionProblem& p, const AttentionConfig& c,
                               std::int64_t grid) {
-  const int bound = attention_causal_section(p, true);
+  const int bound = attention_l2_section(p);
   if (!p.causal || p.varlen) return bound;
   // Every CTA works the floor or the ceiling of tiles / grid tiles under any section, so the
   // tiles' fixed costs do not tell the sections apart: key blocks alone rank them.
@@ -471,12 +471,14 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
   const int slots = d.num_sms * std::max(1, e.occupancy.ctas_per_sm);
   const double tiles_per_slot = double(e.num_ctas) / double(slots);
   // A persistent CTA shares its SM's rate with ctas_per_sm - 1 others.
+  if (p.causal && c.splits == 1)
+    e.causal_section =
+        c.persistent ? persistent_causal_section(p, c, slots) : attention_causal_section(p);
   const std::optional<PersistentGrid> persistent =
-      c.persistent
-          ? persistent_grid_s(p, sequences, c, slots, persistent_causal_section(p, c, slots),
-                              block_s * std::max(1, e.occupancy.ctas_per_sm),
-                              kFa3PersistentTileUs * 1e-6)
-          : std::nullopt;
+      c.persistent ? persistent_grid_s(p, sequences, c, slots, e.causal_section,
+                                       block_s * std::max(1, e.occupancy.ctas_per_sm),
+                                       kFa3PersistentTileUs * 1e-6)
+                   : std::nullopt;
   if (persistent) {
     e.compute_us = persistent->busiest_s * 1e6 + fixed_us;
     e.persistent_imbalance = persistent->busiest_s / std::max(persistent->mean_s, 1e-12);

@@ -96,7 +96,7 @@ std::optional<std::string> validate(const AttentionProblem& p, const AttentionCo
 LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c,
                        std::int64_t resident_ctas = 0);
 // The entries of a causal section of a persistent grid of `grid` CTAs (the launch's): of the
-// powers of two up to the L2 bound (attention_causal_section), the one under which the model's
+// powers of two up to the L2 bound (attention_l2_section), the one under which the model's
 // busiest CTA (its tiles in the kernel's fixed order: a snake over the sectioned order) sums the
 // fewest key blocks, the larger on a tie. The L2 bound itself for a full mask, a packed batch or
 // a grid of more tiles than the model works one by one.
@@ -122,6 +122,10 @@ struct AttentionEstimate : LaunchEstimate {
   // Persistent CTAs: the busiest CTA's time over the mean of the grid's (its fixed order of tiles
   // leaves the sums uneven); 0 when not modelled tile by tile.
   double persistent_imbalance = 0;
+  // Causal, one CTA a query block or persistent: the entries of a section of the tiles' order
+  // (attention_causal_section, persistent_causal_section for the device's resident CTAs); 0
+  // otherwise.
+  int causal_section = 0;
   double compute_us = 0;
   double memory_us = 0;
   double predicted_us = 0;

@@ -585,11 +585,11 @@ TEST(WorkOrder, SectionsVisitEachItemOnceBlockByBlockAndEntriesInOrder) {
   // Attention's causal order: persistent CTAs take the L2 bound alone, one CTA a query block at
   // most kSectionEntriesMax entries.
   const AttentionProblem short_rows = shape("b=32,h=16,s=512,d=128", true);
-  EXPECT_EQ(attention_causal_section(short_rows, false), kSectionEntriesMax);
-  EXPECT_EQ(attention_causal_section(short_rows, true), 128);
+  EXPECT_EQ(attention_causal_section(short_rows), kSectionEntriesMax);
+  EXPECT_EQ(attention_l2_section(short_rows), 128);
   const AttentionProblem long_rows = shape("b=2,h=16,s=8192,d=128", true);
-  EXPECT_EQ(attention_causal_section(long_rows, false), 8);
-  EXPECT_EQ(attention_causal_section(long_rows, true), 8);
+  EXPECT_EQ(attention_causal_section(long_rows), 8);
+  EXPECT_EQ(attention_l2_section(long_rows), 8);
 }
 
 TEST(AttentionFa3, ModelFitsTheH200MeasurementsAndPrefersFa3OnHopper) {

@@ -53,7 +53,7 @@ AttentionKernel::AttentionKernel(const AttentionProblem& problem, const Attentio
                         resident_ctas(function_, int(plan_.num_threads()), int(plan_.smem_bytes)));
   causal_section_ = config.persistent
                         ? persistent_causal_section(kernel_problem_, config, plan_.grid[0])
-                        : attention_causal_section(kernel_problem_, false);
+                        : attention_causal_section(kernel_problem_);
 }
 
 AttentionTensors AttentionKernel::kernel_tensors(const AttentionTensors& t) const {
@@ -78,7 +78,7 @@ AttentionParams make_attention_params(const AttentionProblem& problem, const Att
   set_forward_operands(p, t);
   set_sizes_and_scale(p, problem, t.softmax_scale);
   p.num_splits = 1;
-  p.causal_section = attention_causal_section(problem, false);
+  p.causal_section = attention_causal_section(problem);
   if (problem.varlen) {
     // Packed: each sequence is addressed from its first row; there is no batch dimension.
     p.cu_seqlens_q = t.cu_seqlens_q;

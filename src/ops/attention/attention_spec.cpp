@@ -60,11 +60,7 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
             : "");
   if (p.causal && c.splits == 1) {
     const std::int64_t entries = p.batch * p.heads_q;
-    const std::int64_t section = std::min<std::int64_t>(
-        c.persistent ? persistent_causal_section(
-                           p, c, std::int64_t(d.num_sms) * std::max(1, e.occupancy.ctas_per_sm))
-                     : attention_causal_section(p, false),
-        entries);
+    const std::int64_t section = std::min<std::int64_t>(e.causal_section, entries);
     out += fmt::format(
         "  order        longest query block first over sections of {} (head, batch) entries, "
         "{} section(s): a section's K and V ({:.1f} MB) stay in L2 while its query blocks read "
