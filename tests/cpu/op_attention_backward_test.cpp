@@ -448,9 +448,11 @@ TEST(AttentionBackwardModel, CountsFiveProductsAndRanksTheSpace) {
   // d128 tile); never faster than the FLOPs at the wgmma peak, nor fa2 than at the mma.sync one.
   EXPECT_EQ(ranked.front().config_key, "fa3.bm64.bn128.s2");
   EXPECT_GT(ranked.front().predicted_us, p.flops() / (h200.wgmma_tflops * 1e12) * 1e6);
-  for (const RankedConfigKey& r : ranked)
-    if (r.config_key.starts_with("fa2."))
+  for (const RankedConfigKey& r : ranked) {
+    if (r.config_key.starts_with("fa2.")) {
       EXPECT_GT(r.predicted_us, p.flops() / (h200.mma_sync_tflops * 1e12) * 1e6);
+    }
+  }
   // The causal mask saves about half.
   AttentionBackwardProblem full = p;
   full.causal = false;
