@@ -217,9 +217,9 @@ double block_seconds(const AttentionBackwardProblem& p, const AttentionBackwardC
     const double exposed_exp = kFa3ExposedExp * kFa3ExpShareTimesHeadDim / double(p.head_dim);
     const double reduce_s =
         4.0 * c.block_m * double(p.head_dim) / (kFa3ReduceBytesPerClockPerSm * clock_hz);
-    // With head_dim parts the consumers add dQ from registers (the kernel's kDqFromRegisters).
-    const double exposed_reduce =
-        head_dim_parts(p) > 1 ? kFa3RegisterReduceExposedShare : kFa3ExposedReduceShare;
+    const double exposed_reduce = attn_bwd::fa3_dq_from_registers(int(p.head_dim))
+                                      ? kFa3RegisterReduceExposedShare
+                                      : kFa3ExposedReduceShare;
     return flops / sm_rate * (1.0 + exposed_exp) + exposed_reduce * reduce_s +
            (kFa3StepUs + (p.deterministic ? kFa3OrderedReduceUs : 0.0)) * 1e-6;
   }
@@ -463,9 +463,10 @@ std::string explain_config(const AttentionBackwardProblem& p, const AttentionBac
       e.max_cta_steps);
   out += fmt::format("  dQ           FP32 accumulator, {} {} a block{}\n",
                      c.block_m * (fa3 ? int(p.head_dim) : part_columns(p)),
-                     !fa3                    ? "atomics"
-                     : head_dim_parts(p) > 1 ? "elements added by vector reductions from registers"
-                                             : "elements added by TMA reductions",
+                     !fa3 ? "atomics"
+                     : attn_bwd::fa3_dq_from_registers(int(p.head_dim))
+                         ? "elements added by vector reductions from registers"
+                         : "elements added by TMA reductions",
                      p.deterministic
                          ? "; deterministic: added in key-block order (semaphores), serial chain " +
                                fmt::format("{:.1f} us", e.serial_us)

@@ -155,9 +155,8 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   constexpr int kParts = attn_bwd::head_dim_parts(kHeadDim);
   constexpr int kCols = kHeadDim / kParts;  // dK and dV columns a consumer holds
   static_assert(kParts == 1 || kBlockN == 64, "head_dim parts share one group of 64 keys");
-  // With head_dim parts the shared memory holds no dQ staging (AttentionBwdSm90Layout): dQ is
-  // added from registers.
-  constexpr bool kDqFromRegisters = kParts > 1;
+  // The shared memory then holds no dQ staging (AttentionBwdSm90Layout).
+  constexpr bool kDqFromRegisters = attn_bwd::fa3_dq_from_registers(kHeadDim);
   static_assert(kCols + kBlockM <= 192,
                 "a consumer thread keeps dK, dV (its columns in FP32) and Sᵀ, dPᵀ (kBlockM) in "
                 "registers: at most 192 of its 240");

@@ -54,7 +54,7 @@ struct AttentionBwdSm90Layout {
       : kv_bytes(block_n * head_dim * 2),
         q_bytes(block_m * head_dim * 2),
         ds_bytes(block_m * block_n * 2),
-        dq_bytes(attn_bwd::head_dim_parts(head_dim) > 1 ? 0 : block_m * head_dim * 4),
+        dq_bytes(attn_bwd::fa3_dq_from_registers(head_dim) ? 0 : block_m * head_dim * 4),
         stats_box(block_m + kStatsLead),
         stats_rows(block_m + kStatsSlot),
         stats_bytes(2 * stats_rows * 4),

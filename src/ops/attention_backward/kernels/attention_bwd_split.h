@@ -18,6 +18,14 @@ namespace attn_bwd {
 // recomputes Sᵀ and dPᵀ over the whole head_dim.
 constexpr KT_BWD_SPLIT_FN int head_dim_parts(int head_dim) { return head_dim == 256 ? 2 : 1; }
 
+// fa3: whether the consumers add dQ from registers by vector reductions rather than staging it in
+// shared memory for TMA reductions. With head_dim parts two stages of Q and dO leave no room for
+// the FP32 staging; elsewhere the TMA reductions were faster on every problem measured
+// (bench/NOTES.md, "dQ from registers").
+constexpr KT_BWD_SPLIT_FN bool fa3_dq_from_registers(int head_dim) {
+  return head_dim_parts(head_dim) > 1;
+}
+
 // Threads of the row kernels (preprocess, convert), a row to each group of row_slots(head_dim).
 constexpr int kRowThreads = 128;
 
