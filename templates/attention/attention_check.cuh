@@ -96,12 +96,12 @@ __global__ void attention_reference_rows(const AttentionParams params, int head_
       continue;
     }
     const int kv_head = h / (params.heads_q / params.heads_kv);
-    const T* q = q_all + b * params.q_batch_stride + h * params.q_head_stride +
-                 (seq.q_begin + i) * params.q_row_stride;
-    const T* k = k_all + b * params.k_batch_stride + kv_head * params.k_head_stride +
-                 seq.k_begin * params.k_row_stride;
-    const T* v = v_all + b * params.v_batch_stride + kv_head * params.v_head_stride +
-                 seq.k_begin * params.v_row_stride;
+    const T* q = q_all + b * params.q_stride.batch + h * params.q_stride.head +
+                 (seq.q_begin + i) * params.q_stride.row;
+    const T* k = k_all + b * params.k_stride.batch + kv_head * params.k_stride.head +
+                 seq.k_begin * params.k_stride.row;
+    const T* v = v_all + b * params.v_stride.batch + kv_head * params.v_stride.head +
+                 seq.k_begin * params.v_stride.row;
     const int causal_end = i + seq.seqlen_k - seq.seqlen_q + 1;
     const int key_end = causal && causal_end < seq.seqlen_k ? causal_end : seq.seqlen_k;
 
@@ -112,7 +112,7 @@ __global__ void attention_reference_rows(const AttentionParams params, int head_
     // Pass 1: the row max.
     float row_max = check::negative_infinity();
     for (int j = tid; j < key_end; j += threads) {
-      row_max = fmaxf(row_max, check::reference_score(q_row, k + j * params.k_row_stride, head_dim,
+      row_max = fmaxf(row_max, check::reference_score(q_row, k + j * params.k_stride.row, head_dim,
                                                       params.softmax_scale));
     }
     row_max = check::block_reduce<true>(row_max, scratch);
@@ -128,7 +128,7 @@ __global__ void attention_reference_rows(const AttentionParams params, int head_
                             : check::kReferenceKeysPerPass;
       for (int jj = tid; jj < count; jj += threads) {
         const int j = first + jj;
-        const float p = expf(check::reference_score(q_row, k + j * params.k_row_stride, head_dim,
+        const float p = expf(check::reference_score(q_row, k + j * params.k_stride.row, head_dim,
                                                     params.softmax_scale) -
                              row_max);
         probs[jj] = p;
@@ -139,11 +139,11 @@ __global__ void attention_reference_rows(const AttentionParams params, int head_
       for (int a = 0; a < kMaxPerThread; ++a) {
         const int d = tid + a * threads;
         if (d < head_dim) {
-          const T* v_col = v + first * params.v_row_stride + d;
+          const T* v_col = v + first * params.v_stride.row + d;
           float total = acc[a];
           for (int jj = 0; jj < count; ++jj) {
             total =
-                fmaf(probs[jj], DTypeTraits<T>::to_float(v_col[jj * params.v_row_stride]), total);
+                fmaf(probs[jj], DTypeTraits<T>::to_float(v_col[jj * params.v_stride.row]), total);
           }
           acc[a] = total;
         }
@@ -188,8 +188,8 @@ __global__ void gather_rows(const AttentionParams params, int head_dim, const in
     int b, h, i;
     attn::Sequence seq;
     if (!check::decode_row(params, r, b, h, i, seq)) continue;
-    const T* o_row = o_all + b * params.o_batch_stride + h * params.o_head_stride +
-                     (seq.q_begin + i) * params.o_row_stride;
+    const T* o_row = o_all + b * params.o_stride.batch + h * params.o_stride.head +
+                     (seq.q_begin + i) * params.o_stride.row;
     for (int d = lane; d < head_dim; d += 32) {
       if (!DTypeTraits<T>::is_finite(o_row[d])) ++count;
     }
@@ -211,8 +211,8 @@ __global__ void gather_rows(const AttentionParams params, int head_dim, const in
       continue;
     }
     out_gathered[e] =
-        DTypeTraits<T>::to_float(o_all[b * params.o_batch_stride + h * params.o_head_stride +
-                                       (seq.q_begin + i) * params.o_row_stride + d]);
+        DTypeTraits<T>::to_float(o_all[b * params.o_stride.batch + h * params.o_stride.head +
+                                       (seq.q_begin + i) * params.o_stride.row + d]);
   }
 }
 

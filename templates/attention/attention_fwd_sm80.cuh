@@ -97,12 +97,12 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
   const int m0 = m_block * kBlockM;
   if (m0 >= seqlen_q) return;  // a packed batch's shorter sequence: the grid fits the longest
 
-  const T* q = static_cast<const T*>(params.q) + batch * params.q_batch_stride +
-               head * params.q_head_stride + (seq.q_begin + m0) * params.q_row_stride;
-  const T* k = static_cast<const T*>(params.k) + batch * params.k_batch_stride +
-               kv_head * params.k_head_stride + seq.k_begin * params.k_row_stride;
-  const T* v = static_cast<const T*>(params.v) + batch * params.v_batch_stride +
-               kv_head * params.v_head_stride + seq.k_begin * params.v_row_stride;
+  const T* q = static_cast<const T*>(params.q) + batch * params.q_stride.batch +
+               head * params.q_stride.head + (seq.q_begin + m0) * params.q_stride.row;
+  const T* k = static_cast<const T*>(params.k) + batch * params.k_stride.batch +
+               kv_head * params.k_stride.head + seq.k_begin * params.k_stride.row;
+  const T* v = static_cast<const T*>(params.v) + batch * params.v_stride.batch +
+               kv_head * params.v_stride.head + seq.k_begin * params.v_stride.row;
 
   // Key j is visible to query i iff j < seqlen_k and (causal) j <= i + diagonal.
   const int diagonal = seqlen_k - seqlen_q;
@@ -127,16 +127,16 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
       kHeadDim == 128 && kWarps == 4 && kBlockM == 64 && kBlockN == 128 && kStages == 1;
 
   // Prologue: Q (group 0); K of the first block visited, and its V when kStages is 2 (group 1).
-  attn::copy_tile_async<kBlockM, kHeadDim, kThreads>(smem_q, q, params.q_row_stride, rows_in_block,
+  attn::copy_tile_async<kBlockM, kHeadDim, kThreads>(smem_q, q, params.q_stride.row, rows_in_block,
                                                      thread);
   cp_async_commit();
   if (num_blocks > 0) {
     const int n0 = (num_blocks - 1) * kBlockN;
-    attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_k, k + n0 * params.k_row_stride,
-                                                       params.k_row_stride, seqlen_k - n0, thread);
+    attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_k, k + n0 * params.k_stride.row,
+                                                       params.k_stride.row, seqlen_k - n0, thread);
     if constexpr (kStages == 2) {
       attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(
-          smem_v, v + n0 * params.v_row_stride, params.v_row_stride, seqlen_k - n0, thread);
+          smem_v, v + n0 * params.v_stride.row, params.v_stride.row, seqlen_k - n0, thread);
     }
   }
   cp_async_commit();
@@ -208,19 +208,19 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
         // Blocks below the first one visited end at or before (num_blocks - 1) kBlockN < key_end
         // <= seqlen_k: whole blocks.
         attn::copy_tile_async<kBlockN, kHeadDim, kThreads, kWholeCopies>(
-            smem_k + (stage ^ 1) * TileKV::kBytes, k + next0 * params.k_row_stride,
-            params.k_row_stride, kBlockN, thread);
+            smem_k + (stage ^ 1) * TileKV::kBytes, k + next0 * params.k_stride.row,
+            params.k_stride.row, kBlockN, thread);
         attn::copy_tile_async<kBlockN, kHeadDim, kThreads, kWholeCopies>(
-            smem_v + (stage ^ 1) * TileKV::kBytes, v + next0 * params.v_row_stride,
-            params.v_row_stride, kBlockN, thread);
+            smem_v + (stage ^ 1) * TileKV::kBytes, v + next0 * params.v_stride.row,
+            params.v_stride.row, kBlockN, thread);
       }
     } else {
       if (kWholeCopies && n0 + kBlockN <= seqlen_k) {  // every block but the seqlen_k tail
         attn::copy_tile_async<kBlockN, kHeadDim, kThreads, kWholeCopies>(
-            v_tile, v + n0 * params.v_row_stride, params.v_row_stride, kBlockN, thread);
+            v_tile, v + n0 * params.v_stride.row, params.v_stride.row, kBlockN, thread);
       } else {
         attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(
-            v_tile, v + n0 * params.v_row_stride, params.v_row_stride, seqlen_k - n0, thread);
+            v_tile, v + n0 * params.v_stride.row, params.v_stride.row, seqlen_k - n0, thread);
       }
     }
     cp_async_commit();
@@ -270,7 +270,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
       if (n_block > 0) {
         const int next0 = n0 - kBlockN;
         attn::copy_tile_async<kBlockN, kHeadDim, kThreads, kWholeCopies>(
-            smem_k, k + next0 * params.k_row_stride, params.k_row_stride, kBlockN, thread);
+            smem_k, k + next0 * params.k_stride.row, params.k_stride.row, kBlockN, thread);
       }
       cp_async_commit();
     }
@@ -421,8 +421,8 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
       }
     }
   __syncwarp();
-  T* out = static_cast<T*>(params.o) + batch * params.o_batch_stride + head * params.o_head_stride +
-           (seq.q_begin + m0) * params.o_row_stride;
+  T* out = static_cast<T*>(params.o) + batch * params.o_stride.batch + head * params.o_stride.head +
+           (seq.q_begin + m0) * params.o_stride.row;
   constexpr int kChunksPerRow = TileQ::kChunksPerRow;
 #pragma unroll
   for (int it = 0; it < kRowsPerWarp * kChunksPerRow / 32; ++it) {
@@ -432,7 +432,7 @@ __global__ void __launch_bounds__(kWarps * 32) attention_fwd_sm80(const Attentio
     if (row < rows_in_block) {
       unsigned int chunk_data[4];
       ld_shared_16(chunk_data, smem_q + TileQ::offset(row, chunk));
-      st_global_16(out + row * params.o_row_stride + chunk * 8, chunk_data);
+      st_global_16(out + row * params.o_stride.row + chunk * 8, chunk_data);
     }
   }
 }

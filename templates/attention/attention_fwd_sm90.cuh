@@ -88,7 +88,7 @@ __device__ __forceinline__ void store_rows_direct(const AttentionParams& p, T* o
   for (int h = 0; h < 2; ++h) {
     const int row = row0 + 8 * h;
     if (row >= seqlen_q) continue;
-    T* out = o_head + row * p.o_row_stride + 2 * (lane % 4);
+    T* out = o_head + row * p.o_stride.row + 2 * (lane % 4);
 #pragma unroll
     for (int j = 0; j < kOAccs / 4; ++j)
       store_two<T>(out + 8 * j, o[4 * j + 2 * h], o[4 * j + 2 * h + 1]);
@@ -565,8 +565,8 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
     if (kSplitKv || row_begin >= seq.seqlen_q) return;
     if (p.cu_seqlens_q != nullptr && row_begin + fa3::kRows > seq.seqlen_q) {
       fa3::store_rows_direct(p,
-                             static_cast<T*>(p.o) + head * p.o_head_stride +
-                                 static_cast<long long>(seq.q_begin) * p.o_row_stride,
+                             static_cast<T*>(p.o) + head * p.o_stride.head +
+                                 static_cast<long long>(seq.q_begin) * p.o_stride.row,
                              row0, seq.seqlen_q, o[0], lane);
       return;
     }

@@ -3,8 +3,10 @@
 #pragma once
 
 #if defined(__CUDACC_RTC__)
+#include "kerntune/common/tensor_strides.h"
 #include "kerntune/common/tma_descriptor.h"
 #else
+#include "common/tensor_strides.h"
 #include "common/tma_descriptor.h"
 #endif
 
@@ -31,18 +33,10 @@ struct AttentionParams {
   // seqlen_q x seqlen_k.
   const int* cu_seqlens_q;
   const int* cu_seqlens_k;
-  long long q_batch_stride;  // all strides in elements
-  long long q_row_stride;
-  long long q_head_stride;
-  long long k_batch_stride;
-  long long k_row_stride;
-  long long k_head_stride;
-  long long v_batch_stride;
-  long long v_row_stride;
-  long long v_head_stride;
-  long long o_batch_stride;
-  long long o_row_stride;
-  long long o_head_stride;
+  TensorStrides q_stride;  // all strides in elements
+  TensorStrides k_stride;
+  TensorStrides v_stride;
+  TensorStrides o_stride;
   int batch;
   int heads_q;
   int heads_kv;

@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(128) attention_split_combine(const AttentionPa
   const long long bh = row / p.seqlen_q;
   const int h = static_cast<int>(bh % p.heads_q);
   const int b = static_cast<int>(bh / p.heads_q);
-  T* out = static_cast<T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride + i * p.o_row_stride +
+  T* out = static_cast<T*>(p.o) + b * p.o_stride.batch + h * p.o_stride.head + i * p.o_stride.row +
            lane * kCols;
 #pragma unroll
   for (int c = 0; c < kCols; c += 2) store_two<T>(out + c, acc[c] * inv, acc[c + 1] * inv);

@@ -84,7 +84,7 @@ AttentionParams make_attention_params(const AttentionProblem& problem, const Att
     p.cu_seqlens_q = t.cu_seqlens_q;
     p.cu_seqlens_k = t.cu_seqlens_k;
     p.total_q = int(t.total_q);
-    p.q_batch_stride = p.k_batch_stride = p.v_batch_stride = p.o_batch_stride = 0;
+    p.q_stride.batch = p.k_stride.batch = p.v_stride.batch = p.o_stride.batch = 0;
   }
   return p;
 }

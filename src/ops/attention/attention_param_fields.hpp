@@ -6,14 +6,15 @@
 #include <cmath>
 #include <cstdint>
 
+#include "common/tensor_strides.h"
+
 namespace kt::rt {
 
-// Copies element strides {batch, row, head} into a parameter block's three named fields.
-inline void set_strides(const std::int64_t (&from)[3], long long& batch, long long& row,
-                        long long& head) {
-  batch = from[0];
-  row = from[1];
-  head = from[2];
+// Copies element strides {batch, row, head} into a parameter block's TensorStrides.
+inline void set_strides(const std::int64_t (&from)[3], TensorStrides& to) {
+  to.batch = from[0];
+  to.row = from[1];
+  to.head = from[2];
 }
 
 // Copies the forward's operands from `tensors` (AttentionTensors, or AttentionBackwardTensors,
@@ -26,10 +27,10 @@ void set_forward_operands(Params& params, const Tensors& tensors) {
   params.v = tensors.v;
   params.o = tensors.o;
   params.lse = tensors.lse;
-  set_strides(tensors.q_strides, params.q_batch_stride, params.q_row_stride, params.q_head_stride);
-  set_strides(tensors.k_strides, params.k_batch_stride, params.k_row_stride, params.k_head_stride);
-  set_strides(tensors.v_strides, params.v_batch_stride, params.v_row_stride, params.v_head_stride);
-  set_strides(tensors.o_strides, params.o_batch_stride, params.o_row_stride, params.o_head_stride);
+  set_strides(tensors.q_strides, params.q_stride);
+  set_strides(tensors.k_strides, params.k_stride);
+  set_strides(tensors.v_strides, params.v_stride);
+  set_strides(tensors.o_strides, params.o_stride);
 }
 
 // Sets `params`' batch, heads_q, heads_kv, seqlen_q and seqlen_k from `problem`, its

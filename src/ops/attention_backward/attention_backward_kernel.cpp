@@ -17,7 +17,7 @@ namespace kt::rt {
 
 static_assert(sizeof(AttentionBwdParams) == 13 * 8 + 24 * 8 + 8 * 4,
               "AttentionBwdParams layout changed");
-static_assert(offsetof(AttentionBwdParams, q_batch_stride) == 13 * 8 &&
+static_assert(offsetof(AttentionBwdParams, q_stride) == 13 * 8 &&
                   offsetof(AttentionBwdParams, batch) == 37 * 8 &&
                   offsetof(AttentionBwdParams, softmax_scale) == 37 * 8 + 5 * 4,
               "AttentionBwdParams layout changed");
@@ -57,10 +57,10 @@ AttentionBwdParams make_attention_backward_params(const AttentionBackwardProblem
   p.lse_log2 = reinterpret_cast<float*>(base + w.lse_log2_offset);
   p.dq_semaphores =
       problem.deterministic ? reinterpret_cast<unsigned int*>(base + w.semaphores_offset) : nullptr;
-  set_strides(t.dout_strides, p.dout_batch_stride, p.dout_row_stride, p.dout_head_stride);
-  set_strides(t.dq_strides, p.dq_batch_stride, p.dq_row_stride, p.dq_head_stride);
-  set_strides(t.dk_strides, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride);
-  set_strides(t.dv_strides, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride);
+  set_strides(t.dout_strides, p.dout_stride);
+  set_strides(t.dq_strides, p.dq_stride);
+  set_strides(t.dk_strides, p.dk_stride);
+  set_strides(t.dv_strides, p.dv_stride);
   set_sizes_and_scale(p, problem, t.softmax_scale);
   // What the key blocks of a key/value head share: its query heads' Q and dO.
   p.causal_section = section_entries(2 * problem.seqlen_q * problem.head_dim *

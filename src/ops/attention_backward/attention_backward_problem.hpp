@@ -14,6 +14,8 @@
 
 namespace kt {
 
+// The forward's fields spelled out, not inherited: the problems are the public API's aggregates,
+// and a base class would end their designated initializers ({.causal = true}).
 struct AttentionBackwardProblem {
   std::int64_t batch = 1;
   std::int64_t heads_q = 1;

@@ -103,12 +103,12 @@ __global__ void attention_bwd_reference_forward(const AttentionBwdParams params,
   const long long rows = check::query_rows(params);
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const auto [b, h, i, kv_head] = check::query_row(params, r);
-    const T* q = check::tensor_row<T>(params.q, params.q_batch_stride, params.q_row_stride,
-                                      params.q_head_stride, b, h, i);
-    const T* k = check::tensor_row<T>(params.k, params.k_batch_stride, params.k_row_stride,
-                                      params.k_head_stride, b, kv_head, 0);
-    const T* v = check::tensor_row<T>(params.v, params.v_batch_stride, params.v_row_stride,
-                                      params.v_head_stride, b, kv_head, 0);
+    const T* q = check::tensor_row<T>(params.q, params.q_stride.batch, params.q_stride.row,
+                                      params.q_stride.head, b, h, i);
+    const T* k = check::tensor_row<T>(params.k, params.k_stride.batch, params.k_stride.row,
+                                      params.k_stride.head, b, kv_head, 0);
+    const T* v = check::tensor_row<T>(params.v, params.v_stride.batch, params.v_stride.row,
+                                      params.v_stride.head, b, kv_head, 0);
     const int key_end = check::visible_keys(params, causal, i);
 
     __syncthreads();  // the previous row's q_row and probs are no longer read
@@ -117,7 +117,7 @@ __global__ void attention_bwd_reference_forward(const AttentionBwdParams params,
 
     float row_max = check::negative_infinity();
     for (int j = tid; j < key_end; j += threads)
-      row_max = fmaxf(row_max, check::dot_row(q_row, k + j * params.k_row_stride, head_dim) *
+      row_max = fmaxf(row_max, check::dot_row(q_row, k + j * params.k_stride.row, head_dim) *
                                    params.softmax_scale);
     row_max = check::block_reduce<true>(row_max, scratch);
 
@@ -128,20 +128,20 @@ __global__ void attention_bwd_reference_forward(const AttentionBwdParams params,
     for (int first = 0; first < key_end; first += check::kBwdRowsPerPass) {
       const int count = check::rows_in_pass(first, key_end);
       for (int jj = tid; jj < count; jj += threads) {
-        const T* k_row = k + (first + jj) * params.k_row_stride;
+        const T* k_row = k + (first + jj) * params.k_stride.row;
         const float p =
             expf(check::dot_row(q_row, k_row, head_dim) * params.softmax_scale - row_max);
         probs[jj] = p;
         sum += p;
       }
       __syncthreads();
-      check::accumulate_weighted_rows(acc, probs, v + first * params.v_row_stride,
-                                      params.v_row_stride, count, head_dim, tid, threads);
+      check::accumulate_weighted_rows(acc, probs, v + first * params.v_stride.row,
+                                      params.v_stride.row, count, head_dim, tid, threads);
       __syncthreads();  // probs is rewritten by the next pass
     }
     sum = check::block_reduce<false>(sum, scratch);
     const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
-    T* o_row = o + b * params.o_batch_stride + h * params.o_head_stride + i * params.o_row_stride;
+    T* o_row = o + b * params.o_stride.batch + h * params.o_stride.head + i * params.o_stride.row;
 #pragma unroll
     for (int a = 0; a < check::kBwdMaxPerThread; ++a) {
       const int d = tid + a * threads;
@@ -173,16 +173,16 @@ __global__ void attention_bwd_reference_dq(const AttentionBwdParams params, int 
       continue;
     }
     const auto [b, h, i, kv_head] = check::query_row(params, r);
-    const T* q = check::tensor_row<T>(params.q, params.q_batch_stride, params.q_row_stride,
-                                      params.q_head_stride, b, h, i);
-    const T* o = check::tensor_row<T>(params.o, params.o_batch_stride, params.o_row_stride,
-                                      params.o_head_stride, b, h, i);
-    const T* dout = check::tensor_row<T>(params.dout, params.dout_batch_stride,
-                                         params.dout_row_stride, params.dout_head_stride, b, h, i);
-    const T* k = check::tensor_row<T>(params.k, params.k_batch_stride, params.k_row_stride,
-                                      params.k_head_stride, b, kv_head, 0);
-    const T* v = check::tensor_row<T>(params.v, params.v_batch_stride, params.v_row_stride,
-                                      params.v_head_stride, b, kv_head, 0);
+    const T* q = check::tensor_row<T>(params.q, params.q_stride.batch, params.q_stride.row,
+                                      params.q_stride.head, b, h, i);
+    const T* o = check::tensor_row<T>(params.o, params.o_stride.batch, params.o_stride.row,
+                                      params.o_stride.head, b, h, i);
+    const T* dout = check::tensor_row<T>(params.dout, params.dout_stride.batch,
+                                         params.dout_stride.row, params.dout_stride.head, b, h, i);
+    const T* k = check::tensor_row<T>(params.k, params.k_stride.batch, params.k_stride.row,
+                                      params.k_stride.head, b, kv_head, 0);
+    const T* v = check::tensor_row<T>(params.v, params.v_stride.batch, params.v_stride.row,
+                                      params.v_stride.head, b, kv_head, 0);
     const int key_end = check::visible_keys(params, causal, i);
     const float lse = params.lse[r];
 
@@ -202,14 +202,14 @@ __global__ void attention_bwd_reference_dq(const AttentionBwdParams params, int 
       const int count = check::rows_in_pass(first, key_end);
       for (int jj = tid; jj < count; jj += threads) {
         const int j = first + jj;
-        const float p = expf(check::dot_row(q_row, k + j * params.k_row_stride, head_dim) *
+        const float p = expf(check::dot_row(q_row, k + j * params.k_stride.row, head_dim) *
                                  params.softmax_scale -
                              lse);
-        const float dp = check::dot_row(do_row, v + j * params.v_row_stride, head_dim);
+        const float dp = check::dot_row(do_row, v + j * params.v_stride.row, head_dim);
         ds[jj] = p * (dp - d_row);
       }
       __syncthreads();
-      check::accumulate_weighted_rows(acc, ds, k + first * params.k_row_stride, params.k_row_stride,
+      check::accumulate_weighted_rows(acc, ds, k + first * params.k_stride.row, params.k_stride.row,
                                       count, head_dim, tid, threads);
       __syncthreads();  // ds is rewritten by the next pass
     }
@@ -250,10 +250,10 @@ __global__ void attention_bwd_reference_dkv(const AttentionBwdParams params, int
     const int j = int(r % params.seqlen_k);
     const int g = int(r / params.seqlen_k % params.heads_kv);
     const int b = int(r / params.seqlen_k / params.heads_kv);
-    const T* k = check::tensor_row<T>(params.k, params.k_batch_stride, params.k_row_stride,
-                                      params.k_head_stride, b, g, j);
-    const T* v = check::tensor_row<T>(params.v, params.v_batch_stride, params.v_row_stride,
-                                      params.v_head_stride, b, g, j);
+    const T* k = check::tensor_row<T>(params.k, params.k_stride.batch, params.k_stride.row,
+                                      params.k_stride.head, b, g, j);
+    const T* v = check::tensor_row<T>(params.v, params.v_stride.batch, params.v_stride.row,
+                                      params.v_stride.head, b, g, j);
     // Queries i >= j - (seqlen_k - seqlen_q) see key j (causal); all of them otherwise.
     const int first_query = causal && j > params.seqlen_k - params.seqlen_q
                                 ? j - (params.seqlen_k - params.seqlen_q)
@@ -270,32 +270,32 @@ __global__ void attention_bwd_reference_dkv(const AttentionBwdParams params, int
 #pragma unroll
     for (int a = 0; a < check::kBwdMaxPerThread; ++a) dk_acc[a] = dv_acc[a] = 0.0f;
     for (int h = g * group; h < (g + 1) * group; ++h) {
-      const T* q = check::tensor_row<T>(params.q, params.q_batch_stride, params.q_row_stride,
-                                        params.q_head_stride, b, h, 0);
-      const T* o = check::tensor_row<T>(params.o, params.o_batch_stride, params.o_row_stride,
-                                        params.o_head_stride, b, h, 0);
+      const T* q = check::tensor_row<T>(params.q, params.q_stride.batch, params.q_stride.row,
+                                        params.q_stride.head, b, h, 0);
+      const T* o = check::tensor_row<T>(params.o, params.o_stride.batch, params.o_stride.row,
+                                        params.o_stride.head, b, h, 0);
       const T* dout =
-          check::tensor_row<T>(params.dout, params.dout_batch_stride, params.dout_row_stride,
-                               params.dout_head_stride, b, h, 0);
+          check::tensor_row<T>(params.dout, params.dout_stride.batch, params.dout_stride.row,
+                               params.dout_stride.head, b, h, 0);
       const float* lse = params.lse + ((long long)b * params.heads_q + h) * params.seqlen_q;
       for (int first = first_query; first < params.seqlen_q; first += check::kBwdRowsPerPass) {
         const int count = check::rows_in_pass(first, params.seqlen_q);
         for (int ii = tid; ii < count; ii += threads) {
           const int i = first + ii;
-          const T* q_i = q + i * params.q_row_stride;
-          const T* do_i = dout + i * params.dout_row_stride;
+          const T* q_i = q + i * params.q_stride.row;
+          const T* do_i = dout + i * params.dout_stride.row;
           const float p =
               expf(check::dot_row(k_row, q_i, head_dim) * params.softmax_scale - lse[i]);
           const float dp = check::dot_row(v_row, do_i, head_dim);
-          const float d_i = check::dot_rows(do_i, o + i * params.o_row_stride, head_dim);
+          const float d_i = check::dot_rows(do_i, o + i * params.o_stride.row, head_dim);
           p_s[ii] = p;
           ds_s[ii] = p * (dp - d_i);
         }
         __syncthreads();
-        check::accumulate_weighted_rows(dk_acc, ds_s, q + first * params.q_row_stride,
-                                        params.q_row_stride, count, head_dim, tid, threads);
-        check::accumulate_weighted_rows(dv_acc, p_s, dout + first * params.dout_row_stride,
-                                        params.dout_row_stride, count, head_dim, tid, threads);
+        check::accumulate_weighted_rows(dk_acc, ds_s, q + first * params.q_stride.row,
+                                        params.q_stride.row, count, head_dim, tid, threads);
+        check::accumulate_weighted_rows(dv_acc, p_s, dout + first * params.dout_stride.row,
+                                        params.dout_stride.row, count, head_dim, tid, threads);
         __syncthreads();  // p_s and ds_s are rewritten by the next pass
       }
     }

@@ -4,8 +4,10 @@
 #pragma once
 
 #if defined(__CUDACC_RTC__)
+#include "kerntune/common/tensor_strides.h"
 #include "kerntune/common/tma_descriptor.h"
 #else
+#include "common/tensor_strides.h"
 #include "common/tma_descriptor.h"
 #endif
 
@@ -30,30 +32,14 @@ struct AttentionBwdParams {
   float* d_rows;    // workspace: D = rowsum(dO ∘ O), [batch, heads_q, seqlen_q] FP32
   float* lse_log2;  // workspace: lse · log2(e) (+inf for -inf), [batch, heads_q, seqlen_q] FP32
   unsigned int* dq_semaphores;  // workspace, deterministic only: ticket, then one per dQ block
-  long long q_batch_stride;
-  long long q_row_stride;
-  long long q_head_stride;
-  long long k_batch_stride;
-  long long k_row_stride;
-  long long k_head_stride;
-  long long v_batch_stride;
-  long long v_row_stride;
-  long long v_head_stride;
-  long long o_batch_stride;
-  long long o_row_stride;
-  long long o_head_stride;
-  long long dout_batch_stride;
-  long long dout_row_stride;
-  long long dout_head_stride;
-  long long dq_batch_stride;
-  long long dq_row_stride;
-  long long dq_head_stride;
-  long long dk_batch_stride;
-  long long dk_row_stride;
-  long long dk_head_stride;
-  long long dv_batch_stride;
-  long long dv_row_stride;
-  long long dv_head_stride;
+  TensorStrides q_stride;
+  TensorStrides k_stride;
+  TensorStrides v_stride;
+  TensorStrides o_stride;
+  TensorStrides dout_stride;
+  TensorStrides dq_stride;
+  TensorStrides dk_stride;
+  TensorStrides dv_stride;
   int batch;
   int heads_q;
   int heads_kv;

@@ -120,10 +120,10 @@ __global__ void __launch_bounds__(attn_bwd::kRowThreads)
   if (row < rows && part < kThreadsPerRow) {
     int b, h, i;
     attn_bwd::decode_row(row, params.heads_q, params.seqlen_q, b, h, i);
-    const T* o = static_cast<const T*>(params.o) + b * params.o_batch_stride +
-                 h * params.o_head_stride + i * params.o_row_stride + part * 8;
-    const T* dout = static_cast<const T*>(params.dout) + b * params.dout_batch_stride +
-                    h * params.dout_head_stride + i * params.dout_row_stride + part * 8;
+    const T* o = static_cast<const T*>(params.o) + b * params.o_stride.batch +
+                 h * params.o_stride.head + i * params.o_stride.row + part * 8;
+    const T* dout = static_cast<const T*>(params.dout) + b * params.dout_stride.batch +
+                    h * params.dout_stride.head + i * params.dout_stride.row + part * 8;
     const attn_bwd::Chunk16 oc = *reinterpret_cast<const attn_bwd::Chunk16*>(o);
     const attn_bwd::Chunk16 dc = *reinterpret_cast<const attn_bwd::Chunk16*>(dout);
 #pragma unroll
@@ -177,8 +177,8 @@ __global__ void __launch_bounds__(attn_bwd::kRowThreads)
     out.w[2 + w] = DTypeTraits<T>::pack2(__uint_as_float(hi.w[2 * w]) * scale,
                                          __uint_as_float(hi.w[2 * w + 1]) * scale);
   }
-  T* dq = static_cast<T*>(params.dq) + b * params.dq_batch_stride + h * params.dq_head_stride +
-          i * params.dq_row_stride + part * 8;
+  T* dq = static_cast<T*>(params.dq) + b * params.dq_stride.batch + h * params.dq_stride.head +
+          i * params.dq_stride.row + part * 8;
   *reinterpret_cast<attn_bwd::Chunk16*>(dq) = out;
 }
 

@@ -161,16 +161,16 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   const int n0 = n_block * kBlockN;
   const int diagonal = seqlen_k - seqlen_q;
 
-  const T* k = static_cast<const T*>(params.k) + batch * params.k_batch_stride +
-               kv_head * params.k_head_stride;
-  const T* v = static_cast<const T*>(params.v) + batch * params.v_batch_stride +
-               kv_head * params.v_head_stride;
+  const T* k = static_cast<const T*>(params.k) + batch * params.k_stride.batch +
+               kv_head * params.k_stride.head;
+  const T* v = static_cast<const T*>(params.v) + batch * params.v_stride.batch +
+               kv_head * params.v_stride.head;
 
   // Prologue: K and V of the block (group 0), the first step's Q, dO, lse and D (group 1).
-  attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_k, k + n0 * params.k_row_stride,
-                                                     params.k_row_stride, seqlen_k - n0, tid);
-  attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_v, v + n0 * params.v_row_stride,
-                                                     params.v_row_stride, seqlen_k - n0, tid);
+  attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_k, k + n0 * params.k_stride.row,
+                                                     params.k_stride.row, seqlen_k - n0, tid);
+  attn::copy_tile_async<kBlockN, kHeadDim, kThreads>(smem_v, v + n0 * params.v_stride.row,
+                                                     params.v_stride.row, seqlen_k - n0, tid);
   cp_async_commit();
 
   // Issues the copies of step `step` (query head, query block) into stage `stage`: Q and dO rows
@@ -178,15 +178,15 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
   const auto load_step = [&](int step, int stage) {
     const int head = kv_head * group + step / steps_per_head;
     const int m0 = (m_first + step % steps_per_head) * kBlockM;
-    const T* q = static_cast<const T*>(params.q) + batch * params.q_batch_stride +
-                 head * params.q_head_stride + m0 * params.q_row_stride;
-    const T* dout = static_cast<const T*>(params.dout) + batch * params.dout_batch_stride +
-                    head * params.dout_head_stride + m0 * params.dout_row_stride;
+    const T* q = static_cast<const T*>(params.q) + batch * params.q_stride.batch +
+                 head * params.q_stride.head + m0 * params.q_stride.row;
+    const T* dout = static_cast<const T*>(params.dout) + batch * params.dout_stride.batch +
+                    head * params.dout_stride.head + m0 * params.dout_stride.row;
     const unsigned int q_tile = smem_q + stage * 2 * TileQ::kBytes;
-    attn::copy_tile_async<kBlockM, kHeadDim, kThreads>(q_tile, q, params.q_row_stride,
+    attn::copy_tile_async<kBlockM, kHeadDim, kThreads>(q_tile, q, params.q_stride.row,
                                                        seqlen_q - m0, tid);
     attn::copy_tile_async<kBlockM, kHeadDim, kThreads>(q_tile + TileQ::kBytes, dout,
-                                                       params.dout_row_stride, seqlen_q - m0, tid);
+                                                       params.dout_stride.row, seqlen_q - m0, tid);
     const long long row0 = ((long long)batch * params.heads_q + head) * seqlen_q + m0;
     const unsigned int stats_tile = shared_address(stats + stage * 2 * kBlockM);
     for (int x = tid; x < 2 * kBlockM; x += kThreads) {
@@ -449,9 +449,9 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
 
   // dK (times softmax_scale) and dV of the warp's keys inside seqlen_k, in T.
   T* dk =
-      static_cast<T*>(params.dk) + batch * params.dk_batch_stride + kv_head * params.dk_head_stride;
+      static_cast<T*>(params.dk) + batch * params.dk_stride.batch + kv_head * params.dk_stride.head;
   T* dv =
-      static_cast<T*>(params.dv) + batch * params.dv_batch_stride + kv_head * params.dv_head_stride;
+      static_cast<T*>(params.dv) + batch * params.dv_stride.batch + kv_head * params.dv_stride.head;
   const float scale = params.softmax_scale;
 #pragma unroll
   for (int nt = 0; nt < kNTiles; ++nt)
@@ -459,8 +459,8 @@ __global__ void __launch_bounds__(kWarps * 32, 1)
     for (int half = 0; half < 2; ++half) {
       const int key = n0 + key_row + 16 * nt + 8 * half;
       if (key >= seqlen_k) continue;
-      T* dk_row = dk + key * params.dk_row_stride + d0 + query_col;
-      T* dv_row = dv + key * params.dv_row_stride + d0 + query_col;
+      T* dk_row = dk + key * params.dk_stride.row + d0 + query_col;
+      T* dv_row = dv + key * params.dv_stride.row + d0 + query_col;
 #pragma unroll
       for (int t = 0; t < kDTiles; ++t) {
         *reinterpret_cast<unsigned int*>(dk_row + 8 * t) = DTypeTraits<T>::pack2(
