@@ -82,12 +82,7 @@ std::optional<std::string> validate_sm90(const GemmProblem& p, const GemmConfig&
         "the sm90 family needs an sm_90a device (compute capability 9.0), device has {}.{}",
         device.cc_major, device.cc_minor);
   if (c.tile_k != kSm90TileK && c.tile_k != 2 * kSm90TileK && c.tile_k != 4 * kSm90TileK)
-    return "sm90 tile_k must be 64 (one swizzle atom a stage), 128 or 256 (two or four, nt only)";
-  if (c.tile_k != kSm90TileK && !(kernel_a_k_major(p, c) && kernel_b_k_major(p, c)))
-    return fmt::format(
-        "sm90 tile_k {} (several swizzle atoms a stage) needs the nt layout (both operands "
-        "K-major): nn's B atoms (A's, swapped) are 64 K-rows deep",
-        c.tile_k);
+    return "sm90 tile_k must be 64 (one swizzle atom a stage), 128 or 256 (two or four)";
   if (c.warp_m != 0 || c.warp_n != 0) return "sm90 configs have no warp tile (warp_m = warp_n = 0)";
   if (c.consumers != 1 && c.consumers != 2) return "sm90 consumers must be 1 or 2";
   if (c.tile_m != 64 * c.consumers && c.tile_m != 128 * c.consumers)
@@ -637,7 +632,7 @@ std::vector<GemmConfig> enumerate_gemm_configs(const GemmProblem& p, const Devic
                         keep(unspecialized);
                       }
                       // The same with stages several atoms deep.
-                      if (p.layout == Layout::kNT && bm + bn <= d.sm90_deep_stage_max_rows)
+                      if (bm + bn <= d.sm90_deep_stage_max_rows)
                         for (int bk : d.sm90_deep_tile_k) {
                           GemmConfig deep = c;
                           deep.tile_k = bk;

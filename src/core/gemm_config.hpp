@@ -105,7 +105,7 @@ struct GemmDomains {
   // (sm90_fitted_token_tiles), so that a few rows of tiles leave little of the last one empty
   // (M = 257 in 3 tiles of 88, not 3 of 128).
   std::int64_t sm90_fitted_swap_max_m = 2048;
-  // Stages two or four swizzle atoms deep (tile_k 128, 256; nt) are also tried for tiles of at
+  // Stages two or four swizzle atoms deep (tile_k 128, 256) are also tried for tiles of at
   // most sm90_deep_stage_max_rows rows plus columns (a 64-deep stage of at most 16 KB): their
   // ring is limited by one producer/consumer round trip a stage, not by its bytes in flight.
   std::vector<int> sm90_deep_tile_k{128, 256};

@@ -200,8 +200,11 @@ constexpr double kSm90InlineWaitUs = 0.16;
 // The shortest time per stage of `c`'s ring (above).
 double sm90_stage_period_us(const GemmProblem& p, const GemmConfig& c) {
   if (c.warp_specialized) return kSm90StagePeriodUs;
-  const int atoms = c.tile_k / 64;  // 64-deep swizzle atoms a stage
-  const int boxes = atoms * (1 + (p.layout == Layout::kNT ? 1 : c.tile_n / 64));
+  // A K-major operand's box a 64-deep swizzle atom along K, an M- or N-major one's a 64-column
+  // atom of the stage's whole depth.
+  const int atoms = c.tile_k / 64;
+  const int boxes = (kernel_a_k_major(p, c) ? atoms : c.tile_m / 64) +
+                    (kernel_b_k_major(p, c) ? atoms : c.tile_n / 64);
   return kSm90StagePeriodUs + boxes * kSm90InlineIssueUsPerBox +
          (c.consumers > 1 ? kSm90InlineWaitUs : 0.0);
 }

@@ -42,7 +42,9 @@ inline constexpr int kBenchmarkProtocolVersion = 5;
 //     in run-time loops (sum_quads): NVRTC compiles a split-K kernel in about half the time.
 // 20: sm90 serves rows TMA cannot address (K % 8 != 0, nn's N % 8 != 0) from copies padded to
 //     16-byte rows (gemm_pad_rows).
-inline constexpr int kGemmTemplateVersion = 20;
+// 21: sm90 stages several atoms deep (tile_k 128, 256) for nn too: an M- or N-major operand's box
+//     is 64 columns by the stage's K-rows.
+inline constexpr int kGemmTemplateVersion = 21;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 // 5: fa3's stage ring shared with the GEMM (common/stage_ring.cuh): its instruction order moves.

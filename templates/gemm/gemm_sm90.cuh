@@ -65,13 +65,14 @@ namespace kt {
 // C^T = B·A^T with the weights of a decode step on the wgmma M side and its few tokens on the N
 // side (16 to 64 columns); element (i, j) of that product is stored at c[j * ldc + i]. With nn
 // (kBIsNxK false) the kernel's A is M-major, fed to wgmma through its transpose bit.
-// kTileK: the K depth of a stage, 64 (one swizzle atom) or, for nt, 128 or 256: two or four
-// boxes of each operand a stage, so a small tile's ring turns over fewer stages (each costs a
-// producer/consumer round trip, whatever the stage's bytes) for the same bytes in flight. Launch:
-// 128 * (kConsumers + kWarpSpecialized) threads, cluster (kCluster * kClusterN * kClusterK, 1, 1),
-// any grid that is a multiple of the cluster (clusters loop over ceil(tiles_m / kCluster) *
-// ceil(tiles_n / kClusterN) * num_splits / kClusterK units; with split-K through L2 every CTA of
-// the grid must be resident at once), smem_bytes() (gemm_config.hpp) of dynamic shared memory.
+// kTileK: the K depth of a stage, 64 (one swizzle atom) or 128 or 256: two or four atoms of
+// a K-major operand a stage (an M- or N-major one's boxes are as deep as the stage), so a small
+// tile's ring turns over fewer stages (each costs a producer/consumer round trip, whatever the
+// stage's bytes) for the same bytes in flight. Launch: 128 * (kConsumers + kWarpSpecialized)
+// threads, cluster (kCluster * kClusterN * kClusterK, 1, 1), any grid that is a multiple of the
+// cluster (clusters loop over ceil(tiles_m / kCluster) * ceil(tiles_n / kClusterN) * num_splits /
+// kClusterK units; with split-K through L2 every CTA of the grid must be resident at once),
+// smem_bytes() (gemm_config.hpp) of dynamic shared memory.
 //
 // Split-K (kSplitK), with no second kernel and no FP32 pass over C. Through L2 (kClusterK == 1),
 // two modes, chosen at run time and uniformly for the launch: distributed when every unit has a

@@ -36,8 +36,10 @@ __device__ __forceinline__ void mma_unit(float (&acc)[K::kMI][K::kAccs], const S
   for (int kt = 0; kt < num_k_tiles; ++kt) {
     mbarrier_wait(smem.full_bars + 8 * ring.stage, ring.phase);
     if (kt == 0 && traced) trace_mark(flags, kTraceFirstFull);
+    // The consumer's rows: a K-major A's rows of every atom along K, an M-major A's own atoms.
     const unsigned int a_tile =
-        smem.a + ring.stage * K::kAStageBytes + c.consumer * K::kRowsPerConsumer * kRowBytes;
+        smem.a + ring.stage * K::kAStageBytes +
+        c.consumer * (K::kAKMajor ? K::kRowsPerConsumer * kRowBytes : K::kMI * K::kMnAtomBytes);
     const unsigned int b_tile = smem.b + ring.stage * K::kBStageBytes;
 #pragma unroll
     for (int mi = 0; mi < K::kMI; ++mi) fence_accumulators(acc[mi]);
@@ -46,17 +48,18 @@ __device__ __forceinline__ void mma_unit(float (&acc)[K::kMI][K::kAccs], const S
     for (int j = 0; j < K::kKAtoms; ++j)
 #pragma unroll
       for (int ks = 0; ks < K::kKSteps; ++ks) {
-        const unsigned int a_atom = a_tile + j * K::kAKAtomBytes;
+        // An M- or N-major operand's k16 step within its atoms of the stage's whole depth.
+        const int mn_step = 2048 * (j * K::kKSteps + ks);
         const unsigned long long desc_b =
             K::kBKMajor ? kmajor_descriptor(b_tile + j * K::kBKAtomBytes + 32 * ks)
-                        : mnmajor_descriptor(b_tile + 2048 * ks, K::kMnAtomBytes);
+                        : mnmajor_descriptor(b_tile + mn_step, K::kMnAtomBytes);
 #pragma unroll
         for (int mi = 0; mi < K::kMI; ++mi) {
-          // An M-major A (one K atom a stage) holds each m64 tile's rows in an atom of its own.
+          // An M-major A holds each m64 tile's rows in an atom of its own.
           const unsigned long long desc_a =
               K::kAKMajor
-                  ? kmajor_descriptor(a_atom + mi * 64 * kRowBytes + 32 * ks)
-                  : mnmajor_descriptor(a_atom + mi * K::kMnAtomBytes + 2048 * ks, K::kMnAtomBytes);
+                  ? kmajor_descriptor(a_tile + j * K::kAKAtomBytes + mi * 64 * kRowBytes + 32 * ks)
+                  : mnmajor_descriptor(a_tile + mi * K::kMnAtomBytes + mn_step, K::kMnAtomBytes);
           // The first k16 step of a tile overwrites the previous tile's accumulators.
           wgmma_m64k16_ss<typename K::TIn, K::kTileN, K::kBKMajor ? 0 : 1, K::kAKMajor ? 0 : 1>(
               acc[mi], desc_a, desc_b, kt > 0 || j > 0 || ks > 0);

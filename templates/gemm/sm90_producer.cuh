@@ -71,7 +71,7 @@ __device__ __forceinline__ void load_k_tile(const GemmSm90Params& params, const 
   // Several atoms along K (kTileK 128, 256): the later boxes may lie wholly past K; TMA fills
   // them with zeros and counts their bytes like any other.
   if constexpr (!K::kAKMajor) {
-    // An M-major A (swap-AB nn): one box of 64 K-rows per 64 columns of M, the atoms wholly
+    // An M-major A (swap-AB nn): one box of kTileK K-rows per 64 columns of M, the atoms wholly
     // below M zero-filled and counted like the rest.
 #pragma unroll
     for (int j = 0; j < K::kTileM / 64; ++j)
@@ -102,8 +102,8 @@ __device__ __forceinline__ void load_k_tile(const GemmSm90Params& params, const 
     }
   } else {
     // Half of B each, multicast to both CTAs: K-major, rows [n0 + rank * kTileN / 2, ...);
-    // N-major (nn), K rows [k + 32 rank, k + 32 rank + 32) of every atom (32 rows = 4 whole
-    // swizzle periods, so the halves tile the atom exactly).
+    // N-major (nn), half of every atom's K rows, [k + rank * kTileK / 2, ...) (32 rows or more,
+    // whole 8-row swizzle periods, so the halves tile the atom exactly).
     if constexpr (K::kBKMajor) {
 #pragma unroll
       for (int j = 0; j < K::kKAtoms; ++j)
@@ -113,7 +113,7 @@ __device__ __forceinline__ void load_k_tile(const GemmSm90Params& params, const 
     } else {
       for (int j = 0; j < u.b_atoms; ++j)
         tma_load_2d_multicast(b_stage + j * K::kMnAtomBytes + rank * (K::kMnAtomBytes / 2),
-                              &params.b_map, u.n0 + 64 * j, k + 32 * rank, full, 0x3);
+                              &params.b_map, u.n0 + 64 * j, k + (K::kTileK / 2) * rank, full, 0x3);
     }
   }
 }

@@ -9,10 +9,10 @@
 namespace kt {
 namespace sm90 {
 
-// K depth of a swizzle atom: one 128-byte swizzle row of 16-bit elements, so every operand tile
-// is one TMA box per atom along K and per 64 rows or columns, and a k16 step is a +32 B
-// (K-major) or +2048 B (N-major) move. A stage holds one atom along K, or (kTileK 128 or 256,
-// nt) two or four.
+// K depth of a swizzle atom: one 128-byte swizzle row of 16-bit elements, so every K-major
+// operand tile is one TMA box per atom along K, and a k16 step is a +32 B (K-major) or +2048 B
+// (M- or N-major) move. A stage holds one atom along K, or (kTileK 128 or 256) two or four; an
+// M- or N-major operand's box is 64 columns by the stage's kTileK K-rows.
 constexpr int kAtomK = 64;
 constexpr int kRowBytes = kAtomK * 2;
 
@@ -68,9 +68,8 @@ struct GemmTraits {
   // stream-K reduction's loads and flag polls need the room of the last 16.
   static_assert(kTileM / kConsumers / 64 * kTileN / 2 <= (kSplitK || kStreamK ? 128 : 144),
                 "at most 144 accumulators per thread (128 with split-K or stream-K)");
-  static_assert(kTileK == kAtomK ||
-                    ((kTileK == 2 * kAtomK || kTileK == 4 * kAtomK) && kAKMajor && kBKMajor),
-                "a stage is one 64-deep swizzle atom along K, or two or four with both K-major");
+  static_assert(kTileK == kAtomK || kTileK == 2 * kAtomK || kTileK == 4 * kAtomK,
+                "a stage is one, two or four 64-deep swizzle atoms along K");
   static_assert(kStages >= 2 && kStages <= 16, "kStages must be in [2, 16]");
   static_assert(kEpilogueSlots >= 0 && kEpilogueSlots <= 8, "kEpilogueSlots must be in [0, 8]");
   static_assert(kCluster == 1 || kCluster == 2, "clusters of one or two CTAs");
@@ -96,8 +95,9 @@ struct GemmTraits {
   static constexpr int kBKAtomBytes = kTileN * kRowBytes;
   static constexpr int kAStageBytes = kKAtoms * kAKAtomBytes;
   static constexpr int kBStageBytes = kKAtoms * kBKAtomBytes;
-  // An M- or N-major operand's atom: 64 K-rows of 64 columns (nn's B, swap-AB nn's A).
-  static constexpr int kMnAtomBytes = kAtomK * kRowBytes;
+  // An M- or N-major operand's atom (nn's B, swap-AB nn's A): a stage's kTileK K-rows of 64
+  // columns, one TMA box; a k16 step of atom j is at j * kMnAtomBytes + 2048 * step.
+  static constexpr int kMnAtomBytes = kTileK * kRowBytes;
   static constexpr int kRingBytes = kStages * (kAStageBytes + kBStageBytes);
   // Epilogue: columns, row bytes and count of the staged slabs. Tiles whose rows are whole
   // 128-byte multiples stage 128-byte-wide slabs in the 128B swizzle; the others (144 and 32

@@ -490,6 +490,26 @@ TEST_F(GemmCorrectness, Sm90MultiAtomStagesOnRaggedK) {
   EXPECT_GE(checked, 64);
 }
 
+// The same stages with nn: B's N-major atoms (and, swapped, the kernel's M-major A's) are boxes
+// of 64 columns by the stage's 128 or 256 K-rows. K ending inside a stage's first or later
+// atom, one and two consumers (an M-major A's consumers own whole atoms), clusters of two
+// sharing B's K-row halves, split-K through L2 and in a cluster, N % 8 != 0 (padded copies).
+TEST_F(GemmCorrectness, Sm90MultiAtomStagesWithNnOnRaggedK) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const int checked = check_valid(
+      {"sm90.bm64.bn64.bk128.s6.c1.e1.cl1.g8.sk1", "sm90.bm128.bn128.bk128.s2.c2.e2.cl2.g8.sk1",
+       "sm90.bm128.bn64.bk128.s4.c2.e0.cl1.g8.sk4", "sm90.bm64.bn64.bk256.s4.c1.e0.cl1.g8.sk1",
+       "sm90.bm64.bn16.bk128.s6.c1.e0.cl1.g8.sk1.swab",
+       "sm90.bm128.bn32.bk128.s4.c2.e0.cl1.g8.sk1.swab",
+       "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g8.sk4.swab",
+       "sm90.bm64.bn16.bk128.s6.c1.e0.clk2.g8.sk2.swab",
+       "sm90.bm64.bn32.bk256.s4.c1.e0.cl1.g8.sk1.swab"},
+      {"16x4096x4096", "1x4104x8", "64x1000x200", "100x4104x136", "300x520x72", "257x1000x1304",
+       "108x124x4100"},
+      {Layout::kNN}, {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP32}});
+  EXPECT_GE(checked, 80);
+}
+
 // 16- and 32-column tiles in cluster pairs (each CTA multicasts 8 or 16 rows of B, one or two
 // whole swizzle periods), swapped and not, one- and two-atom stages, direct and TMA stores; odd
 // tile rows (the last pair's second CTA stores nothing).

@@ -510,6 +510,34 @@ TEST(Ptx, Sm90MultiAtomStagesLoadOneBoxPerAtomOfEachOperand) {
   }
 }
 
+TEST(Ptx, Sm90MultiAtomStagesWithNnLoadOneBoxPerMnAtom) {
+  // nn: an M- or N-major operand's box spans the stage's whole depth, so a stage 64, 128 or 256
+  // deep loads one box per 64 columns of it and as many as the K atoms of the K-major one, and
+  // its wgmma steps 4 k16 slices per atom as with nt. Swapped 64 x 16: A (the caller's B)
+  // M-major, one box; unswapped 64 x 128: A K-major, B N-major in two boxes.
+  const kt::GemmProblem decode = problem(16, 4096, 4096, kt::Layout::kNN);
+  auto count = [](const std::string& text, const std::string& what) {
+    int n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  for (const int tile_k : {64, 128, 256}) {
+    SCOPED_TRACE(tile_k);
+    const std::string swapped =
+        gen::compile_to_ptx(gen::generate_gemm(decode,
+                                               kt::testing::swapped(kt::testing::deep_stages(
+                                                   kt::testing::sm90_config(64, 16, 4, 1), tile_k)),
+                                               "sm_90a"));
+    EXPECT_EQ(count(swapped, "cp.async.bulk.tensor.2d"), 1 + tile_k / 64);
+    EXPECT_EQ(count(swapped, "wgmma.mma_async.sync.aligned.m64n16k16"), tile_k / 16);
+    const std::string unswapped = gen::compile_to_ptx(gen::generate_gemm(
+        problem(256, 4096, 4096, kt::Layout::kNN),
+        kt::testing::deep_stages(kt::testing::sm90_config(64, 128, 4, 1), tile_k), "sm_90a"));
+    EXPECT_EQ(count(unswapped, "wgmma.mma_async.sync.aligned.m64n128k16"), tile_k / 16);
+  }
+}
+
 TEST(Ptx, Sm90ClusterSplitKReducesThroughDistributedSharedMemory) {
   // The splits of a tile in one cluster: partial sums staged in shared memory, read from the
   // peers (mapa + ld.shared::cluster) between cluster barriers; no flags, no epoch, no L2

@@ -66,7 +66,7 @@ inline GemmConfig swapped(GemmConfig c) {
   return c;
 }
 
-// The same config with stages several swizzle atoms deep (tile_k 128 or 256; nt only).
+// The same config with stages several swizzle atoms deep (tile_k 128 or 256).
 inline GemmConfig deep_stages(GemmConfig c, int tile_k) {
   c.tile_k = tile_k;
   return c;
