@@ -492,12 +492,6 @@ TEST(Ptx, Sm90MultiAtomStagesLoadOneBoxPerAtomOfEachOperand) {
   // A stage 64, 128 or 256 deep along K: 1, 2 or 4 TMA boxes of A and as many of B per stage
   // (unrolled), and 4 k16 wgmma steps per atom.
   const kt::GemmProblem decode = problem(16, 4096, 4096);
-  auto count = [](const std::string& text, const std::string& what) {
-    int n = 0;
-    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-      ++n;
-    return n;
-  };
   for (const int tile_k : {64, 128, 256}) {
     SCOPED_TRACE(tile_k);
     const std::string ptx =
@@ -505,8 +499,8 @@ TEST(Ptx, Sm90MultiAtomStagesLoadOneBoxPerAtomOfEachOperand) {
                                                kt::testing::swapped(kt::testing::deep_stages(
                                                    kt::testing::sm90_config(64, 16, 4, 1), tile_k)),
                                                "sm_90a"));
-    EXPECT_EQ(count(ptx, "cp.async.bulk.tensor.2d"), 2 * tile_k / 64);
-    EXPECT_EQ(count(ptx, "wgmma.mma_async.sync.aligned.m64n16k16"), tile_k / 16);
+    EXPECT_EQ(occurrences(ptx, "cp.async.bulk.tensor.2d"), std::size_t(2 * tile_k / 64));
+    EXPECT_EQ(occurrences(ptx, "wgmma.mma_async.sync.aligned.m64n16k16"), std::size_t(tile_k / 16));
   }
 }
 
@@ -516,12 +510,6 @@ TEST(Ptx, Sm90MultiAtomStagesWithNnLoadOneBoxPerMnAtom) {
   // its wgmma steps 4 k16 slices per atom as with nt. Swapped 64 x 16: A (the caller's B)
   // M-major, one box; unswapped 64 x 128: A K-major, B N-major in two boxes.
   const kt::GemmProblem decode = problem(16, 4096, 4096, kt::Layout::kNN);
-  auto count = [](const std::string& text, const std::string& what) {
-    int n = 0;
-    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
-      ++n;
-    return n;
-  };
   for (const int tile_k : {64, 128, 256}) {
     SCOPED_TRACE(tile_k);
     const std::string swapped =
@@ -529,12 +517,14 @@ TEST(Ptx, Sm90MultiAtomStagesWithNnLoadOneBoxPerMnAtom) {
                                                kt::testing::swapped(kt::testing::deep_stages(
                                                    kt::testing::sm90_config(64, 16, 4, 1), tile_k)),
                                                "sm_90a"));
-    EXPECT_EQ(count(swapped, "cp.async.bulk.tensor.2d"), 1 + tile_k / 64);
-    EXPECT_EQ(count(swapped, "wgmma.mma_async.sync.aligned.m64n16k16"), tile_k / 16);
+    EXPECT_EQ(occurrences(swapped, "cp.async.bulk.tensor.2d"), std::size_t(1 + tile_k / 64));
+    EXPECT_EQ(occurrences(swapped, "wgmma.mma_async.sync.aligned.m64n16k16"),
+              std::size_t(tile_k / 16));
     const std::string unswapped = gen::compile_to_ptx(gen::generate_gemm(
         problem(256, 4096, 4096, kt::Layout::kNN),
         kt::testing::deep_stages(kt::testing::sm90_config(64, 128, 4, 1), tile_k), "sm_90a"));
-    EXPECT_EQ(count(unswapped, "wgmma.mma_async.sync.aligned.m64n128k16"), tile_k / 16);
+    EXPECT_EQ(occurrences(unswapped, "wgmma.mma_async.sync.aligned.m64n128k16"),
+              std::size_t(tile_k / 16));
   }
 }
 
