@@ -39,6 +39,12 @@ constexpr double kFa3CtaFixedUs = 2.4;
 // Q and K load under the block before (the first S with no P·V beside it, O's normalization and
 // staging). An estimate from the parts until tuning exports fit it.
 constexpr double kFa3PersistentTileUs = 0.6;
+// fa3 persistent CTAs that share an SM (one-consumer tiles, two or three an SM) work their blocks
+// this much slower than the same tiles launched one CTA a query block: 1.07-1.18x the one-CTA-a-
+// block time at 1k-16k rows where the model said 0.98 (H100, every such pair of the suite's tune;
+// bench/NOTES.md, "Attention"). Started together, the co-resident CTAs stay in step, so their
+// softmax phases overlap each other's rather than the others' GEMMs.
+constexpr double kFa3PersistentSharedSmFactor = 1.15;
 constexpr double kFa3ExpShareTimesHeadDim = 64;
 constexpr double kFa3ExposedExpOverlapped = 0.9;
 constexpr double kFa3ExposedExpPingPong = 0.75;
@@ -474,17 +480,20 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
   if (p.causal && c.splits == 1)
     e.causal_section =
         c.persistent ? persistent_causal_section(p, c, slots) : attention_causal_section(p);
+  const double shared_sm_factor =
+      c.persistent && e.occupancy.ctas_per_sm > 1 ? kFa3PersistentSharedSmFactor : 1.0;
   const std::optional<PersistentGrid> persistent =
-      c.persistent ? persistent_grid_s(p, sequences, c, slots, e.causal_section,
-                                       block_s * std::max(1, e.occupancy.ctas_per_sm),
-                                       kFa3PersistentTileUs * 1e-6)
-                   : std::nullopt;
+      c.persistent
+          ? persistent_grid_s(p, sequences, c, slots, e.causal_section,
+                              block_s * std::max(1, e.occupancy.ctas_per_sm) * shared_sm_factor,
+                              kFa3PersistentTileUs * 1e-6)
+          : std::nullopt;
   if (persistent) {
     e.compute_us = persistent->busiest_s * 1e6 + fixed_us;
     e.persistent_imbalance = persistent->busiest_s / std::max(persistent->mean_s, 1e-12);
   } else
     e.compute_us =
-        std::max(balanced_s, longest_s) * 1e6 +
+        std::max(balanced_s, longest_s) * shared_sm_factor * 1e6 +
         (c.persistent ? fixed_us + kFa3PersistentTileUs * std::max(0.0, tiles_per_slot - 1)
                       : fixed_us * tiles_per_slot);
   // K/V are re-read by every query block of a head: from L2 mostly; count DRAM once. A grid

@@ -513,6 +513,20 @@ TEST(AttentionFa3, PersistentKeysRulesGridAndModel) {
   EXPECT_EQ(estimate(shape("b=2,h=16,s=8192,d=128", true), fa3_config(128, 128, 2, true), h200)
                 .persistent_imbalance,
             0);
+
+  // Persistent one-consumer CTAs sharing an SM (64 x 64 at d = 64, three an SM) ran 1.07-1.18x
+  // the same tile launched one CTA a block at 1k-16k rows (H100,
+  // bench/results/2026-12-05-h100-attention-forward-v12/): at 2048 rows of a full mask the model
+  // ranks the persistent twin behind, and the persistent three-consumer tile ahead of both.
+  const AttentionProblem d64 = shape("b=8,h=32,s=2048,d=64");
+  AttentionConfig shared = fa3_config(64, 64, 2);
+  const double one_cta_a_block = estimate(d64, shared, h200).predicted_us;
+  shared.persistent = true;
+  ASSERT_GT(estimate(d64, shared, h200).occupancy.ctas_per_sm, 1);
+  EXPECT_GT(estimate(d64, shared, h200).predicted_us, one_cta_a_block);
+  AttentionConfig three = fa3_config(192, 128, 2, true);
+  three.persistent = true;
+  EXPECT_LT(estimate(d64, three, h200).predicted_us, one_cta_a_block);
 }
 
 // The fa3 model is fit to the tuned H200 measurements of 2026-12-03
