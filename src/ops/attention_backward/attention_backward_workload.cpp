@@ -10,6 +10,7 @@
 
 #include "core/arith.hpp"
 #include "generator/generated_source.hpp"
+#include "ops/attention/attention_param_fields.hpp"
 #include "ops/attention_backward/attention_backward_config.hpp"
 #include "ops/attention_backward/attention_backward_kernel.hpp"
 #include "runtime/cubin_provider.hpp"
@@ -239,11 +240,12 @@ AttentionBackwardWorkload::Gathered AttentionBackwardWorkload::gather(
             "cuMemsetD8Async(count)");
   CUdeviceptr ptr = tensor.get(), rows = samples.rows_device.get(), out = gathered_.get(),
               count = count_.get();
-  long long batch_stride = strides[0], row_stride = strides[1], head_stride = strides[2];
+  TensorStrides stride;
+  rt::set_strides(strides, stride);
   int batch = int(problem_.batch), num_heads = int(heads), length = int(seqlen),
       head_dim = int(problem_.head_dim), num_rows = int(samples.rows.size());
-  void* args[] = {&ptr,    &batch_stride, &row_stride, &head_stride, &batch, &num_heads,
-                  &length, &head_dim,     &rows,       &num_rows,    &out,   &count};
+  void* args[] = {&ptr,      &stride, &batch,    &num_heads, &length,
+                  &head_dim, &rows,   &num_rows, &out,       &count};
   launch(kGatherRows, 132 * 8, args, 256);
   GatheredSamples<float> got =
       read_gathered<float>(stream_, out, samples.rows.size() * std::size_t(head_dim), count);

@@ -34,10 +34,9 @@ __device__ __forceinline__ float dot_rows(const T* a, const T* b, int head_dim) 
 
 // Row `row` of a [batch, seqlen, heads, head_dim] tensor addressed by element strides.
 template <typename T>
-__device__ __forceinline__ const T* tensor_row(const void* base, long long batch_stride,
-                                               long long row_stride, long long head_stride, int b,
+__device__ __forceinline__ const T* tensor_row(const void* base, const TensorStrides& stride, int b,
                                                int h, int i) {
-  return static_cast<const T*>(base) + b * batch_stride + h * head_stride + i * row_stride;
+  return static_cast<const T*>(base) + b * stride.batch + h * stride.head + i * stride.row;
 }
 
 // Query row r = (b · heads_q + h) · seqlen_q + i of the call, and the key/value head of h.
@@ -103,12 +102,9 @@ __global__ void attention_bwd_reference_forward(const AttentionBwdParams params,
   const long long rows = check::query_rows(params);
   for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
     const auto [b, h, i, kv_head] = check::query_row(params, r);
-    const T* q = check::tensor_row<T>(params.q, params.q_stride.batch, params.q_stride.row,
-                                      params.q_stride.head, b, h, i);
-    const T* k = check::tensor_row<T>(params.k, params.k_stride.batch, params.k_stride.row,
-                                      params.k_stride.head, b, kv_head, 0);
-    const T* v = check::tensor_row<T>(params.v, params.v_stride.batch, params.v_stride.row,
-                                      params.v_stride.head, b, kv_head, 0);
+    const T* q = check::tensor_row<T>(params.q, params.q_stride, b, h, i);
+    const T* k = check::tensor_row<T>(params.k, params.k_stride, b, kv_head, 0);
+    const T* v = check::tensor_row<T>(params.v, params.v_stride, b, kv_head, 0);
     const int key_end = check::visible_keys(params, causal, i);
 
     __syncthreads();  // the previous row's q_row and probs are no longer read
@@ -173,16 +169,11 @@ __global__ void attention_bwd_reference_dq(const AttentionBwdParams params, int 
       continue;
     }
     const auto [b, h, i, kv_head] = check::query_row(params, r);
-    const T* q = check::tensor_row<T>(params.q, params.q_stride.batch, params.q_stride.row,
-                                      params.q_stride.head, b, h, i);
-    const T* o = check::tensor_row<T>(params.o, params.o_stride.batch, params.o_stride.row,
-                                      params.o_stride.head, b, h, i);
-    const T* dout = check::tensor_row<T>(params.dout, params.dout_stride.batch,
-                                         params.dout_stride.row, params.dout_stride.head, b, h, i);
-    const T* k = check::tensor_row<T>(params.k, params.k_stride.batch, params.k_stride.row,
-                                      params.k_stride.head, b, kv_head, 0);
-    const T* v = check::tensor_row<T>(params.v, params.v_stride.batch, params.v_stride.row,
-                                      params.v_stride.head, b, kv_head, 0);
+    const T* q = check::tensor_row<T>(params.q, params.q_stride, b, h, i);
+    const T* o = check::tensor_row<T>(params.o, params.o_stride, b, h, i);
+    const T* dout = check::tensor_row<T>(params.dout, params.dout_stride, b, h, i);
+    const T* k = check::tensor_row<T>(params.k, params.k_stride, b, kv_head, 0);
+    const T* v = check::tensor_row<T>(params.v, params.v_stride, b, kv_head, 0);
     const int key_end = check::visible_keys(params, causal, i);
     const float lse = params.lse[r];
 
@@ -250,10 +241,8 @@ __global__ void attention_bwd_reference_dkv(const AttentionBwdParams params, int
     const int j = int(r % params.seqlen_k);
     const int g = int(r / params.seqlen_k % params.heads_kv);
     const int b = int(r / params.seqlen_k / params.heads_kv);
-    const T* k = check::tensor_row<T>(params.k, params.k_stride.batch, params.k_stride.row,
-                                      params.k_stride.head, b, g, j);
-    const T* v = check::tensor_row<T>(params.v, params.v_stride.batch, params.v_stride.row,
-                                      params.v_stride.head, b, g, j);
+    const T* k = check::tensor_row<T>(params.k, params.k_stride, b, g, j);
+    const T* v = check::tensor_row<T>(params.v, params.v_stride, b, g, j);
     // Queries i >= j - (seqlen_k - seqlen_q) see key j (causal); all of them otherwise.
     const int first_query = causal && j > params.seqlen_k - params.seqlen_q
                                 ? j - (params.seqlen_k - params.seqlen_q)
@@ -270,13 +259,9 @@ __global__ void attention_bwd_reference_dkv(const AttentionBwdParams params, int
 #pragma unroll
     for (int a = 0; a < check::kBwdMaxPerThread; ++a) dk_acc[a] = dv_acc[a] = 0.0f;
     for (int h = g * group; h < (g + 1) * group; ++h) {
-      const T* q = check::tensor_row<T>(params.q, params.q_stride.batch, params.q_stride.row,
-                                        params.q_stride.head, b, h, 0);
-      const T* o = check::tensor_row<T>(params.o, params.o_stride.batch, params.o_stride.row,
-                                        params.o_stride.head, b, h, 0);
-      const T* dout =
-          check::tensor_row<T>(params.dout, params.dout_stride.batch, params.dout_stride.row,
-                               params.dout_stride.head, b, h, 0);
+      const T* q = check::tensor_row<T>(params.q, params.q_stride, b, h, 0);
+      const T* o = check::tensor_row<T>(params.o, params.o_stride, b, h, 0);
+      const T* dout = check::tensor_row<T>(params.dout, params.dout_stride, b, h, 0);
       const float* lse = params.lse + ((long long)b * params.heads_q + h) * params.seqlen_q;
       for (int first = first_query; first < params.seqlen_q; first += check::kBwdRowsPerPass) {
         const int count = check::rows_in_pass(first, params.seqlen_q);
@@ -315,8 +300,7 @@ __global__ void attention_bwd_reference_dkv(const AttentionBwdParams params, int
 // Warps stride over the tensor's rows, lanes over head_dim; any grid, blockDim.x a multiple of
 // 32.
 template <typename T>
-__global__ void attention_bwd_gather_rows(const T* tensor, long long batch_stride,
-                                          long long row_stride, long long head_stride, int batch,
+__global__ void attention_bwd_gather_rows(const T* tensor, TensorStrides stride, int batch,
                                           int heads, int seqlen, int head_dim, const int* rows,
                                           int num_rows, float* out,
                                           unsigned long long* nonfinite_count) {
@@ -329,9 +313,8 @@ __global__ void attention_bwd_gather_rows(const T* tensor, long long batch_strid
   unsigned long long count = 0;
   for (long long r = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; r < total;
        r += warps) {
-    const T* row =
-        check::tensor_row<T>(tensor, batch_stride, row_stride, head_stride, int(r / seqlen / heads),
-                             int(r / seqlen % heads), int(r % seqlen));
+    const T* row = check::tensor_row<T>(tensor, stride, int(r / seqlen / heads),
+                                        int(r / seqlen % heads), int(r % seqlen));
     for (int d = lane; d < head_dim; d += 32)
       if (!DTypeTraits<T>::is_finite(row[d])) ++count;
   }
@@ -344,11 +327,10 @@ __global__ void attention_bwd_gather_rows(const T* tensor, long long batch_strid
        e += (long long)gridDim.x * blockDim.x) {
     const long long r = rows[e / head_dim];
     const int d = int(e % head_dim);
-    out[e] = r < 0 || r >= total
-                 ? DTypeTraits<float>::nan()
-                 : DTypeTraits<T>::to_float(check::tensor_row<T>(
-                       tensor, batch_stride, row_stride, head_stride, int(r / seqlen / heads),
-                       int(r / seqlen % heads), int(r % seqlen))[d]);
+    out[e] = r < 0 || r >= total ? DTypeTraits<float>::nan()
+                                 : DTypeTraits<T>::to_float(check::tensor_row<T>(
+                                       tensor, stride, int(r / seqlen / heads),
+                                       int(r / seqlen % heads), int(r % seqlen))[d]);
   }
 }
 

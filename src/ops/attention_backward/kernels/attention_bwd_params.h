@@ -13,11 +13,10 @@
 
 namespace kt {
 
-// Every tensor is addressed as base + b · batch_stride + i · row_stride + h · head_stride + d
-// (strides in elements, head_dim contiguous). Q, O, dO, dQ: heads_q heads of seqlen_q rows; K,
-// V, dK, dV: heads_kv heads of seqlen_k rows (heads_q % heads_kv == 0; query head h belongs to
-// key/value head h / (heads_q / heads_kv)). The workspace arrays are the runtime's scratch,
-// laid out by the host (attention_backward_workspace).
+// Every tensor is addressed by its TensorStrides (in elements, head_dim contiguous). Q, O, dO,
+// dQ: heads_q heads of seqlen_q rows; K, V, dK, dV: heads_kv heads of seqlen_k rows
+// (heads_q % heads_kv == 0; query head h belongs to key/value head h / (heads_q / heads_kv)). The
+// workspace arrays are the runtime's scratch, laid out by the host (attention_backward_workspace).
 struct AttentionBwdParams {
   const void* q;
   const void* k;
