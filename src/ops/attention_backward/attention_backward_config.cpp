@@ -58,6 +58,9 @@ constexpr int kOperandRegisters = 90;
 // Deterministic mode's ordered dQ reduction (the semaphore and its wait) holds a few more: at 32
 // keys a warp, head_dim 64 and 128 queries ptxas 13.0 spills 8 bytes with two stages.
 constexpr int kDeterministicRegisters = 6;
+// So does the causal mask's per-element test beside a second stage of 128-query blocks: at 32
+// keys a warp and head_dim 64 ptxas 13.0 spills 8 bytes (the full mask fits in 255).
+constexpr int kCausalTwoWideStagesRegisters = 6;
 constexpr int kMaxRegisters = 255;
 // fa3: a consumer thread's registers (setmaxnreg with two consumers; the launch's 255 with one),
 // those its accumulators may take (dK, dV: head_dim; Sᵀ, dPᵀ: block_m; the rest holds the packed
@@ -282,8 +285,10 @@ int estimated_registers(const AttentionBackwardProblem& p, const AttentionBackwa
                : std::min(kMaxRegisters,
                           int(p.head_dim) + c.block_m + kFa3OneConsumerExtraRegisters);
   const int tiles = std::max(1, keys_per_warp(c) / 16);
+  const bool causal_two_wide_stages = p.causal && c.stages == 2 && c.block_m >= 128;
   return tiles * part_columns(p) + tiles * query_chunk(p, c) + kOperandRegisters +
-         (p.deterministic ? kDeterministicRegisters : 0);
+         (p.deterministic ? kDeterministicRegisters : 0) +
+         (causal_two_wide_stages ? kCausalTwoWideStagesRegisters : 0);
 }
 
 std::int64_t num_ctas(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
