@@ -91,6 +91,15 @@ std::int64_t visited_key_blocks(const AttentionProblem& p, const AttentionConfig
   return std::min(key_blocks, last_key / c.block_n + 1);
 }
 
+// The share of query block `qb`'s rows that do its work: an fa3 consumer warpgroup (64 rows) with
+// no rows left (past seqlen_q) skips the block's products, ping-pong or not; fa2's warps compute
+// the whole block.
+double working_row_share(const AttentionProblem& p, const AttentionConfig& c, std::int64_t qb) {
+  if (c.family != AttentionFamily::kSm90) return 1.0;
+  const std::int64_t rows = std::min<std::int64_t>(c.block_m, p.seqlen_q - qb * c.block_m);
+  return double(ceil_div(rows, 64) * 64) / double(c.block_m);
+}
+
 // The most tiles a persistent grid's launch is modelled tile by tile (a loop over them per config
 // and candidate section, on the dispatch path of an untuned shape); past it, as balanced.
 constexpr std::int64_t kPersistentModelTiles = std::int64_t(1) << 17;
@@ -126,7 +135,8 @@ std::optional<PersistentGrid> persistent_grid_s(const AttentionProblem& p,
       const std::int64_t qb = p.causal ? m_blocks - 1 - slot.block : slot.block;
       const AttentionProblem& s = sequences[p.varlen ? std::size_t(slot.entry / p.heads_q) : 0];
       if (qb * c.block_m >= s.seqlen_q) continue;  // past a shorter sequence's rows
-      cta_s += double(visited_key_blocks(s, c, qb)) * block_s + (turn > 0 ? tile_s : 0);
+      cta_s += double(visited_key_blocks(s, c, qb)) * working_row_share(s, c, qb) * block_s +
+               (turn > 0 ? tile_s : 0);
     }
     busiest = std::max(busiest, cta_s);
     total += cta_s;
@@ -458,7 +468,8 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
   for (const AttentionProblem& s : sequences)
     for (std::int64_t qb = 0; qb < ceil_div(s.seqlen_q, c.block_m); ++qb) {
       const std::int64_t blocks = visited_key_blocks(s, c, qb);
-      covered_pairs += double(blocks) * c.block_n * c.block_m * double(s.batch * s.heads_q);
+      covered_pairs += double(blocks) * c.block_n * c.block_m * working_row_share(s, c, qb) *
+                       double(s.batch * s.heads_q);
       max_cta_blocks = std::max(max_cta_blocks, double(ceil_div(blocks, c.splits)));
     }
   e.block_efficiency = covered_pairs > 0 ? p.visible_pairs() / covered_pairs : 0;

@@ -61,6 +61,7 @@ inline constexpr int kGemmTemplateVersion = 21;
 //     section to span the grid).
 // 12: persistent CTAs' causal sections are the model's choice for their grid
 //     (persistent_causal_section: the busiest CTA's work least under the snake).
-inline constexpr int kAttentionTemplateVersion = 12;
+// 13: fa3 ping-pong: a consumer whose rows all lie past seqlen_q takes its turns empty.
+inline constexpr int kAttentionTemplateVersion = 13;
 
 }  // namespace kt

@@ -161,7 +161,9 @@ __device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Til
 // kTurnBarrier + c), issues its wgmma groups, and passes the turn to c + 1; the last consumer
 // opens each tile's first turn and does not pass its last, so every barrier completes as often as
 // it is waited on. Every consumer then visits all of the tile's key blocks (the turns must pair
-// up); the blocks right of its own diagonal are masked whole.
+// up); the blocks right of its own diagonal are masked whole. A consumer with no rows (all past
+// seqlen_q) takes the same turns empty, issuing nothing, so the others' GEMMs have the tensor
+// cores to themselves.
 //
 // Split-KV (kSplitKv): blockIdx.x = query block · num_splits + split, and the CTA visits only its
 // split's range of the query block's key blocks (fa3::split_range); it writes partials, never O.
@@ -362,18 +364,37 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
     const int row0 = row_begin + 16 * warp + lane / 4;   // this thread's rows: row0, row0 + 8
     const int diagonal = seq.seqlen_k - seq.seqlen_q;
     // This warpgroup's blocks are [first_block, my_end): those right of its last visible key
-    // (causal, or rows past seqlen_q) are skipped, except with ping-pong, whose turns pair up.
+    // (causal, or rows past seqlen_q) are skipped. With ping-pong, whose turns pair up, only a
+    // warpgroup with no rows (past seqlen_q: a tile's last warpgroups) skips, all of them.
+    const bool idle = row_begin >= seq.seqlen_q;
     const int my_end =
-        kPingPong
+        kPingPong && !idle
             ? end_block
             : max(first_block,
                   min(end_block, fa3::visited_blocks<kBlockN, kCausal>(
                                      row_begin, min(seq.seqlen_q - row_begin, fa3::kRows), seq)));
 
-    // Blocks right of this warpgroup's last visible key (causal, or rows past seqlen_q): release
-    // them as they land, in order, so the empty barriers count one arrival per phase.
+    // Ping-pong turns (see above); without ping-pong these are empty.
+    auto begin_turn = [&]() {
+      if constexpr (kPingPong) named_barrier_sync(fa3::kTurnBarrier + consumer, 128 * 2);
+    };
+    auto end_turn = [&](bool last) {
+      if constexpr (kPingPong)
+        if (!last || consumer != kConsumers - 1)
+          named_barrier_arrive(fa3::kTurnBarrier + (consumer + 1) % kConsumers, 128 * 2);
+    };
+
+    // Skipped blocks: released as they land, in order, so the empty barriers count one arrival
+    // per phase. An idle warpgroup under ping-pong takes the turns the others do, empty: a turn a
+    // block (after the first turn's start, below) and the last P·V's.
+    const bool empty_turns = kPingPong && idle && end_block > first_block;
+    if (empty_turns && consumer == kConsumers - 1) named_barrier_arrive(fa3::kTurnBarrier, 128 * 2);
 #pragma unroll 1
     for (int i = my_end; i < end_block; ++i) {
+      if (empty_turns) {
+        begin_turn();
+        end_turn(false);
+      }
       mbarrier_wait(k_full + 8 * ring.stage, ring.phase);
       mbarrier_wait(v_full + 8 * ring.stage, ring.phase);
       if (thread == 0) {
@@ -381,6 +402,10 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
         mbarrier_arrive(v_empty + 8 * ring.stage);
       }
       ring.advance();
+    }
+    if (empty_turns) {
+      begin_turn();
+      end_turn(true);
     }
 
     float o[1][kOAccs];
@@ -474,16 +499,6 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
           }
         row_sum[h] = row_sum[h] * factor[h] + sum;
       }
-    };
-
-    // Ping-pong turns (see above); without ping-pong these are empty.
-    auto begin_turn = [&]() {
-      if constexpr (kPingPong) named_barrier_sync(fa3::kTurnBarrier + consumer, 128 * 2);
-    };
-    auto end_turn = [&](bool last) {
-      if constexpr (kPingPong)
-        if (!last || consumer != kConsumers - 1)
-          named_barrier_arrive(fa3::kTurnBarrier + (consumer + 1) % kConsumers, 128 * 2);
     };
 
     mbarrier_wait(q_full + 8 * q_ring.stage, q_ring.phase);

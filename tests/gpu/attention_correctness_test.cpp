@@ -263,6 +263,21 @@ TEST_F(AttentionCorrectness, PersistentCtasOnRaggedCausalGqaAndPackedShapes) {
     check_each(k.shape, k.causal, [](const AttentionConfig& c) { return c.persistent; });
 }
 
+// Ping-pong tiles whose last warpgroups have no rows (past seqlen_q) take those warpgroups'
+// turns empty: every ping-pong config, persistent or not, where the last tile leaves one idle
+// (bm128 at 777 = 6 · 128 + 9 and 300 = 2 · 128 + 44) or two (bm192 at 777 = 4 · 192 + 9), both
+// masks, and a packed batch whose sequences end anywhere in a tile.
+TEST_F(AttentionCorrectness, PingPongTilesWithIdleWarpgroups) {
+  if (device_.arch() != "sm_90a")
+    GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
+  for (const MaskedShape& k : {MaskedShape{"b=2,hq=8,hkv=2,sq=777,sk=777,d=64", false},
+                               MaskedShape{"b=2,hq=8,hkv=2,sq=777,sk=1000,d=64", true},
+                               MaskedShape{"b=3,hq=8,hkv=2,sq=300,sk=700,d=128", true},
+                               MaskedShape{"b=3,hq=8,hkv=2,sq=300,sk=300,d=128", false},
+                               MaskedShape{"b=5,hq=8,hkv=2,sq=1500,tq=4000,d=64", true}})
+    check_each(k.shape, k.causal, [](const AttentionConfig& c) { return c.pingpong; });
+}
+
 // Causal launches of one CTA a query block in the sectioned order of common/work_order.h (the
 // CTA's tile from its linear blockIdx): every config of both families without persistence or
 // split-KV on shapes of several L2 sections: MHA with 2 MB of K and V an entry at 4100 keys
