@@ -141,6 +141,11 @@ constexpr double kSm90ClusterL2Factor = 1.2;
 // tuning-quality rerun's 438 (1.25x and 1.21x without, 1.02x and 1.00x with): bench/NOTES.md,
 // "The GEMM model and its calibration".
 constexpr double kSm90ClusterSplitFactor = 1.4;
+// sm90 direct stores of C (e0) in the kernel's own orientation: a warp's store writes 8 rows of
+// 16 bytes, half of a 32-byte sector each, while the tensor cores wait. Measured against the
+// TMA-store twin of the same config (2026-12-05 H200 unseen shapes, 105 pairs): 1.9-2.9 us more
+// a wave for 128 x 128 tiles, 4-6.6 for 128 x 256, where the L2 share predicted 0.15 and 0.29.
+constexpr double kSm90DirectStoreGbpsPerSm = 12.5;
 // sm90 TMA-store epilogue: the consumers write the tile to shared memory (stmatrix, 128 B/clock)
 // plus two named barriers per 128-byte slab; the global writes drain during the next tile.
 constexpr double kSm90SlabBarrierUs = 0.02;
@@ -305,12 +310,18 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
       c.epilogue > 0 ? tile_out_bytes / (kSmemBytesPerClock * clock_hz) +
                            double(c.tile_n / sm90_slab_columns(p, c)) * kSm90SlabBarrierUs * 1e-6
                      : tile_out_bytes / l2_share_per_sm;
+  // A unit's own tile stored directly after its main loop (not split-K's reducers, whose direct
+  // and TMA stores measured alike), in the kernel's orientation (swap-AB's transposed stores
+  // measure as the L2 share has them).
+  const double tile_epilogue_s = c.epilogue == 0 && !c.swap_ab
+                                     ? tile_out_bytes / (kSm90DirectStoreGbpsPerSm * 1e9)
+                                     : epilogue_s;
   const double stages_s = double(k_padded / c.tile_k) * sm90_stage_period_us(p, c) * 1e-6;
   const double unit_s = std::max(unit_flops / sm_flops_per_s, stages_s);
   const double partial_tile_bytes = double(sm90_partial_tile_bytes(c));
   if (c.split_k == 1) {
     const StreamKRegion sk = stream_k_region(p, c, d.num_sms);
-    if (sk.units == 0) return double(e.waves.waves) * (unit_s + epilogue_s) * 1e6;
+    if (sk.units == 0) return double(e.waves.waves) * (unit_s + tile_epilogue_s) * 1e6;
     // Stream-K: the whole units' waves, then each CTA's sk.iters k-tiles of the rest, slower
     // than whole units, and a tile's owner waits for and adds about k_tiles / sk.iters other
     // pieces' partial tiles before its epilogue.
@@ -320,8 +331,8 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
     // The fix-up follows the owners' last pieces: no operand streams beside it (reduce_us).
     e.reduce_us = others * partial_tile_bytes / (128.0 * 1024.0) * kStreamKFixupUsPer128KB +
                   (others - 1.0) * kStreamKHandoffUs;
-    return (whole_waves * (unit_s + epilogue_s) +
-            double(sk.iters) / tile_count_k * unit_s * kStreamKPieceFactor + epilogue_s) *
+    return (whole_waves * (unit_s + tile_epilogue_s) +
+            double(sk.iters) / tile_count_k * unit_s * kStreamKPieceFactor + tile_epilogue_s) *
            1e6;
   }
   if (c.cluster_k > 1) {

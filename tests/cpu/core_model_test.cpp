@@ -483,6 +483,25 @@ TEST(Estimate, RasterGroupMattersOnlyWithSeveralRowsAndColumnsOfTiles) {
             predicted(square, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1"));
 }
 
+// A unit's direct stores (e0) hold its tensor cores: on the H200 they ran 1.9-2.9 µs a wave over
+// the TMA-store twin at 128 x 128 tiles and 4-6.6 at 128 x 256 (1582 x 2048 x 2048: one wave),
+// so the model charges about that; split-K's reducers store alike either way, and swap-AB's
+// transposed stores stay at the L2 share.
+TEST(Estimate, Sm90DirectStoresOfAWholeTileHoldItsSm) {
+  const kt::DeviceDesc d = h200();
+  auto predicted = [&d](const kt::GemmProblem& p, const char* key) {
+    return kt::estimate(p, kt::parse_gemm_config_key(key), d).predicted_us;
+  };
+  const kt::GemmProblem one_wave = problem(1582, 2048, 2048);
+  const double direct = predicted(one_wave, "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g1.sk1");
+  const double tma = predicted(one_wave, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g1.sk1");
+  EXPECT_GT(direct - tma, 4.0);
+  EXPECT_LT(direct - tma, 6.6);
+  const kt::GemmProblem deep = problem(1034, 5120, 13824);
+  EXPECT_NEAR(predicted(deep, "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk2"),
+              predicted(deep, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk2"), 0.5);
+}
+
 // Row order walks each row of tiles across N, so it re-reads the kernel's B from DRAM once per
 // row only when B outgrows half of L2: at 8192^3 (128 MB of B), not at 1536^2 x 8192 (25 MB),
 // where row order still costs the main loop a little (g8 ran ~1% faster there).
