@@ -268,7 +268,8 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
 // The sm90 family: persistent CTAs, one per SM, each working through ceil(units / SMs) output
 // tiles (times K splits) back to back. A unit costs its padded tile over its K slice plus one
 // k-tile of pipeline fill at the SM's share of the wgmma rate, then its epilogue: the consumers
-// store the tile directly (at the SM's share of L2 bandwidth) while the tensor cores wait.
+// store the tile directly (at kSm90DirectStoreGbpsPerSm; swap-AB's transposed stores at the SM's
+// share of L2 bandwidth) while the tensor cores wait, or stage it for the TMA stores.
 // Split-K (reduced in the kernel): a unit's epilogue is instead the FP32 store of its partial
 // tile (a wave's writers storing at once, at kSplitKL2Gbps), and the last wave's reducers then
 // load split_k - 1 partial tiles each and store C: that tail is e.reduce_us, on the critical path
