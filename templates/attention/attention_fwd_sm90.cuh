@@ -374,7 +374,12 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
                   min(end_block, fa3::visited_blocks<kBlockN, kCausal>(
                                      row_begin, min(seq.seqlen_q - row_begin, fa3::kRows), seq)));
 
-    // Ping-pong turns (see above); without ping-pong these are empty.
+    // Ping-pong turns (see above); without ping-pong these are empty. The last consumer opens a
+    // tile's first turn.
+    auto open_turns = [&]() {
+      if constexpr (kPingPong)
+        if (consumer == kConsumers - 1) named_barrier_arrive(fa3::kTurnBarrier, 128 * 2);
+    };
     auto begin_turn = [&]() {
       if constexpr (kPingPong) named_barrier_sync(fa3::kTurnBarrier + consumer, 128 * 2);
     };
@@ -388,7 +393,7 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
     // per phase. An idle warpgroup under ping-pong takes the turns the others do, empty: a turn a
     // block (after the first turn's start, below) and the last P·V's.
     const bool empty_turns = kPingPong && idle && end_block > first_block;
-    if (empty_turns && consumer == kConsumers - 1) named_barrier_arrive(fa3::kTurnBarrier, 128 * 2);
+    if (empty_turns) open_turns();
 #pragma unroll 1
     for (int i = my_end; i < end_block; ++i) {
       if (empty_turns) {
@@ -503,8 +508,7 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
 
     mbarrier_wait(q_full + 8 * q_ring.stage, q_ring.phase);
     if (my_end > first_block) {
-      if constexpr (kPingPong)
-        if (consumer == kConsumers - 1) named_barrier_arrive(fa3::kTurnBarrier, 128 * 2);
+      open_turns();
       // The first (last-indexed) block: O is zero, so no P·V is pending and nothing to rescale.
       float factor[2];
       begin_turn();
