@@ -24,6 +24,11 @@ const kt::GemmConfig kTile128 = config(128, 128, 32, 64, 64, 4);
 // The H200 profile: 132 SMs, 228 KiB of shared memory, 64K registers and 2048 threads per SM.
 kt::DeviceDesc h200() { return kt::device_profile("h200"); }
 
+// The model's time for the config of `key` on the H200.
+double predicted(const kt::GemmProblem& p, const char* key) {
+  return kt::estimate(p, kt::parse_gemm_config_key(key), h200()).predicted_us;
+}
+
 }  // namespace
 
 TEST(WaveStats, SquareGemmWithOneCtaPerSmTakesEightWaves) {
@@ -463,10 +468,6 @@ TEST(Estimate, DecodeStreamsFasterWithMoreDramBytesInFlight) {
 // weight tile once in any order, so the group must not move its prediction (it did: 14.3 against
 // 10.4 us at 1 x 4096^2, which buried the measured winners deep in the model's order).
 TEST(Estimate, RasterGroupMattersOnlyWithSeveralRowsAndColumnsOfTiles) {
-  const kt::DeviceDesc d = h200();
-  auto predicted = [&d](const kt::GemmProblem& p, const char* key) {
-    return kt::estimate(p, kt::parse_gemm_config_key(key), d).predicted_us;
-  };
   for (const std::int64_t tokens : {1, 16, 64}) {
     const kt::GemmProblem decode = problem(tokens, 4096, 4096);
     // One row of 64 x 32 tiles; swapped, one column of 64 x 16 (but four at 64 tokens).
@@ -488,10 +489,6 @@ TEST(Estimate, RasterGroupMattersOnlyWithSeveralRowsAndColumnsOfTiles) {
 // so the model charges about that; split-K's reducers store alike either way, and swap-AB's
 // transposed stores stay at the L2 share.
 TEST(Estimate, Sm90DirectStoresOfAWholeTileHoldItsSm) {
-  const kt::DeviceDesc d = h200();
-  auto predicted = [&d](const kt::GemmProblem& p, const char* key) {
-    return kt::estimate(p, kt::parse_gemm_config_key(key), d).predicted_us;
-  };
   const kt::GemmProblem one_wave = problem(1582, 2048, 2048);
   const double direct = predicted(one_wave, "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g1.sk1");
   const double tma = predicted(one_wave, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g1.sk1");
