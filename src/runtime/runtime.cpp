@@ -167,7 +167,7 @@ struct Runtime::Impl {
     std::optional<rt::DeviceBuffer> scratch;
     if (scratch_bytes > 0) scratch.emplace(scratch_bytes);
     const std::shared_ptr<const void> timing =
-        pick.kernel->timing_call(call, scratch ? scratch->get() : 0);
+        pick.kernel->timing_call(call, scratch ? scratch->get() : 0, stream);
     if (timing == nullptr) return pick;
     std::vector<rt::DispatchChoice> choices;
     std::unordered_set<std::string> seen{pick.info.config_key};

@@ -25,7 +25,8 @@ class GemmOpKernel final : public rt::OpKernel {
   std::size_t timing_scratch_bytes(const void* call) const override {
     return c_overlaps_operand(*static_cast<const GemmCall*>(call)) ? c_bytes() : 0;
   }
-  std::shared_ptr<const void> timing_call(const void* call, CUdeviceptr scratch) const override {
+  std::shared_ptr<const void> timing_call(const void* call, CUdeviceptr scratch,
+                                          CUstream) const override {
     auto timing = std::make_shared<GemmCall>(*static_cast<const GemmCall*>(call));
     if (c_overlaps_operand(*timing)) timing->c = reinterpret_cast<void*>(scratch);
     return timing;

@@ -9,6 +9,7 @@
 #include "ops/rmsnorm/kernels/rmsnorm_params.h"
 #include "ops/rmsnorm/rmsnorm_config.hpp"
 #include "ops/rmsnorm/rmsnorm_op.hpp"
+#include "runtime/cuda_driver.hpp"
 #include "runtime/kernel_launch.hpp"
 #include "runtime/op_launcher.hpp"
 
@@ -71,19 +72,30 @@ class RmsnormKernel final : public rt::OpKernel {
     return rt::launch_with_plan(function_, plan_, args, stream);
   }
   void check_call(const void* call) const override { check_rmsnorm_call(problem_, call); }
-  // y and the sum, where they overlap x, the weights or the residual (the sum written in place).
+  // y, where it overlaps x, the weights or the residual; the sum, where it overlaps one of them,
+  // or, written in place over the residual, a copy of the residual to write it over.
   std::size_t timing_scratch_bytes(const void* call) const override {
     const auto& t = *static_cast<const RmsnormTensors*>(call);
     return (overlaps_input(t, t.y) ? tensor_bytes() : 0) +
            (problem_.residual && overlaps_input(t, t.residual_out) ? tensor_bytes() : 0);
   }
-  std::shared_ptr<const void> timing_call(const void* call, CUdeviceptr scratch) const override {
+  std::shared_ptr<const void> timing_call(const void* call, CUdeviceptr scratch,
+                                          CUstream stream) const override {
     auto timing = std::make_shared<RmsnormTensors>(*static_cast<const RmsnormTensors*>(call));
-    char* next = reinterpret_cast<char*>(scratch);
-    for (void** out : {&timing->y, &timing->residual_out}) {
-      if (*out == nullptr || !overlaps_input(*timing, *out)) continue;
-      *out = next;
+    CUdeviceptr next = scratch;
+    if (overlaps_input(*timing, timing->y)) {
+      timing->y = reinterpret_cast<void*>(next);
       next += tensor_bytes();
+    }
+    if (problem_.residual && overlaps_input(*timing, timing->residual_out)) {
+      if (timing->residual_out == timing->residual) {
+        rt::check(
+            rt::driver().memcpy_dtod_async(next, reinterpret_cast<CUdeviceptr>(timing->residual),
+                                           tensor_bytes(), stream),
+            "cuMemcpyDtoDAsync(rmsnorm timing residual)");
+        timing->residual = reinterpret_cast<const void*>(next);
+      }
+      timing->residual_out = reinterpret_cast<void*>(next);
     }
     return timing;
   }

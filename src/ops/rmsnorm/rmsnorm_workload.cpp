@@ -1,6 +1,9 @@
-// RMSNorm's tuner facet: x, w (and r) on fresh random data, y (and the written sum) poisoned
-// before every run, a float64 reference on sampled rows (the first, the last and random ones),
-// and a count of non-finite values over all of y.
+// RMSNorm's tuner facet: x, w (and r) on fresh random data, y poisoned before every checked run,
+// a float64 reference on sampled rows (the first, the last and random ones), and a count of
+// non-finite values over all of y. The residual's sum is written over r in place, the call fused
+// add-RMSNorm layers make (and the Python entry's default), which runs slower than a sum written
+// apart for some configs (bench/NOTES.md, "RMSNorm"): r is a working copy, restored from the
+// drawn values before every checked run.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -58,7 +61,7 @@ class RmsnormTarget final : public tune::BenchTarget {
         count_(sizeof(unsigned long long)) {
     if (problem_.residual) {
       r_ = rt::DeviceBuffer(bytes(elements_));
-      sum_ = rt::DeviceBuffer(bytes(elements_));
+      drawn_r_ = rt::DeviceBuffer(bytes(elements_));
     }
     const std::string_view type = device_type_name(problem_.dtype);
     const KernelSource checks{
@@ -71,12 +74,12 @@ class RmsnormTarget final : public tune::BenchTarget {
             .record);
     fill(x_, elements_, a.seed * 3 + 1);
     fill(w_, problem_.hidden, a.seed * 3 + 2);
-    if (problem_.residual) fill(r_, elements_, a.seed * 3 + 3);
+    if (problem_.residual) fill(drawn_r_, elements_, a.seed * 3 + 3);
     tensors_ = {x_.data(),
                 w_.data(),
                 y_.data(),
                 problem_.residual ? r_.data() : nullptr,
-                problem_.residual ? sum_.data() : nullptr,
+                problem_.residual ? r_.data() : nullptr,
                 1e-6f};
 
     std::mt19937_64 rng(a.seed ^ 0x726d736e6f726dULL);
@@ -100,13 +103,15 @@ class RmsnormTarget final : public tune::BenchTarget {
 
   void poison_output() override {
     poison(y_);
-    if (problem_.residual) poison(sum_);
+    if (problem_.residual)
+      rt::check(rt::driver().memcpy_dtod_async(r_.get(), drawn_r_.get(), bytes(elements_), stream_),
+                "cuMemcpyDtoDAsync(rmsnorm residual)");
   }
 
   tune::OutputCheck check_output() override {
     tune::OutputCheck check;
     check.tolerance = rmsnorm_tolerance(problem_.dtype);
-    check.nonfinite = count_nonfinite(y_) + (problem_.residual ? count_nonfinite(sum_) : 0);
+    check.nonfinite = count_nonfinite(y_) + (problem_.residual ? count_nonfinite(r_) : 0);
     double err = 0, norm = 0;
     const auto compare = [&](const rt::DeviceBuffer& out, const std::vector<double>& ref) {
       std::vector<std::uint16_t> row(problem_.hidden);
@@ -120,7 +125,8 @@ class RmsnormTarget final : public tune::BenchTarget {
       }
     };
     compare(y_, reference_y_);
-    if (problem_.residual) compare(sum_, reference_sum_);
+    // A kernel that writes no sum leaves r, which the reference sum x + r tells apart.
+    if (problem_.residual) compare(r_, reference_sum_);
     check.relative_error = std::sqrt(err / std::max(norm, 1e-300));
     check.passed = check.nonfinite == 0 && check.relative_error <= check.tolerance;
     if (check.nonfinite != 0)
@@ -184,7 +190,7 @@ class RmsnormTarget final : public tune::BenchTarget {
     rt::check(rt::driver().memcpy_dtoh(w.data(), w_.get(), bytes(h)), "cuMemcpyDtoH(weight)");
     for (std::int64_t row : rows_) {
       copy_row(x_, row, x);
-      if (problem_.residual) copy_row(r_, row, r);
+      if (problem_.residual) copy_row(drawn_r_, row, r);
       std::vector<double> s(h);
       double squares = 0;
       for (std::int64_t j = 0; j < h; ++j) {
@@ -204,7 +210,7 @@ class RmsnormTarget final : public tune::BenchTarget {
   rt::ModuleCache& modules_;
   CUstream stream_;
   std::int64_t elements_;
-  rt::DeviceBuffer x_, w_, y_, r_, sum_, count_;
+  rt::DeviceBuffer x_, w_, y_, r_, drawn_r_, count_;
   const rt::LoadedModule* check_module_ = nullptr;
   RmsnormTensors tensors_;
   std::vector<std::int64_t> rows_;
