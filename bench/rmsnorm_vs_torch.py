@@ -1,7 +1,7 @@
 """RMSNorm: kerntune's dispatched kernel beside a copy of the same bytes, F.rms_norm and a
 torch.compile'd RMSNorm (Inductor's kernel), in one process on the same tensors.
-Usage: python3 bench/rmsnorm_vs_torch.py OUT.csv [--residual] [--heldout N] [--seed S] [--shapes ...]
-[--benchmark N]
+Usage: python3 bench/rmsnorm_vs_torch.py OUT.csv [--residual [--apart]] [--heldout N] [--seed S]
+[--shapes ...] [--benchmark N]
 (KERNTUNE_LIB and KERNTUNE_DB set; bench/rmsnorm_vs_torch.sh tunes the suites, never the held-out
 shapes, and runs it). Each rep follows an L2 flush by reads (a sum over 2 x L2, which leaves
 L2 holding clean lines, as kerntune's measuring protocol does; a memset flush leaves dirty lines
@@ -64,12 +64,17 @@ def main():
     ap.add_argument("--seed", type=int, default=20261202)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--residual", action="store_true", help="fused residual add (x = x + r)")
+    ap.add_argument("--apart", action="store_true",
+                    help="with --residual: kerntune writes the sum to a tensor of its own, not in "
+                         "place over r (the default, as fused add-RMSNorm layers call it)")
     ap.add_argument("--shapes", default="suite,ragged,heldout",
                     help="comma-separated: suite, ragged, heldout, or ROWSxHIDDEN")
     ap.add_argument("--benchmark", type=int, default=0,
                     help="Runtime(benchmark=N): a shape with no measured winner times N configs "
                          "on its first call (0: off)")
     a = ap.parse_args()
+    if a.apart and not a.residual:
+        ap.error("--apart needs --residual")
     torch._dynamo.config.cache_size_limit = 256
     rt = kerntune.Runtime(benchmark=a.benchmark)
     l2_bytes = torch.cuda.get_device_properties(0).L2_cache_size
@@ -110,11 +115,12 @@ def main():
             y = torch.empty_like(x)
             if a.residual:
                 r_work = r.clone()
+                s_out = torch.empty_like(r) if a.apart else r_work
                 ref_y, ref_s = fused(x.float(), r.float(), w.float())
-                rt.rmsnorm(x, w, eps, residual=r_work, out=y)
+                rt.rmsnorm(x, w, eps, residual=r_work, out=y, residual_out=s_out)
                 err = max(((y.float() - ref_y).norm() / ref_y.norm()).item(),
-                          ((r_work.float() - ref_s).norm() / ref_s.norm()).item())
-                kt_fn = lambda: rt.rmsnorm(x, w, eps, residual=r_work, out=y)
+                          ((s_out.float() - ref_s).norm() / ref_s.norm()).item())
+                kt_fn = lambda: rt.rmsnorm(x, w, eps, residual=r_work, out=y, residual_out=s_out)
                 eager_fn = lambda: fused(x, r, w)
                 comp_fn = lambda: compiled(x, r, w)
             else:
