@@ -45,13 +45,13 @@ class OpKernel {
   // Benchmark mode: the scratch timing_call needs for `call` (checked by check_call), the bytes
   // of its outputs that overlap an input. Default: none.
   virtual std::size_t timing_scratch_bytes(const void* /*call*/) const { return 0; }
-  // Benchmark mode: a copy of `call` (the op's call struct) that reads the same inputs and writes
-  // only `scratch` (of timing_scratch_bytes(call)), so that each launch of it moves the same bytes
-  // as `call` and leaves the caller's tensors alone: an output that overlaps an input moves into
-  // `scratch`, except one written exactly over its own input in place, which stays in place over
-  // a copy of that input the op enqueues on `stream` (an in-place kernel can run at another speed
-  // than one writing apart). Null when the op offers none (benchmark mode then leaves its calls
-  // alone). Default: none.
+  // Benchmark mode: a copy of `call` (the op's call struct) that writes only `scratch` (of
+  // timing_scratch_bytes(call)), so that each launch of it moves the same bytes as `call` and
+  // leaves the caller's tensors alone: an output that overlaps an input moves into `scratch`,
+  // except one written exactly over its own input in place, which stays in place over a copy of
+  // that input the op enqueues on `stream` (an in-place kernel can run at another speed than one
+  // writing apart). Null when the op offers none (benchmark mode then leaves its calls alone).
+  // Default: none.
   virtual std::shared_ptr<const void> timing_call(const void* /*call*/, CUdeviceptr /*scratch*/,
                                                   CUstream /*stream*/) const {
     return nullptr;
