@@ -3,7 +3,8 @@
 // non-finite values over all of y. The residual's sum is written over r in place, the call fused
 // add-RMSNorm layers make (and the Python entry's default), which runs slower than a sum written
 // apart for some configs (bench/NOTES.md, "RMSNorm"): r is a working copy, restored from the
-// drawn values before every checked run.
+// drawn values before every checked run. The sum, which cannot be poisoned in place, is checked
+// on the sampled rows (every column of them); y's poison covers every row.
 #include <fmt/format.h>
 
 #include <algorithm>
