@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_set>
 
 #include "core/error.hpp"
@@ -52,6 +53,7 @@ struct Candidate {
   std::string measured_at;  // the nearest neighbour that measured it
   bool measured = false;    // measured (not predicted) at some neighbour
   bool offered = false;     // within kNearBest of a neighbour's best, or the model's own pick
+  bool listed = false;      // among the model's kModelShortlist for this problem
 };
 
 // A tuned problem near this one: its distance, its winner and, once read, its rows (a winner
@@ -115,9 +117,15 @@ bool calibrates(const cache::Measurement& m) {
 // cluster does not suit this shape loses to what the model ranks first here, unless the
 // measurements say the model misjudges it. Graded nearest-shape when the pick was measured at a
 // neighbour, model-default when it is the model's own; nothing when no neighbour is tuned.
-std::vector<DispatchChoice> nearest_choices(const std::vector<Neighbour>& near, const OpSpec& op,
-                                            const std::string& problem_key,
-                                            const DeviceDesc& device, std::int64_t max_workspace) {
+// `ranked` holds them best first; `off_shortlist` the neighbours' near-best configs the shortlist
+// left out, scored alike: the last resort of a runtime that cannot compile, whose stored kernels
+// are the neighbours' (a slow kernel at hand beats an error).
+struct NearChoices {
+  std::vector<DispatchChoice> ranked, off_shortlist;
+};
+NearChoices nearest_choices(const std::vector<Neighbour>& near, const OpSpec& op,
+                            const std::string& problem_key, const DeviceDesc& device,
+                            std::int64_t max_workspace) {
   if (near.empty()) return {};
   std::map<std::string, Candidate> candidates;
   double typical_sum = 0, typical_weight = 0;
@@ -156,17 +164,18 @@ std::vector<DispatchChoice> nearest_choices(const std::vector<Neighbour>& near, 
   const std::vector<std::string> shortlist =
       model_ranked_configs(op, problem_key, device, max_workspace, kModelShortlist);
   for (auto& [key, c] : candidates)
-    if (c.offered && std::find(shortlist.begin(), shortlist.end(), key) == shortlist.end())
-      c.offered = false;
-  for (std::size_t i = 0; i < shortlist.size() && i < kModelCandidates; ++i)
-    candidates[shortlist[i]].offered = true;
+    c.listed = std::find(shortlist.begin(), shortlist.end(), key) != shortlist.end();
+  for (std::size_t i = 0; i < shortlist.size() && i < kModelCandidates; ++i) {
+    Candidate& c = candidates[shortlist[i]];
+    c.offered = c.listed = true;
+  }
 
   // The prior, a config's error before any measurement near here, is the typical error and the
   // penalty; measurements pull it their way by their weight, so a config measured once, far
   // away, keeps most of the penalty, and one measured close by little of it.
   const double typical = typical_weight > 0 ? typical_sum / typical_weight : 0.0;
   const double prior = typical + std::log(kUnmeasuredPenalty);
-  std::vector<std::pair<double, DispatchChoice>> scored;
+  std::vector<std::tuple<bool, double, DispatchChoice>> scored;  // (off the shortlist, us, choice)
   for (const auto& [config_key, c] : candidates) {
     if (!c.offered || !usable(op, problem_key, config_key, device, max_workspace)) continue;
     const double log_error =
@@ -176,15 +185,18 @@ std::vector<DispatchChoice> nearest_choices(const std::vector<Neighbour>& near, 
                    config_key, us, std::exp(log_error), c.measured ? ", measured at " : "",
                    c.measured_at);
     // Measured near here: nearest-shape; the model's own pick otherwise.
-    scored.emplace_back(
-        us, c.measured ? DispatchChoice{config_key, DispatchGrade::kNearestShape, c.measured_at,
-                                        false, device.fingerprint()}
-                       : DispatchChoice{config_key, DispatchGrade::kModelDefault, "", true});
+    scored.emplace_back(!c.listed, us,
+                        c.measured
+                            ? DispatchChoice{config_key, DispatchGrade::kNearestShape,
+                                             c.measured_at, false, device.fingerprint()}
+                            : DispatchChoice{config_key, DispatchGrade::kModelDefault, "", true});
   }
-  std::stable_sort(scored.begin(), scored.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<DispatchChoice> out;
-  for (auto& [us, choice] : scored) out.push_back(std::move(choice));
+  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
+  NearChoices out;
+  for (auto& [off, us, choice] : scored)
+    (off ? out.off_shortlist : out.ranked).push_back(std::move(choice));
   return out;
 }
 
@@ -352,25 +364,28 @@ std::vector<DispatchChoice> ranked_choices(const cache::Database* db, const OpSp
                                            const std::string& problem_key, const DeviceDesc& device,
                                            std::int64_t max_workspace, std::size_t model_tries) {
   std::vector<DispatchChoice> out;
+  NearChoices near;
   if (db != nullptr) {
     MatchedWinners m;
     match_winners(*db, op, problem_key, device, max_workspace, m);
     add_measured(m, op, problem_key, device, out);
     // The calibrated neighbours' picks: those measured at a neighbour come before this problem's
     // predicted winner when the best of them is one; the model's own picks come after it.
-    std::vector<DispatchChoice> near = nearest_choices(
-        nearest_neighbours(*db, op, problem_key, device), op, problem_key, device, max_workspace);
-    const bool near_first = !near.empty() && near.front().grade == DispatchGrade::kNearestShape;
+    near = nearest_choices(nearest_neighbours(*db, op, problem_key, device), op, problem_key,
+                           device, max_workspace);
+    const std::vector<DispatchChoice>& ranked = near.ranked;
+    const bool near_first = !ranked.empty() && ranked.front().grade == DispatchGrade::kNearestShape;
     if (near_first)
-      for (DispatchChoice& c : near)
-        if (c.grade == DispatchGrade::kNearestShape) out.push_back(std::move(c));
+      for (const DispatchChoice& c : ranked)
+        if (c.grade == DispatchGrade::kNearestShape) out.push_back(c);
     add_predicted(m, op, problem_key, device, out);
-    for (DispatchChoice& c : near)
-      if (!near_first || c.grade != DispatchGrade::kNearestShape) out.push_back(std::move(c));
+    for (const DispatchChoice& c : ranked)
+      if (!near_first || c.grade != DispatchGrade::kNearestShape) out.push_back(c);
   }
   for (std::string& config :
        model_ranked_configs(op, problem_key, device, max_workspace, model_tries))
     out.push_back({std::move(config), DispatchGrade::kModelDefault, "", true});
+  for (DispatchChoice& c : near.off_shortlist) out.push_back(std::move(c));
   return out;
 }
 

@@ -50,8 +50,10 @@ std::int64_t workspace_cap_for(const OpSpec& op, const std::string& problem_key,
 // the calibrated nearest candidates (nearest-shape when measured at a neighbour, model-default
 // otherwise), ahead of this problem's predicted winner when the best of them was measured at a
 // neighbour and after it when it is the model's own; then the model's first `model_tries`
-// configs. A caller that cannot get one's kernel (no stored cubin and no compiler) takes the
-// next. db may be null. Throws kt::Error (unsupported) when no config of the space fits.
+// configs; last, the neighbours' near-best configs the model would not shortlist here (what a
+// runtime that cannot compile still has stored). A caller that cannot get one's kernel (no stored
+// cubin and no compiler) takes the next. db may be null. Throws kt::Error (unsupported) when no
+// config of the space fits.
 std::vector<DispatchChoice> ranked_choices(const cache::Database* db, const OpSpec& op,
                                            const std::string& problem_key, const DeviceDesc& device,
                                            std::int64_t max_workspace_bytes,

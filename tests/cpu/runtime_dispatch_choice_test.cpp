@@ -3,9 +3,9 @@
 // twice its prediction at the neighbours) loses to the one measured as predicted; a neighbour's
 // winner that does not suit this shape's arithmetic loses to the model's own pick, graded
 // model-default; a config clearly beaten at its neighbour is not offered however much the model
-// overrated it there; a neighbour's config the model ranks past a tune's 24 here is not served;
-// one measured only far away keeps most of the penalty for configs unmeasured near here; no
-// neighbour means the model's pick.
+// overrated it there; a neighbour's config the model ranks past a tune's 24 here comes last, for
+// a runtime that has nothing before it at hand; one measured only far away keeps most of the
+// penalty for configs unmeasured near here; no neighbour means the model's pick.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -125,7 +125,7 @@ TEST(DispatchChoice, AConfigFarBehindAtItsNeighbourIsNotOfferedThoughTheModelOve
   EXPECT_NE(rt::choose_config(&db, gemm, problem, h200(), 1 << 30).config_key, slow);
 }
 
-TEST(DispatchChoice, ANeighboursWinnerOutsideTheShapesShortlistIsNotServed) {
+TEST(DispatchChoice, ANeighboursWinnerOutsideTheShapesShortlistIsOnlyTheLastResort) {
   Database db = Database::open(":memory:");
   const OpSpec& gemm = op_spec("gemm");
   // A swap-AB tile measured far faster than predicted at a mid-size neighbour, and valid for
@@ -139,6 +139,15 @@ TEST(DispatchChoice, ANeighboursWinnerOutsideTheShapesShortlistIsNotServed) {
   measure(db, neighbour, swapped, 0.5);
   db.set_winner({.key = neighbour, .config_key = swapped, .median_us = 1, .run_id = "r"});
   EXPECT_NE(rt::choose_config(&db, gemm, problem, h200(), 1 << 30).config_key, swapped);
+  // After the model's own picks, for a runtime that cannot compile them and has it stored.
+  const std::vector<rt::DispatchChoice> all =
+      rt::ranked_choices(&db, gemm, problem, h200(), 1 << 30, 4);
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.back().config_key, swapped);
+  EXPECT_EQ(all.back().grade, rt::DispatchGrade::kNearestShape);
+  EXPECT_EQ(std::count_if(all.begin(), all.end(),
+                          [&](const rt::DispatchChoice& c) { return c.config_key == swapped; }),
+            1);
 }
 
 TEST(DispatchChoice, AConfigMeasuredOnlyFarAwayKeepsMostOfThePenalty) {
