@@ -32,7 +32,7 @@ struct GemmOperands {
 
 // How many copies of the operands the measuring protocol rotates over when timing `problem`: 8
 // where they fit in 1 GiB, fewer for large problems, at least 1. Where an operand lies in memory
-// moves a memory-bound kernel's time by up to ~6% (bench/NOTES.md, "Where the operands lie"),
+// moves a memory-bound kernel's time by up to ~6% (bench/NOTES.md, "Operands rotated"),
 // so a time taken on one placement is one draw; the rotation times the average placement.
 int timing_operand_sets(const GemmProblem& problem);
 
