@@ -34,10 +34,14 @@ constexpr double kUnmeasuredPenalty = 1.05;
 // there are candidates only as the model's own picks (picking the lowest of many noisy scores
 // favours the configs whose error happens to be underestimated).
 constexpr double kNearBest = 1.10;
-// The weight of the prior (the typical error and the penalty) in a config's error: as much as one
-// measurement at distance 1 (a factor 2 in one dimension). A config measured once, far away,
-// keeps mostly the prior.
-constexpr double kPriorWeight = 0.5;
+// The weight of the prior (the typical error and the penalty) in a config's error: as much as two
+// measurements at this very shape (a measurement weighs 1 / (1 + distance)). A config measured
+// at a few neighbours a factor 2 away in one dimension keeps about half the prior.
+constexpr double kPriorWeight = 2.0;
+// Scores this close to the best left are ties, which the model's ranking breaks: the neighbours'
+// errors move a score by less than the spread of the times they come from (operand placement
+// alone moves a GEMM's by up to 3%), and the model predicts a config's stage variants equal.
+constexpr double kTieMargin = 0.02;
 
 bool usable(const OpSpec& op, const std::string& problem_key, const std::string& config_key,
             const DeviceDesc& device, std::int64_t max_workspace) {
@@ -53,7 +57,8 @@ struct Candidate {
   std::string measured_at;  // the nearest neighbour that measured it
   bool measured = false;    // measured (not predicted) at some neighbour
   bool offered = false;     // within kNearBest of a neighbour's best, or the model's own pick
-  bool listed = false;      // among the model's kModelShortlist for this problem
+  // Its place in the model's kModelShortlist for this problem (npos: not on it).
+  std::size_t rank = std::string::npos;
 };
 
 // A tuned problem near this one: its distance, its winner and, once read, its rows (a winner
@@ -106,6 +111,35 @@ std::vector<Neighbour> nearest_neighbours(const cache::Database& db, const OpSpe
 // A row that calibrates the model: measured, with a time.
 bool calibrates(const cache::Measurement& m) {
   return m.status == cache::Status::kOk && m.median_us > 0;
+}
+
+// A candidate's score (the model's time here times its error near here, µs) and its place in the
+// model's shortlist.
+struct Scored {
+  double us;
+  std::size_t rank;
+  DispatchChoice choice;
+};
+
+// `scored` best first: repeatedly the best score left, or the one the model ranks first among
+// those within kTieMargin of it.
+std::vector<DispatchChoice> best_first(std::vector<Scored> scored) {
+  std::sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
+    return std::tie(a.us, a.rank) < std::tie(b.us, b.rank);
+  });
+  std::vector<DispatchChoice> out;
+  std::vector<bool> taken(scored.size(), false);
+  for (std::size_t n = 0; n < scored.size(); ++n) {
+    std::size_t head = 0;  // the best score left
+    while (taken[head]) ++head;
+    std::size_t pick = head;
+    for (std::size_t i = head + 1;
+         i < scored.size() && scored[i].us <= scored[head].us * (1 + kTieMargin); ++i)
+      if (!taken[i] && scored[i].rank < scored[pick].rank) pick = i;
+    taken[pick] = true;
+    out.push_back(std::move(scored[pick].choice));
+  }
+  return out;
 }
 
 // The configs the nearest tuned problems measured within kNearBest of their best that the model
@@ -163,11 +197,9 @@ NearChoices nearest_choices(const std::vector<Neighbour>& near, const OpSpec& op
   // for M in the thousands, a tile the shape's waves leave half idle) is out of the running.
   const std::vector<std::string> shortlist =
       model_ranked_configs(op, problem_key, device, max_workspace, kModelShortlist);
-  for (auto& [key, c] : candidates)
-    c.listed = std::find(shortlist.begin(), shortlist.end(), key) != shortlist.end();
-  for (std::size_t i = 0; i < shortlist.size() && i < kModelCandidates; ++i) {
-    Candidate& c = candidates[shortlist[i]];
-    c.offered = c.listed = true;
+  for (std::size_t i = 0; i < shortlist.size(); ++i) {
+    if (i < kModelCandidates) candidates[shortlist[i]].offered = true;
+    if (auto it = candidates.find(shortlist[i]); it != candidates.end()) it->second.rank = i;
   }
 
   // The prior, a config's error before any measurement near here, is the typical error and the
@@ -175,7 +207,7 @@ NearChoices nearest_choices(const std::vector<Neighbour>& near, const OpSpec& op
   // away, keeps most of the penalty, and one measured close by little of it.
   const double typical = typical_weight > 0 ? typical_sum / typical_weight : 0.0;
   const double prior = typical + std::log(kUnmeasuredPenalty);
-  std::vector<std::tuple<bool, double, DispatchChoice>> scored;  // (off the shortlist, us, choice)
+  std::vector<Scored> listed, unlisted;
   for (const auto& [config_key, c] : candidates) {
     if (!c.offered || !usable(op, problem_key, config_key, device, max_workspace)) continue;
     const double log_error =
@@ -185,19 +217,14 @@ NearChoices nearest_choices(const std::vector<Neighbour>& near, const OpSpec& op
                    config_key, us, std::exp(log_error), c.measured ? ", measured at " : "",
                    c.measured_at);
     // Measured near here: nearest-shape; the model's own pick otherwise.
-    scored.emplace_back(!c.listed, us,
-                        c.measured
-                            ? DispatchChoice{config_key, DispatchGrade::kNearestShape,
-                                             c.measured_at, false, device.fingerprint()}
-                            : DispatchChoice{config_key, DispatchGrade::kModelDefault, "", true});
+    (c.rank == std::string::npos ? unlisted : listed)
+        .push_back({us, c.rank,
+                    c.measured
+                        ? DispatchChoice{config_key, DispatchGrade::kNearestShape, c.measured_at,
+                                         false, device.fingerprint()}
+                        : DispatchChoice{config_key, DispatchGrade::kModelDefault, "", true}});
   }
-  std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
-    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
-  });
-  NearChoices out;
-  for (auto& [off, us, choice] : scored)
-    (off ? out.off_shortlist : out.ranked).push_back(std::move(choice));
-  return out;
+  return {best_first(std::move(listed)), best_first(std::move(unlisted))};
 }
 
 }  // namespace
