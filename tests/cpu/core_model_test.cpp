@@ -347,8 +347,8 @@ TEST(Estimate, Sm80UnalignedOperandsLoadAtTheThreadsRate) {
 // the weights have streamed, not beside them: at 64 x 14336 x 4096 on the H200 the streamed
 // 64 x 128 tiles measured 37.8-39.7 us and their clk2 splits 42.2-42.5 against 33.5-34.3 for
 // swapped 128 x 64 tiles, which the model had ranked below them while it hid those tails under
-// the stream (bench/NOTES.md, eighteenth session). Both tails now add to the larger of compute
-// and memory (where compute is the larger, the same sum as before).
+// the stream (bench/NOTES.md, "The GEMM model and its calibration"). Both tails now add to the
+// larger of compute and memory (where compute is the larger, the same sum as before).
 TEST(Estimate, Sm90ReductionTailsFollowTheStream) {
   const kt::DeviceDesc d = h200();
   using kt::testing::sm90_config;
@@ -370,9 +370,9 @@ TEST(Estimate, Sm90ReductionTailsFollowTheStream) {
 
 // Distributed split-K moves each unit's partial sums at its SM's rates: a split publishes its
 // 56 KB in the same 2.4 us whether 32 or 128 CTAs publish at once (H200, bench/NOTES.md,
-// "Staggered splits and split rings"). So a unit's tail depends on its own bytes, not on how
-// many units the launch has: sk4 over 16 tiles (64 units) and over 32 (128 units) predict the
-// same tail, where a GPU-wide rate would halve the smaller launch's.
+// "Limits found on the H200", "512² × 32768 at 0.95"). So a unit's tail depends on its own bytes,
+// not on how many units the launch has: sk4 over 16 tiles (64 units) and over 32 (128 units)
+// predict the same tail, where a GPU-wide rate would halve the smaller launch's.
 TEST(Estimate, Sm90DistributedSplitKMovesEachUnitsBytesAtItsSmsRate) {
   const kt::DeviceDesc d = h200();
   using kt::testing::sm90_config;
@@ -539,8 +539,9 @@ TEST(Estimate, SwappedDecodeStepsStreamSlowerWithTheSharersApart) {
 // A decode step's stream starts one loaded DRAM round trip after its first load, and nothing
 // overlaps that wait: on the H200 the first stage of 64 x 4096^2's pick landed ~1 us after its
 // first TMA load, and the model without the ramp predicted the decode picks 5-12% low (1, 16 and
-// 64 x 4096^2: 0.92, 0.93 and 0.88 of the tuner's medians; bench/NOTES.md, "The first DRAM round
-// trip"). Every family pays it there; compute-bound problems keep it in their fitted main loops.
+// 64 x 4096^2: 0.92, 0.93 and 0.88 of the tuner's medians; bench/NOTES.md, "The GEMM model and
+// its calibration"). Every family pays it there; compute-bound problems keep it in their fitted
+// main loops.
 TEST(Estimate, DecodeStepsWaitForTheFirstDramRoundTrip) {
   const kt::DeviceDesc d = h200();
   const kt::GemmProblem decode = problem(64, 4096, 4096);
@@ -666,8 +667,8 @@ TEST(Estimate, Sm90ShortKernelsRunAtThePowerLimitsFasterClock) {
 // -lean-stripe-sum and -review-check: `kerntune tune`, each candidate on fresh data after an L2
 // flush; 64 x 4096^2's pick from -model-clock-prologue's benches). Within 6% where the main loop
 // sets the time, 8% for the 8k-token shapes, whose medians varied 6-15% between processes (the
-// power limit); within 10% at 1536^2 x 8192 (high), whose gap bench/NOTES.md keeps ("The
-// model's absolute times"). The model before the clock and prologue terms missed 4096^3 by 16%
+// power limit); within 10% at 1536^2 x 8192 (high), whose gap bench/NOTES.md keeps ("The GEMM
+// model and its calibration"). The model before the clock and prologue terms missed 4096^3 by 16%
 // and 1 x 4096^2 by 17%; before the first DRAM round trip, the decode steps by 8-12% (low).
 TEST(Estimate, Sm90PredictsTheRecordedH200Medians) {
   const kt::DeviceDesc d = h200();
