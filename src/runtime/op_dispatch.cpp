@@ -142,6 +142,11 @@ std::vector<DispatchChoice> best_first(std::vector<Scored> scored) {
   return out;
 }
 
+// nearest_choices' two lists.
+struct NearChoices {
+  std::vector<DispatchChoice> ranked, off_shortlist;
+};
+
 // The configs the nearest tuned problems measured within kNearBest of their best that the model
 // ranks among its first kModelShortlist here, and the model's own top picks for this problem,
 // each scored as the model's time here times the model's error on that config near here: the
@@ -151,12 +156,9 @@ std::vector<DispatchChoice> best_first(std::vector<Scored> scored) {
 // cluster does not suit this shape loses to what the model ranks first here, unless the
 // measurements say the model misjudges it. Graded nearest-shape when the pick was measured at a
 // neighbour, model-default when it is the model's own; nothing when no neighbour is tuned.
-// `ranked` holds them best first; `off_shortlist` the neighbours' near-best configs the shortlist
-// left out, scored alike: the last resort of a runtime that cannot compile, whose stored kernels
-// are the neighbours' (a slow kernel at hand beats an error).
-struct NearChoices {
-  std::vector<DispatchChoice> ranked, off_shortlist;
-};
+// `ranked` holds them best first (best_first); `off_shortlist` the neighbours' near-best configs
+// the shortlist left out, scored alike: the last resort of a runtime that cannot compile, whose
+// stored kernels are the neighbours' (a slow kernel at hand beats an error).
 NearChoices nearest_choices(const std::vector<Neighbour>& near, const OpSpec& op,
                             const std::string& problem_key, const DeviceDesc& device,
                             std::int64_t max_workspace) {
