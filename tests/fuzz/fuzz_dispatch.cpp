@@ -5,8 +5,9 @@
 // validated, rt::ranked_choices through its grades (exact, same GPU model, same compute
 // capability, nearest-shape, predicted, model default), the model's next configs, the kernel
 // source of the choice. Only kt::Error escapes; every choice is a config valid for the problem on
-// the device that fits the workspace, the last is the model's, and a choice of this problem's
-// own winners (exact, same-model, same-cc, predicted) names it and the device it was tuned on.
+// the device that fits the workspace, the model's come last but for neighbours' configs off its
+// shortlist, and a choice of this problem's own winners (exact, same-model, same-cc, predicted)
+// names it and the device it was tuned on.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdlib>
@@ -178,7 +179,15 @@ void resolve(const kt::cache::Database& db, const std::string& problem,
   op.summarize(problem);
   const std::vector<kt::rt::DispatchChoice> choices =
       kt::rt::ranked_choices(&db, op, problem, device, max_workspace, 1);
-  if (choices.empty() || choices.back().grade != kt::rt::DispatchGrade::kModelDefault) std::abort();
+  // The model's configs close the list but for the neighbours' off-shortlist ones after them.
+  std::size_t last_model = choices.size();
+  for (std::size_t i = 0; i < choices.size(); ++i)
+    if (choices[i].grade == kt::rt::DispatchGrade::kModelDefault) last_model = i;
+  if (last_model == choices.size()) std::abort();
+  for (std::size_t i = last_model + 1; i < choices.size(); ++i)
+    if (choices[i].grade != kt::rt::DispatchGrade::kNearestShape ||
+        choices[i].tuned_problem_key.empty())
+      std::abort();
   for (std::size_t i = 0; i < choices.size(); ++i) {
     const kt::rt::DispatchChoice& c = choices[i];
     if (op.validate_config(problem, c.config_key, device)) std::abort();
