@@ -53,7 +53,19 @@ std::vector<std::string> ProblemOptions::problem_keys() const {
   options.layout = layout;
   options.flags = flags;
   std::vector<std::string> keys;
-  for (const std::string& shape : all) keys.push_back(s.problem_key(shape, options));
+  for (const std::string& shape : all) {
+    // A problem key (as `cache ls`, exports and manifests print it) names every field itself.
+    if (shape.starts_with(s.key_prefix())) {
+      s.summarize(shape);  // validates; a key not in canonical form names the canonical one
+      keys.push_back(shape);
+      continue;
+    }
+    if (const OpEntry* other = OpRegistry::instance().find_by_key(shape);
+        other != nullptr && other->spec.get() != &s)
+      throw_invalid(fmt::format("'{}' is a problem key of op {}: pass --op {} with it", shape,
+                                other->spec->name(), other->spec->name()));
+    keys.push_back(s.problem_key(shape, options));
+  }
   return keys;
 }
 
@@ -65,8 +77,11 @@ void add_problem_options(CLI::App& cmd, ProblemOptions& o) {
                  fmt::format("Operation: {} (`kerntune ops` lists them)",
                              fmt::join(OpRegistry::instance().names(), ", ")))
       ->capture_default_str();
-  cmd.add_option("--shape", o.shapes,
-                 fmt::format("Problem shape (repeatable): {}", fmt::join(shapes, "; ")));
+  cmd.add_option(
+      "--shape", o.shapes,
+      fmt::format("Problem shape (repeatable): {}; or a problem key of the op, as "
+                  "`kerntune cache ls` prints it (e.g. gemm:bf16:bf16:nt:4096x4096x4096)",
+                  fmt::join(shapes, "; ")));
   // Each registered op's own flags; an op refuses a flag that is not its own.
   std::vector<std::string> seen;
   for (const OpEntry& op : OpRegistry::instance().all())

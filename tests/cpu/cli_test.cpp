@@ -135,6 +135,22 @@ TEST_F(Cli, ExplainPrintsWavesAndEfficiencies) {
   EXPECT_FALSE(contains(r.output, "first DRAM round trip")) << r.output;
 }
 
+// A problem key as `cache ls` prints it serves as a shape: it names the same problem as the
+// op's shape syntax and flags; a key of another op, or one not in canonical form, is refused.
+TEST_F(Cli, AShapeMayBeTheProblemKeyCacheLsPrints) {
+  const Result by_shape = run("explain --op rmsnorm --shape rows=16384,hidden=8192 --residual");
+  const Result by_key = run("explain --op rmsnorm --shape rmsnorm:bf16:r16384.h8192.res");
+  ASSERT_EQ(by_key.status, 0) << by_key.output;
+  EXPECT_TRUE(contains(by_key.output, "rmsnorm:bf16:r16384.h8192.res on h200")) << by_key.output;
+  EXPECT_EQ(by_key.output, by_shape.output);
+  const Result nn = run("explain --shape gemm:fp16:fp32:nn:100x200x300");
+  ASSERT_EQ(nn.status, 0) << nn.output;
+  EXPECT_TRUE(contains(nn.output, "gemm:fp16:fp32:nn:100x200x300 on h200")) << nn.output;
+  expect_error("explain --shape attn:bf16:b1.hq8.hkv8.sq1024.sk1024.d128.causal",
+               {"is a problem key of op attention", "--op attention"});
+  expect_error("explain --op rmsnorm --shape rmsnorm:bf16:r016384.h8192", {"not canonical"});
+}
+
 // A decode step's memory term names the part of it no stream hides.
 TEST_F(Cli, ExplainShowsADecodeStepsFirstDramRoundTrip) {
   const Result r = run("explain --shape 64x4096x4096");
