@@ -1,18 +1,25 @@
-"""The runtime's dispatch of untuned shapes, replayed offline: a database holding a foundation
-export (`kerntune cache export` of the suite's tune, its rows moved to this build's template
-version), each shape of a per-shape tune's export dispatched from it by `kerntune explain`, and
-each choice timed by that tune's own measurement of the config. Prints, per shape and in sum, the
-fastest measured time over that of the chain's pick and over the best that benchmark mode's N
-candidates (`explain --benchmark N`) hold among those the tune measured: a bound on what benchmark
-mode finds, since it times the unmeasured ones too. GEMM exports (bench/gemm_unseen.sh's
+"""The runtime's dispatch of untuned problems, replayed offline against measured times.
+
+Replay: a database holding a foundation export (`kerntune cache export` of the suite's tune),
+each problem of a per-shape tune's export dispatched from it by `kerntune explain`, and each
+choice timed by that tune's own measurement of the config (bench/gemm_unseen.sh's
 foundation_measurements.csv.gz and measurements.csv.gz).
+Leave-one-out (--leave-one-out): each tuned problem of one export dispatched from a database of
+the export's other rows, as if it had not been tuned.
+
+Rows are moved to this build's template version of their op first. Prints, per problem and in
+sum, the fastest measured time over that of the chain's pick and over the best that benchmark
+mode's N candidates (`explain --benchmark N`) hold among those measured: a bound on what
+benchmark mode finds, since it times the unmeasured ones too. Any op.
 Usage: python3 bench/dispatch_replay.py KERNTUNE FOUNDATION MEASUREMENTS [--benchmark N]
+       python3 bench/dispatch_replay.py KERNTUNE --leave-one-out EXPORT [--benchmark N]
 Python's standard library only."""
 import argparse
 import collections
 import csv
 import gzip
 import json
+import math
 import re
 import subprocess
 import tempfile
@@ -23,39 +30,85 @@ def rows_of(path):
         yield from csv.DictReader(f)
 
 
+def ops_by_prefix(kerntune):
+    """{key prefix: (op name, this build's template version)} from `kerntune ops`."""
+    text = subprocess.run([kerntune, "ops"], capture_output=True, text=True, check=True).stdout
+    out, op = {}, None
+    for line in text.splitlines():
+        if line and not line[0].isspace():
+            op = line.strip()
+        m = re.match(r"\s+keys\s+(\S+?)\.\.\.\s+\(template version (\d+)\)", line)
+        if m:
+            out[m.group(1)] = (op, m.group(2))
+    return out
+
+
+def op_of(problem, ops):
+    prefix = next(p for p in ops if problem.startswith(p))
+    return ops[prefix]
+
+
+def measured_times(rows):
+    """{problem: {config: fastest median measured}}."""
+    times = collections.defaultdict(dict)
+    for r in rows:
+        if r["kind"] == "measurement" and r["status"] == "ok":
+            t = times[r["problem_key"]]
+            t[r["config_key"]] = min(float(r["median_us"]), t.get(r["config_key"], math.inf))
+    return times
+
+
+def database(kerntune, rows, ops, path):
+    """`path` holding `rows`, moved to this build's template versions."""
+    with open(path + ".csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        w.writeheader()
+        for r in rows:
+            w.writerow({**r, "template_version": op_of(r["problem_key"], ops)[1]})
+    subprocess.run([kerntune, "cache", "import", path + ".csv", "--db", path], check=True,
+                   capture_output=True)
+
+
+def dispatch(kerntune, db, problems, ops, benchmark):
+    """explain's `problems` entries for `problems` (keys of one op) dispatched from `db`."""
+    args = [kerntune, "explain", "--op", op_of(problems[0], ops)[0], "--db", db, "--json",
+            "--benchmark", str(benchmark)]
+    for problem in problems:
+        args += ["--shape", problem]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    return json.loads(out)["problems"]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kerntune")
-    ap.add_argument("foundation")
-    ap.add_argument("measurements")
+    ap.add_argument("foundation", nargs="?")
+    ap.add_argument("measurements", nargs="?")
+    ap.add_argument("--leave-one-out", metavar="EXPORT")
     ap.add_argument("--benchmark", type=int, default=8)
     a = ap.parse_args()
-    times = collections.defaultdict(dict)
-    for r in rows_of(a.measurements):
-        if r["kind"] == "measurement" and r["status"] == "ok":
-            t = times[r["problem_key"]]
-            t[r["config_key"]] = min(float(r["median_us"]), t.get(r["config_key"], float("inf")))
+    if bool(a.leave_one_out) == bool(a.foundation and a.measurements):
+        ap.error("give FOUNDATION and MEASUREMENTS, or --leave-one-out EXPORT")
+    ops = ops_by_prefix(a.kerntune)
+    dispatched = []
     with tempfile.TemporaryDirectory() as tmp:
-        rows = list(rows_of(a.foundation))
-        ops = subprocess.run([a.kerntune, "ops"], capture_output=True, text=True, check=True)
-        current = re.search(r"gemm:\.\.\.\s+\(template version (\d+)\)", ops.stdout).group(1)
-        with open(f"{tmp}/f.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-            w.writeheader()
-            for r in rows:
-                w.writerow({**r, "template_version": current})
-        subprocess.run([a.kerntune, "cache", "import", f"{tmp}/f.csv", "--db", f"{tmp}/f.db"],
-                       check=True, capture_output=True)
-        layouts = {problem.split(":")[3] for problem in times}
-        if len(layouts) != 1:
-            ap.error(f"{a.measurements} holds layouts {sorted(layouts)}: replay one at a time")
-        args = [a.kerntune, "explain", "--db", f"{tmp}/f.db", "--benchmark", str(a.benchmark),
-                "--json", "--layout", layouts.pop()]
-        for problem in times:
-            args += ["--shape", problem.split(":")[4]]
-        out = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+        if a.leave_one_out:
+            rows = list(rows_of(a.leave_one_out))
+            times = measured_times(rows)
+            for i, problem in enumerate(times):
+                db = f"{tmp}/loo{i}.db"
+                database(a.kerntune, [r for r in rows if r["problem_key"] != problem], ops, db)
+                dispatched += dispatch(a.kerntune, db, [problem], ops, a.benchmark)
+        else:
+            times = measured_times(rows_of(a.measurements))
+            database(a.kerntune, list(rows_of(a.foundation)), ops, f"{tmp}/f.db")
+            by_op = collections.defaultdict(list)
+            for problem in times:
+                by_op[op_of(problem, ops)[0]].append(problem)
+            for problems in by_op.values():
+                dispatched += dispatch(a.kerntune, f"{tmp}/f.db", problems, ops, a.benchmark)
     picks, bests = [], []
-    for p in out["problems"]:
+    for p in dispatched:
         t = times[p["problem"]]
         fastest = min(t.values())
         pick = p["dispatch"]["config"]
@@ -65,12 +118,14 @@ def main():
         best_ratio = fastest / min(known) if known else float("nan")
         picks.append(pick_ratio)
         bests.append(best_ratio)
-        print(f"{p['problem']:42} pick {pick_ratio:.3f}  best of {a.benchmark} {best_ratio:.3f} "
+        print(f"{p['problem']:50} pick {pick_ratio:.3f}  best of {a.benchmark} {best_ratio:.3f} "
               f"({len(known)} of {len(candidates)} measured)")
     within = lambda ratios: sum(r >= 0.95 for r in ratios)
-    print(f"{len(picks)} shapes within 5% of the tune: the chain's pick {within(picks)} "
-          f"({sum(r != r for r in picks)} unmeasured), benchmark mode's best of {a.benchmark} at "
-          f"least {within(bests)}")
+    measured = [r for r in picks if r == r]
+    geomean = math.exp(sum(map(math.log, measured)) / len(measured)) if measured else float("nan")
+    print(f"{len(picks)} problems within 5% of the tune: the chain's pick {within(picks)} "
+          f"({len(picks) - len(measured)} unmeasured; geomean of the measured picks {geomean:.3f}), "
+          f"benchmark mode's best of {a.benchmark} at least {within(bests)}")
 
 
 if __name__ == "__main__":
