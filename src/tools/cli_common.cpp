@@ -54,17 +54,22 @@ std::vector<std::string> ProblemOptions::problem_keys() const {
   options.flags = flags;
   std::vector<std::string> keys;
   for (const std::string& shape : all) {
-    // A problem key (as `cache ls`, exports and manifests print it) names every field itself.
-    if (shape.starts_with(s.key_prefix())) {
-      s.summarize(shape);  // validates; a key not in canonical form names the canonical one
-      keys.push_back(shape);
+    const OpEntry* keyed = OpRegistry::instance().find_by_key(shape);
+    if (keyed == nullptr) {
+      keys.push_back(s.problem_key(shape, options));
       continue;
     }
-    if (const OpEntry* other = OpRegistry::instance().find_by_key(shape);
-        other != nullptr && other->spec.get() != &s)
+    // A problem key (as `cache ls`, exports and manifests print it) names every field itself.
+    if (keyed->spec.get() != &s)
       throw_invalid(fmt::format("'{}' is a problem key of op {}: pass --op {} with it", shape,
-                                other->spec->name(), other->spec->name()));
-    keys.push_back(s.problem_key(shape, options));
+                                keyed->spec->name(), keyed->spec->name()));
+    if (!flags.empty() || !layout.empty() || !out_dtype.empty())
+      throw_invalid(
+          fmt::format("'{}' is a problem key: it names its own dtypes, layout and "
+                      "flags, so drop --out-dtype, --layout and op flags with it",
+                      shape));
+    s.summarize(shape);  // validates; a key not in canonical form names the canonical one
+    keys.push_back(shape);
   }
   return keys;
 }

@@ -30,9 +30,9 @@ struct ProblemOptions {
   // The op named by --op; throws kt::Error listing the registered ops.
   const OpSpec& spec() const;
   // The problem keys these options name (every --shape, then the suite's); a --shape that is
-  // already a key of the op is taken as it is (--dtype, --layout and flags do not apply to it).
-  // Throws kt::Error naming the bad value (an unknown op, a malformed shape field or key, a flag
-  // foreign to the op, another op's key).
+  // already a key of the op is taken as it is (--dtype does not apply to it; --out-dtype,
+  // --layout and op flags beside it are an error). Throws kt::Error naming the bad value (an
+  // unknown op, a malformed shape field or key, a flag foreign to the op, another op's key).
   std::vector<std::string> problem_keys() const;
 };
 

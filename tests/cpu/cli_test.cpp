@@ -136,7 +136,8 @@ TEST_F(Cli, ExplainPrintsWavesAndEfficiencies) {
 }
 
 // A problem key as `cache ls` prints it serves as a shape: it names the same problem as the
-// op's shape syntax and flags; a key of another op, or one not in canonical form, is refused.
+// op's shape syntax and flags; a key of another op, one not in canonical form, or one beside a
+// flag it would override, is refused.
 TEST_F(Cli, AShapeMayBeTheProblemKeyCacheLsPrints) {
   const Result by_shape = run("explain --op rmsnorm --shape rows=16384,hidden=8192 --residual");
   const Result by_key = run("explain --op rmsnorm --shape rmsnorm:bf16:r16384.h8192.res");
@@ -149,6 +150,8 @@ TEST_F(Cli, AShapeMayBeTheProblemKeyCacheLsPrints) {
   expect_error("explain --shape attn:bf16:b1.hq8.hkv8.sq1024.sk1024.d128.causal",
                {"is a problem key of op attention", "--op attention"});
   expect_error("explain --op rmsnorm --shape rmsnorm:bf16:r016384.h8192", {"not canonical"});
+  expect_error("explain --op rmsnorm --shape rmsnorm:bf16:r16384.h8192 --residual",
+               {"names its own dtypes, layout and flags"});
 }
 
 // A decode step's memory term names the part of it no stream hides.
