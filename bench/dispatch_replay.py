@@ -22,6 +22,7 @@ import json
 import math
 import re
 import subprocess
+import sys
 import tempfile
 
 
@@ -44,8 +45,10 @@ def ops_by_prefix(kerntune):
 
 
 def op_of(problem, ops):
-    prefix = next(p for p in ops if problem.startswith(p))
-    return ops[prefix]
+    for prefix, op in ops.items():
+        if problem.startswith(prefix):
+            return op
+    sys.exit(f"{problem}: no op of this kerntune has that key prefix ({', '.join(ops)})")
 
 
 def measured_times(rows):
