@@ -31,38 +31,53 @@ __device__ __forceinline__ void store_pair(T* at, long long ldc, int col, int n,
 
 // store_accumulators for swap-AB with 16-bit C: each 8x8 block of accumulators (8 of the
 // kernel's rows, which are C's columns, by 8 of its columns) is transposed across the warp
-// (movmatrix_trans), so that a lane holds two adjacent elements of one row of C and stores them
-// in one access: half the stores of pairs ldc apart, each warp store writing 8 rows of C 16
-// contiguous bytes each. Every lane of the warp calls it.
+// (movmatrix_trans), so that a lane holds two adjacent elements of one row of C; the two blocks
+// of a 16-row slice (half 0 and 1) then trade pairs between lanes 2q and 2q + 1 of each quad, so
+// that a lane holds four adjacent elements (8 bytes) and the quad a row's 16 (a whole 32-byte
+// sector): each warp store writes 8 rows of C one sector each, every sector in one request.
+// C whose rows are only 4-byte aligned stores the four as two pairs; the edges element by
+// element. Every lane of the
+// warp calls it.
 template <typename T, int kMI, int kAccs>
 __device__ __forceinline__ void store_accumulators_transposed(T* c, long long ldc, int m, int n,
                                                               int row0, int col0,
                                                               const float (&acc)[kMI][kAccs]) {
   static_assert(sizeof(T) == 2, "transposed 16-bit pairs");
-  const bool aligned = pairs_aligned(c, ldc);
+  const bool aligned = ldc % 4 == 0 && reinterpret_cast<unsigned long long>(c) % 8 == 0;
+  const bool pairs = pairs_aligned(c, ldc);
   const int lane = threadIdx.x % 32;
-  // After the transpose: this lane's kernel rows (C's columns) and kernel column (C's row).
-  const int row = row0 - lane / 4 + 2 * (lane % 4);
-  const int col = col0 - 2 * (lane % 4) + lane / 4;
+  const int quad_lane = lane % 4;
+  const bool odd = quad_lane % 2 != 0;
+  // After the trade: this lane's first kernel row (C's column) of its four, and its kernel
+  // column (C's row). The warp's first kernel row is row0 - lane / 4.
+  const int row = row0 - lane / 4 + (odd ? 8 : 0) + 4 * (quad_lane / 2);
+  const int col = col0 - 2 * quad_lane + lane / 4;
   unsigned short* out = reinterpret_cast<unsigned short*>(c);
 #pragma unroll
   for (int mi = 0; mi < kMI; ++mi) {
+    const int r = row + mi * 64;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int r = row + mi * 64 + half * 8;
+    for (int j = 0; j < kAccs / 4; ++j) {
+      const unsigned int half0 =
+          movmatrix_trans(DTypeTraits<T>::pack2(acc[mi][4 * j], acc[mi][4 * j + 1]));
+      const unsigned int half1 =
+          movmatrix_trans(DTypeTraits<T>::pack2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]));
+      // Even lanes keep half 0's pair and take their partner's; odd lanes half 1's.
+      const unsigned int traded = __shfl_xor_sync(0xffffffffu, odd ? half0 : half1, 1);
+      const unsigned int lo = odd ? traded : half0, hi = odd ? half1 : traded;
+      const int cc = col + j * 8;
+      if (cc >= n || r >= m) continue;
+      unsigned short* at = out + cc * ldc + r;
+      if (aligned && r + 3 < m) {
+        *reinterpret_cast<uint2*>(at) = make_uint2(lo, hi);
+      } else if (pairs && r + 3 < m) {
+        reinterpret_cast<unsigned int*>(at)[0] = lo;
+        reinterpret_cast<unsigned int*>(at)[1] = hi;
+      } else {
+        const unsigned int words[2] = {lo, hi};
 #pragma unroll
-      for (int j = 0; j < kAccs / 4; ++j) {
-        const unsigned int pair = movmatrix_trans(
-            DTypeTraits<T>::pack2(acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]));
-        const int cc = col + j * 8;
-        if (cc >= n || r >= m) continue;
-        unsigned short* at = out + cc * ldc + r;
-        if (aligned && r + 1 < m) {
-          *reinterpret_cast<unsigned int*>(at) = pair;
-        } else {
-          at[0] = static_cast<unsigned short>(pair & 0xFFFFu);
-          if (r + 1 < m) at[1] = static_cast<unsigned short>(pair >> 16);
-        }
+        for (int e = 0; e < 4; ++e)
+          if (r + e < m) at[e] = static_cast<unsigned short>(words[e / 2] >> (16 * (e % 2)));
       }
     }
   }
