@@ -392,8 +392,9 @@ TEST_F(GemmCorrectness, Sm90SwapAbOnDecodeAndRaggedShapes) {
 
 // Swap-AB past decode steps: token tiles fitted to M (any multiple of 8 columns: 88, 112, 136,
 // 168, 200, 216), with M, N and K tails (an odd N: C's rows unaligned for pairs, its last column
-// alone; N % 4 == 2: C's rows 4-byte aligned, each lane's four elements stored as two pairs), unsplit, split through L2, split in cluster pairs and in pairs along the weights
-// sharing B's halves; bf16 and fp16 in, 16-bit (stored transposed across the warp) and FP32 out.
+// alone; N % 4 == 2: C's rows 4-byte aligned, each lane's four elements stored as two pairs),
+// unsplit, split through L2, split in cluster pairs and in pairs along the weights sharing B's
+// halves; bf16 and fp16 in, 16-bit (stored transposed across the warp) and FP32 out.
 TEST_F(GemmCorrectness, Sm90SwapAbFittedTokenTilesOnRaggedShapes) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
   const int checked = check_nt(
