@@ -402,14 +402,14 @@ std::vector<DispatchChoice> ranked_choices(const cache::Database* db, const OpSp
     // predicted winner when the best of them is one; the model's own picks come after it.
     near = nearest_choices(nearest_neighbours(*db, op, problem_key, device), op, problem_key,
                            device, max_workspace);
-    const std::vector<DispatchChoice>& ranked = near.ranked;
-    const bool near_first = !ranked.empty() && ranked.front().grade == DispatchGrade::kNearestShape;
+    const bool near_first =
+        !near.ranked.empty() && near.ranked.front().grade == DispatchGrade::kNearestShape;
     if (near_first)
-      for (const DispatchChoice& c : ranked)
-        if (c.grade == DispatchGrade::kNearestShape) out.push_back(c);
+      for (DispatchChoice& c : near.ranked)
+        if (c.grade == DispatchGrade::kNearestShape) out.push_back(std::move(c));
     add_predicted(m, op, problem_key, device, out);
-    for (const DispatchChoice& c : ranked)
-      if (!near_first || c.grade != DispatchGrade::kNearestShape) out.push_back(c);
+    for (DispatchChoice& c : near.ranked)
+      if (!near_first || c.grade != DispatchGrade::kNearestShape) out.push_back(std::move(c));
   }
   for (std::string& config :
        model_ranked_configs(op, problem_key, device, max_workspace, model_tries))
