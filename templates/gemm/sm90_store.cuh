@@ -36,8 +36,7 @@ __device__ __forceinline__ void store_pair(T* at, long long ldc, int col, int n,
 // that a lane holds four adjacent elements (8 bytes) and the quad a row's 16 (a whole 32-byte
 // sector): each warp store writes 8 rows of C one sector each, every sector in one request.
 // C whose rows are only 4-byte aligned stores the four as two pairs; the edges element by
-// element. Every lane of the
-// warp calls it.
+// element. Every lane of the warp calls it.
 template <typename T, int kMI, int kAccs>
 __device__ __forceinline__ void store_accumulators_transposed(T* c, long long ldc, int m, int n,
                                                               int row0, int col0,
