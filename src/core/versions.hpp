@@ -46,7 +46,10 @@ inline constexpr int kBenchmarkProtocolVersion = 5;
 //     is 64 columns by the stage's K-rows.
 // 22: sm90 swap-AB's transposed direct stores trade pairs within a quad: 8 bytes a lane, each
 //     32-byte sector of C in one request (the epilogue of a 256 x 136 tile 6.3 -> 2.9 us).
-inline constexpr int kGemmTemplateVersion = 22;
+// 23: sm90's direct stores of 16-bit C in the kernel's orientation trade adjacent 8-column
+//     blocks within a quad: 8 bytes a lane, a 32-byte sector a quad (4096^3's 128 x 256 e0 tile
+//     198 -> 181 us on an H100).
+inline constexpr int kGemmTemplateVersion = 23;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 // 5: fa3's stage ring shared with the GEMM (common/stage_ring.cuh): its instruction order moves.

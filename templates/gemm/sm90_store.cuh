@@ -82,6 +82,66 @@ __device__ __forceinline__ void store_accumulators_transposed(T* c, long long ld
   }
 }
 
+// store_accumulators for 16-bit C in the kernel's orientation: the pairs of two adjacent 8-column
+// blocks (j, j + 1) trade between lanes 2q and 2q + 1 of each quad, so that a lane holds four
+// adjacent elements (8 bytes) and the quad a row's 16 (a whole 32-byte sector): each warp store
+// writes 8 rows of C one sector each. An odd last block stores pairs. C whose rows are only
+// 4-byte aligned stores the four as two pairs; the edges element by element. Every lane of the
+// warp calls it (the trade is a warp shuffle).
+template <typename T, int kMI, int kAccs>
+__device__ __forceinline__ void store_accumulators_sectors(T* c, long long ldc, int m, int n,
+                                                           int row0, int col0,
+                                                           const float (&acc)[kMI][kAccs]) {
+  static_assert(sizeof(T) == 2, "16-bit pairs");
+  constexpr int kBlocks = kAccs / 4;
+  const bool aligned = ldc % 4 == 0 && reinterpret_cast<unsigned long long>(c) % 8 == 0;
+  const bool pairs = pairs_aligned(c, ldc);
+  const int lane = threadIdx.x % 32;
+  const bool odd = lane % 2 != 0;
+  // After the trade: this lane's first column of its four (col0 is the block's + 2 (lane % 4)).
+  const int col = col0 - 2 * (lane % 4) + 4 * ((lane % 4) / 2) + (odd ? 8 : 0);
+  unsigned short* out = reinterpret_cast<unsigned short*>(c);
+#pragma unroll
+  for (int mi = 0; mi < kMI; ++mi) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = row0 + mi * 64 + half * 8;
+      unsigned short* c_row = out + row * ldc;
+#pragma unroll
+      for (int j = 0; j + 1 < kBlocks; j += 2) {
+        const unsigned int block0 =
+            DTypeTraits<T>::pack2(acc[mi][4 * j + 2 * half], acc[mi][4 * j + 2 * half + 1]);
+        const unsigned int block1 =
+            DTypeTraits<T>::pack2(acc[mi][4 * j + 4 + 2 * half], acc[mi][4 * j + 4 + 2 * half + 1]);
+        // Even lanes keep block j's pair and take their partner's; odd lanes block j + 1's.
+        const unsigned int traded = __shfl_xor_sync(0xffffffffu, odd ? block0 : block1, 1);
+        const unsigned int lo = odd ? traded : block0, hi = odd ? block1 : traded;
+        const int cc = col + j * 8;
+        if (row >= m || cc >= n) continue;
+        unsigned short* at = c_row + cc;
+        if (aligned && cc + 3 < n) {
+          *reinterpret_cast<uint2*>(at) = make_uint2(lo, hi);
+        } else if (pairs && cc + 3 < n) {
+          reinterpret_cast<unsigned int*>(at)[0] = lo;
+          reinterpret_cast<unsigned int*>(at)[1] = hi;
+        } else {
+          const unsigned int words[2] = {lo, hi};
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (cc + e < n) at[e] = static_cast<unsigned short>(words[e / 2] >> (16 * (e % 2)));
+        }
+      }
+      if constexpr (kBlocks % 2 != 0) {
+        if (row < m) {
+          constexpr int j = kBlocks - 1;
+          store_pair_masked(reinterpret_cast<T*>(c_row), col0 + j * 8, n, acc[mi][4 * j + 2 * half],
+                            acc[mi][4 * j + 2 * half + 1], pairs);
+        }
+      }
+    }
+  }
+}
+
 // Writes a consumer's kMI x (64 x kN) wgmma accumulator tiles to c (leading dimension ldc),
 // masked to m x n (element<kSwapAB> places them). row0, col0: this thread's first element,
 // (16 warp + lane / 4, 2 (lane % 4)) from the consumer's corner; tile mi starts 64 mi rows lower.
@@ -90,8 +150,11 @@ __device__ __forceinline__ void store_accumulators_transposed(T* c, long long ld
 template <bool kSwapAB, typename T, int kMI, int kAccs>
 __device__ __forceinline__ void store_accumulators(T* c, long long ldc, int m, int n, int row0,
                                                    int col0, const float (&acc)[kMI][kAccs]) {
-  if constexpr (kSwapAB && sizeof(T) == 2) {
-    store_accumulators_transposed(c, ldc, m, n, row0, col0, acc);
+  if constexpr (sizeof(T) == 2) {
+    if constexpr (kSwapAB)
+      store_accumulators_transposed(c, ldc, m, n, row0, col0, acc);
+    else
+      store_accumulators_sectors(c, ldc, m, n, row0, col0, acc);
     return;
   }
   const bool aligned = pairs_aligned(c, ldc);

@@ -411,6 +411,22 @@ TEST_F(GemmCorrectness, Sm90SwapAbFittedTokenTilesOnRaggedShapes) {
   EXPECT_GE(checked, 70);
 }
 
+// Direct stores of 16-bit C in the kernel's orientation (e0, unswapped): lanes trade adjacent
+// 8-column blocks, so tiles of an odd number of blocks (nt only: 136, 200, 88 and 24 columns)
+// store their last one as pairs; rows 8-byte aligned (N % 4 == 0), 4-byte aligned (N % 4 == 2:
+// the four stored as two pairs) and odd (element by element); M and N tails; split through L2;
+// a cluster pair of even tiles in both layouts; bf16 and fp16.
+TEST_F(GemmCorrectness, Sm90DirectStoresOfOddBlockTilesOnRaggedShapes) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const int checked = check_valid(
+      {"sm90.bm128.bn136.bk64.s5.c2.e0.cl1.g1.sk1", "sm90.bm128.bn200.bk64.s4.c2.e0.cl1.g8.sk1",
+       "sm90.bm64.bn88.bk64.s6.c1.e0.cl1.g8.sk3", "sm90.bm64.bn24.bk64.s8.c1.e0.cl1.g8.sk1",
+       "sm90.bm128.bn128.bk64.s5.c2.e0.cl2.g1.sk1"},
+      {"130x1030x264", "129x1031x200", "300x1028x520", "1000x1000x776", "64x4104x1024"},
+      {Layout::kNT, Layout::kNN}, {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}});
+  EXPECT_GE(checked, 54);
+}
+
 // Swap-AB with nn: the caller's K x N B is the kernel's M-major A (64 x 64 boxes, wgmma's A
 // transpose bit), its A the kernel's K-major B. Decode steps and fitted token tiles, N (the
 // kernel's M) not a whole number of 64-column atoms, M and K tails, unsplit, split through L2
