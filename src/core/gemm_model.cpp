@@ -141,10 +141,11 @@ constexpr double kSm90ClusterL2Factor = 1.2;
 // tuning-quality rerun's 438 (1.25x and 1.21x without, 1.02x and 1.00x with): bench/NOTES.md,
 // "The GEMM model and its calibration".
 constexpr double kSm90ClusterSplitFactor = 1.4;
-// sm90 direct stores of C (e0) in the kernel's own orientation: a warp's store writes 8 rows of
-// 16 bytes, half of a 32-byte sector each, while the tensor cores wait. Measured against the
-// TMA-store twin of the same config (2026-12-05 H200 unseen shapes, 105 pairs): 1.9-2.9 us more
-// a wave for 128 x 128 tiles, 4-6.6 for 128 x 256, where the L2 share predicted 0.15 and 0.29.
+// sm90 direct stores of C (e0) in the kernel's own orientation, while the tensor cores wait.
+// Fitted against the TMA-store twins of the same configs when a warp's store wrote half sectors
+// (template version 20: 1.9-2.9 us more a wave for 128 x 128 tiles, 4-6.6 for 128 x 256, where
+// the L2 share predicted 0.15 and 0.29); since whole sectors (version 23) any rate from 12.5 to
+// 50 GB/s makes the same picks (bench/NOTES.md, "The GEMM model and its calibration").
 constexpr double kSm90DirectStoreGbpsPerSm = 12.5;
 // sm90 TMA-store epilogue: the consumers write the tile to shared memory (stmatrix, 128 B/clock)
 // plus two named barriers per 128-byte slab; the global writes drain during the next tile.
