@@ -29,6 +29,31 @@ __device__ __forceinline__ void store_pair(T* at, long long ldc, int col, int n,
   }
 }
 
+// Lanes 2q and 2q + 1 of each quad trade 16-bit pairs: the even lane keeps `a` and takes its
+// partner's `a`, the odd lane keeps `b` and takes its partner's `b`, so that each holds four
+// adjacent elements, returned low pair first. Every lane of the warp calls it.
+__device__ __forceinline__ uint2 trade_pairs(unsigned int a, unsigned int b, bool odd) {
+  const unsigned int traded = __shfl_xor_sync(0xffffffffu, odd ? a : b, 1);
+  return odd ? make_uint2(traded, b) : make_uint2(a, traded);
+}
+
+// Four adjacent 16-bit elements at `at`, element e stored where first + e < limit: one 8-byte
+// store when `aligned` (at 8-byte aligned), two 4-byte ones when `pairs`, else one by one.
+__device__ __forceinline__ void store_four(unsigned short* at, int first, int limit, uint2 four,
+                                           bool aligned, bool pairs) {
+  if (aligned && first + 3 < limit) {
+    *reinterpret_cast<uint2*>(at) = four;
+  } else if (pairs && first + 3 < limit) {
+    reinterpret_cast<unsigned int*>(at)[0] = four.x;
+    reinterpret_cast<unsigned int*>(at)[1] = four.y;
+  } else {
+    const unsigned int words[2] = {four.x, four.y};
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (first + e < limit) at[e] = static_cast<unsigned short>(words[e / 2] >> (16 * (e % 2)));
+  }
+}
+
 // store_accumulators for swap-AB with 16-bit C: each 8x8 block of accumulators (8 of the
 // kernel's rows, which are C's columns, by 8 of its columns) is transposed across the warp
 // (movmatrix_trans), so that a lane holds two adjacent elements of one row of C; the two blocks
@@ -62,22 +87,10 @@ __device__ __forceinline__ void store_accumulators_transposed(T* c, long long ld
       const unsigned int half1 =
           movmatrix_trans(DTypeTraits<T>::pack2(acc[mi][4 * j + 2], acc[mi][4 * j + 3]));
       // Even lanes keep half 0's pair and take their partner's; odd lanes half 1's.
-      const unsigned int traded = __shfl_xor_sync(0xffffffffu, odd ? half0 : half1, 1);
-      const unsigned int lo = odd ? traded : half0, hi = odd ? half1 : traded;
+      const uint2 four = trade_pairs(half0, half1, odd);
       const int cc = col + j * 8;
       if (cc >= n || r >= m) continue;
-      unsigned short* at = out + cc * ldc + r;
-      if (aligned && r + 3 < m) {
-        *reinterpret_cast<uint2*>(at) = make_uint2(lo, hi);
-      } else if (pairs && r + 3 < m) {
-        reinterpret_cast<unsigned int*>(at)[0] = lo;
-        reinterpret_cast<unsigned int*>(at)[1] = hi;
-      } else {
-        const unsigned int words[2] = {lo, hi};
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          if (r + e < m) at[e] = static_cast<unsigned short>(words[e / 2] >> (16 * (e % 2)));
-      }
+      store_four(out + cc * ldc + r, r, m, four, aligned, pairs);
     }
   }
 }
@@ -114,22 +127,10 @@ __device__ __forceinline__ void store_accumulators_sectors(T* c, long long ldc, 
         const unsigned int block1 =
             DTypeTraits<T>::pack2(acc[mi][4 * j + 4 + 2 * half], acc[mi][4 * j + 4 + 2 * half + 1]);
         // Even lanes keep block j's pair and take their partner's; odd lanes block j + 1's.
-        const unsigned int traded = __shfl_xor_sync(0xffffffffu, odd ? block0 : block1, 1);
-        const unsigned int lo = odd ? traded : block0, hi = odd ? block1 : traded;
+        const uint2 four = trade_pairs(block0, block1, odd);
         const int cc = col + j * 8;
         if (row >= m || cc >= n) continue;
-        unsigned short* at = c_row + cc;
-        if (aligned && cc + 3 < n) {
-          *reinterpret_cast<uint2*>(at) = make_uint2(lo, hi);
-        } else if (pairs && cc + 3 < n) {
-          reinterpret_cast<unsigned int*>(at)[0] = lo;
-          reinterpret_cast<unsigned int*>(at)[1] = hi;
-        } else {
-          const unsigned int words[2] = {lo, hi};
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            if (cc + e < n) at[e] = static_cast<unsigned short>(words[e / 2] >> (16 * (e % 2)));
-        }
+        store_four(c_row + cc, cc, n, four, aligned, pairs);
       }
       if constexpr (kBlocks % 2 != 0) {
         if (row < m) {
