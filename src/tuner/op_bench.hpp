@@ -89,6 +89,7 @@ struct KernelTraceCta {
   int sm = -1;
   std::vector<double> us;
   double sm_mhz = -1;  // its SM's clock from entry to main loop done (negative: not stamped)
+  int units = -1;      // the tiles (units) it worked, where the op stamps them (else negative)
 };
 
 struct KernelTrace {

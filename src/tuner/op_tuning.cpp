@@ -69,15 +69,15 @@ DispatchOverhead OpTuning::dispatch_overhead(Runtime&, std::string_view problem_
                           op_name(problem_key)));
 }
 
-void OpTuning::check_traceable(std::string_view problem_key) const {
+void OpTuning::check_traceable(std::string_view problem_key, std::string_view) const {
   throw Error(ErrorKind::kUnsupported,
-              fmt::format("trace reads phase marks that only the sm90 GEMM templates carry; {} "
-                          "kernels have none",
+              fmt::format("trace reads phase marks that only the sm90 GEMM and fa3 attention "
+                          "templates carry; {} kernels have none",
                           op_name(problem_key)));
 }
 
-KernelTrace OpTuning::trace(std::string_view problem_key, std::string_view, int) const {
-  check_traceable(problem_key);
+KernelTrace OpTuning::trace(std::string_view problem_key, std::string_view config_key, int) const {
+  check_traceable(problem_key, config_key);
   return {};
 }
 

@@ -96,9 +96,10 @@ class OpTuning {
                                              const std::string& database_path) const;
   // `kerntune trace`: one config's launch phase by phase across its CTAs, from marks its
   // templates compile in under -DKT_TRACE; needs a current GPU. check_traceable throws
-  // kt::Error (unsupported) naming the op when its kernels carry no marks (the default), before
-  // any device work; trace's default throws the same.
-  virtual void check_traceable(std::string_view problem_key) const;
+  // kt::Error before any device work when the config's kernels carry no marks: unsupported
+  // naming the op where none of its kernels do (the default), invalid argument naming the
+  // family otherwise; trace's default throws the same.
+  virtual void check_traceable(std::string_view problem_key, std::string_view config_key) const;
   virtual KernelTrace trace(std::string_view problem_key, std::string_view config_key,
                             int reps) const;
 };

@@ -15,6 +15,7 @@
 
 #include "kerntune/attention/attention_params.h"
 #include "kerntune/attention/attention_sequence.cuh"
+#include "kerntune/attention/attention_trace.cuh"
 #include "kerntune/attention/softmax_rows.cuh"
 #include "kerntune/common/dtypes.cuh"
 #include "kerntune/common/ptx_sm90.cuh"
@@ -201,6 +202,7 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
 
   const AttentionParams& p = params.attn;
   if (test_fault(p.o)) return;
+  if (threadIdx.x == 0) fa3::trace_entry(p);
 
   constexpr int kConsumers = kBlockM / fa3::kRows;
   constexpr int kSlabs = kHeadDim / 64;   // 128-byte column slabs of a row
@@ -367,6 +369,8 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
     // (causal, or rows past seqlen_q) are skipped. With ping-pong, whose turns pair up, only a
     // warpgroup with no rows (past seqlen_q: a tile's last warpgroups) skips, all of them.
     const bool idle = row_begin >= seq.seqlen_q;
+    // kerntune trace (-DKT_TRACE): consumer 0's first thread stamps the CTA's first tile.
+    const bool marks = !after_first && consumer == 0 && thread == 0;
     const int my_end =
         kPingPong && !idle
             ? end_block
@@ -507,6 +511,7 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
     };
 
     mbarrier_wait(q_full + 8 * q_ring.stage, q_ring.phase);
+    if (marks) fa3::trace_mark(p, kAttnTraceQLanded);
     if (my_end > first_block) {
       open_turns();
       // The first (last-indexed) block: O is zero, so no P·V is pending and nothing to rescale.
@@ -516,6 +521,7 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
       end_turn(false);
       release_last_q(after_first);
       wgmma_wait<0>();
+      if (marks) fa3::trace_mark(p, kAttnTraceFirstScores);
       release_k();
       softmax(my_end - 1, factor);
       pack_a_operand<T>(pa, s);
@@ -552,6 +558,10 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
       issue_pv(previous.stage, previous.phase);
       end_turn(true);
       retire_pv(previous.stage);
+      if (marks) {
+        fa3::trace_mark(p, kAttnTraceLoopDone);
+        fa3::trace_cycles(p, kAttnTraceLoopCycles);
+      }
     } else {
       release_last_q(after_first);
     }
@@ -604,6 +614,7 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
       // global writes complete on their own, and the SM takes its next CTA sooner (short rows run
       // many waves of CTAs). A persistent CTA waits under its next tile's first S (release_last_q).
       if constexpr (!kPersistent) bulk_wait_group_read<0>();
+      if (marks) fa3::trace_mark(p, kAttnTraceStored);
     }
   };
   if constexpr (kPersistent) {
@@ -617,8 +628,16 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
       q_ring.advance();
     }
     if (thread == 0) bulk_wait_group_read<0>();
+    if (consumer == 0 && thread == 0) {
+      fa3::trace_mark(p, kAttnTraceDone);
+      fa3::trace_count(p, kAttnTraceTiles, worked);
+    }
   } else {
     consume(only_tile, only_work, false);
+    if (consumer == 0 && thread == 0) {
+      fa3::trace_mark(p, kAttnTraceDone);
+      fa3::trace_count(p, kAttnTraceTiles, 1);
+    }
   }
 }
 

@@ -33,6 +33,9 @@ struct AttentionParams {
   // seqlen_q x seqlen_k.
   const int* cu_seqlens_q;
   const int* cu_seqlens_k;
+  // `kerntune trace` (fa3 compiled with -DKT_TRACE): AttentionTraceEvent stamps of the first
+  // kAttnTraceMaxCtas CTAs; null otherwise (and never read without the macro).
+  unsigned long long* trace;
   TensorStrides q_stride;  // all strides in elements
   TensorStrides k_stride;
   TensorStrides v_stride;
@@ -49,6 +52,27 @@ struct AttentionParams {
   int causal_section;   // fa3, causal: (head, batch) entries a section of the tiles' order
                         // (common/work_order.h)
 };
+
+// `kerntune trace` (attention_fwd_sm90.cuh, compiled only with -DKT_TRACE): u64 stamps
+// [CTA][event] of the first kAttnTraceMaxCtas CTAs (linear blockIdx) in AttentionParams::trace;
+// %globaltimer ns at the timed events, in this order, then the CTA's SM and cycle counts. A
+// persistent CTA's phases are its first tile's; kAttnTraceDone ends its last.
+enum AttentionTraceEvent : int {
+  kAttnTraceEntry = 0,    // thread 0 at entry
+  kAttnTraceQLanded,      // consumer 0: the first tile's Q landed
+  kAttnTraceFirstScores,  // consumer 0: the first tile's first S = Q·Kᵀ complete
+  kAttnTraceLoopDone,     // consumer 0: the first tile's last P·V complete
+  kAttnTraceStored,       // consumer 0: the first tile's O stores issued (one CTA a tile: and
+                          // their reads of shared memory done)
+  kAttnTraceDone,         // consumer 0: every tile of the CTA done
+  kAttnTraceSmId,         // thread 0 at entry: %smid + 1 (0: never written)
+  kAttnTraceEntryCycles,  // thread 0 at entry: the SM's %clock64
+  kAttnTraceLoopCycles,   // consumer 0 at kAttnTraceLoopDone: the SM's %clock64
+  kAttnTraceTiles,        // consumer 0 at the end: the tiles the CTA worked
+  kAttnTraceEvents
+};
+constexpr int kAttnTraceTimedEvents = kAttnTraceSmId;
+constexpr int kAttnTraceMaxCtas = 1024;
 
 // The sm90 (fa3) family's parameter block: TMA maps of Q, K, V and O as 4D tensors
 // {head_dim, seqlen, heads, batch} (element strides of AttentionParams, in bytes), 128B swizzle,

@@ -523,8 +523,10 @@ TEST_F(Cli, GenRejectsAMalformedConfig) {
 
 TEST_F(Cli, TraceNeedsAConfigAndRefusesOpsWithoutMarksBeforeAnyDeviceWork) {
   expect_error("trace --shape 64x64x64", {"--config"});
-  expect_error("trace --op attention --shape b=1,h=1,s=64,d=64 --config fa2.br64.bc64.w4.s2",
-               {"attention"});
+  expect_error("trace --op attention --shape b=1,h=1,s=64,d=64 --config fa2.bm64.bn64.w4.s2",
+               {"fa2.bm64.bn64.w4.s2", "only the fa3 family of attention"});
+  expect_error("trace --shape 64x64x64 --config sm80.bm64.bn64.bk32.wm32.wn32.s3.g8.sk1",
+               {"sm80.bm64.bn64.bk32.wm32.wn32.s3.g8.sk1", "only the sm90 family"});
   expect_error("trace --op rmsnorm --shape rows=8,hidden=64 --config rms.t32.r1.v2.reg",
                {"rmsnorm kernels have none"});
 }

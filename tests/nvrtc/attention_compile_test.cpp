@@ -196,6 +196,31 @@ TEST(AttentionTemplates, Fa3PtxIsWgmmaFedByTmaAndItsHeaderIsEmbedded) {
   }
 }
 
+// `kerntune trace --op attention` compiles fa3 with -DKT_TRACE: %globaltimer stamps, the CTA's
+// %smid and its SM's %clock64, spill-free in a plain and a persistent ping-pong kernel; every
+// tuned or served kernel (no define) has none of them.
+TEST(AttentionTemplates, Fa3PhaseMarksExistOnlyWithKtTraceAndSpillNothing) {
+  std::vector<Case> traced;
+  for (bool persistent : {false, true}) {
+    AttentionConfig c = testing::fa3_config(128, 128, 2, true);
+    c.persistent = persistent;
+    AttentionProblem p = problem(128, DType::kBF16, true);
+    p.batch = 8;  // more query blocks than SMs, as a persistent grid needs
+    ASSERT_FALSE(validate(p, c, device_profile("h200"))) << to_key(c);
+    gen::GeneratedSource source = gen::generate_attention(p, c, false, "sm_90a");
+    const std::string plain = gen::compile_to_ptx(source);
+    EXPECT_EQ(plain.find("globaltimer"), std::string::npos);
+    EXPECT_EQ(plain.find("%smid"), std::string::npos);
+    source.options.push_back("-DKT_TRACE=1");
+    const std::string marked = gen::compile_to_ptx(source);
+    EXPECT_NE(marked.find("%globaltimer"), std::string::npos) << to_key(c);
+    EXPECT_NE(marked.find("%smid"), std::string::npos) << to_key(c);
+    EXPECT_NE(marked.find("%clock64"), std::string::npos) << to_key(c);
+    const gen::CompiledKernel k = gen::compile(source);
+    EXPECT_EQ(k.report.total_spill_bytes(), 0u) << to_key(c);
+  }
+}
+
 TEST(AttentionTemplates, CheckKernelsCompileForBothDtypes) {
   for (DType dtype : {DType::kBF16, DType::kFP16}) {
     const gen::CompiledKernel k =

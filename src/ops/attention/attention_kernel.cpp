@@ -19,7 +19,7 @@
 
 namespace kt::rt {
 
-static_assert(sizeof(AttentionParams) == 8 * 8 + 12 * 8 + 10 * 4, "AttentionParams layout changed");
+static_assert(sizeof(AttentionParams) == 9 * 8 + 12 * 8 + 10 * 4, "AttentionParams layout changed");
 static_assert(offsetof(AttentionSm90Params, attn) == 4 * 128 &&
                   sizeof(AttentionSm90Params) == 6 * 128,
               "AttentionSm90Params layout changed");
@@ -133,8 +133,8 @@ bool AttentionKernel::serves(const AttentionTensors& t) const {
          !attention_map_error(kernel_problem_, k.o, k.o_strides);
 }
 
-CUresult AttentionKernel::launch(const AttentionTensors& t, CUdeviceptr workspace,
-                                 CUstream stream) const {
+CUresult AttentionKernel::launch(const AttentionTensors& t, CUdeviceptr workspace, CUstream stream,
+                                 unsigned long long* trace) const {
   if (config_.family != AttentionFamily::kSm90) {
     AttentionParams params = make_params(t);
     return launch_with(function_, plan_, &params, stream);
@@ -142,6 +142,7 @@ CUresult AttentionKernel::launch(const AttentionTensors& t, CUdeviceptr workspac
   AttentionSm90Params params;
   CUresult r = make_sm90_params(t, params);
   if (r != CUDA_SUCCESS) return r;
+  params.attn.trace = trace;
   if (config_.splits > 1) {
     if (workspace == 0)
       throw Error(ErrorKind::kInternal,

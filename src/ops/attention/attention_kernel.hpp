@@ -36,8 +36,10 @@ class AttentionKernel {
   // Enqueues the kernel (fa3: with tensor maps encoded for `t`; no allocation either way), and
   // for split-KV its combine pass, whose partials live in `workspace` (workspace_bytes(); one
   // launch at a time, in stream order). Throws kt::Error (internal) when a split-KV kernel is
-  // given no workspace.
-  CUresult launch(const AttentionTensors& t, CUdeviceptr workspace, CUstream stream) const;
+  // given no workspace. `trace`: where a kernel compiled with -DKT_TRACE stamps its phases
+  // (AttentionParams::trace; `kerntune trace`), else null.
+  CUresult launch(const AttentionTensors& t, CUdeviceptr workspace, CUstream stream,
+                  unsigned long long* trace = nullptr) const;
   std::int64_t workspace_bytes() const { return split_workspace_bytes(problem_, config_); }
 
   const AttentionProblem& problem() const { return problem_; }

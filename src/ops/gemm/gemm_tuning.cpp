@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/error.hpp"
 #include "core/gemm_config.hpp"
 #include "ops/gemm/gemm_bench.hpp"
 #include "ops/gemm/gemm_kernel.hpp"
@@ -179,7 +180,12 @@ class GemmTuning final : public tune::OpTuning {
                                            const std::string& database_path) const override {
     return tune::measure_dispatch_overhead(runtime, parse_gemm_key(problem_key), database_path);
   }
-  void check_traceable(std::string_view) const override {}
+  void check_traceable(std::string_view, std::string_view config_key) const override {
+    const GemmConfig c = parse_gemm_config_key(config_key);
+    if (c.family != GemmFamily::kSm90)
+      throw Error(ErrorKind::kInvalidArgument,
+                  fmt::format("{}: only the sm90 family carries phase marks", config_key));
+  }
   tune::KernelTrace trace(std::string_view problem_key, std::string_view config_key,
                           int reps) const override {
     return tune::trace_gemm(parse_gemm_key(problem_key), parse_gemm_config_key(config_key), reps);
