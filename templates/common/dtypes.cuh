@@ -98,6 +98,13 @@ __device__ __forceinline__ bool pairs_aligned(const T* c, long long ldc) {
   return ldc % 2 == 0 && reinterpret_cast<unsigned long long>(c) % (2 * sizeof(T)) == 0;
 }
 
+// Whether rows of T starting at `c`, `ldc` elements apart, allow one access of four elements at
+// every column that is a multiple of 4.
+template <typename T>
+__device__ __forceinline__ bool quads_aligned(const T* c, long long ldc) {
+  return ldc % 4 == 0 && reinterpret_cast<unsigned long long>(c) % (4 * sizeof(T)) == 0;
+}
+
 // Stores `lo`, `hi` at columns col, col + 1 of `row`, a row of n columns: one access when both
 // are in bounds and `aligned` (pairs_aligned), else each one that is in bounds.
 template <typename T>

@@ -67,7 +67,7 @@ __device__ __forceinline__ void store_accumulators_transposed(T* c, long long ld
                                                               int row0, int col0,
                                                               const float (&acc)[kMI][kAccs]) {
   static_assert(sizeof(T) == 2, "transposed 16-bit pairs");
-  const bool aligned = ldc % 4 == 0 && reinterpret_cast<unsigned long long>(c) % 8 == 0;
+  const bool aligned = quads_aligned(c, ldc);
   const bool pairs = pairs_aligned(c, ldc);
   const int lane = threadIdx.x % 32;
   const int quad_lane = lane % 4;
@@ -107,7 +107,7 @@ __device__ __forceinline__ void store_accumulators_sectors(T* c, long long ldc, 
                                                            const float (&acc)[kMI][kAccs]) {
   static_assert(sizeof(T) == 2, "16-bit pairs");
   constexpr int kBlocks = kAccs / 4;
-  const bool aligned = ldc % 4 == 0 && reinterpret_cast<unsigned long long>(c) % 8 == 0;
+  const bool aligned = quads_aligned(c, ldc);
   const bool pairs = pairs_aligned(c, ldc);
   const int lane = threadIdx.x % 32;
   const bool odd = lane % 2 != 0;
