@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <utility>
+#include <vector>
 
 #include "runtime/cuda_driver.hpp"
 
@@ -34,8 +35,8 @@ double sm_clock_mhz(const unsigned long long* cta, const TraceStampLayout& l) {
   return double(c1 - c0) * 1000.0 / double(t1 - t0);
 }
 
-}  // namespace
-
+// Fills trace.event_labels, ctas, phases and the SM clock percentiles from `stamps` ([CTA][slot]
+// of the first `ctas` CTAs).
 void read_trace_stamps(KernelTrace& trace, const std::vector<unsigned long long>& stamps, int ctas,
                        const TraceStampLayout& l) {
   const auto slot = [&](int b, int s) { return stamps[std::size_t(b) * l.events + s]; };
@@ -71,6 +72,8 @@ void read_trace_stamps(KernelTrace& trace, const std::vector<unsigned long long>
                             percentile(us, 0.5), percentile(us, 0.9), us.back()});
   }
 }
+
+}  // namespace
 
 KernelTrace run_traced_launch(Bench& bench, CUstream stream, const TracedLaunch& t, int reps) {
   KernelTrace trace;

@@ -8,7 +8,6 @@
 #include <cuda.h>
 
 #include <functional>
-#include <vector>
 
 #include "tuner/benchmark.hpp"
 #include "tuner/op_bench.hpp"
@@ -32,11 +31,6 @@ struct TraceStampLayout {
   int loop_done_event = 0;
   int units_slot = -1;
 };
-
-// Fills trace.event_labels, ctas, phases and the SM clock percentiles from `stamps` ([CTA][slot]
-// of the first `ctas` CTAs); the caller sets grid, the check and the timings.
-void read_trace_stamps(KernelTrace& trace, const std::vector<unsigned long long>& stamps, int ctas,
-                       const TraceStampLayout& layout);
 
 // The launch to trace: `grid` CTAs, the stamps of the first `max_ctas` at `stamps` on the device
 // ([CTA][layout.events] u64); `poison` and `check` the op's workload's.

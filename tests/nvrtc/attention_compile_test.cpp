@@ -200,7 +200,6 @@ TEST(AttentionTemplates, Fa3PtxIsWgmmaFedByTmaAndItsHeaderIsEmbedded) {
 // %smid and its SM's %clock64, spill-free in a plain and a persistent ping-pong kernel; every
 // tuned or served kernel (no define) has none of them.
 TEST(AttentionTemplates, Fa3PhaseMarksExistOnlyWithKtTraceAndSpillNothing) {
-  std::vector<Case> traced;
   for (bool persistent : {false, true}) {
     AttentionConfig c = testing::fa3_config(128, 128, 2, true);
     c.persistent = persistent;

@@ -32,10 +32,14 @@ constexpr const char* kPhaseLabels[kAttnTraceTimedEvents] = {"entry", "q",      
 
 }  // namespace
 
-KernelTrace trace_attention(const AttentionProblem& p, const AttentionConfig& c, int reps) {
+void require_phase_marks(const AttentionConfig& c) {
   if (c.family != AttentionFamily::kSm90)
     throw Error(ErrorKind::kInvalidArgument,
                 fmt::format("{}: only the fa3 family of attention carries phase marks", to_key(c)));
+}
+
+KernelTrace trace_attention(const AttentionProblem& p, const AttentionConfig& c, int reps) {
+  require_phase_marks(c);
   const DeviceDesc device = rt::query_current_device();
   if (auto why = validate(p, c, device))
     throw Error(ErrorKind::kInvalidArgument, fmt::format("{}: {}", to_key(c), *why));

@@ -11,6 +11,10 @@
 
 namespace kt::tune {
 
+// Throws kt::Error (invalid argument) naming the config unless it is of the fa3 family, the one
+// whose template carries phase marks; no device work (`kerntune trace` checks every config first).
+void require_phase_marks(const AttentionConfig& config);
+
 // Needs a current CUDA context on an sm_90a device and an fa3 config that validates for
 // `problem`; throws kt::Error naming what is wrong otherwise.
 KernelTrace trace_attention(const AttentionProblem& problem, const AttentionConfig& config,

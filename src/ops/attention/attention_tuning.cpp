@@ -1,13 +1,10 @@
 // Attention forward's tuner facet: the workload behind BenchTarget, and a search that measures
 // every valid config of the (small) space, both families on sm_90a, so fa3 is measured whatever
 // the model prefers.
-#include <fmt/format.h>
-
 #include <map>
 #include <string_view>
 
 #include "core/attention_config.hpp"
-#include "core/error.hpp"
 #include "ops/attention/attention_bench.hpp"
 #include "ops/attention/attention_kernel.hpp"
 #include "ops/attention/attention_op.hpp"
@@ -65,10 +62,7 @@ class AttentionTuning final : public tune::WholeSpaceTuning {
     return tune::bench_attention(runtime, parse_attention_key(problem_key), options);
   }
   void check_traceable(std::string_view, std::string_view config_key) const override {
-    if (parse_attention_config_key(config_key).family != AttentionFamily::kSm90)
-      throw Error(
-          ErrorKind::kInvalidArgument,
-          fmt::format("{}: only the fa3 family of attention carries phase marks", config_key));
+    tune::require_phase_marks(parse_attention_config_key(config_key));
   }
   tune::KernelTrace trace(std::string_view problem_key, std::string_view config_key,
                           int reps) const override {

@@ -34,10 +34,14 @@ constexpr std::size_t kWorkspaceBytes = 64u << 20;
 
 }  // namespace
 
-KernelTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
+void require_phase_marks(const GemmConfig& c) {
   if (c.family != GemmFamily::kSm90)
     throw Error(ErrorKind::kInvalidArgument,
                 fmt::format("{}: only the sm90 family carries phase marks", to_key(c)));
+}
+
+KernelTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
+  require_phase_marks(c);
   const DeviceDesc device = rt::query_current_device();
   if (auto why = validate(p, c, device))
     throw Error(ErrorKind::kInvalidArgument, fmt::format("{}: {}", to_key(c), *why));

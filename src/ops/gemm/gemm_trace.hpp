@@ -10,6 +10,10 @@
 
 namespace kt::tune {
 
+// Throws kt::Error (invalid argument) naming the config unless it is of the sm90 family, the one
+// whose templates carry phase marks; no device work (`kerntune trace` checks every config first).
+void require_phase_marks(const GemmConfig& config);
+
 // Needs a current CUDA context on an sm_90a device and an sm90 config that validates for
 // `problem`; throws kt::Error naming what is wrong otherwise.
 KernelTrace trace_gemm(const GemmProblem& problem, const GemmConfig& config, int reps);

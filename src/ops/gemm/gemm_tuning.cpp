@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <map>
 
-#include "core/error.hpp"
 #include "core/gemm_config.hpp"
 #include "ops/gemm/gemm_bench.hpp"
 #include "ops/gemm/gemm_kernel.hpp"
@@ -181,10 +180,7 @@ class GemmTuning final : public tune::OpTuning {
     return tune::measure_dispatch_overhead(runtime, parse_gemm_key(problem_key), database_path);
   }
   void check_traceable(std::string_view, std::string_view config_key) const override {
-    const GemmConfig c = parse_gemm_config_key(config_key);
-    if (c.family != GemmFamily::kSm90)
-      throw Error(ErrorKind::kInvalidArgument,
-                  fmt::format("{}: only the sm90 family carries phase marks", config_key));
+    tune::require_phase_marks(parse_gemm_config_key(config_key));
   }
   tune::KernelTrace trace(std::string_view problem_key, std::string_view config_key,
                           int reps) const override {
