@@ -11,7 +11,6 @@
 
 #include "core/attention_config.hpp"
 #include "core/attention_problem.hpp"
-#include "core/error.hpp"
 #include "gpu/gpu_fixture.hpp"
 #include "ops/attention/attention_trace.hpp"
 
@@ -58,16 +57,6 @@ TEST_F(AttentionTraceTest, FirstTilePhasesOfEveryCtaComeBackInOrder) {
       EXPECT_LT(cta.sm_mhz, 3000.0) << "CTA " << cta.cta;
     }
     EXPECT_EQ(tiles, 4 * 16 * 4);
-  }
-}
-
-TEST_F(AttentionTraceTest, Fa2ConfigsCarryNoMarks) {
-  const AttentionProblem p = parse_attention_key("attn:bf16:b1.hq1.hkv1.sq64.sk64.d64");
-  try {
-    tune::trace_attention(p, parse_attention_config_key("fa2.bm64.bn64.w4.s2"), 1);
-    FAIL() << "an fa2 config was traced";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("only the fa3 family"), std::string::npos) << e.what();
   }
 }
 
