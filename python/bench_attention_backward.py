@@ -11,6 +11,7 @@ and batch entries are independent, so those slices of the gradients are exact). 
 head_dim the backward does not take is reported as unsupported, with the library's reason. Run
 on the GPU machine after tuning these shapes (bench/attention_backward_vs_sdpa.sh does both):
     KERNTUNE_DB=... python3 python/bench_attention_backward.py [--dtypes bf16] [--csv OUT.csv]
+        [--head-dims 64,128,256]
 With --heldout N it times N seeded shapes that no suite holds instead (head_dim 64, 128 or 256;
 bench/attention_unseen_shapes.py), served from the tuned neighbours or the model as a user's
 untuned shape would be.
@@ -109,9 +110,18 @@ def main():
     ap.add_argument("--seed", type=int, default=37, help="seed of the random tensors")
     ap.add_argument("--heldout", type=int, default=0, help="time N seeded untuned shapes instead")
     ap.add_argument("--shape-seed", type=int, default=37, help="seed of the --heldout shapes")
+    ap.add_argument("--head-dims", default="64,128,256",
+                    help="comma-separated: time only the cases of these head_dims")
     args = ap.parse_args()
+    try:
+        head_dims = {int(d) for d in args.head_dims.split(",")}
+    except ValueError:
+        ap.error(f"--head-dims: '{args.head_dims}' is not a comma-separated list of integers")
     cases = (heldout_cases(args.heldout, args.shape_seed, head_dims=(64, 128, 256))
              if args.heldout else CASES)
+    cases = [c for c in cases if c[4] in head_dims]
+    if not cases:
+        ap.error(f"--head-dims {args.head_dims}: no case has those head_dims")
     dtypes = args.dtypes.split(",")
     for name in dtypes:
         if name not in TORCH_DTYPES:
