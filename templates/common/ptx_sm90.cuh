@@ -330,12 +330,6 @@ __device__ __forceinline__ void ld_global_cg_v4f32(const float* p, float& a, flo
                : "l"(p)
                : "memory");
 }
-// p[0] += a, p[1] += b at GPU scope, relaxed, returning nothing: one 8-byte vector reduction L2
-// performs (PTX 8.1, sm_90); `p` 8-byte aligned.
-__device__ __forceinline__ void red_add_v2f32(float* p, float a, float b) {
-  asm volatile("red.relaxed.gpu.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(p), "f"(a), "f"(b)
-               : "memory");
-}
 // Orders this thread's accesses before the fence before its accesses after it, at GPU scope:
 // after relaxed loads that observed release stores, it makes them acquire.
 __device__ __forceinline__ void fence_acq_rel_gpu() {

@@ -62,7 +62,7 @@ TEST(AttentionBackwardKeys, GoldenStringsAndRoundTrips) {
   EXPECT_EQ(wide.num_consumers(64), 1);
   EXPECT_EQ(wide.num_consumers(256), 2);
   EXPECT_EQ(wide.num_threads(256), 384);
-  // How fa3 adds dQ follows from head_dim (from registers at 256), so no key names it.
+  // Where fa3 stages dQ follows from head_dim (over the step's Q and dO at 256): no key names it.
   EXPECT_EQ(to_key(wide), "fa3.bm64.bn64.s2");
   EXPECT_EQ(parse_attention_backward_config_key("fa3.bm64.bn64.s2"), wide);
 }
@@ -108,7 +108,7 @@ TEST(AttentionBackwardKeys, RefuseMalformedKeysNamingTheProblem) {
   const std::string dqr =
       error_of([] { parse_attention_backward_config_key("fa3.bm64.bn64.s2.dqr"); });
   EXPECT_NE(dqr.find("no .dqr suffix"), std::string::npos) << dqr;
-  EXPECT_NE(dqr.find("derived from head_dim"), std::string::npos) << dqr;
+  EXPECT_NE(dqr.find("head_dim decides"), std::string::npos) << dqr;
   EXPECT_NE(dqr.find("write 'fa3.bm64.bn64.s2'"), std::string::npos) << dqr;
   EXPECT_NE(error_of([] {
               parse_attention_backward_config_key("fa2.bm64.bn64.w4.s2.dqr");
@@ -266,9 +266,9 @@ TEST(AttentionBackwardSpace, HeadDim256SplitsItsColumnsBetweenTwoCtasAKeyBlock) 
 
 // head_dim 256, fa3: one CTA a key block of 64, its two consumer warpgroups sharing the keys with
 // 128 columns of dK and dV each (128 + Sᵀ, dPᵀ of 64 queries: the 192 accumulators a consumer
-// keeps), dQ added from registers (no staging in shared memory: two stages of 64-row Q and dO
-// tiles, K and V, two dS tiles); both parts recompute Sᵀ and dPᵀ, so a CTA's step costs 1.4x the
-// FLOPs of 10 · 64 · 64 · 256.
+// keeps), dQ staged over the step's Q and dO tiles (no staging of its own in shared memory: two
+// stages of 64-row Q and dO tiles, K and V, two dS tiles); both parts recompute Sᵀ and dPᵀ, so a
+// CTA's step costs 1.4x the FLOPs of 10 · 64 · 64 · 256.
 TEST(AttentionBackwardSpace, HeadDim256Fa3SharesAKeyBlockBetweenTwoConsumers) {
   const DeviceDesc& h200 = device_profile("h200");
   const auto why = [&](const AttentionBackwardProblem& p, AttentionBackwardConfig c) {
@@ -309,7 +309,9 @@ TEST(AttentionBackwardSpace, HeadDim256Fa3SharesAKeyBlockBetweenTwoConsumers) {
   EXPECT_NE(explain.find("2 consumer warpgroups sharing 64 keys, 2 head_dim parts of 128 columns"),
             std::string::npos)
       << explain;
-  EXPECT_NE(explain.find("vector reductions from registers"), std::string::npos) << explain;
+  EXPECT_NE(explain.find("staged over the step's Q and dO tiles and added by TMA reductions"),
+            std::string::npos)
+      << explain;
   EXPECT_GT(estimate(big, fa3(64, 64, 2), h200).predicted_us,
             big.flops() * 1.4 / (h200.wgmma_tflops * 1e12) * 1e6);
 }

@@ -229,14 +229,15 @@ TEST(AttentionBackwardCompile, Fa3IsWgmmaFedByTmaWithDqReducedByTma) {
 }
 
 // At head_dim 256 the two consumers of a key block hold 128 columns each (dV, dK: n128 products
-// with A in registers) and add dQ in 64-column passes from registers by vector reductions.
-TEST(AttentionBackwardCompile, Fa3AtHeadDim256AddsDqFromRegisters) {
+// with A in registers) and stage dQ in 64-column passes (n64) for TMA reductions.
+TEST(AttentionBackwardCompile, Fa3AtHeadDim256StagesDqForTmaReductions) {
   const OpSpec& op = op_spec("attention-backward");
   const std::string ptx = gen::compile_to_ptx(
       gen::generate(op, to_key(problem(256, {DType::kBF16, true, true, "sm_90a"})),
                     "fa3.bm64.bn64.s2", "", "sm_90a"));
-  EXPECT_NE(ptx.find("red.relaxed.gpu.global.add.v2.f32"), std::string::npos);
-  EXPECT_EQ(ptx.find("cp.reduce.async.bulk.tensor"), std::string::npos);
+  EXPECT_EQ(ptx.find("red.relaxed.gpu.global.add"), std::string::npos);
+  EXPECT_NE(ptx.find("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile"),
+            std::string::npos);
   EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), std::string::npos);
   EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"), std::string::npos);
   EXPECT_NE(ptx.find("setmaxnreg.inc.sync.aligned.u32 240"), std::string::npos);

@@ -39,10 +39,8 @@ constexpr double kSideLaunchUs = 2.0;
 // (one exp2 a pair, 16 a clock an SM, against 10 · d FLOPs at 4096 a clock: 25.6 / d) and the
 // part of it the other consumer's products do not hide; a step's own cost (the full barrier,
 // three wgmma waits, the dS stores and two named barriers, the dQ staging); the FP32 bytes the
-// TMA reductions of an SM retire a clock into L2 and the part of their time left exposed (more
-// when the consumers issue them from registers, as at head_dim 256: 32 vector reductions a thread
-// per 64 columns, where one thread issues a TMA reduction of a box); and, deterministic, a step's
-// wait for its reductions to complete before the next key block adds.
+// TMA reductions of an SM retire a clock into L2 and the part of their time left exposed; and,
+// deterministic, a step's wait for its reductions to complete before the next key block adds.
 constexpr double kFa3WgmmaEfficiency = 0.6;
 constexpr double kFa3OneConsumerFactor = 0.75;
 constexpr double kFa3ExpShareTimesHeadDim = 25.6;
@@ -50,7 +48,6 @@ constexpr double kFa3ExposedExp = 0.5;
 constexpr double kFa3StepUs = 0.12;
 constexpr double kFa3ReduceBytesPerClockPerSm = 64.0;
 constexpr double kFa3ExposedReduceShare = 0.25;
-constexpr double kFa3RegisterReduceExposedShare = 0.5;
 constexpr double kFa3OrderedReduceUs = 1.0;
 // Registers of a thread beyond the accumulators: operands in flight, ldmatrix addresses, the
 // step's indices (ptxas 13.0 allocates 188 to 255 registers over the space).
@@ -220,10 +217,7 @@ double block_seconds(const AttentionBackwardProblem& p, const AttentionBackwardC
     const double exposed_exp = kFa3ExposedExp * kFa3ExpShareTimesHeadDim / double(p.head_dim);
     const double reduce_s =
         4.0 * c.block_m * double(p.head_dim) / (kFa3ReduceBytesPerClockPerSm * clock_hz);
-    const double exposed_reduce = attn_bwd::fa3_dq_from_registers(int(p.head_dim))
-                                      ? kFa3RegisterReduceExposedShare
-                                      : kFa3ExposedReduceShare;
-    return flops / sm_rate * (1.0 + exposed_exp) + exposed_reduce * reduce_s +
+    return flops / sm_rate * (1.0 + exposed_exp) + kFa3ExposedReduceShare * reduce_s +
            (kFa3StepUs + (p.deterministic ? kFa3OrderedReduceUs : 0.0)) * 1e-6;
   }
   const double sm_rate = d.mma_sync_tflops * 1e12 / d.num_sms * kBwdMmaEfficiency *
@@ -252,9 +246,8 @@ AttentionBackwardConfig parse_attention_backward_config_key(std::string_view key
   } else if (parts.size() == 5 && parts[0] == "fa3" && parts[4] == "dqr") {
     // A key of template version 5 and before: head_dim now decides how dQ is added.
     throw_invalid(fmt::format(
-        "'{}': fa3 keys have no .dqr suffix (dQ is added from registers at head_dim 256, derived "
-        "from head_dim): write '{}'",
-        key, key.substr(0, key.size() - 4)));
+        "'{}': fa3 keys have no .dqr suffix (head_dim decides how dQ is staged): write '{}'", key,
+        key.substr(0, key.size() - 4)));
   } else if (parts.size() == 4 && parts[0] == "fa3") {
     c.family = AttentionFamily::kSm90;
     c.warps = 0;
@@ -469,8 +462,9 @@ std::string explain_config(const AttentionBackwardProblem& p, const AttentionBac
   out += fmt::format("  dQ           FP32 accumulator, {} {} a block{}\n",
                      c.block_m * (fa3 ? int(p.head_dim) : part_columns(p)),
                      !fa3 ? "atomics"
-                     : attn_bwd::fa3_dq_from_registers(int(p.head_dim))
-                         ? "elements added by vector reductions from registers"
+                     : attn_bwd::fa3_dq_staged_in_stage(int(p.head_dim))
+                         ? "elements staged over the step's Q and dO tiles and added by TMA "
+                           "reductions"
                          : "elements added by TMA reductions",
                      p.deterministic
                          ? "; deterministic: added in key-block order (semaphores), serial chain " +

@@ -27,9 +27,9 @@ struct AttentionBackwardConfig {
   AttentionFamily family = AttentionFamily::kSm80;
 
   // fa3: a consumer warpgroup per 64 keys and head_dim part (attn_bwd::head_dim_parts: at 256
-  // two share the keys, each with half the columns), and the producer's. With head_dim parts the
-  // consumers add dQ from registers by vector reductions (no room for an FP32 staging in shared
-  // memory); otherwise they stage it for TMA reductions. head_dim decides, not the config.
+  // two share the keys, each with half the columns), and the producer's. The consumers stage dQ
+  // for TMA reductions, with head_dim parts over the step's Q and dO tiles (no room for a staging
+  // of its own); head_dim decides, not the config.
   int num_consumers(std::int64_t head_dim) const {
     return block_n / 64 * attn_bwd::head_dim_parts(int(head_dim));
   }

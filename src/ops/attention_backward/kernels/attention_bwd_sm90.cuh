@@ -6,8 +6,8 @@
 // head_dim 256: two consumers share the same 64, each with half the head_dim columns), keeps their
 // dK and dV in FP32 registers and computes transposed products (its keys are the wgmma's M), so Pᵀ
 // and dSᵀ feed dV and dK straight from registers; dSᵀ also goes to shared memory (stmatrix,
-// transposed) for dQ = dS·K, which each step adds to the FP32 accumulator by TMA reductions or by
-// vector reductions from registers.
+// transposed) for dQ = dS·K, which each step stages in FP32 and adds to the accumulator by TMA
+// reductions.
 // Instantiated by NVRTC name expressions (kt::attention_bwd_sm90<...>); sm_90a only.
 #pragma once
 
@@ -27,7 +27,8 @@ constexpr int kKeys = 64;              // keys a consumer warpgroup owns: one m6
 constexpr int kDqBoxBytes = 64 * 128;  // a {32, 64} box of the FP32 dQ accumulator
 // Named barriers: 1 + c is consumer c's own, kAllConsumers every consumer's.
 constexpr int kAllConsumers = 3;
-// head_dim columns of dQ a consumer computes and adds at once when it adds from registers.
+// head_dim columns of dQ a consumer computes and stages at once when it stages dQ in the step's
+// stage (head_dim 256).
 constexpr int kDqPassColumns = 64;
 
 // Consumer warpgroups of a CTA: one per 64 keys, times the head_dim parts that share those keys.
@@ -130,8 +131,11 @@ __device__ __forceinline__ void issue_dq(float (&dq)[kRowTiles][kAcc], unsigned 
 // registers to hold 64 keys x 256 columns of dK and dV in one). Their dSᵀ is the same: each stores
 // it into a tile of its own and meets no other consumer within a step (one's exp2 and stores can
 // run under the other's products). Two stages of 64 x 256 Q and dO leave no room for a dQ staging
-// (kDqFromRegisters, derived from head_dim): a consumer computes its part of dQ in passes of 64
-// columns and adds each from registers by 8-byte vector reductions (rows past seqlen_q skipped).
+// of its own (kDqInStage, derived from head_dim): a consumer computes its part of dQ in passes of
+// 64 columns and stages each in FP32 over its own column slabs of the step's Q and dO tiles (64 KB
+// in all, as dQ's 64 x 256 FP32), once its own products are complete and the other consumer's Sᵀ
+// and dPᵀ, which read every column, are (the stage's sdp_done mbarrier); the stage is released to
+// the producer once the TMA reductions have read it.
 // kDeterministic: CTAs take their (n_block, head, batch) from a ticket counter in start order,
 // and a consumer adds its dQ of query block m only after every consumer of the key blocks before
 // it did (a semaphore per (batch, query head, query block) counting consumer additions: it
@@ -155,8 +159,11 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   constexpr int kParts = attn_bwd::head_dim_parts(kHeadDim);
   constexpr int kCols = kHeadDim / kParts;  // dK and dV columns a consumer holds
   static_assert(kParts == 1 || kBlockN == 64, "head_dim parts share one group of 64 keys");
-  // The shared memory then holds no dQ staging (AttentionBwdSm90Layout).
-  constexpr bool kDqFromRegisters = attn_bwd::fa3_dq_from_registers(kHeadDim);
+  // The shared memory then holds no dQ staging of its own (AttentionBwdSm90Layout).
+  constexpr bool kDqInStage = attn_bwd::fa3_dq_staged_in_stage(kHeadDim);
+  static_assert(!kDqInStage || (kBlockM == 64 && kParts == 2),
+                "dQ staged in the stage: a consumer's 64 rows x kCols FP32 fill its column slabs "
+                "of the Q and dO tiles");
   static_assert(kCols + kBlockM <= 192,
                 "a consumer thread keeps dK, dV (its columns in FP32) and Sᵀ, dPᵀ (kBlockM) in "
                 "registers: at most 192 of its 240");
@@ -184,6 +191,8 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   const unsigned int full = base + 8;             // + 8 stage: the stage's rows landed
   const unsigned int empty = full + 8 * kStages;  // + 8 stage: every consumer is done with it
   const unsigned int ticket_word = empty + 8 * kStages;  // kDeterministic: the CTA's ticket
+  // kDqInStage, + 8 stage: every consumer's Sᵀ and dPᵀ of the stage's step are complete.
+  const unsigned int sdp_done = ticket_word + 8;
   const unsigned int smem_k = base + kSmem.k;
   const unsigned int smem_v = base + kSmem.v;
   const float* const stats_rows =
@@ -199,6 +208,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(full + 8 * s, 1);
       mbarrier_init(empty + 8 * s, kConsumers);
+      if constexpr (kDqInStage) mbarrier_init(sdp_done + 8 * s, kConsumers);
     }
     fence_mbarrier_init();
     // Tickets in CTA start order: a CTA waits only for CTAs of smaller tickets, which are running
@@ -399,6 +409,8 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
       named_barrier_sync(fa3_bwd::kAllConsumers, 128 * kConsumers);
     } else {
       named_barrier_sync(1 + consumer, 128);
+      // Every warp of this consumer is past its Sᵀ and dPᵀ wait.
+      if (kDqInStage && thread == 0) mbarrier_arrive(sdp_done + 8 * ring.stage);
     }
 
     // Once the step's wgmma groups are complete: the A registers and accumulators fenced, and the
@@ -418,7 +430,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
         kDeterministic ? p.dq_semaphores + 1 + (batch * p.heads_q + head) * num_m_blocks + m_block
                        : nullptr;
 
-    if constexpr (!kDqFromRegisters) {
+    if constexpr (!kDqInStage) {
       // dQ = dS·K: this consumer's row tiles and columns.
       float dq[Dq::kRowTiles][Dq::kCols / 2];
       fa3_bwd::issue_dq<T, Dq::kRowTiles, Dq::kCols / 2, kNSteps>(
@@ -458,45 +470,58 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
         }
       }
     } else {
-      // dQ = dS·K of this consumer's row tiles and columns in passes of kDqPassColumns, each
-      // added to the accumulator from registers: a thread's rows 64 (dq_row_tile + i) + dq_row
-      // (+ 8), its column pairs 8 j + query_col.
-      if constexpr (kDeterministic) {
-        // Every consumer of the key blocks before this one has added its part.
-        if (thread == 0)
-          while (ld_acquire_gpu(semaphore) < unsigned(kConsumers * n_block)) nanosleep_ns(64);
-        named_barrier_sync(1 + consumer, 128);
-      }
-      const int dq_row = 16 * warp + lane / 4;
-      float* const dq_rows =
-          p.dq_accum + (long long)stats_row(head, m0) * kHeadDim + dq_col + query_col;
+      // dQ = dS·K of this consumer's columns in passes of kDqPassColumns, each staged in FP32
+      // (128B-swizzled {32, 64} boxes) over this consumer's column slabs of the step's Q and dO
+      // tiles, box b (columns dq_col + 32 b) in Q's slab col_slab + b for b < 2, else dO's
+      // col_slab + b - 2, and added to the accumulator by TMA reductions.
+      const auto staging_box = [&](int box) {
+        return (box < 2 ? q_tile : do_tile) + (col_slab + box % 2) * kQSlabBytes;
+      };
+      constexpr int kPassBoxes = fa3_bwd::kDqPassColumns / 32;
 #pragma unroll
       for (int pass = 0; pass < Dq::kCols / fa3_bwd::kDqPassColumns; ++pass) {
-        float dq[Dq::kRowTiles][fa3_bwd::kDqPassColumns / 2];
-        fa3_bwd::issue_dq<T, Dq::kRowTiles, fa3_bwd::kDqPassColumns / 2, kNSteps>(
+        float dq[1][fa3_bwd::kDqPassColumns / 2];
+        fa3_bwd::issue_dq<T, 1, fa3_bwd::kDqPassColumns / 2, kNSteps>(
             dq, ds_tile, dq_row_tile, kDsAtomBytes, smem_k + (dq_col / 64 + pass) * kKvSlabBytes,
             kKvSlabBytes);
         wgmma_wait<0>();
+        fence_accumulators(dq[0]);
+        // This consumer's products of the step are complete, and (the stage's sdp_done) the
+        // other's Sᵀ and dPᵀ, the other readers of these slabs.
+        if (pass == 0) mbarrier_wait(sdp_done + 8 * ring.stage, ring.phase);
 #pragma unroll
-        for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
-        if (pass == 0) release_stage();
-#pragma unroll
-        for (int i = 0; i < Dq::kRowTiles; ++i)
-#pragma unroll
-          for (int half = 0; half < 2; ++half) {
-            const int row = 64 * (dq_row_tile + i) + dq_row + 8 * half;
-            if (m0 + row >= seqlen_q) continue;
-#pragma unroll
-            for (int j = 0; j < fa3_bwd::kDqPassColumns / 8; ++j)
-              red_add_v2f32(dq_rows + row * kHeadDim + fa3_bwd::kDqPassColumns * pass + 8 * j,
-                            dq[i][4 * j + 2 * half], dq[i][4 * j + 2 * half + 1]);
-          }
-      }
-      if constexpr (kDeterministic) {
-        // Every thread's additions are issued; the release publishes them to the next key block.
+        for (int box = 0; box < kPassBoxes; ++box)
+          sm90::stage_slab<float>(staging_box(kPassBoxes * pass + box), dq, box, warp, lane);
+        fence_proxy_async_shared();
         named_barrier_sync(1 + consumer, 128);
-        if (thread == 0) atom_add_acq_rel_gpu(semaphore, 1u);
+        if (thread == 0) {
+          if constexpr (kDeterministic) {
+            // Every consumer of the key blocks before this one has added its part.
+            if (pass == 0) {
+              while (ld_acquire_gpu(semaphore) < unsigned(kConsumers * n_block)) nanosleep_ns(64);
+              fence_proxy_async_global();
+            }
+          }
+#pragma unroll
+          for (int box = 0; box < kPassBoxes; ++box)
+            tma_reduce_add_4d(&params.dq_accum_map, staging_box(kPassBoxes * pass + box),
+                              dq_col + fa3_bwd::kDqPassColumns * pass + 32 * box,
+                              m0 + 64 * dq_row_tile, head, batch);
+          bulk_commit_group();
+        }
       }
+      // The stage goes back to the producer once the reductions have read it (deterministic:
+      // completed, before they count).
+      if (thread == 0) {
+        if constexpr (kDeterministic) {
+          bulk_wait_group_all();
+          fence_proxy_async_global();
+          atom_add_acq_rel_gpu(semaphore, 1u);
+        } else {
+          bulk_wait_group_read<0>();
+        }
+      }
+      release_stage();
     }
     ring.advance();
   }

@@ -22,9 +22,9 @@ namespace kt {
 // the 128B swizzle needs): the mbarriers (1 KB), the K and V tiles of the CTA's block_n keys,
 // `stages` pairs of Q and dO tiles of block_m rows, two dS tiles (the step's and the one before,
 // still read by the other consumers' dQ; at head_dim 256 one a consumer), the FP32 dQ staging of a
-// step (none at head_dim 256, attn_bwd::head_dim_parts > 1, where the consumers add dQ from
-// registers) and `stages` pairs of the rows' lse_log2 and D, each a TMA box of block_m +
-// kStatsLead FP32 (a box starts on a 16-byte aligned element of global memory, so the step's rows
+// step (none at head_dim 256, attn_bwd::head_dim_parts > 1, where the consumers stage dQ over the
+// step's Q and dO tiles) and `stages` pairs of the rows' lse_log2 and D, each a TMA box of block_m
+// + kStatsLead FP32 (a box starts on a 16-byte aligned element of global memory, so the step's rows
 // start up to kStatsLead - 1 elements into it) in a slot of block_m + kStatsSlot (a box lands on
 // 128 bytes of shared memory). 16-bit tiles are head_dim / 64 slabs of rows x 128 bytes (a TMA box
 // each); a dS tile is block_n / 64 atoms of block_m query rows x 64 keys (128 bytes).
@@ -54,7 +54,7 @@ struct AttentionBwdSm90Layout {
       : kv_bytes(block_n * head_dim * 2),
         q_bytes(block_m * head_dim * 2),
         ds_bytes(block_m * block_n * 2),
-        dq_bytes(attn_bwd::fa3_dq_from_registers(head_dim) ? 0 : block_m * head_dim * 4),
+        dq_bytes(attn_bwd::fa3_dq_staged_in_stage(head_dim) ? 0 : block_m * head_dim * 4),
         stats_box(block_m + kStatsLead),
         stats_rows(block_m + kStatsSlot),
         stats_bytes(2 * stats_rows * 4),

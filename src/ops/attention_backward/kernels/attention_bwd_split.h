@@ -18,11 +18,10 @@ namespace attn_bwd {
 // recomputes Sᵀ and dPᵀ over the whole head_dim.
 constexpr KT_BWD_SPLIT_FN int head_dim_parts(int head_dim) { return head_dim == 256 ? 2 : 1; }
 
-// fa3: whether the consumers add dQ from registers by vector reductions rather than staging it in
-// shared memory for TMA reductions. With head_dim parts two stages of Q and dO leave no room for
-// the FP32 staging; elsewhere the TMA reductions were faster on every problem measured
-// (bench/NOTES.md, "dQ from registers").
-constexpr KT_BWD_SPLIT_FN bool fa3_dq_from_registers(int head_dim) {
+// fa3: whether the consumers stage dQ in FP32 over the step's Q and dO tiles (once every product
+// of the step has read them) rather than in a staging of its own: with head_dim parts two stages
+// of Q and dO leave no room for one. Either way TMA reductions add it to the accumulator.
+constexpr KT_BWD_SPLIT_FN bool fa3_dq_staged_in_stage(int head_dim) {
   return head_dim_parts(head_dim) > 1;
 }
 
