@@ -134,8 +134,8 @@ __device__ __forceinline__ void issue_dq(float (&dq)[kRowTiles][kAcc], unsigned 
 // of its own (kDqInStage, derived from head_dim): a consumer computes its part of dQ in passes of
 // 64 columns and stages each in FP32 over its own column slabs of the step's Q and dO tiles (64 KB
 // in all, as dQ's 64 x 256 FP32), once its own products are complete and the other consumer's Sᵀ
-// and dPᵀ, which read every column, are (the stage's sdp_done mbarrier); the stage is released to
-// the producer once the TMA reductions have read it.
+// and dPᵀ, which read every column, are (the stage's sdp_done mbarrier); the stage goes back to the
+// producer once the TMA reductions have read it, waited for under the next step's products.
 // kDeterministic: CTAs take their (n_block, head, batch) from a ticket counter in start order,
 // and a consumer adds its dQ of query block m only after every consumer of the key blocks before
 // it did (a semaphore per (batch, query head, query block) counting consumer additions: it
@@ -341,6 +341,13 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
     wgmma_fence();
     issue_transposed(s, k_rows, q_tile);
     issue_transposed(dp, v_rows, do_tile);
+    // kDqInStage (not deterministic): the step before's stage goes back to the producer once its
+    // dQ reductions have read it, waited for here, under this step's products.
+    if constexpr (kDqInStage && !kDeterministic)
+      if (step > 0 && thread == 0) {
+        bulk_wait_group_read<0>();
+        mbarrier_arrive(empty + 8 * ((ring.stage + kStages - 1) % kStages));
+      }
 
     // Pᵀ in place of Sᵀ while dPᵀ is still on the tensor cores. Masked per element where the
     // consumer's keys cross seqlen_k, the block's rows cross seqlen_q, or (causal) its last key
@@ -413,9 +420,9 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
       if (kDqInStage && thread == 0) mbarrier_arrive(sdp_done + 8 * ring.stage);
     }
 
-    // Once the step's wgmma groups are complete: the A registers and accumulators fenced, and the
-    // step's Q, dO, lse_log2 and D no longer read by this consumer.
-    const auto release_stage = [&] {
+    // Once the step's wgmma groups are complete: the A registers and accumulators fenced, and
+    // (`arrive`) the step's Q, dO, lse_log2 and D, no longer read by this consumer, given back.
+    const auto release_stage = [&](bool arrive) {
       fence_accumulators(dv[0]);
       fence_accumulators(dk[0]);
 #pragma unroll
@@ -423,7 +430,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
         fence_operands(pa[t]);
         fence_operands(dsa[t]);
       }
-      if (thread == 0) mbarrier_arrive(empty + 8 * ring.stage);
+      if (arrive && thread == 0) mbarrier_arrive(empty + 8 * ring.stage);
     };
     // The dQ semaphore of (batch, head, m_block): fewer than batch · heads_q · seqlen_q words.
     unsigned int* const semaphore =
@@ -439,7 +446,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
       wgmma_wait<0>();
 #pragma unroll
       for (int i = 0; i < Dq::kRowTiles; ++i) fence_accumulators(dq[i]);
-      release_stage();
+      release_stage(true);
 
       // dQ staged in FP32 (128B-swizzled {32, 64} boxes) and added to the accumulator.
 #pragma unroll
@@ -510,18 +517,15 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
           bulk_commit_group();
         }
       }
-      // The stage goes back to the producer once the reductions have read it (deterministic:
-      // completed, before they count).
-      if (thread == 0) {
-        if constexpr (kDeterministic) {
+      // Deterministic: the reductions complete before they count, and the stage goes back to the
+      // producer then; otherwise under the next step's products (above).
+      if constexpr (kDeterministic)
+        if (thread == 0) {
           bulk_wait_group_all();
           fence_proxy_async_global();
           atom_add_acq_rel_gpu(semaphore, 1u);
-        } else {
-          bulk_wait_group_read<0>();
         }
-      }
-      release_stage();
+      release_stage(kDeterministic);
     }
     ring.advance();
   }
