@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -228,8 +229,9 @@ TEST(AttentionBackwardCompile, Fa3IsWgmmaFedByTmaWithDqReducedByTma) {
   EXPECT_NE(det_ptx.find("atom.acq_rel.gpu.global.add.u32"), std::string::npos);
 }
 
-// At head_dim 256 the two consumers of a key block hold 128 columns each (dV, dK: n128 products
-// with A in registers) and stage dQ in 64-column passes (n64) for TMA reductions.
+// At head_dim 256 the two consumers of a key block take half the step's query rows each (Sᵀ, dPᵀ:
+// n32 products), hold 128 columns each (dV, dK: n128 products with A from shared memory, M-major)
+// and stage dQ in 64-column passes (n64) for TMA reductions.
 TEST(AttentionBackwardCompile, Fa3AtHeadDim256StagesDqForTmaReductions) {
   const OpSpec& op = op_spec("attention-backward");
   const std::string ptx = gen::compile_to_ptx(
@@ -238,8 +240,14 @@ TEST(AttentionBackwardCompile, Fa3AtHeadDim256StagesDqForTmaReductions) {
   EXPECT_EQ(ptx.find("red.relaxed.gpu.global.add"), std::string::npos);
   EXPECT_NE(ptx.find("cp.reduce.async.bulk.tensor.4d.global.shared::cta.add.tile"),
             std::string::npos);
-  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), std::string::npos);
+  EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16"), std::string::npos);
   EXPECT_NE(ptx.find("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"), std::string::npos);
+  // dV and dK: both operands descriptors, both transposed.
+  const std::size_t dkv = ptx.find("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16");
+  ASSERT_NE(dkv, std::string::npos);
+  const std::size_t dkv_end = ptx.find(';', dkv);
+  EXPECT_NE(ptx.substr(dkv, dkv_end - dkv).find(", 1, 1, 1, 1"), std::string::npos)
+      << ptx.substr(dkv, dkv_end - dkv);
   EXPECT_NE(ptx.find("setmaxnreg.inc.sync.aligned.u32 240"), std::string::npos);
   EXPECT_NE(ptx.find("atom.acq_rel.gpu.global.add.u32"), std::string::npos);
 }

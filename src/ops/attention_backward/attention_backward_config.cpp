@@ -185,12 +185,13 @@ std::optional<std::string> validate_fa3(const AttentionBackwardProblem& p,
         "fa3 at head_dim {} needs block_n 64: its {} consumer warpgroups share one group of 64 "
         "keys, a part of the columns each",
         p.head_dim, head_dim_parts(p));
-  if (part_columns(p) + c.block_m > kFa3AccumulatorRegisters)
+  const int step_rows = c.block_m / int(head_dim_parts(p));  // a consumer's Sᵀ and dPᵀ columns
+  if (part_columns(p) + step_rows > kFa3AccumulatorRegisters)
     return fmt::format(
         "fa3 at head_dim {} and block_m {}: a consumer thread would keep {} FP32 accumulators "
         "(dK, dV: {}; Sᵀ, dPᵀ: {}), over the {} of its {} registers that leave room for the "
         "packed operands, dQ and addressing",
-        p.head_dim, c.block_m, part_columns(p) + c.block_m, part_columns(p), c.block_m,
+        p.head_dim, c.block_m, part_columns(p) + step_rows, part_columns(p), step_rows,
         kFa3AccumulatorRegisters, kFa3ConsumerRegisters);
   if (fa3_dq_split(p, c).cols % 64 != 0)
     return fmt::format(
@@ -204,12 +205,15 @@ std::optional<std::string> validate_fa3(const AttentionBackwardProblem& p,
 // `ctas_per_sm` resident.
 double block_seconds(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c,
                      const DeviceDesc& d, int ctas_per_sm) {
-  // Five products of 2 · block_m · block_n · (columns) FLOPs; each head_dim part (a fa2 CTA, a fa3
-  // consumer warpgroup) computes Sᵀ and dPᵀ over the whole head_dim and dV, dK and dQ over its
-  // columns. The time is a fa2 CTA's, or a fa3 CTA's with all its parts.
+  // Five products of 2 · block_m · block_n · (columns) FLOPs; each head_dim part computes dV, dK
+  // and dQ over its columns, and Sᵀ and dPᵀ over the whole head_dim: a fa2 CTA of all the query
+  // rows, a fa3 consumer warpgroup of its share of them. The time is a fa2 CTA's, or a fa3 CTA's
+  // with all its parts.
   const double columns = double(part_columns(p));
-  const double flops = 2.0 * c.block_m * c.block_n * (2.0 * double(p.head_dim) + 3.0 * columns) *
-                       (c.family == AttentionFamily::kSm90 ? double(head_dim_parts(p)) : 1.0);
+  const double flops =
+      2.0 * c.block_m * c.block_n *
+      (c.family == AttentionFamily::kSm90 ? 5.0 * double(p.head_dim)
+                                          : 2.0 * double(p.head_dim) + 3.0 * columns);
   const double clock_hz = d.sm_clock_mhz * 1e6;
   if (c.family == AttentionFamily::kSm90) {
     const double sm_rate = d.wgmma_tflops * 1e12 / d.num_sms * kFa3WgmmaEfficiency *
@@ -430,9 +434,11 @@ std::string explain_config(const AttentionBackwardProblem& p, const AttentionBac
   if (fa3 && head_dim_parts(p) > 1)
     out += fmt::format(
         "  family       fa3 backward: wgmma + TMA, a producer and {} consumer warpgroups sharing "
-        "64 keys, {} head_dim parts of {} columns (dK, dV in registers; Sᵀ and dPᵀ over the whole "
-        "head_dim in each part), {} query rows a step, a ring of {} Q/dO stages\n",
-        c.num_consumers(p.head_dim), head_dim_parts(p), part_columns(p), c.block_m, c.stages);
+        "64 keys, {} head_dim parts of {} columns (dK, dV in registers; Sᵀ and dPᵀ of {} of the "
+        "step's query rows over the whole head_dim in each part; Pᵀ and dSᵀ through shared "
+        "memory), {} query rows a step, a ring of {} Q/dO stages\n",
+        c.num_consumers(p.head_dim), head_dim_parts(p), part_columns(p),
+        c.block_m / head_dim_parts(p), c.block_m, c.stages);
   else if (fa3)
     out += fmt::format(
         "  family       fa3 backward: wgmma + TMA, a producer and {} consumer warpgroup(s) of 64 "

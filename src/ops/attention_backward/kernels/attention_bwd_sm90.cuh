@@ -3,11 +3,11 @@
 // attention_bwd_sm90 runs between the row kernels of attention_bwd_rows.cuh. A producer thread
 // loads the CTA's K and V once and streams each step's Q, dO, lse_log2 and D by TMA into a ring of
 // stages guarded by full/empty mbarriers; each consumer warpgroup owns 64 of the CTA's keys (at
-// head_dim 256: two consumers share the same 64, each with half the head_dim columns), keeps their
-// dK and dV in FP32 registers and computes transposed products (its keys are the wgmma's M), so Pᵀ
-// and dSᵀ feed dV and dK straight from registers; dSᵀ also goes to shared memory (stmatrix,
-// transposed) for dQ = dS·K, which each step stages in FP32 and adds to the accumulator by TMA
-// reductions.
+// head_dim 256: two consumers share the same 64, each with half the head_dim columns and half the
+// step's query rows), keeps their dK and dV in FP32 registers and computes transposed products
+// (its keys are the wgmma's M), so Pᵀ and dSᵀ feed dV and dK straight from registers (at head_dim
+// 256 from shared memory); dSᵀ also goes to shared memory (stmatrix, transposed) for dQ = dS·K,
+// which each step stages in FP32 and adds to the accumulator by TMA reductions.
 // Instantiated by NVRTC name expressions (kt::attention_bwd_sm90<...>); sm_90a only.
 #pragma once
 
@@ -126,16 +126,19 @@ __device__ __forceinline__ void issue_dq(float (&dq)[kRowTiles][kAcc], unsigned 
 // end dK (times softmax_scale) and dV go through the K and V tiles to TMA stores (keys past
 // seqlen_k skipped).
 // head_dim 256 (attn_bwd::head_dim_parts; kBlockN 64): consumers 0 and 1 both own the block's 64
-// keys, consumer c holding dK and dV of columns [128 c, 128 c + 128) and each recomputing Sᵀ and
-// dPᵀ over the whole head_dim (1.4x the FLOPs of one warpgroup computing them; there are not the
-// registers to hold 64 keys x 256 columns of dK and dV in one). Their dSᵀ is the same: each stores
-// it into a tile of its own and meets no other consumer within a step (one's exp2 and stores can
-// run under the other's products). Two stages of 64 x 256 Q and dO leave no room for a dQ staging
-// of its own (kDqInStage, derived from head_dim): a consumer computes its part of dQ in passes of
-// 64 columns and stages each in FP32 over its own column slabs of the step's Q and dO tiles (64 KB
-// in all, as dQ's 64 x 256 FP32), once its own products are complete and the other consumer's Sᵀ
-// and dPᵀ, which read every column, are (the stage's sdp_done mbarrier); the stage goes back to the
-// producer once the TMA reductions have read it, waited for under the next step's products.
+// keys, consumer c holding dK and dV of columns [128 c, 128 c + 128) (there are not the registers
+// to hold 64 keys x 256 columns of dK and dV in one) and computing Sᵀ and dPᵀ of the step's query
+// rows [kBlockM / 2 · c, kBlockM / 2 · (c + 1)) over the whole head_dim, so no product is computed
+// twice. Each stores its Pᵀ and dSᵀ transposed into its half of the step's P and dS tiles; after a
+// barrier of both, dV += Pᵀ·dO and dK += dSᵀ·Q take A from those tiles (M-major through the
+// transpose flag). A tile is rewritten once both consumers' products of the step before are
+// complete (a barrier before the stores). Two stages of 64 x 256 Q and dO leave no room for a dQ
+// staging of its own (kDqInStage, derived from head_dim): a consumer computes its part of dQ in
+// passes of 64 columns and stages each in FP32 over its own column slabs of the step's Q and dO
+// tiles (64 KB in all, as dQ's 64 x 256 FP32) once its own products are complete (the other
+// consumer's Sᵀ and dPᵀ, which read every column, are: the barrier after the stores); the stage
+// goes back to the producer once the TMA reductions have read it, waited for under the next step's
+// products.
 // kDeterministic: CTAs take their (n_block, head, batch) from a ticket counter in start order,
 // and a consumer adds its dQ of query block m only after every consumer of the key blocks before
 // it did (a semaphore per (batch, query head, query block) counting consumer additions: it
@@ -164,8 +167,9 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   static_assert(!kDqInStage || (kBlockM == 64 && kParts == 2),
                 "dQ staged in the stage: a consumer's 64 rows x kCols FP32 fill its column slabs "
                 "of the Q and dO tiles");
-  static_assert(kCols + kBlockM <= 192,
-                "a consumer thread keeps dK, dV (its columns in FP32) and Sᵀ, dPᵀ (kBlockM) in "
+  constexpr int kStepM = kBlockM / kParts;  // query rows of a consumer's Sᵀ and dPᵀ
+  static_assert(kCols + kStepM <= 192,
+                "a consumer thread keeps dK, dV (its columns in FP32) and Sᵀ, dPᵀ (kStepM) in "
                 "registers: at most 192 of its 240");
   constexpr AttentionBwdSm90Layout kSmem(kHeadDim, kBlockM, kBlockN, kStages);
   static_assert(kSmem.launch_bytes <= 227 * 1024,
@@ -175,10 +179,11 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   if (test_fault(p.dk)) return;
 
   constexpr int kConsumers = fa3_bwd::consumers(kHeadDim, kBlockN);
-  constexpr int kSlabs = kHeadDim / 64;   // 128-byte column slabs of a 16-bit row
-  constexpr int kKSteps = kHeadDim / 16;  // k16 steps of Sᵀ and dPᵀ (head_dim)
-  constexpr int kQSteps = kBlockM / 16;   // k16 steps of dV and dK (queries)
-  constexpr int kNSteps = kBlockN / 16;   // k16 steps of dQ (keys)
+  constexpr int kSlabs = kHeadDim / 64;     // 128-byte column slabs of a 16-bit row
+  constexpr int kKSteps = kHeadDim / 16;    // k16 steps of Sᵀ and dPᵀ (head_dim)
+  constexpr int kQSteps = kBlockM / 16;     // k16 steps of dV and dK (queries)
+  constexpr int kStepQSteps = kStepM / 16;  // k16 steps of a consumer's Pᵀ and dSᵀ
+  constexpr int kNSteps = kBlockN / 16;     // k16 steps of dQ (keys)
   constexpr int kKvSlabBytes = kBlockN * 128;
   constexpr int kQSlabBytes = kBlockM * 128;
   constexpr int kDsAtomBytes = kBlockM * 128;  // 64 keys of the block's query rows
@@ -191,8 +196,6 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   const unsigned int full = base + 8;             // + 8 stage: the stage's rows landed
   const unsigned int empty = full + 8 * kStages;  // + 8 stage: every consumer is done with it
   const unsigned int ticket_word = empty + 8 * kStages;  // kDeterministic: the CTA's ticket
-  // kDqInStage, + 8 stage: every consumer's Sᵀ and dPᵀ of the stage's step are complete.
-  const unsigned int sdp_done = ticket_word + 8;
   const unsigned int smem_k = base + kSmem.k;
   const unsigned int smem_v = base + kSmem.v;
   const float* const stats_rows =
@@ -208,7 +211,6 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(full + 8 * s, 1);
       mbarrier_init(empty + 8 * s, kConsumers);
-      if constexpr (kDqInStage) mbarrier_init(sdp_done + 8 * s, kConsumers);
     }
     fence_mbarrier_init();
     // Tickets in CTA start order: a CTA waits only for CTAs of smaller tickets, which are running
@@ -276,13 +278,14 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   const int warp = thread / 32;
   const int lane = thread % 32;
   // This thread's keys (rows of Sᵀ, dPᵀ, dK, dV) relative to the block: key_row and key_row + 8;
-  // its queries (columns) relative to the step's block: 8 j + query_col + {0, 1}; its dK and dV
-  // columns: [col_first, col_first + kCols).
+  // its queries (columns) relative to the step's block: query_first + 8 j + query_col + {0, 1};
+  // its dK and dV columns: [col_first, col_first + kCols).
   const int key_group = consumer / kParts;
   const int part = consumer % kParts;
   const int col_first = kCols * part;
   const int col_slab = col_first / 64;  // of the 16-bit tiles' 64-column slabs
   const int key_first = fa3_bwd::kKeys * key_group;
+  const int query_first = kStepM * part;
   const int key_row = key_first + 16 * warp + lane / 4;
   const int query_col = 2 * (lane % 4);
   const unsigned int k_rows = smem_k + key_first * 128;  // the consumer's keys in each K slab
@@ -312,26 +315,26 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
     const float* const lse_rows = stats_rows + ring.stage * (kSmem.stats_bytes / 4) + lead;
     const float* const d_rows = lse_rows + kSmem.stats_rows;
     // Two dS tiles: the step's and the one before (every consumer's dQ of the block), or at
-    // head_dim 256 one a consumer (the parts hold the same dSᵀ, and each computes its dQ from its
-    // own copy: no barrier between the consumers).
-    const unsigned int ds_tile =
-        base + kSmem.ds + (kParts > 1 ? consumer : step & 1) * kSmem.ds_bytes;
+    // head_dim 256 the step's dS and P tiles.
+    const unsigned int ds_tile = base + kSmem.ds + (kParts > 1 ? 0 : step & 1) * kSmem.ds_bytes;
+    const unsigned int p_tile = base + kSmem.ds + kSmem.ds_bytes;
 
     mbarrier_wait(full + 8 * ring.stage, ring.phase);
 
-    // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for the consumer's keys: one group each, both operands K-major
-    // (head_dim), scale-d 0 on the first k16 step (the accumulators hold nothing of the step
-    // before).
-    float s[kBlockM / 2];
-    float dp[kBlockM / 2];
+    // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for the consumer's keys and query rows: one group each, both
+    // operands K-major (head_dim), scale-d 0 on the first k16 step (the accumulators hold nothing
+    // of the step before).
+    float s[kStepM / 2];
+    float dp[kStepM / 2];
     // At head_dim 256 the K and V descriptors (loop-invariant, 16 k16 steps each) are rebuilt
     // each step from an opaque address: hoisted out of the loop they held 64 registers and spilled.
-    const auto issue_transposed = [&](float(&acc)[kBlockM / 2], unsigned int key_rows,
+    const auto issue_transposed = [&](float(&acc)[kStepM / 2], unsigned int key_rows,
                                       unsigned int query_tile) {
       if constexpr (kParts > 1) key_rows = opaque(key_rows);
+      query_tile += query_first * 128;
 #pragma unroll
       for (int ks = 0; ks < kKSteps; ++ks)
-        wgmma_m64k16_ss<T, kBlockM, 0>(
+        wgmma_m64k16_ss<T, kStepM, 0>(
             acc, kmajor_descriptor(key_rows + (ks / 4) * kKvSlabBytes + 32 * (ks % 4)),
             kmajor_descriptor(query_tile + (ks / 4) * kQSlabBytes + 32 * (ks % 4)), ks > 0);
       wgmma_commit();
@@ -351,21 +354,23 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
 
     // Pᵀ in place of Sᵀ while dPᵀ is still on the tensor cores. Masked per element where the
     // consumer's keys cross seqlen_k, the block's rows cross seqlen_q, or (causal) its last key
-    // lies right of the first row's diagonal.
+    // lies right of its first row's diagonal.
     wgmma_wait<1>();
     fence_accumulators(s);
-    const bool masked = keys_cross_end || m0 + kBlockM > seqlen_q ||
-                        (kCausal && n0 + key_first + fa3_bwd::kKeys - 1 > m0 + diagonal);
+    const bool masked =
+        keys_cross_end || m0 + kBlockM > seqlen_q ||
+        (kCausal && n0 + key_first + fa3_bwd::kKeys - 1 > m0 + query_first + diagonal);
 #pragma unroll
-    for (int j = 0; j < kBlockM / 8; ++j) {
+    for (int j = 0; j < kStepM / 8; ++j) {
       // Two scalar loads: `lead` may leave the pair on 4 bytes.
-      const float lse[2] = {lse_rows[8 * j + query_col], lse_rows[8 * j + query_col + 1]};
+      const int q = query_first + 8 * j + query_col;
+      const float lse[2] = {lse_rows[q], lse_rows[q + 1]};
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         float v = exp2_approx(fmaf(s[4 * j + e], scale_log2, -lse[e & 1]));
         if (masked) {
           const int key = n0 + key_row + 8 * (e >> 1);
-          const int query = m0 + 8 * j + query_col + (e & 1);
+          const int query = m0 + q + (e & 1);
           const bool visible =
               key < seqlen_k && query < seqlen_q && (!kCausal || key <= query + diagonal);
           v = visible ? v : 0.0f;
@@ -373,51 +378,64 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
         s[4 * j + e] = v;
       }
     }
-    unsigned int pa[kQSteps][4];
+    unsigned int pa[kStepQSteps][4];
     pack_a_operand<T>(pa, s);
 
     // dSᵀ = Pᵀ ∘ (dPᵀ - D) in place of dPᵀ, into the dS tile transposed.
     wgmma_wait<0>();
     fence_accumulators(dp);
 #pragma unroll
-    for (int j = 0; j < kBlockM / 8; ++j) {
-      const float d[2] = {d_rows[8 * j + query_col], d_rows[8 * j + query_col + 1]};
+    for (int j = 0; j < kStepM / 8; ++j) {
+      const int q = query_first + 8 * j + query_col;
+      const float d[2] = {d_rows[q], d_rows[q + 1]};
 #pragma unroll
       for (int e = 0; e < 4; ++e) dp[4 * j + e] = s[4 * j + e] * (dp[4 * j + e] - d[e & 1]);
     }
-    unsigned int dsa[kQSteps][4];
+    unsigned int dsa[kStepQSteps][4];
     pack_a_operand<T>(dsa, dp);
-    // At head_dim 256 the tile is rewritten once every warp of the consumer is done with the dQ
-    // of the step before, which reads all of it.
-    if constexpr (kParts > 1) named_barrier_sync(1 + consumer, 128);
-    fa3_bwd::store_ds_transposed(ds_tile + key_group * kDsAtomBytes, dsa, warp, lane);
 
-    // dV += Pᵀ·dO and dK += dSᵀ·Q: A from registers (keys x queries), B the step's dO and Q
-    // (queries x the consumer's head_dim columns, N-major through the transpose flag).
-    wgmma_fence();
-#pragma unroll
-    for (int t = 0; t < kQSteps; ++t)
-      wgmma_m64k16_rs<T, kCols, 1>(
-          dv[0], pa[t],
-          mnmajor_descriptor(do_tile + col_slab * kQSlabBytes + 2048 * t, kQSlabBytes), 1);
-#pragma unroll
-    for (int t = 0; t < kQSteps; ++t)
-      wgmma_m64k16_rs<T, kCols, 1>(
-          dk[0], dsa[t],
-          mnmajor_descriptor(q_tile + col_slab * kQSlabBytes + 2048 * t, kQSlabBytes), 1);
-    wgmma_commit();
-
-    // Every consumer's dS is in the tile (its stores made visible to wgmma's async proxy first),
-    // and this consumer's reductions of the step before have read their staging; at head_dim 256
-    // this consumer's dS is in its own tile.
-    fence_proxy_async_shared();
     if constexpr (kParts == 1) {
+      fa3_bwd::store_ds_transposed(ds_tile + key_group * kDsAtomBytes, dsa, warp, lane);
+      // dV += Pᵀ·dO and dK += dSᵀ·Q: A from registers (keys x queries), B the step's dO and Q
+      // (queries x the consumer's head_dim columns, N-major through the transpose flag).
+      wgmma_fence();
+#pragma unroll
+      for (int t = 0; t < kQSteps; ++t)
+        wgmma_m64k16_rs<T, kCols, 1>(
+            dv[0], pa[t],
+            mnmajor_descriptor(do_tile + col_slab * kQSlabBytes + 2048 * t, kQSlabBytes), 1);
+#pragma unroll
+      for (int t = 0; t < kQSteps; ++t)
+        wgmma_m64k16_rs<T, kCols, 1>(
+            dk[0], dsa[t],
+            mnmajor_descriptor(q_tile + col_slab * kQSlabBytes + 2048 * t, kQSlabBytes), 1);
+      wgmma_commit();
+      // Every consumer's dS is in the tile (its stores made visible to wgmma's async proxy
+      // first), and this consumer's reductions of the step before have read their staging.
+      fence_proxy_async_shared();
       if (thread == 0) bulk_wait_group_read<0>();
       named_barrier_sync(fa3_bwd::kAllConsumers, 128 * kConsumers);
     } else {
-      named_barrier_sync(1 + consumer, 128);
-      // Every warp of this consumer is past its Sᵀ and dPᵀ wait.
-      if (kDqInStage && thread == 0) mbarrier_arrive(sdp_done + 8 * ring.stage);
+      // Both consumers' products of the step before (dV, dK, dQ) have read the tiles.
+      named_barrier_sync(fa3_bwd::kAllConsumers, 128 * kConsumers);
+      fa3_bwd::store_ds_transposed(p_tile + query_first * 128, pa, warp, lane);
+      fa3_bwd::store_ds_transposed(ds_tile + query_first * 128, dsa, warp, lane);
+      fence_proxy_async_shared();
+      named_barrier_sync(fa3_bwd::kAllConsumers, 128 * kConsumers);
+      // dV += Pᵀ·dO and dK += dSᵀ·Q over all the step's query rows: A from the P and dS tiles
+      // (keys x queries, M-major), B the step's dO and Q as above.
+      wgmma_fence();
+#pragma unroll
+      for (int t = 0; t < kQSteps; ++t)
+        wgmma_m64k16_ss<T, kCols, 1, 1>(
+            dv[0], mnmajor_descriptor(p_tile + 2048 * t, kDsAtomBytes),
+            mnmajor_descriptor(do_tile + col_slab * kQSlabBytes + 2048 * t, kQSlabBytes), 1);
+#pragma unroll
+      for (int t = 0; t < kQSteps; ++t)
+        wgmma_m64k16_ss<T, kCols, 1, 1>(
+            dk[0], mnmajor_descriptor(ds_tile + 2048 * t, kDsAtomBytes),
+            mnmajor_descriptor(q_tile + col_slab * kQSlabBytes + 2048 * t, kQSlabBytes), 1);
+      wgmma_commit();
     }
 
     // Once the step's wgmma groups are complete: the A registers and accumulators fenced, and
@@ -426,7 +444,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
       fence_accumulators(dv[0]);
       fence_accumulators(dk[0]);
 #pragma unroll
-      for (int t = 0; t < kQSteps; ++t) {
+      for (int t = 0; t < kStepQSteps; ++t) {
         fence_operands(pa[t]);
         fence_operands(dsa[t]);
       }
@@ -493,9 +511,8 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
             kKvSlabBytes);
         wgmma_wait<0>();
         fence_accumulators(dq[0]);
-        // This consumer's products of the step are complete, and (the stage's sdp_done) the
-        // other's Sᵀ and dPᵀ, the other readers of these slabs.
-        if (pass == 0) mbarrier_wait(sdp_done + 8 * ring.stage, ring.phase);
+        // This consumer's products of the step are complete (the wait), and the other's Sᵀ and
+        // dPᵀ, the other readers of these slabs, were before it stored its Pᵀ and dSᵀ.
 #pragma unroll
         for (int box = 0; box < kPassBoxes; ++box)
           sm90::stage_slab<float>(staging_box(kPassBoxes * pass + box), dq, box, warp, lane);

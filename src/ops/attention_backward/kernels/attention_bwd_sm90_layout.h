@@ -21,13 +21,13 @@ namespace kt {
 // Offsets in bytes from a 1024-byte aligned base (every tile starts on a 1024-byte boundary, as
 // the 128B swizzle needs): the mbarriers (1 KB), the K and V tiles of the CTA's block_n keys,
 // `stages` pairs of Q and dO tiles of block_m rows, two dS tiles (the step's and the one before,
-// still read by the other consumers' dQ; at head_dim 256 one a consumer), the FP32 dQ staging of a
-// step (none at head_dim 256, attn_bwd::head_dim_parts > 1, where the consumers stage dQ over the
-// step's Q and dO tiles) and `stages` pairs of the rows' lse_log2 and D, each a TMA box of block_m
-// + kStatsLead FP32 (a box starts on a 16-byte aligned element of global memory, so the step's rows
-// start up to kStatsLead - 1 elements into it) in a slot of block_m + kStatsSlot (a box lands on
-// 128 bytes of shared memory). 16-bit tiles are head_dim / 64 slabs of rows x 128 bytes (a TMA box
-// each); a dS tile is block_n / 64 atoms of block_m query rows x 64 keys (128 bytes).
+// still read by the other consumers' dQ; at head_dim 256 the step's dS and P), the FP32 dQ staging
+// of a step (none at head_dim 256, attn_bwd::head_dim_parts > 1, where the consumers stage dQ over
+// the step's Q and dO tiles) and `stages` pairs of the rows' lse_log2 and D, each a TMA box of
+// block_m + kStatsLead FP32 (a box starts on a 16-byte aligned element of global memory, so the
+// step's rows start up to kStatsLead - 1 elements into it) in a slot of block_m + kStatsSlot (a box
+// lands on 128 bytes of shared memory). 16-bit tiles are head_dim / 64 slabs of rows x 128 bytes (a
+// TMA box each); a dS tile is block_n / 64 atoms of block_m query rows x 64 keys (128 bytes).
 struct AttentionBwdSm90Layout {
   static constexpr int kBarrierBytes = 1024;
   static constexpr int kAlignBytes = 1024;  // the base may lie this far above the buffer's start

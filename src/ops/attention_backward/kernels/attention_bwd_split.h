@@ -14,8 +14,8 @@ namespace attn_bwd {
 
 // The parts a key block's dK, dV and dQ columns are split among: 2 at head_dim 256 (a thread's dK
 // and dV of its keys at the whole head_dim would exceed its registers), else 1. The fa2 family
-// gives each part a CTA, the fa3 family a consumer warpgroup of the CTA; either way each part
-// recomputes Sᵀ and dPᵀ over the whole head_dim.
+// gives each part a CTA, which recomputes Sᵀ and dPᵀ over the whole head_dim; the fa3 family a
+// consumer warpgroup of the CTA, which computes them for its share of the step's query rows.
 constexpr KT_BWD_SPLIT_FN int head_dim_parts(int head_dim) { return head_dim == 256 ? 2 : 1; }
 
 // fa3: whether the consumers stage dQ in FP32 over the step's Q and dO tiles (once every product
