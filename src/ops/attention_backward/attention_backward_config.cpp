@@ -41,6 +41,7 @@ constexpr double kSideLaunchUs = 2.0;
 // three wgmma waits, the dS stores and two named barriers, the dQ staging); the FP32 bytes the
 // TMA reductions of an SM retire a clock into L2 and the part of their time left exposed; and,
 // deterministic, a step's wait for its reductions to complete before the next key block adds.
+// Sᵀ and dPᵀ narrower than 64 query rows a consumer wait on shared memory (block_seconds).
 constexpr double kFa3WgmmaEfficiency = 0.6;
 constexpr double kFa3OneConsumerFactor = 0.75;
 constexpr double kFa3ExpShareTimesHeadDim = 25.6;
@@ -49,6 +50,8 @@ constexpr double kFa3StepUs = 0.12;
 constexpr double kFa3ReduceBytesPerClockPerSm = 64.0;
 constexpr double kFa3ExposedReduceShare = 0.25;
 constexpr double kFa3OrderedReduceUs = 1.0;
+// Shared-memory bytes an SM delivers a clock (sm_90: 32 banks of 4 bytes).
+constexpr double kSmemBytesPerClockPerSm = 128.0;
 // Registers of a thread beyond the accumulators: operands in flight, ldmatrix addresses, the
 // step's indices (ptxas 13.0 allocates 188 to 255 registers over the space).
 constexpr int kOperandRegisters = 90;
@@ -218,10 +221,18 @@ double block_seconds(const AttentionBackwardProblem& p, const AttentionBackwardC
   if (c.family == AttentionFamily::kSm90) {
     const double sm_rate = d.wgmma_tflops * 1e12 / d.num_sms * kFa3WgmmaEfficiency *
                            (c.num_consumers(p.head_dim) > 1 ? 1.0 : kFa3OneConsumerFactor);
+    // Sᵀ and dPᵀ (2 of the 5 products) are m64nNk16 steps with both operands in shared memory, N
+    // the consumer's query rows: 2048 + 32 N bytes read at kSmemBytesPerClockPerSm against N / 2
+    // tensor-core clocks (2048 N FLOPs at 4096 a clock), so narrower than 64 they wait on shared
+    // memory (N = 32 at head_dim 256: 24 clocks against 16).
+    const double step_rows = double(c.block_m / head_dim_parts(p));
+    const double sdp_stretch =
+        std::max(1.0, (2048.0 + 32.0 * step_rows) / kSmemBytesPerClockPerSm / (step_rows / 2.0));
+    const double products = (2.0 * sdp_stretch + 3.0) / 5.0;
     const double exposed_exp = kFa3ExposedExp * kFa3ExpShareTimesHeadDim / double(p.head_dim);
     const double reduce_s =
         4.0 * c.block_m * double(p.head_dim) / (kFa3ReduceBytesPerClockPerSm * clock_hz);
-    return flops / sm_rate * (1.0 + exposed_exp) + kFa3ExposedReduceShare * reduce_s +
+    return flops / sm_rate * (products + exposed_exp) + kFa3ExposedReduceShare * reduce_s +
            (kFa3StepUs + (p.deterministic ? kFa3OrderedReduceUs : 0.0)) * 1e-6;
   }
   const double sm_rate = d.mma_sync_tflops * 1e12 / d.num_sms * kBwdMmaEfficiency *
