@@ -454,6 +454,22 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
     unsigned int* const semaphore =
         kDeterministic ? p.dq_semaphores + 1 + (batch * p.heads_q + head) * num_m_blocks + m_block
                        : nullptr;
+    // kDeterministic, thread 0: before this consumer's first reduction of the step, every
+    // consumer of the key blocks before this one has added its part; after its last, the
+    // reductions complete (not only read) before they count, since the next key block's follow.
+    const auto await_turn = [&] {
+      if constexpr (kDeterministic) {
+        while (ld_acquire_gpu(semaphore) < unsigned(kConsumers * n_block)) nanosleep_ns(64);
+        fence_proxy_async_global();
+      }
+    };
+    const auto count_turn = [&] {
+      if constexpr (kDeterministic) {
+        bulk_wait_group_all();
+        fence_proxy_async_global();
+        atom_add_acq_rel_gpu(semaphore, 1u);
+      }
+    };
 
     if constexpr (!kDqInStage) {
       // dQ = dS·K: this consumer's row tiles and columns.
@@ -474,11 +490,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
       fence_proxy_async_shared();
       named_barrier_sync(1 + consumer, 128);
       if (thread == 0) {
-        if constexpr (kDeterministic) {
-          // Every consumer of the key blocks before this one has added its part.
-          while (ld_acquire_gpu(semaphore) < unsigned(kConsumers * n_block)) nanosleep_ns(64);
-          fence_proxy_async_global();
-        }
+        await_turn();
 #pragma unroll
         for (int slab = 0; slab < Dq::kCols / 32; ++slab)
 #pragma unroll
@@ -487,12 +499,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
                               dq_staging + (slab * Dq::kRowTiles + i) * fa3_bwd::kDqBoxBytes,
                               dq_col + 32 * slab, m0 + 64 * (dq_row_tile + i), head, batch);
         bulk_commit_group();
-        if constexpr (kDeterministic) {
-          // Complete (not only read) before it counts: the next key block's additions follow.
-          bulk_wait_group_all();
-          fence_proxy_async_global();
-          atom_add_acq_rel_gpu(semaphore, 1u);
-        }
+        count_turn();
       }
     } else {
       // dQ = dS·K of this consumer's columns in passes of kDqPassColumns, each staged in FP32
@@ -519,13 +526,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
         fence_proxy_async_shared();
         named_barrier_sync(1 + consumer, 128);
         if (thread == 0) {
-          if constexpr (kDeterministic) {
-            // Every consumer of the key blocks before this one has added its part.
-            if (pass == 0) {
-              while (ld_acquire_gpu(semaphore) < unsigned(kConsumers * n_block)) nanosleep_ns(64);
-              fence_proxy_async_global();
-            }
-          }
+          if (pass == 0) await_turn();
 #pragma unroll
           for (int box = 0; box < kPassBoxes; ++box)
             tma_reduce_add_4d(&params.dq_accum_map, staging_box(kPassBoxes * pass + box),
@@ -534,14 +535,9 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
           bulk_commit_group();
         }
       }
-      // Deterministic: the reductions complete before they count, and the stage goes back to the
-      // producer then; otherwise under the next step's products (above).
-      if constexpr (kDeterministic)
-        if (thread == 0) {
-          bulk_wait_group_all();
-          fence_proxy_async_global();
-          atom_add_acq_rel_gpu(semaphore, 1u);
-        }
+      // Deterministic: the stage goes back to the producer once the reductions have counted;
+      // otherwise under the next step's products (above).
+      if (thread == 0) count_turn();
       release_stage(kDeterministic);
     }
     ring.advance();
