@@ -75,6 +75,12 @@ void read_trace_stamps(KernelTrace& trace, const std::vector<unsigned long long>
 
 }  // namespace
 
+rt::CubinResult compile_traced(gen::GeneratedSource source) {
+  source.options.push_back("-DKT_TRACE=1");
+  source.name += ".trace";
+  return rt::get_or_compile(nullptr, source, true, false);
+}
+
 KernelTrace run_traced_launch(Bench& bench, CUstream stream, const TracedLaunch& t, int reps) {
   KernelTrace trace;
   trace.grid = t.grid;

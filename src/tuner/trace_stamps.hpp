@@ -9,6 +9,8 @@
 
 #include <functional>
 
+#include "generator/generated_source.hpp"
+#include "runtime/cubin_provider.hpp"
 #include "tuner/benchmark.hpp"
 #include "tuner/op_bench.hpp"
 #include "tuner/output_check.hpp"
@@ -43,6 +45,10 @@ struct TracedLaunch {
   CUdeviceptr stamps = 0;
   TraceStampLayout layout;
 };
+
+// The cubin of an op's kernel source with its phase marks compiled in (-DKT_TRACE, which the
+// templates test), under a name of its own; compiled with no database, so never stored.
+rt::CubinResult compile_traced(gen::GeneratedSource source);
 
 // Launches `t` once on poisoned outputs and checks them, then `reps` (at least 1) more with
 // `bench` (an L2 flush before each) on `stream`, and reads the last launch's stamps back.

@@ -7,7 +7,6 @@
 
 #include "attention/attention_params.h"
 #include "core/error.hpp"
-#include "generator/generated_source.hpp"
 #include "ops/attention/attention_kernel.hpp"
 #include "ops/attention/attention_source.hpp"
 #include "ops/attention/attention_workload.hpp"
@@ -44,10 +43,7 @@ KernelTrace trace_attention(const AttentionProblem& p, const AttentionConfig& c,
   if (auto why = validate(p, c, device))
     throw Error(ErrorKind::kInvalidArgument, fmt::format("{}: {}", to_key(c), *why));
 
-  gen::GeneratedSource source = gen::generate_attention(p, c, false, device.arch());
-  source.options.push_back("-DKT_TRACE=1");
-  source.name += ".trace";
-  const rt::CubinResult cubin = rt::get_or_compile(nullptr, source, true, false);
+  const rt::CubinResult cubin = compile_traced(gen::generate_attention(p, c, false, device.arch()));
   rt::ModuleCache modules;
   const rt::AttentionKernel kernel(p, c, modules.load(cubin.record));
   rt::OwnedStream stream;

@@ -7,7 +7,6 @@
 #include <cstdint>
 
 #include "core/error.hpp"
-#include "generator/generated_source.hpp"
 #include "ops/gemm/gemm_kernel.hpp"
 #include "ops/gemm/gemm_source.hpp"
 #include "ops/gemm/gemm_workload.hpp"
@@ -50,10 +49,7 @@ KernelTrace trace_gemm(const GemmProblem& p, const GemmConfig& c, int reps) {
                 fmt::format("{}: its split-K flags reach into the trace's part of the flag region",
                             to_key(c)));
 
-  gen::GeneratedSource source = gen::generate_gemm(p, c, device.arch());
-  source.options.push_back("-DKT_TRACE=1");
-  source.name += ".trace";
-  const rt::CubinResult cubin = rt::get_or_compile(nullptr, source, true, false);
+  const rt::CubinResult cubin = compile_traced(gen::generate_gemm(p, c, device.arch()));
   rt::ModuleCache modules;
   const rt::GemmKernel kernel(p, c, modules.load(cubin.record));
   rt::OwnedStream stream;
