@@ -82,6 +82,12 @@ std::int64_t head_dim_parts(const AttentionBackwardProblem& p) {
 }
 int part_columns(const AttentionBackwardProblem& p) { return int(p.head_dim / head_dim_parts(p)); }
 
+// fa3: the step's query rows a consumer computes Sᵀ and dPᵀ for (the template's kStepM): the
+// head_dim parts sharing a key block split them.
+int fa3_step_rows(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
+  return c.block_m / int(head_dim_parts(p));
+}
+
 // The queries a warp works at once (the template's kQChunk).
 int query_chunk(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
   const int span = part_columns(p) * (keys_per_warp(c) / 16);
@@ -188,7 +194,7 @@ std::optional<std::string> validate_fa3(const AttentionBackwardProblem& p,
         "fa3 at head_dim {} needs block_n 64: its {} consumer warpgroups share one group of 64 "
         "keys, a part of the columns each",
         p.head_dim, head_dim_parts(p));
-  const int step_rows = c.block_m / int(head_dim_parts(p));  // a consumer's Sᵀ and dPᵀ columns
+  const int step_rows = fa3_step_rows(p, c);
   if (part_columns(p) + step_rows > kFa3AccumulatorRegisters)
     return fmt::format(
         "fa3 at head_dim {} and block_m {}: a consumer thread would keep {} FP32 accumulators "
@@ -225,7 +231,7 @@ double block_seconds(const AttentionBackwardProblem& p, const AttentionBackwardC
     // the consumer's query rows: 2048 + 32 N bytes read at kSmemBytesPerClockPerSm against N / 2
     // tensor-core clocks (2048 N FLOPs at 4096 a clock), so narrower than 64 they wait on shared
     // memory (N = 32 at head_dim 256: 24 clocks against 16).
-    const double step_rows = double(c.block_m / head_dim_parts(p));
+    const double step_rows = double(fa3_step_rows(p, c));
     const double sdp_stretch =
         std::max(1.0, (2048.0 + 32.0 * step_rows) / kSmemBytesPerClockPerSm / (step_rows / 2.0));
     const double products = (2.0 * sdp_stretch + 3.0) / 5.0;
@@ -448,8 +454,8 @@ std::string explain_config(const AttentionBackwardProblem& p, const AttentionBac
         "64 keys, {} head_dim parts of {} columns (dK, dV in registers; Sᵀ and dPᵀ of {} of the "
         "step's query rows over the whole head_dim in each part; Pᵀ and dSᵀ through shared "
         "memory), {} query rows a step, a ring of {} Q/dO stages\n",
-        c.num_consumers(p.head_dim), head_dim_parts(p), part_columns(p),
-        c.block_m / head_dim_parts(p), c.block_m, c.stages);
+        c.num_consumers(p.head_dim), head_dim_parts(p), part_columns(p), fa3_step_rows(p, c),
+        c.block_m, c.stages);
   else if (fa3)
     out += fmt::format(
         "  family       fa3 backward: wgmma + TMA, a producer and {} consumer warpgroup(s) of 64 "
