@@ -66,7 +66,7 @@ constexpr int kMaxRegisters = 255;
 // those its accumulators may take (dK, dV: head_dim; Sᵀ, dPᵀ: block_m; the rest holds the packed
 // A operands, dQ and addressing), and what one consumer uses beyond dK, dV, Sᵀ and dPᵀ.
 constexpr int kFa3ConsumerRegisters = 240;
-constexpr int kFa3AccumulatorRegisters = 192;
+constexpr int kFa3AccumulatorRegisters = 208;
 constexpr int kFa3OneConsumerExtraRegisters = 48;
 constexpr int kSmallestBlockM = 32;
 constexpr std::int64_t kWorkspaceAlign = 256;
@@ -185,7 +185,8 @@ std::optional<std::string> validate_fa3(const AttentionBackwardProblem& p,
     return "fa3 configs have no warps field (warps = 0: block_n sets the warpgroups)";
   if (c.block_n != 64 && c.block_n != 128)
     return "fa3 block_n must be 64 or 128 (one or two consumer warpgroups of 64 keys)";
-  if (c.block_m != 64 && c.block_m != 128) return "fa3 block_m must be 64 or 128";
+  if (c.block_m != 64 && c.block_m != 80 && c.block_m != 128)
+    return "fa3 block_m must be 64, 80 or 128";
   if (c.stages < 2 || c.stages > 4) return "fa3 stages must be 2, 3 or 4";
   if (p.head_dim != 64 && p.head_dim != 128 && p.head_dim != 256)
     return "the fa3 family needs head_dim 64, 128 or 256";
@@ -194,6 +195,12 @@ std::optional<std::string> validate_fa3(const AttentionBackwardProblem& p,
         "fa3 at head_dim {} needs block_n 64: its {} consumer warpgroups share one group of 64 "
         "keys, a part of the columns each",
         p.head_dim, head_dim_parts(p));
+  if (attn_bwd::fa3_dq_transposed(c.block_m) && (p.head_dim != 128 || c.block_n != 128))
+    return fmt::format(
+        "fa3 block_m {} computes dQ transposed, head_dim as the wgmma's M in 64-row tiles, one a "
+        "consumer: head_dim 128 with block_n 128 (two consumers) only, not head_dim {} with "
+        "block_n {}",
+        c.block_m, p.head_dim, c.block_n);
   const int step_rows = fa3_step_rows(p, c);
   if (part_columns(p) + step_rows > kFa3AccumulatorRegisters)
     return fmt::format(

@@ -47,7 +47,7 @@ struct AttentionBackwardDomains {
   std::vector<int> block_n{64, 128};
   std::vector<int> warps{4, 8};
   std::vector<int> stages{1, 2};
-  std::vector<int> fa3_block_m{64, 128};
+  std::vector<int> fa3_block_m{64, 80, 128};
   std::vector<int> fa3_block_n{64, 128};
   std::vector<int> fa3_stages{2, 3};
 };

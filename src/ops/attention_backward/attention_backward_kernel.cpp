@@ -31,7 +31,6 @@ namespace {
 // accumulator by 32 columns (one 128-byte swizzle row) and one m64 tile's rows.
 constexpr std::uint32_t kFa3KeyBoxRows = 64;
 constexpr std::uint32_t kFa3DqBoxColumns = 32;
-constexpr std::uint32_t kFa3DqBoxRows = 64;
 
 // One kernel of the three, its parameter block the only argument.
 CUresult launch_plan(CUfunction f, const LaunchPlan& plan, void* params, CUstream stream) {
@@ -98,13 +97,15 @@ CUresult make_attention_backward_sm90_params(const AttentionBackwardProblem& p,
     if (r != CUDA_SUCCESS) return r;
   }
   // The workspace's FP32 arrays (256-byte aligned): the dQ accumulator as the dense 4D tensor
-  // {head_dim, seqlen_q, heads_q, batch}, 128B-swizzled boxes of {32, 64}; lse_log2 and D as rows.
+  // {head_dim, seqlen_q, heads_q, batch}, 128B-swizzled boxes of {32, 64} (of {32, block_m} where
+  // dQ is staged transposed); lse_log2 and D as rows.
   const std::uint64_t d = std::uint64_t(p.head_dim);
   const std::uint64_t dq_dims[4] = {d, std::uint64_t(p.seqlen_q), std::uint64_t(p.heads_q),
                                     std::uint64_t(p.batch)};
   const std::uint64_t dq_strides[3] = {d * 4, std::uint64_t(p.seqlen_q) * d * 4,
                                        std::uint64_t(p.heads_q * p.seqlen_q) * d * 4};
-  const std::uint32_t dq_box[4] = {kFa3DqBoxColumns, kFa3DqBoxRows, 1, 1};
+  const std::uint32_t dq_box[4] = {kFa3DqBoxColumns,
+                                   std::uint32_t(attn_bwd::fa3_dq_box_rows(c.block_m)), 1, 1};
   CUresult r = encode_tensor_map(params.dq_accum_map, DType::kFP32, params.bwd.dq_accum, dq_dims,
                                  dq_strides, dq_box);
   const std::uint64_t rows[1] = {std::uint64_t(p.batch * p.heads_q * p.seqlen_q)};

@@ -37,7 +37,7 @@ class AttentionBackwardSpec final
   // drops a template argument and the d256 key its ".dqr"); 7: causal sections of at most 32
   // entries (a wave's CTAs share an entry's Q and dO loads); 8: the parameter block's strides as
   // TensorStrides, over which NVVM orders fa2's causal kernels differently (fa3's PTX unchanged).
-  int template_version() const override { return 11; }
+  int template_version() const override { return 12; }
   std::vector<std::pair<std::string, std::vector<std::string>>> suites() const override {
     return {{"attention-backward-d128", flash_attention_shapes(128)},
             {"attention-backward-d64", flash_attention_shapes(64)},

@@ -46,13 +46,17 @@ constexpr int kConsumerRegisters = 240;
 // 64-column slabs of K (K is dQ's N-major B operand, whose descriptor steps whole slabs).
 // Consumer c computes kRowTiles row tiles from first_row_tile(c), kCols columns from first_col(c),
 // and stages them in its kStagingBytes of FP32 as kCols / 32 column slabs of kRowTiles boxes.
+// Transposed (attn_bwd::fa3_dq_transposed: block_m 80, one row tile), consumer c computes the
+// same columns as the M rows of dQᵀ for all kBlockM query rows, staged as kCols / 32 boxes of
+// kBlockM rows.
 template <int kHeadDim, int kBlockM, int kConsumers>
 struct DqSplit {
   static constexpr int kMTiles = kBlockM / 64;
   static constexpr int kRowTiles = kMTiles >= kConsumers ? kMTiles / kConsumers : 1;
   static constexpr int kColParts = kConsumers / (kMTiles / kRowTiles);
   static constexpr int kCols = kHeadDim / kColParts;
-  static constexpr int kStagingBytes = kRowTiles * 64 * kCols * 4;
+  static constexpr int kStagingBytes =
+      (attn_bwd::fa3_dq_transposed(kBlockM) ? kBlockM : kRowTiles * 64) * kCols * 4;
   static_assert(kCols % 64 == 0, "dQ splits among the consumers by 64-column slabs of K");
 
   static __device__ __forceinline__ int first_row_tile(int c) { return c / kColParts * kRowTiles; }
@@ -102,6 +106,44 @@ __device__ __forceinline__ void issue_dq(float (&dq)[kRowTiles][kAcc], unsigned 
   wgmma_commit();
 }
 
+// dQᵀ = Kᵀ·dSᵀ of a consumer's 64 head_dim rows and the step's kBlockM query rows over kNSteps
+// k16 steps of keys, one committed wgmma group: A M-major from its 64-column slab of K (at
+// `k_slab`), B K-major from the dS tile (atoms of 64 keys `atom_bytes` apart).
+template <typename T, int kBlockM, int kNSteps>
+__device__ __forceinline__ void issue_dq_transposed(float (&dqt)[kBlockM / 2], unsigned int k_slab,
+                                                    int slab_bytes, unsigned int ds_tile,
+                                                    int atom_bytes) {
+  fence_accumulators(dqt);
+  wgmma_fence();
+#pragma unroll
+  for (int kt = 0; kt < kNSteps; ++kt)
+    wgmma_m64k16_ss<T, kBlockM, 0, 1>(
+        dqt, mnmajor_descriptor(k_slab + 2048 * kt, slab_bytes),
+        kmajor_descriptor(ds_tile + (kt / 4) * atom_bytes + 32 * (kt % 4)), kt > 0);
+  wgmma_commit();
+}
+
+// Stages a consumer's dQᵀ (64 head_dim rows x kBlockM query rows of wgmma accumulators)
+// transposed for TMA reductions: box b (head_dim rows 32 b to 32 b + 31) is kBlockM query rows of
+// 128 bytes at `staging` + b kBlockM 128, element (r, q) in row q at 16-byte chunk
+// (r % 32) / 4 ^ (q % 8) (the 128B swizzle). One store of a warp writes 8 head_dim rows (two
+// chunks of four words) of 4 query rows of distinct q % 8: 32 distinct banks.
+template <int kBlockM>
+__device__ __forceinline__ void stage_dq_transposed(unsigned int staging,
+                                                    const float (&dqt)[kBlockM / 2], int warp,
+                                                    int lane) {
+#pragma unroll
+  for (int j = 0; j < kBlockM / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int r = 16 * warp + lane / 4 + 8 * (e >> 1);
+      const int q = 8 * j + 2 * (lane % 4) + (e & 1);
+      st_shared_4(staging + (r / 32) * kBlockM * 128 + q * 128 + ((((r % 32) / 4) ^ (q % 8)) << 4) +
+                      (r % 4) * 4,
+                  __float_as_uint(dqt[4 * j + e]));
+    }
+}
+
 }  // namespace fa3_bwd
 
 // dK, dV of kBlockN keys of one key/value head and the dQ they add (conventions of
@@ -119,9 +161,12 @@ __device__ __forceinline__ void issue_dq(float (&dq)[kRowTiles][kAcc], unsigned 
 // dSᵀ into the step's dS tile (transposed: query rows). After a barrier of every consumer, dQ =
 // dS·K of the block (split among the consumers by DqSplit; A K-major from the dS tile, B N-major
 // from K) is staged in FP32 and added to the accumulator by TMA reductions (rows past seqlen_q
-// skipped by TMA); the convert kernel applies softmax_scale, dK gets it at the end. Two dS tiles
-// alternate, so a tile is rewritten only after every consumer's dQ of the step before the last
-// (ordered by the barrier of the step in between). Rows past seqlen_q and keys past seqlen_k
+// skipped by TMA); the convert kernel applies softmax_scale, dK gets it at the end. kBlockM 80
+// (head_dim 128; attn_bwd::fa3_dq_transposed: no multiple of the wgmma's 64 rows) computes dQᵀ =
+// Kᵀ·dSᵀ instead, consumer c the head_dim rows [64 c, 64 c + 64) for all the step's query rows (A
+// M-major from K, B K-major from the dS tile), and stages it transposed in boxes of 80 rows. Two dS
+// tiles alternate, so a tile is rewritten only after every consumer's dQ of the step before the
+// last (ordered by the barrier of the step in between). Rows past seqlen_q and keys past seqlen_k
 // arrive zero-filled (lse_log2 and D of other rows or zeros, masked), so they add nothing. At the
 // end dK (times softmax_scale) and dV go through the K and V tiles to TMA stores (keys past
 // seqlen_k skipped).
@@ -156,7 +201,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   static_assert(DTypeTraits<T>::kIsMmaOperand && sizeof(T) == 2, "T must be kt::bf16 or kt::fp16");
   static_assert(kHeadDim == 64 || kHeadDim == 128 || kHeadDim == 256,
                 "kHeadDim must be 64, 128 or 256");
-  static_assert(kBlockM == 64 || kBlockM == 128, "kBlockM must be 64 or 128");
+  static_assert(kBlockM == 64 || kBlockM == 80 || kBlockM == 128, "kBlockM must be 64, 80 or 128");
   static_assert(kBlockN == 64 || kBlockN == 128, "one or two groups of 64 keys");
   static_assert(kStages >= 2 && kStages <= 4, "2 to 4 Q/dO stages");
   constexpr int kParts = attn_bwd::head_dim_parts(kHeadDim);
@@ -168,9 +213,13 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
                 "dQ staged in the stage: a consumer's 64 rows x kCols FP32 fill its column slabs "
                 "of the Q and dO tiles");
   constexpr int kStepM = kBlockM / kParts;  // query rows of a consumer's Sᵀ and dPᵀ
-  static_assert(kCols + kStepM <= 192,
+  static_assert(kCols + kStepM <= 208,
                 "a consumer thread keeps dK, dV (its columns in FP32) and Sᵀ, dPᵀ (kStepM) in "
-                "registers: at most 192 of its 240");
+                "registers: at most 208 of its 240");
+  // dQ transposed (block_m 80): the consumers split head_dim in 64-row tiles of dQᵀ.
+  constexpr bool kDqTransposed = attn_bwd::fa3_dq_transposed(kBlockM);
+  static_assert(!kDqTransposed || (kParts == 1 && kHeadDim == 64 * (kBlockN / 64)),
+                "dQ transposed: one 64-row head_dim tile of dQᵀ a consumer");
   constexpr AttentionBwdSm90Layout kSmem(kHeadDim, kBlockM, kBlockN, kStages);
   static_assert(kSmem.launch_bytes <= 227 * 1024,
                 "more shared memory than an sm_90 CTA gets (227 KB)");
@@ -192,9 +241,9 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   extern __shared__ __align__(1024) unsigned char smem_raw[];
   const unsigned int raw = shared_address(smem_raw);
   const unsigned int base = (raw + 1023u) & ~1023u;
-  const unsigned int kv_full = base;              // K and V landed
-  const unsigned int full = base + 8;             // + 8 stage: the stage's rows landed
-  const unsigned int empty = full + 8 * kStages;  // + 8 stage: every consumer is done with it
+  const unsigned int kv_full = base + kSmem.barriers;  // K and V landed
+  const unsigned int full = kv_full + 8;               // + 8 stage: the stage's rows landed
+  const unsigned int empty = full + 8 * kStages;       // + 8 stage: every consumer is done with it
   const unsigned int ticket_word = empty + 8 * kStages;  // kDeterministic: the CTA's ticket
   const unsigned int smem_k = base + kSmem.k;
   const unsigned int smem_v = base + kSmem.v;
@@ -471,7 +520,28 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
       }
     };
 
-    if constexpr (!kDqInStage) {
+    if constexpr (kDqTransposed) {
+      // dQᵀ = Kᵀ·dSᵀ: this consumer's head_dim columns of dQ for all the step's query rows,
+      // staged transposed in FP32 and added to the accumulator.
+      float dqt[kBlockM / 2];
+      fa3_bwd::issue_dq_transposed<T, kBlockM, kNSteps>(dqt, smem_k + (dq_col / 64) * kKvSlabBytes,
+                                                        kKvSlabBytes, ds_tile, kDsAtomBytes);
+      wgmma_wait<0>();
+      fence_accumulators(dqt);
+      release_stage(true);
+      fa3_bwd::stage_dq_transposed<kBlockM>(dq_staging, dqt, warp, lane);
+      fence_proxy_async_shared();
+      named_barrier_sync(1 + consumer, 128);
+      if (thread == 0) {
+        await_turn();
+#pragma unroll
+        for (int box = 0; box < Dq::kCols / 32; ++box)
+          tma_reduce_add_4d(&params.dq_accum_map, dq_staging + box * kBlockM * 128,
+                            dq_col + 32 * box, m0, head, batch);
+        bulk_commit_group();
+        count_turn();
+      }
+    } else if constexpr (!kDqInStage) {
       // dQ = dS·K: this consumer's row tiles and columns.
       float dq[Dq::kRowTiles][Dq::kCols / 2];
       fa3_bwd::issue_dq<T, Dq::kRowTiles, Dq::kCols / 2, kNSteps>(

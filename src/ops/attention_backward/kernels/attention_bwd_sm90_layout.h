@@ -19,20 +19,21 @@
 namespace kt {
 
 // Offsets in bytes from a 1024-byte aligned base (every tile starts on a 1024-byte boundary, as
-// the 128B swizzle needs): the mbarriers (1 KB), the K and V tiles of the CTA's block_n keys,
-// `stages` pairs of Q and dO tiles of block_m rows, two dS tiles (the step's and the one before,
-// still read by the other consumers' dQ; at head_dim 256 the step's dS and P), the FP32 dQ staging
-// of a step (none at head_dim 256, attn_bwd::head_dim_parts > 1, where the consumers stage dQ over
-// the step's Q and dO tiles) and `stages` pairs of the rows' lse_log2 and D, each a TMA box of
-// block_m + kStatsLead FP32 (a box starts on a 16-byte aligned element of global memory, so the
-// step's rows start up to kStatsLead - 1 elements into it) in a slot of block_m + kStatsSlot (a box
-// lands on 128 bytes of shared memory). 16-bit tiles are head_dim / 64 slabs of rows x 128 bytes (a
-// TMA box each); a dS tile is block_n / 64 atoms of block_m query rows x 64 keys (128 bytes).
+// the 128B swizzle needs): the K and V tiles of the CTA's block_n keys, `stages` pairs of Q and dO
+// tiles of block_m rows, two dS tiles (the step's and the one before, still read by the other
+// consumers' dQ; at head_dim 256 the step's dS and P), the FP32 dQ staging of a step (none at
+// head_dim 256, attn_bwd::head_dim_parts > 1, where the consumers stage dQ over the step's Q and
+// dO tiles), `stages` pairs of the rows' lse_log2 and D, each a TMA box of block_m + kStatsLead
+// FP32 (a box starts on a 16-byte aligned element of global memory, so the step's rows start up
+// to kStatsLead - 1 elements into it) in a slot of whole 128-byte lines (a box lands on 128 bytes
+// of shared memory), and last the mbarriers (block_m 80 at head_dim 128 fills 227 KB but for
+// them). 16-bit tiles are head_dim / 64 slabs of rows x 128 bytes (a TMA box each); a dS tile is
+// block_n / 64 atoms of block_m query rows x 64 keys (128 bytes).
 struct AttentionBwdSm90Layout {
-  static constexpr int kBarrierBytes = 1024;
-  static constexpr int kAlignBytes = 1024;  // the base may lie this far above the buffer's start
-  static constexpr int kStatsLead = 4;      // FP32 elements in 16 bytes
-  static constexpr int kStatsSlot = 32;     // FP32 elements in 128 bytes
+  static constexpr int kBarrierBytes = 128;  // kv_full, full and empty of 4 stages, the ticket
+  static constexpr int kAlignBytes = 1024;   // the base may lie this far above the buffer's start
+  static constexpr int kStatsLead = 4;       // FP32 elements in 16 bytes
+  static constexpr int kStatsLine = 32;      // FP32 elements in 128 bytes
 
   int kv_bytes;     // one K or V tile
   int q_bytes;      // one Q or dO tile
@@ -46,6 +47,7 @@ struct AttentionBwdSm90Layout {
   int ds;  // buffer b at ds + b ds_bytes
   int dq;
   int stats;         // stage s: lse_log2 at stats + s stats_bytes, D right after it
+  int barriers;      // the mbarriers and the deterministic ticket
   int bytes;         // from the base to the end
   int launch_bytes;  // the dynamic shared memory a launch asks for
 
@@ -56,15 +58,16 @@ struct AttentionBwdSm90Layout {
         ds_bytes(block_m * block_n * 2),
         dq_bytes(attn_bwd::fa3_dq_staged_in_stage(head_dim) ? 0 : block_m * head_dim * 4),
         stats_box(block_m + kStatsLead),
-        stats_rows(block_m + kStatsSlot),
+        stats_rows((block_m + kStatsLead + kStatsLine - 1) / kStatsLine * kStatsLine),
         stats_bytes(2 * stats_rows * 4),
-        k(kBarrierBytes),
+        k(0),
         v(k + kv_bytes),
         q(v + kv_bytes),
         ds(q + stages * 2 * q_bytes),
         dq(ds + 2 * ds_bytes),
         stats(dq + dq_bytes),
-        bytes(stats + stages * stats_bytes),
+        barriers(stats + stages * stats_bytes),
+        bytes(barriers + kBarrierBytes),
         launch_bytes(bytes + kAlignBytes) {}
 };
 

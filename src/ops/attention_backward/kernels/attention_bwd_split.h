@@ -25,6 +25,15 @@ constexpr KT_BWD_SPLIT_FN bool fa3_dq_staged_in_stage(int head_dim) {
   return head_dim_parts(head_dim) > 1;
 }
 
+// fa3: whether a step's dQ is computed transposed, dQᵀ = Kᵀ·dSᵀ with head_dim as the wgmma's M
+// and the step's block_m query rows as its N: when block_m is no multiple of 64, the wgmma's M
+// (block_m 80 at head_dim 128, FlashAttention-3's choice for full masks). Such a dQ is staged
+// transposed in boxes of block_m rows; otherwise in boxes of 64 rows, one m64 tile.
+constexpr KT_BWD_SPLIT_FN bool fa3_dq_transposed(int block_m) { return block_m % 64 != 0; }
+constexpr KT_BWD_SPLIT_FN int fa3_dq_box_rows(int block_m) {
+  return fa3_dq_transposed(block_m) ? block_m : 64;
+}
+
 // Threads of the row kernels (preprocess, convert), a row to each group of row_slots(head_dim).
 constexpr int kRowThreads = 128;
 
