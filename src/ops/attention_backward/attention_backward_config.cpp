@@ -36,20 +36,21 @@ constexpr double kSideLaunchUs = 2.0;
 // work, and one alone (no other warpgroup's products under its exp2 and stores); the exp unit's
 // time against the products' (one exp2 a pair, 16 a clock an SM, against 10 · d FLOPs at 4096 a
 // clock: 25.6 / d) and the part of it the other consumer's products do not hide; a step's own
-// cost (the full barrier, three wgmma waits, the dS stores and two named barriers, the dQ staging,
-// and the shared-memory traffic that does not grow with its rows: K and V read as Sᵀ and dPᵀ's A,
-// K as dQ's operand); the FP32 bytes the TMA reductions of an SM retire a clock into L2 and the
-// part of their time left exposed; and, deterministic, a step's wait for its reductions to
-// complete before the next key block adds. The rate and the step's cost are fitted to same-process
-// tunes of 64 against 80 query rows a step at head_dim 128 on an H100 (a step ~1.3 µs plus ~0.025
-// µs a row; `2026-12-06-h100-attention-backward-d128-bm80`), keeping the H200's version-7 picks
-// (bench/model_regret.py: regret 1.0017 and 1.0000) and head_dim 256 within 10%.
+// cost a consumer (the full barrier, three wgmma waits, the dS stores and two named barriers, the
+// dQ staging, and the shared-memory traffic that does not grow with its rows: its K and V read as
+// Sᵀ and dPᵀ's A, K as dQ's operand); the FP32 bytes the TMA reductions of an SM retire a clock
+// into L2 and the part of their time left exposed; and, deterministic, a step's wait for its
+// reductions to complete before the next key block adds. The rate and the step's cost are fitted
+// to same-process tunes of 64 against 80 query rows a step at head_dim 128 on an H100 (a step of
+// two consumers ~1.3 µs plus ~0.025 µs a row; `2026-12-06-h100-attention-backward-d128-bm80`),
+// keeping the H200's version-7 picks (bench/model_regret.py: regret 1.0017 and 1.0000; one
+// consumer's configs within 1.11x of their medians) and head_dim 256 within 10%.
 // Sᵀ and dPᵀ narrower than 64 query rows a consumer wait on shared memory (block_seconds).
 constexpr double kFa3WgmmaEfficiency = 0.75;
 constexpr double kFa3OneConsumerFactor = 0.75;
 constexpr double kFa3ExpShareTimesHeadDim = 25.6;
 constexpr double kFa3ExposedExp = 0.5;
-constexpr double kFa3StepUs = 0.7;
+constexpr double kFa3StepUsPerConsumer = 0.35;
 constexpr double kFa3ReduceBytesPerClockPerSm = 64.0;
 constexpr double kFa3ExposedReduceShare = 0.25;
 constexpr double kFa3OrderedReduceUs = 1.0;
@@ -249,7 +250,9 @@ double block_seconds(const AttentionBackwardProblem& p, const AttentionBackwardC
     const double reduce_s =
         4.0 * c.block_m * double(p.head_dim) / (kFa3ReduceBytesPerClockPerSm * clock_hz);
     return flops / sm_rate * (products + exposed_exp) + kFa3ExposedReduceShare * reduce_s +
-           (kFa3StepUs + (p.deterministic ? kFa3OrderedReduceUs : 0.0)) * 1e-6;
+           (kFa3StepUsPerConsumer * c.num_consumers(p.head_dim) +
+            (p.deterministic ? kFa3OrderedReduceUs : 0.0)) *
+               1e-6;
   }
   const double sm_rate = d.mma_sync_tflops * 1e12 / d.num_sms * kBwdMmaEfficiency *
                          std::min(1.0, 0.5 + 0.0625 * ctas_per_sm * c.warps);
