@@ -66,11 +66,8 @@ constexpr int kDeterministicRegisters = 6;
 // keys a warp and head_dim 64 ptxas 13.0 spills 8 bytes (the full mask fits in 255).
 constexpr int kCausalTwoWideStagesRegisters = 6;
 constexpr int kMaxRegisters = 255;
-// fa3: a consumer thread's registers (setmaxnreg with two consumers; the launch's 255 with one),
-// those its accumulators may take (dK, dV: head_dim; Sᵀ, dPᵀ: block_m; the rest holds the packed
-// A operands, dQ and addressing), and what one consumer uses beyond dK, dV, Sᵀ and dPᵀ.
-constexpr int kFa3ConsumerRegisters = 240;
-constexpr int kFa3AccumulatorRegisters = 208;
+// fa3 with one consumer (which keeps the launch's 255 registers): what it uses beyond dK, dV, Sᵀ
+// and dPᵀ (attn_bwd::kFa3ConsumerRegisters and kFa3AccumulatorRegisters budget two).
 constexpr int kFa3OneConsumerExtraRegisters = 48;
 constexpr int kSmallestBlockM = 32;
 constexpr std::int64_t kWorkspaceAlign = 256;
@@ -86,10 +83,9 @@ std::int64_t head_dim_parts(const AttentionBackwardProblem& p) {
 }
 int part_columns(const AttentionBackwardProblem& p) { return int(p.head_dim / head_dim_parts(p)); }
 
-// fa3: the step's query rows a consumer computes Sᵀ and dPᵀ for (the template's kStepM): the
-// head_dim parts sharing a key block split them.
+// fa3: the step's query rows a consumer computes Sᵀ and dPᵀ for (the template's kStepM).
 int fa3_step_rows(const AttentionBackwardProblem& p, const AttentionBackwardConfig& c) {
-  return c.block_m / int(head_dim_parts(p));
+  return attn_bwd::fa3_step_rows(int(p.head_dim), c.block_m);
 }
 
 // The queries a warp works at once (the template's kQChunk).
@@ -206,13 +202,13 @@ std::optional<std::string> validate_fa3(const AttentionBackwardProblem& p,
         "block_n {}",
         c.block_m, p.head_dim, c.block_n);
   const int step_rows = fa3_step_rows(p, c);
-  if (part_columns(p) + step_rows > kFa3AccumulatorRegisters)
+  if (part_columns(p) + step_rows > attn_bwd::kFa3AccumulatorRegisters)
     return fmt::format(
         "fa3 at head_dim {} and block_m {}: a consumer thread would keep {} FP32 accumulators "
         "(dK, dV: {}; Sᵀ, dPᵀ: {}), over the {} of its {} registers that leave room for the "
         "packed operands, dQ and addressing",
         p.head_dim, c.block_m, part_columns(p) + step_rows, part_columns(p), step_rows,
-        kFa3AccumulatorRegisters, kFa3ConsumerRegisters);
+        attn_bwd::kFa3AccumulatorRegisters, attn_bwd::kFa3ConsumerRegisters);
   if (fa3_dq_split(p, c).cols % 64 != 0)
     return fmt::format(
         "fa3 dQ = dS·K splits between the {} consumer warpgroups by 64-row tiles or 64-column "

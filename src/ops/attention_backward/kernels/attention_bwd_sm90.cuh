@@ -23,8 +23,7 @@
 namespace kt {
 namespace fa3_bwd {
 
-constexpr int kKeys = 64;              // keys a consumer warpgroup owns: one m64 wgmma
-constexpr int kDqBoxBytes = 64 * 128;  // a {32, 64} box of the FP32 dQ accumulator
+constexpr int kKeys = 64;  // keys a consumer warpgroup owns: one m64 wgmma
 // Named barriers: 1 + c is consumer c's own, kAllConsumers every consumer's.
 constexpr int kAllConsumers = 3;
 // head_dim columns of dQ a consumer computes and stages at once when it stages dQ in the step's
@@ -37,9 +36,9 @@ __host__ __device__ constexpr int consumers(int head_dim, int block_n) {
 }
 
 // Register split (setmaxnreg) of a CTA of two consumers and the producer, launched with 168
-// registers a thread: 24 + 2 x 240 = 3 x 168. One consumer keeps the 255 it is launched with.
+// registers a thread: 24 + 2 x attn_bwd::kFa3ConsumerRegisters (240) = 3 x 168. One consumer
+// keeps the 255 it is launched with.
 constexpr int kProducerRegisters = 24;
-constexpr int kConsumerRegisters = 240;
 
 // How dQ = dS·K (kBlockM x kHeadDim over the block's keys) splits among the consumers: by m64
 // row tiles while there are as many as consumers, else also by head_dim columns, in whole
@@ -212,10 +211,10 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   static_assert(!kDqInStage || (kBlockM == 64 && kParts == 2),
                 "dQ staged in the stage: a consumer's 64 rows x kCols FP32 fill its column slabs "
                 "of the Q and dO tiles");
-  constexpr int kStepM = kBlockM / kParts;  // query rows of a consumer's Sᵀ and dPᵀ
-  static_assert(kCols + kStepM <= 208,
+  constexpr int kStepM = attn_bwd::fa3_step_rows(kHeadDim, kBlockM);  // of Sᵀ and dPᵀ
+  static_assert(kCols + kStepM <= attn_bwd::kFa3AccumulatorRegisters,
                 "a consumer thread keeps dK, dV (its columns in FP32) and Sᵀ, dPᵀ (kStepM) in "
-                "registers: at most 208 of its 240");
+                "registers: at most kFa3AccumulatorRegisters of its kFa3ConsumerRegisters");
   // dQ transposed (block_m 80): the consumers split head_dim in 64-row tiles of dQᵀ.
   constexpr bool kDqTransposed = attn_bwd::fa3_dq_transposed(kBlockM);
   static_assert(!kDqTransposed || (kParts == 1 && kHeadDim == 64 * (kBlockN / 64)),
@@ -236,6 +235,8 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   constexpr int kKvSlabBytes = kBlockN * 128;
   constexpr int kQSlabBytes = kBlockM * 128;
   constexpr int kDsAtomBytes = kBlockM * 128;  // 64 keys of the block's query rows
+  // A {32, fa3_dq_box_rows} box of the FP32 dQ accumulator (TMA reductions).
+  constexpr int kDqBoxBytes = attn_bwd::fa3_dq_box_rows(kBlockM) * 128;
   using Dq = fa3_bwd::DqSplit<kHeadDim, kBlockM, kConsumers>;
 
   extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -321,7 +322,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
   }
 
   // Consumers.
-  if constexpr (kConsumers > 1) setmaxnreg_inc<fa3_bwd::kConsumerRegisters>();
+  if constexpr (kConsumers > 1) setmaxnreg_inc<attn_bwd::kFa3ConsumerRegisters>();
   const int consumer = warpgroup - 1;
   const int thread = threadIdx.x % 128;
   const int warp = thread / 32;
@@ -536,8 +537,8 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
         await_turn();
 #pragma unroll
         for (int box = 0; box < Dq::kCols / 32; ++box)
-          tma_reduce_add_4d(&params.dq_accum_map, dq_staging + box * kBlockM * 128,
-                            dq_col + 32 * box, m0, head, batch);
+          tma_reduce_add_4d(&params.dq_accum_map, dq_staging + box * kDqBoxBytes, dq_col + 32 * box,
+                            m0, head, batch);
         bulk_commit_group();
         count_turn();
       }
@@ -555,8 +556,8 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
       // dQ staged in FP32 (128B-swizzled {32, 64} boxes) and added to the accumulator.
 #pragma unroll
       for (int slab = 0; slab < Dq::kCols / 32; ++slab)
-        sm90::stage_slab<float>(dq_staging + slab * Dq::kRowTiles * fa3_bwd::kDqBoxBytes, dq, slab,
-                                warp, lane);
+        sm90::stage_slab<float>(dq_staging + slab * Dq::kRowTiles * kDqBoxBytes, dq, slab, warp,
+                                lane);
       fence_proxy_async_shared();
       named_barrier_sync(1 + consumer, 128);
       if (thread == 0) {
@@ -566,7 +567,7 @@ __global__ void __launch_bounds__(128 * (fa3_bwd::consumers(kHeadDim, kBlockN) +
 #pragma unroll
           for (int i = 0; i < Dq::kRowTiles; ++i)
             tma_reduce_add_4d(&params.dq_accum_map,
-                              dq_staging + (slab * Dq::kRowTiles + i) * fa3_bwd::kDqBoxBytes,
+                              dq_staging + (slab * Dq::kRowTiles + i) * kDqBoxBytes,
                               dq_col + 32 * slab, m0 + 64 * (dq_row_tile + i), head, batch);
         bulk_commit_group();
         count_turn();

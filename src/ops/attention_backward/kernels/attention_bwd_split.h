@@ -25,6 +25,18 @@ constexpr KT_BWD_SPLIT_FN bool fa3_dq_staged_in_stage(int head_dim) {
   return head_dim_parts(head_dim) > 1;
 }
 
+// fa3: a consumer warpgroup's registers a thread (setmaxnreg, with two consumers), and those its
+// FP32 accumulators may take: dK and dV of its columns, Sᵀ and dPᵀ of its query rows (the rest
+// holds the packed A operands, dQ and addressing).
+constexpr int kFa3ConsumerRegisters = 240;
+constexpr int kFa3AccumulatorRegisters = 208;
+
+// fa3: the step's query rows a consumer computes Sᵀ and dPᵀ for: the head_dim parts sharing a key
+// block split them.
+constexpr KT_BWD_SPLIT_FN int fa3_step_rows(int head_dim, int block_m) {
+  return block_m / head_dim_parts(head_dim);
+}
+
 // fa3: whether a step's dQ is computed transposed, dQᵀ = Kᵀ·dSᵀ with head_dim as the wgmma's M
 // and the step's block_m query rows as its N: when block_m is no multiple of 64, the wgmma's M
 // (block_m 80 at head_dim 128, FlashAttention-3's choice for full masks). Such a dQ is staged
