@@ -1,7 +1,7 @@
 """The checks every tensor passes before kerntune launches on it: device, dtype, shape, strides,
-alignment and layout against the op, by the C ABI's rules (src/runtime/call_checks.cpp) and the
-ones it cannot see (shapes and devices). Pure functions over TensorInfo, so they run without
-torch; a failure is a KerntuneError naming the tensor."""
+alignment and layout against the op, by the C ABI's rules (src/ops/<op>/<op>_call_check.cpp)
+and the ones it cannot see (shapes and devices). Pure functions over TensorInfo, so they run
+without torch; a failure is a KerntuneError naming the tensor."""
 import math
 from typing import NamedTuple, Optional, Tuple
 
@@ -103,11 +103,18 @@ def check_gemm(a, b, out, layout):
     _check_shape(out, (m, n), f"{a.name} is (M, K) = {a.shape}, so the product is (M, N)")
     for t in (a, b, out):
         _check_row_major(t)
-    vector = k % 8 == 0  # the C ABI's vectorized path (GemmProblem::vector_aligned)
-    for t in (a, b):
-        _check_aligned(t, 16 if vector else ELEMENT_BYTES[t.dtype],
-                       "16 bytes on the vectorized path for K % 8 == 0" if vector
-                       else "its element size")
+    # The C ABI's rules (src/ops/gemm/gemm_call_check.cpp): an operand of 16-byte rows (A: K % 8
+    # == 0; B: K % 8 == 0 for nt, N % 8 == 0 for nn) is loaded 16 bytes at a time; nn's B of other
+    # even N is copied as wide as its rows are aligned (8 bytes for N % 4 == 0, else 4).
+    for t, row in ((a, k), (b, k if layout == "nt" else n)):
+        if row % 8 == 0:
+            _check_aligned(t, 16, f"16 bytes on the vectorized path for rows of {row} elements")
+        elif t is b and row % 2 == 0:
+            width = 8 if row % 4 == 0 else 4
+            _check_aligned(t, width, f"its rows of N = {row} are, and the sm90 family copies "
+                                     f"them {width} bytes at a time")
+        else:
+            _check_aligned(t, ELEMENT_BYTES[t.dtype], "its element size")
     _check_aligned(out, ELEMENT_BYTES[out.dtype], "its element size")
     return m, n, k
 

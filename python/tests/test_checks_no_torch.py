@@ -115,6 +115,18 @@ def gemm_misaligned_operand_is_refused():
     expect_error(lambda: checks.check_gemm(info("a", (64, 64), data_ptr=(1 << 20) + 2),
                                            info("b", (64, 64)), info("out", (64, 64)), "nt"),
                  "a at", "16-byte aligned")
+    # nn: B's rows are N long. N % 8 == 0 needs 16 bytes; even N its rows' 8 or 4; odd N 2.
+    a, out = info("a", (64, 64)), info("out", (64, 334))
+    expect_error(lambda: checks.check_gemm(a, info("b", (64, 334), data_ptr=(1 << 20) + 2), out,
+                                           "nn"), "b at", "4-byte aligned", "N = 334")
+    expect_error(lambda: checks.check_gemm(a, info("b", (64, 124), data_ptr=(1 << 20) + 4),
+                                           info("out", (64, 124)), "nn"), "8-byte aligned")
+    expect_error(lambda: checks.check_gemm(a, info("b", (64, 128), data_ptr=(1 << 20) + 8),
+                                           info("out", (64, 128)), "nn"), "16-byte aligned")
+    assert checks.check_gemm(a, info("b", (64, 334), data_ptr=(1 << 20) + 4), out,
+                             "nn") == (64, 334, 64)
+    assert checks.check_gemm(a, info("b", (64, 333), data_ptr=(1 << 20) + 2),
+                             info("out", (64, 333)), "nn") == (64, 333, 64)
 
 
 # ---- attention ----------------------------------------------------------------------------------

@@ -373,6 +373,13 @@ std::int64_t GemmPaddedOperand::bytes(const GemmProblem& p) const {
   return rows * dst_ld * size_bytes(p.in_dtype);
 }
 
+int sm90_mn_copy_bytes(const GemmProblem& p, const GemmConfig& c) {
+  if (c.family != GemmFamily::kSm90 || p.layout != Layout::kNN || p.b_vector_aligned()) return 0;
+  if (!c.warp_specialized || c.cluster > 1 || c.cluster_n > 1 || c.cluster_k > 1 || c.stream_k)
+    return 0;
+  return p.n % 4 == 0 ? 8 : p.n % 2 == 0 ? 4 : 0;
+}
+
 std::vector<GemmPaddedOperand> sm90_padded_operands(const GemmProblem& p, const GemmConfig& c,
                                                     int num_sms) {
   std::vector<GemmPaddedOperand> out;
@@ -394,7 +401,7 @@ std::vector<GemmPaddedOperand> sm90_padded_operands(const GemmProblem& p, const 
     out.push_back(o);
   };
   if (!p.a_vector_aligned()) add('A', p.m, p.k);  // M x K
-  if (!p.b_vector_aligned()) {
+  if (!p.b_vector_aligned() && sm90_mn_copy_bytes(p, c) == 0) {
     if (p.layout == Layout::kNT)
       add('B', p.n, p.k);  // N x K
     else
@@ -528,11 +535,11 @@ std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c) {
   if (c.family == GemmFamily::kSmallM) return small_m_kernel_expression(p, c);
   if (c.family == GemmFamily::kSm90)
     return fmt::format(
-        "kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
+        "kt::gemm_sm90<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>",
         device_type_name(p.in_dtype), device_type_name(p.out_dtype), c.tile_m, c.tile_n, c.tile_k,
         c.stages, c.consumers, nt, split, c.epilogue, c.cluster, c.cluster_k,
         c.swap_ab ? "true" : "false", c.cluster_n, c.stream_k ? "true" : "false",
-        c.warp_specialized ? "true" : "false");
+        c.warp_specialized ? "true" : "false", sm90_mn_copy_bytes(p, c));
   return fmt::format(
       "kt::gemm_sm80<{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}>", device_type_name(p.in_dtype),
       device_type_name(p.out_dtype), c.tile_m, c.tile_n, c.tile_k, c.warp_m, c.warp_n, c.stages, nt,

@@ -178,9 +178,15 @@ struct GemmPaddedOperand {
   LaunchPlan launch;
   std::int64_t bytes(const GemmProblem& p) const;  // the copy's
 };
+// The sm90 family's copied operand: nn's B with rows that are not 16-byte aligned but N even,
+// which the producer warpgroup copies from the caller's tensor with cp.async of the returned bytes
+// (8 when N % 4 == 0, else 4; gemm_sm90.cuh's kMnCopyBytes) in place of a padded copy. 0 when
+// TMA loads it, it is padded, or the config has clusters, stream-K or no producer warpgroup.
+int sm90_mn_copy_bytes(const GemmProblem& p, const GemmConfig& c);
 // The sm90 family's padded operands, A first: A when K % 8 != 0, B when its rows are not 16-byte
-// aligned (nt: K % 8 != 0, nn: N % 8 != 0); in the workspace after split-K's or stream-K's flags
-// and partial sums, never over the flag region. Empty for the other families.
+// aligned (nt: K % 8 != 0, nn: N % 8 != 0) and not copied (sm90_mn_copy_bytes); in the workspace
+// after split-K's or stream-K's flags and partial sums, never over the flag region. Empty for the
+// other families.
 std::vector<GemmPaddedOperand> sm90_padded_operands(const GemmProblem& p, const GemmConfig& c,
                                                     int num_sms);
 // The FP32 partial sums alone: sm80 and small-M, split_k slices of M x N; sm90, one tile slot per
@@ -252,7 +258,8 @@ bool sm90_slabs_swizzled(const GemmProblem& p, const GemmConfig& c);
 
 // Name of the kernel template and its template arguments for this (problem, config), e.g.
 // "kt::gemm_sm80<kt::bf16, kt::bf16, 128, 128, 32, 64, 64, 4, true, true, false>" or
-// "kt::gemm_sm90<kt::bf16, kt::bf16, 128, 256, 64, 4, 2, true, false, 2, 2, 1, false, 1, false>".
+// "kt::gemm_sm90<kt::bf16, kt::bf16, 128, 256, 64, 4, 2, true, false, 2, 2, 1, false, 1, false,
+// true, 0>".
 std::string gemm_kernel_expression(const GemmProblem& p, const GemmConfig& c);
 // The split-K reduce kernel of the sm80 and small-M families.
 std::string gemm_reduce_expression(const GemmProblem& p);

@@ -49,7 +49,10 @@ inline constexpr int kBenchmarkProtocolVersion = 5;
 // 23: sm90's direct stores of 16-bit C in the kernel's orientation trade adjacent 8-column
 //     blocks within a quad: 8 bytes a lane, a 32-byte sector a quad (4096^3's 128 x 256 e0 tile
 //     198 -> 181 us on an H100).
-inline constexpr int kGemmTemplateVersion = 23;
+// 24: sm90 copies nn's B of even N % 8 != 0 straight into the stages with the producer
+//     warpgroup's 4- or 8-byte cp.async (sm90_mn_copies.cuh) where a config has no clusters or
+//     stream-K, in place of the padded copy and its kernel.
+inline constexpr int kGemmTemplateVersion = 24;
 // Bump when an attention template changes its performance or its config semantics.
 // 4: the fa3 family (sm_90a) joins the space, so winners tuned over fa2 alone are stale.
 // 5: fa3's stage ring shared with the GEMM (common/stage_ring.cuh): its instruction order moves.

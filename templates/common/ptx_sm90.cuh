@@ -35,6 +35,13 @@ __device__ __forceinline__ void mbarrier_arrive(unsigned int bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 
+// One arrival on `bar` once every cp.async this thread issued before it has completed (its
+// writes then visible to the threads that wait on the phase); .noinc: the arrival is one of the
+// count `bar` was initialised with.
+__device__ __forceinline__ void cp_async_mbarrier_arrive_noinc(unsigned int bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
 // Blocks until the phase of `bar` with parity `parity` (0 or 1) has completed (acquire). A fresh
 // barrier is in phase 0, so waiting for parity 1 returns at once: "the phase before" counts as
 // done.

@@ -13,6 +13,7 @@
 //   sm90_persistent.cuh          schedule: the units a CTA walks (sm90_work_units.cuh: what a
 //                                unit is)
 //   sm90_producer.cuh            producer main loop: a unit's k-tiles into the ring by TMA
+//   sm90_mn_copies.cuh           producer: an operand TMA cannot address, by cp.async
 //   sm90_consumer.cuh            consumer main loop: a unit's k-tiles from the ring into wgmma
 //   sm90_epilogue_direct.cuh     epilogue: accumulators stored straight to C
 //   sm90_epilogue_tma.cuh        epilogue: slabs staged in shared memory and TMA-stored
@@ -74,6 +75,11 @@ namespace kt {
 // kClusterK units; with split-K through L2 every CTA of the grid must be resident at once),
 // smem_bytes() (gemm_config.hpp) of dynamic shared memory.
 //
+// kMnCopyBytes (4 or 8; 0: none): nn's B has rows only that aligned, which TMA cannot address, so
+// the operand it is (the kernel's B, or swap-AB's A) has no map and the producer warpgroup copies
+// it with cp.async (sm90_mn_copies.cuh; the host guarantees its base, row stride and N in whole
+// copies).
+//
 // Split-K (kSplitK), with no second kernel and no FP32 pass over C. Through L2 (kClusterK == 1),
 // two modes, chosen at run time and uniformly for the launch: distributed when every unit has a
 // CTA (cluster) of its own (num_units <= the clusters of the grid, so each runs at most one unit
@@ -115,12 +121,13 @@ namespace kt {
 //  * Bulk partial sums: sm90_split_k_distributed.cuh. Epilogue slots: sm90_epilogue_tma.cuh.
 template <typename TIn, typename TOut, int kTileM, int kTileN, int kTileK, int kStages,
           int kConsumers, bool kBIsNxK, bool kSplitK, int kEpilogueSlots, int kCluster,
-          int kClusterK, bool kSwapAB, int kClusterN, bool kStreamK, bool kWarpSpecialized>
+          int kClusterK, bool kSwapAB, int kClusterN, bool kStreamK, bool kWarpSpecialized,
+          int kMnCopyBytes>
 __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)), 1)
     gemm_sm90(const __grid_constant__ GemmSm90Params params) {
   using K = sm90::GemmTraits<TIn, TOut, kTileM, kTileN, kTileK, kStages, kConsumers, kBIsNxK,
                              kSplitK, kEpilogueSlots, kCluster, kClusterK, kSwapAB, kClusterN,
-                             kStreamK, kWarpSpecialized>;
+                             kStreamK, kWarpSpecialized, kMnCopyBytes>;
 
   if (test_fault(params.gemm.c)) return;
   if (threadIdx.x == 0) {
@@ -129,8 +136,8 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
     sm90::trace_sm_id(params.gemm.flags);
     // The descriptors' fetch overlaps the barriers' set-up rather than the first loads (cheap;
     // no measurable gain).
-    prefetch_tensor_map(&params.a_map);
-    prefetch_tensor_map(&params.b_map);
+    if constexpr (!K::kACopied) prefetch_tensor_map(&params.a_map);
+    if constexpr (!K::kBCopied) prefetch_tensor_map(&params.b_map);
     if constexpr (kEpilogueSlots > 0) prefetch_tensor_map(&params.c_map);
   }
 
@@ -143,17 +150,12 @@ __global__ void __launch_bounds__(128 * (kConsumers + (kWarpSpecialized ? 1 : 0)
   const int warpgroup = threadIdx.x / 128;
 
   if (kWarpSpecialized && warpgroup == 0) {
-    // Producer: one thread issues every TMA load of the CTA; with split-K through L2, warp 1
-    // reads this launch's epoch (two global round trips that delay neither the loads nor the
-    // consumers' main loop); with stream-K, thread 64 publishes the first piece; the others
-    // idle to the end (cluster split-K: to its barriers).
+    // Producer: one thread issues every TMA load of the CTA (with a copied operand every thread
+    // copies its part beside it); with split-K through L2, warp 1 reads this launch's epoch (two
+    // global round trips that delay neither the loads nor the consumers' main loop: produce);
+    // with stream-K, thread 64 publishes the first piece; the others idle to the end (cluster
+    // split-K: to its barriers).
     if constexpr (kConsumers == 2) setmaxnreg_dec<sm90::kProducerRegs>();
-    if constexpr (K::kL2Flags) {
-      if (threadIdx.x == 32) {
-        sm90::begin_launch(p.flags, smem.epoch_bar, smem.epoch_word, gridDim.x);
-        sm90::trace_mark(p.flags, kTraceEpochRead);
-      }
-    }
     if constexpr (kStreamK) sm90::publish_first_piece<K>(p, smem, walk);
     sm90::produce<K>(params, smem, walk, rank);
   } else {

@@ -35,6 +35,8 @@ __device__ __forceinline__ void mma_unit(float (&acc)[K::kMI][K::kAccs], const S
   int previous_stage = 0;
   for (int kt = 0; kt < num_k_tiles; ++kt) {
     mbarrier_wait(smem.full_bars + 8 * ring.stage, ring.phase);
+    // The producer threads' copies were generic-proxy writes; wgmma reads through the async proxy.
+    if constexpr (K::kMnCopied) fence_proxy_async_shared();
     if (kt == 0 && traced) trace_mark(flags, kTraceFirstFull);
     // The consumer's rows: a K-major A's rows of every atom along K, an M-major A's own atoms.
     const unsigned int a_tile =

@@ -25,7 +25,8 @@ constexpr int kConsumerRegs = 232;
 // from them: per-consumer tiles, stage and slab sizes, and which schedule machinery is compiled.
 template <typename TIn_, typename TOut_, int kTileM_, int kTileN_, int kTileK_, int kStages_,
           int kConsumers_, bool kBIsNxK_, bool kSplitK_, int kEpilogueSlots_, int kCluster_,
-          int kClusterK_, bool kSwapAB_, int kClusterN_, bool kStreamK_, bool kWarpSpecialized_>
+          int kClusterK_, bool kSwapAB_, int kClusterN_, bool kStreamK_, bool kWarpSpecialized_,
+          int kMnCopyBytes_>
 struct GemmTraits {
   using TIn = TIn_;
   using TOut = TOut_;
@@ -43,11 +44,18 @@ struct GemmTraits {
   static constexpr int kClusterN = kClusterN_;
   static constexpr bool kStreamK = kStreamK_;
   static constexpr bool kWarpSpecialized = kWarpSpecialized_;
+  static constexpr int kMnCopyBytes = kMnCopyBytes_;
   // The wgmma operands' majorness. Swap-AB passes the caller's B as A and its A as B, so the
   // kernel's B is K-major with either layout, and its A is K-major unless the caller's B is
   // K x N (nn), whose swapped A is M-major.
   static constexpr bool kAKMajor = kBIsNxK || !kSwapAB;
   static constexpr bool kBKMajor = kBIsNxK || kSwapAB;
+  // The M- or N-major operand (the caller's K x N B of nn: the kernel's B, or swapped its A)
+  // copied into the stages by the producer warpgroup's cp.async of kMnCopyBytes each, its rows
+  // being too narrowly aligned for TMA (sm90_mn_copies.cuh); 0: every operand by TMA.
+  static constexpr bool kMnCopied = kMnCopyBytes > 0;
+  static constexpr bool kACopied = kMnCopied && !kAKMajor;
+  static constexpr bool kBCopied = kMnCopied && !kBKMajor;
 
   static_assert(DTypeTraits<TIn>::kIsMmaOperand, "TIn must be kt::bf16 or kt::fp16");
   static_assert(sizeof(TOut) == 2 || sizeof(TOut) == 4, "TOut must be kt::bf16, kt::fp16 or float");
@@ -82,6 +90,11 @@ struct GemmTraits {
                 "swap-AB: direct (transposed) stores; an M-major A is not shared by pairs");
   static_assert(!kStreamK || (!kSplitK && kCluster == 1 && kClusterN == 1 && !kSwapAB),
                 "stream-K: no split-K, clusters or swap-AB");
+  static_assert(kMnCopyBytes == 0 ||
+                    ((kMnCopyBytes == 4 || kMnCopyBytes == 8) && !kBIsNxK && kWarpSpecialized &&
+                     kCluster == 1 && kClusterN == 1 && kClusterK == 1 && !kStreamK),
+                "copied operands: 4- or 8-byte copies of nn's B by a producer warpgroup, no "
+                "clusters or stream-K");
   static_assert(kWarpSpecialized || (!kSplitK && !kStreamK && kCluster == 1 && kClusterN == 1 &&
                                      kClusterK == 1 && !kSwapAB),
                 "without a producer warpgroup: no split-K, stream-K, clusters or swap-AB");
@@ -172,7 +185,8 @@ __device__ __forceinline__ void init_barriers(const SmemLayout<K>& smem) {
   if (threadIdx.x == 0) {
 #pragma unroll 1
     for (int s = 0; s < K::kStages; ++s) {
-      mbarrier_init(smem.full_bars + 8 * s, 1);
+      // The producer's thread 0 (expect_tx), and each producer thread's copies.
+      mbarrier_init(smem.full_bars + 8 * s, K::kMnCopied ? 1 + 128 : 1);
       mbarrier_init(smem.empty_bars + 8 * s, K::kConsumers * K::kPair);
     }
     if constexpr (K::kL2Flags) mbarrier_init(smem.epoch_bar, 1);

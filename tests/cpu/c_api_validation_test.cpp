@@ -66,6 +66,20 @@ TEST(CApiGemm, EveryBadArgumentIsNamedBeforeTheRuntimeHandle) {
          c.a = address(kAligned + 1);
        },
        "not aligned to its 2-byte elements"},
+      {"nn b of even n % 8 != 0 off its 4-byte rows",
+       [](GemmCall& c) {
+         c.layout = KT_LAYOUT_NN;
+         c.n = 334;
+         c.b = address(kAligned + 0x10002);
+       },
+       "B at 0x7f0000110002 is not 4-byte aligned; its rows of N = 334 elements are"},
+      {"nn b of n % 4 == 0 off its 8-byte rows",
+       [](GemmCall& c) {
+         c.layout = KT_LAYOUT_NN;
+         c.n = 124;
+         c.b = address(kAligned + 0x10004);
+       },
+       "B at 0x7f0000110004 is not 8-byte aligned"},
       {"fp32 c off its elements",
        [](GemmCall& c) {
          c.out = KT_DTYPE_FP32;
@@ -87,6 +101,19 @@ TEST(CApiGemm, ScalarPathAcceptsElementAlignedOperandsAndReachesTheHandleCheck) 
   GemmCall call;
   call.k = 63;  // K % 8 != 0: 2-byte loads, so 2-byte alignment is enough
   call.a = address(kAligned + 2);
+  expect_invalid(kt_gemm(nullptr, call.m, call.n, call.k, call.in, call.out, call.layout, call.a,
+                         call.b, call.c, nullptr),
+                 "runtime is NULL");
+  // nn with odd N: B's rows start on any element.
+  call.layout = KT_LAYOUT_NN;
+  call.n = 333;
+  call.b = address(kAligned + 0x10002);
+  expect_invalid(kt_gemm(nullptr, call.m, call.n, call.k, call.in, call.out, call.layout, call.a,
+                         call.b, call.c, nullptr),
+                 "runtime is NULL");
+  // nn with N % 4 == 2: 4-byte rows.
+  call.n = 334;
+  call.b = address(kAligned + 0x10004);
   expect_invalid(kt_gemm(nullptr, call.m, call.n, call.k, call.in, call.out, call.layout, call.a,
                          call.b, call.c, nullptr),
                  "runtime is NULL");

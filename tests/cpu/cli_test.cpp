@@ -163,7 +163,8 @@ TEST_F(Cli, ExplainShowsADecodeStepsFirstDramRoundTrip) {
 
 // Operands whose rows are not 16-byte aligned: the sm80 family loads them element by element
 // (explain says which operand and what to change), the sm90 family reads padded copies (explain
-// says which and how long their rows become); nothing of it for aligned ones.
+// says which and how long their rows become) or copies an nn B of even N itself (explain says
+// how wide its copies are); nothing of it for aligned ones.
 TEST_F(Cli, ExplainNamesUnalignedOperandsAndWhatToChange) {
   const Result nn =
       run("explain --shape 108x124x32768 --layout nn --config "
@@ -183,6 +184,15 @@ TEST_F(Cli, ExplainNamesUnalignedOperandsAndWhatToChange) {
       << padded.output;
   EXPECT_TRUE(contains(padded.output, "as rows of 784")) << padded.output;
   EXPECT_TRUE(contains(padded.output, "+ padded copies")) << padded.output;
+  const Result copied =
+      run("explain --shape 108x334x32768 --layout nn --config "
+          "sm90.bm64.bn64.bk128.s6.c1.e0.cl1.g1.sk16");
+  ASSERT_EQ(copied.status, 0) << copied.output;
+  EXPECT_TRUE(contains(copied.output,
+                       "B's rows of 334 elements are not 16-byte aligned: the producer warpgroup "
+                       "copies them with 4-byte cp.async"))
+      << copied.output;
+  EXPECT_FALSE(contains(copied.output, "padded")) << copied.output;
   const Result aligned = run("explain --shape 108x128x32768 --layout nn");
   ASSERT_EQ(aligned.status, 0) << aligned.output;
   EXPECT_FALSE(contains(aligned.output, "element by element")) << aligned.output;

@@ -209,15 +209,32 @@ TEST(PlanSm90Config, PadsUnalignedRowsIntoTheWorkspaceAfterItsFlags) {
   EXPECT_TRUE(kt::plan_launch(problem(108, 124, 32768, kt::Layout::kNN),
                               config(128, 64, 64, 32, 32, 3), 132)
                   .pads.empty());
-  // nn with N % 8 != 0: B's K rows of N, after the flag region even without split-K.
-  const kt::GemmProblem nn = problem(108, 124, 32768, kt::Layout::kNN);
+  // nn with N % 8 != 0 and even: the producer copies B itself (8 bytes a copy for N % 4 == 0,
+  // else 4), unless the config has a cluster pair, stream-K or no producer warpgroup; odd N pads.
+  const kt::GemmProblem even = problem(108, 124, 32768, kt::Layout::kNN);
+  EXPECT_TRUE(kt::plan_launch(even, plain, 132).pads.empty());
+  EXPECT_EQ(kt::workspace_bytes(even, plain, 132), 0);
+  EXPECT_EQ(kt::sm90_mn_copy_bytes(even, plain), 8);
+  EXPECT_EQ(kt::sm90_mn_copy_bytes(problem(108, 334, 32768, kt::Layout::kNN), plain), 4);
+  EXPECT_EQ(kt::sm90_mn_copy_bytes(problem(108, 334, 32768, kt::Layout::kNT), plain), 0);
+  EXPECT_EQ(kt::sm90_mn_copy_bytes(problem(108, 128, 32768, kt::Layout::kNN), plain), 0);
+  kt::GemmConfig pair = plain;
+  pair.cluster = 2;
+  EXPECT_EQ(kt::sm90_mn_copy_bytes(even, pair), 0);
+  EXPECT_EQ(kt::plan_launch(even, pair, 132).pads.size(), 1u);
+  kt::GemmConfig inline_loads = plain;
+  inline_loads.warp_specialized = false;
+  EXPECT_EQ(kt::sm90_mn_copy_bytes(even, inline_loads), 0);
+  // nn with odd N: B's K rows of N, after the flag region even without split-K.
+  const kt::GemmProblem nn = problem(108, 123, 32768, kt::Layout::kNN);
+  EXPECT_EQ(kt::sm90_mn_copy_bytes(nn, plain), 0);
   const kt::GemmLaunch launch = kt::plan_launch(nn, plain, 132);
   ASSERT_EQ(launch.pads.size(), 1u);
   const kt::GemmPaddedOperand& b = launch.pads[0];
   EXPECT_EQ(b.operand, 'B');
   EXPECT_EQ(b.rows, 32768);
-  EXPECT_EQ(b.cols, 124);
-  EXPECT_EQ(b.src_ld, 124);
+  EXPECT_EQ(b.cols, 123);
+  EXPECT_EQ(b.src_ld, 123);
   EXPECT_EQ(b.dst_ld, 128);
   EXPECT_EQ(b.offset, kt::kGemmFlagRegionBytes);
   EXPECT_EQ(launch.workspace_bytes, kt::kGemmFlagRegionBytes + 32768 * 128 * 2);
@@ -319,7 +336,7 @@ TEST(ValidateSm90Config, ClusterSplitKNeedsOneClusterOfSplitsThatStagesOverTheRi
   EXPECT_EQ(launch.main.grid[0], 128u);
   EXPECT_EQ(launch.main.cluster[0], 8u);
   EXPECT_EQ(launch.workspace_bytes, 0);
-  EXPECT_NE(kt::gemm_kernel_expression(deep, clk8).find(", 1, 8, false, 1, false, true>"),
+  EXPECT_NE(kt::gemm_kernel_expression(deep, clk8).find(", 1, 8, false, 1, false, true, 0>"),
             std::string::npos);
 
   kt::GemmConfig mismatched = clk8;
@@ -365,7 +382,7 @@ TEST(ValidateSm90Config, PairsAlongNShareTheATileOfTwoTileColumns) {
   const kt::GemmLaunch launch = kt::plan_launch(decode, weights, h200.num_sms);
   EXPECT_EQ(launch.main.grid[0], 128u);
   EXPECT_EQ(launch.main.cluster[0], 2u);
-  EXPECT_NE(kt::gemm_kernel_expression(decode, weights).find(", true, 2, false, true>"),
+  EXPECT_NE(kt::gemm_kernel_expression(decode, weights).find(", true, 2, false, true, 0>"),
             std::string::npos);
   // 520 columns of 128: five tile columns, three pairs.
   const kt::GemmProblem ragged = problem(300, 520, 4104);
@@ -393,10 +410,10 @@ TEST(ValidateSm90Config, SwapAbTilesTheTransposedProductForDecodeSteps) {
   EXPECT_EQ(kt::tiles_m(decode, narrow), 64);
   EXPECT_EQ(kt::tiles_n(decode, narrow), 1);
   EXPECT_EQ(kt::plan_launch(decode, narrow, h200.num_sms).main.grid[0], 64u);
-  EXPECT_NE(kt::gemm_kernel_expression(decode, narrow).find(", 1, 1, true, 1, false, true>"),
+  EXPECT_NE(kt::gemm_kernel_expression(decode, narrow).find(", 1, 1, true, 1, false, true, 0>"),
             std::string::npos);
   EXPECT_NE(kt::gemm_kernel_expression(decode, sm90_config(64, 32, 12, 1))
-                .find(", false, 1, false, true>"),
+                .find(", false, 1, false, true, 0>"),
             std::string::npos);
   // Split through L2: one slot per (tile, split) of the transposed tiles.
   const kt::GemmConfig split = swapped(sm90_config(64, 32, 12, 1, 2));
@@ -639,7 +656,7 @@ TEST(ValidateSm90Config, StreamKIsAnSm90FieldWithoutSplitsClustersOrSwap) {
   expect_rejected(p, streamed(sm90_config(128, 256, 2, 2)), h200, "use more stages");
   EXPECT_FALSE(kt::validate(p, streamed(sm90_config(128, 256, 3, 2)), h200).has_value());
   EXPECT_NE(kt::gemm_kernel_expression(p, streamed(sm90_config(128, 256, 4, 2, 1, 2)))
-                .find(", false, 1, true, true>"),
+                .find(", false, 1, true, true, 0>"),
             std::string::npos);
 }
 
@@ -666,8 +683,9 @@ TEST(ValidateSm90Config, WithoutWarpSpecializationIsAnSm90FieldWithoutSplitsClus
   EXPECT_EQ(kt::plan_launch(p, c, 132).main.block[0], 256u);
   EXPECT_EQ(kt::estimated_registers(c), 128 + 40);
   EXPECT_EQ(kt::smem_bytes(p, c), kt::smem_bytes(p, sm90_config(128, 256, 4, 2, 1, 2)));
-  EXPECT_NE(kt::gemm_kernel_expression(p, c).find(", false, 1, false, false>"), std::string::npos);
-  EXPECT_NE(kt::gemm_kernel_expression(p, sm90_config(128, 256, 4, 2)).find(", true>"),
+  EXPECT_NE(kt::gemm_kernel_expression(p, c).find(", false, 1, false, false, 0>"),
+            std::string::npos);
+  EXPECT_NE(kt::gemm_kernel_expression(p, sm90_config(128, 256, 4, 2)).find(", true, 0>"),
             std::string::npos);
 }
 

@@ -475,6 +475,26 @@ TEST_F(GemmCorrectness, Sm90PaddedCopiesOfUnalignedRows) {
   EXPECT_GE(checked, 3 * 49);
 }
 
+// nn's B with N % 8 != 0 but even, copied into the stages by the producer warpgroup (4-byte
+// copies for N % 4 == 2, 8-byte for N % 4 == 0; sm90_mn_copies.cuh): N below one atom, N and M
+// tails, K tails (A then padded), deep K and several waves of units; one and two consumers (the
+// producer at 40 registers), split through L2 in both reduction modes, stages one to four atoms
+// deep, swapped (the copied operand as the kernel's M-major A); bf16 and fp16 in, 16-bit and
+// FP32 out.
+TEST_F(GemmCorrectness, Sm90CopiedRowsOfEvenN) {
+  if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
+  const int checked = check_valid(
+      {"sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk1", "sm90.bm128.bn128.bk64.s5.c2.e0.cl1.g8.sk4",
+       "sm90.bm64.bn64.bk128.s6.c1.e0.cl1.g1.sk16", "sm90.bm64.bn64.bk256.s3.c1.e0.cl1.g8.sk1",
+       "sm90.bm64.bn112.bk64.s9.c1.e0.cl1.g8.sk16.swab",
+       "sm90.bm256.bn88.bk64.s4.c2.e0.cl1.g8.sk1.swab"},
+      {"108x124x4096", "107x334x8192", "77x30x1032", "300x1002x520", "1430x778x136",
+       "2049x4100x264", "300x500x4100", "1x1000x776", "65x204x16388"},
+      {Layout::kNN},
+      {{DType::kBF16, DType::kBF16}, {DType::kFP16, DType::kFP16}, {DType::kBF16, DType::kFP32}});
+  EXPECT_GE(checked, 3 * 38);
+}
+
 // Persistent CTAs over several waves walk K upward in even waves and downward in odd ones
 // (serpentine K): shapes of two to six waves with K tails (the downward walk starts on the
 // partial k-tile) and K of one k-tile plus a partial one, unpaired and in pairs, one- and
@@ -515,7 +535,7 @@ TEST_F(GemmCorrectness, Sm90MultiAtomStagesWithNnOnRaggedK) {
   if (device_.arch() != "sm_90a") GTEST_SKIP() << "the sm90 family needs an sm_90a device";
   const int checked = check_valid(
       {"sm90.bm64.bn64.bk128.s6.c1.e1.cl1.g8.sk1", "sm90.bm128.bn128.bk128.s2.c2.e2.cl2.g8.sk1",
-       "sm90.bm128.bn64.bk128.s4.c2.e0.cl1.g8.sk4", "sm90.bm64.bn64.bk256.s4.c1.e0.cl1.g8.sk1",
+       "sm90.bm128.bn64.bk128.s4.c2.e0.cl1.g8.sk4", "sm90.bm64.bn64.bk256.s3.c1.e0.cl1.g8.sk1",
        "sm90.bm64.bn16.bk128.s6.c1.e0.cl1.g8.sk1.swab",
        "sm90.bm128.bn32.bk128.s4.c2.e0.cl1.g8.sk1.swab",
        "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g8.sk4.swab",

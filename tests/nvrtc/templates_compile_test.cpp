@@ -1,6 +1,7 @@
 // The embedded kernel templates compile with NVRTC (no GPU) for a sample of the search space:
 // hand-picked and model-chosen configs, both layouts, every dtype pair, aligned and unaligned
 // shapes, split-K, sm_90a and sm_80; plus the compile key, CompileError and ptxas report parsing.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -192,15 +193,15 @@ TEST(TemplatesCompile, SplitKAddsTheReduceKernel) {
 }
 
 TEST(TemplatesCompile, Sm90OnUnalignedRowsAddsThePadKernel) {
-  // Rows TMA cannot address (nn with N % 8 != 0, K % 8 != 0 in both layouts): the sm90 module
-  // holds the main kernel, then gemm_pad_rows; unsplit, split-K, swapped, both 16-bit inputs.
+  // Rows TMA cannot address and the producer does not copy (K % 8 != 0 in both layouts, nn with
+  // odd N): the sm90 module holds the main kernel, then gemm_pad_rows; unsplit, split-K, swapped,
+  // both 16-bit inputs.
   std::vector<Case> cases;
   for (kt::DType in : {kt::DType::kBF16, kt::DType::kFP16})
     for (const kt::GemmConfig& c :
          {kt::testing::sm90_config(128, 128, 4, 2), kt::testing::sm90_config(64, 64, 8, 1, 16),
           kt::parse_gemm_config_key("sm90.bm64.bn32.bk64.s12.c1.e0.cl1.g8.sk4.swab")})
-      for (const kt::GemmProblem& p : {problem(108, 124, 32768, kt::Layout::kNN, in, in),
-                                       problem(60, 1000, 32772, kt::Layout::kNT, in, in),
+      for (const kt::GemmProblem& p : {problem(60, 1000, 32772, kt::Layout::kNT, in, in),
                                        problem(60, 1001, 32772, kt::Layout::kNN, in, in)})
         cases.push_back({p, c, "sm_90a"});
   compile_and_check(cases);
@@ -214,6 +215,37 @@ TEST(TemplatesCompile, Sm90OnUnalignedRowsAddsThePadKernel) {
                                kt::testing::sm90_config(128, 128, 4, 2), "sm_90a")
                 .name_expressions.size(),
             1u);
+}
+
+TEST(TemplatesCompile, Sm90CopiesNnRowsOfEvenN) {
+  // nn's B with N % 8 != 0 but even: the producer warpgroup copies it (8-byte copies when N % 4
+  // == 0, else 4), so the module is the main kernel alone, compiled without spills; one and two
+  // consumers (whose producer holds 40 registers), split-K, stages one to four atoms deep,
+  // swapped (the copied operand as the kernel's A). A cluster pair and stream-K still pad.
+  std::vector<Case> cases;
+  for (const char* key :
+       {"sm90.bm128.bn128.bk64.s4.c2.e0.cl1.g8.sk1", "sm90.bm128.bn128.bk64.s5.c2.e0.cl1.g8.sk4",
+        "sm90.bm64.bn64.bk128.s6.c1.e0.cl1.g1.sk16", "sm90.bm64.bn64.bk256.s3.c1.e0.cl1.g8.sk1",
+        "sm90.bm64.bn112.bk64.s9.c1.e0.cl1.g8.sk16.swab",
+        "sm90.bm256.bn88.bk64.s4.c2.e0.cl1.g8.sk1.swab"})
+    for (const kt::GemmProblem& p :
+         {problem(108, 124, 32768, kt::Layout::kNN), problem(107, 334, 32768, kt::Layout::kNN)})
+      cases.push_back({p, kt::parse_gemm_config_key(key), "sm_90a"});
+  compile_and_check(cases);
+  for (const Case& c : cases) {
+    const gen::GeneratedSource s = gen::generate_gemm(c.problem, c.config, c.arch);
+    ASSERT_EQ(s.name_expressions.size(), 1u) << c.label();
+    const int bytes = c.problem.n % 4 == 0 ? 8 : 4;
+    EXPECT_EQ(kt::sm90_mn_copy_bytes(c.problem, c.config), bytes) << c.label();
+    EXPECT_TRUE(s.name_expressions[0].ends_with(fmt::format(", {}>", bytes))) << c.label();
+  }
+  for (const char* key : {"sm90.bm128.bn128.bk64.s4.c2.e0.cl2.g8.sk1",
+                          "sm90.bm128.bn256.bk64.s4.c2.e0.cl1.g8.sk1.st"}) {
+    const kt::GemmProblem p = problem(108, 124, 32768, kt::Layout::kNN);
+    const kt::GemmConfig c = kt::parse_gemm_config_key(key);
+    EXPECT_EQ(kt::sm90_mn_copy_bytes(p, c), 0) << key;
+    EXPECT_EQ(gen::generate_gemm(p, c, "sm_90a").name_expressions.size(), 2u) << key;
+  }
 }
 
 TEST(TemplatesCompile, ModelTopConfigsCompileAndTheServedOneIsSpillFree) {

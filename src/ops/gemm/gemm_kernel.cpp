@@ -180,13 +180,20 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
   const GemmProblem p = oriented_problem(problem_, config_);
   const void* const kernel_a = params.gemm.a;
   const void* const kernel_b = params.gemm.b;
+  // An operand copied by the producer warpgroup (sm90_mn_copy_bytes: the caller's nn B, TMA
+  // cannot address its rows) has no map.
+  const bool copied = sm90_mn_copy_bytes(problem_, config_) > 0;
+  params.a_map = TmaDescriptor{};
+  params.b_map = TmaDescriptor{};
+  CUresult r = CUDA_SUCCESS;
   // Pairs along N: each CTA loads half of the A tile's rows and multicasts it to both. An M-major
   // A (swap-AB nn: the caller's K x N B) in atoms of tile_k K-rows by 64 columns.
-  CUresult r = kernel_a_k_major(problem_, config_)
-                   ? encode_tile_map(params.a_map, p.in_dtype, kernel_a, p.m, p.k, params.gemm.lda,
-                                     64, std::uint32_t(config_.tile_m / config_.cluster_n))
-                   : encode_tile_map(params.a_map, p.in_dtype, kernel_a, p.k, p.m, params.gemm.lda,
-                                     64, std::uint32_t(config_.tile_k));
+  if (kernel_a_k_major(problem_, config_))
+    r = encode_tile_map(params.a_map, p.in_dtype, kernel_a, p.m, p.k, params.gemm.lda, 64,
+                        std::uint32_t(config_.tile_m / config_.cluster_n));
+  else if (!copied)
+    r = encode_tile_map(params.a_map, p.in_dtype, kernel_a, p.k, p.m, params.gemm.lda, 64,
+                        std::uint32_t(config_.tile_k));
   if (r != CUDA_SUCCESS) return r;
   // Clusters of 2: each CTA loads half of the B tile (K-major: half the rows of N; nn: half the
   // tile_k K-rows of each 64-column atom) and multicasts it to both.
@@ -194,7 +201,7 @@ CUresult GemmKernel::make_sm90_params(const void* a, const void* b, void* c, voi
   if (kernel_b_k_major(problem_, config_))
     r = encode_tile_map(params.b_map, p.in_dtype, kernel_b, p.n, p.k, params.gemm.ldb, 64,
                         std::uint32_t(config_.tile_n) / cluster);
-  else
+  else if (!copied)
     r = encode_tile_map(params.b_map, p.in_dtype, kernel_b, p.k, p.n, params.gemm.ldb, 64,
                         std::uint32_t(config_.tile_k) / cluster);
   if (r != CUDA_SUCCESS) return r;

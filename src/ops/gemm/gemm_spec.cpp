@@ -42,7 +42,12 @@ std::string explain_config(const GemmProblem& p, const GemmConfig& c, const Devi
         "  loads        {}'s rows of {} elements are not 16-byte aligned: copied first into the "
         "workspace as rows of {}, which TMA loads\n",
         o.operand, o.cols, o.dst_ld);
-  if (pads.empty() && !p.vector_aligned())
+  if (const int bytes = sm90_mn_copy_bytes(p, c); bytes > 0)
+    out += fmt::format(
+        "  loads        B's rows of {} elements are not 16-byte aligned: the producer warpgroup "
+        "copies them with {}-byte cp.async beside A's TMA loads\n",
+        p.n, bytes);
+  else if (pads.empty() && !p.vector_aligned())
     out += fmt::format(
         "  loads        element by element: rows of {} are not 16-byte aligned, so no TMA or "
         "cp.async (the sm90 and fast sm80 paths); {}\n",
@@ -166,7 +171,7 @@ class GemmSpec final
     if (c.split_k > 1 && c.family != GemmFamily::kSm90)
       s.name_expressions.push_back(gemm_reduce_expression(p));
     // sm90 on rows TMA cannot address adds the kernel that pads them (second in the module).
-    if (c.family == GemmFamily::kSm90 && !p.vector_aligned()) {
+    if (!sm90_padded_operands(p, c, 0).empty()) {
       s.headers.push_back("kerntune/gemm/gemm_pad_rows.cuh");
       s.name_expressions.push_back(gemm_pad_expression());
     }
