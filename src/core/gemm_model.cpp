@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 
+#include "core/arith.hpp"
 #include "core/gemm_small_m.hpp"
 
 namespace kt {
@@ -202,6 +203,21 @@ constexpr double kSm90StagePeriodUs = 0.18;
 constexpr double kSm90InlineLoadsFactor = 0.985;
 constexpr double kSm90InlineIssueUsPerBox = 0.09;
 constexpr double kSm90InlineWaitUs = 0.16;
+// sm90 with a copied operand (sm90_mn_copy_bytes): the producer warpgroup's 4- and 8-byte
+// cp.async (through L1) bring about 10 bytes a clock into an SM, whatever their width and the
+// stage's depth, and a unit's k-tiles take at least that (fitted to H100 tunes of four deep-K nn
+// shapes: units of one to three copied atoms a stage, 0.7 to 2.1 MB a unit, ran 18-20 GB/s an
+// SM where the copies bound them; bench/NOTES.md, "sm90 GEMM schedules").
+constexpr double kSm90CopiedBytesPerClock = 11;
+
+// The bytes a stage of `c` copies: its copied operand's 64-column atoms within the caller's N
+// (the kernel's N, or swapped its M), each tile_k rows of 128 bytes; 0 without a copied operand.
+double sm90_copied_stage_bytes(const GemmProblem& p, const GemmConfig& c) {
+  if (sm90_mn_copy_bytes(p, c) == 0) return 0.0;
+  const std::int64_t tile = c.swap_ab ? c.tile_m : c.tile_n;
+  const std::int64_t atoms = std::min(tile, ceil_div(p.n, 64) * 64) / 64;
+  return double(atoms) * c.tile_k * 128.0;
+}
 
 // The shortest time per stage of `c`'s ring (above).
 double sm90_stage_period_us(const GemmProblem& p, const GemmConfig& c) {
@@ -319,7 +335,9 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
                                      ? tile_out_bytes / (kSm90DirectStoreGbpsPerSm * 1e9)
                                      : epilogue_s;
   const double stages_s = double(k_padded / c.tile_k) * sm90_stage_period_us(p, c) * 1e-6;
-  const double unit_s = std::max(unit_flops / sm_flops_per_s, stages_s);
+  const double copies_s = double(k_padded / c.tile_k) * sm90_copied_stage_bytes(p, c) /
+                          (kSm90CopiedBytesPerClock * clock_hz);
+  const double unit_s = std::max({unit_flops / sm_flops_per_s, stages_s, copies_s});
   const double partial_tile_bytes = double(sm90_partial_tile_bytes(c));
   if (c.split_k == 1) {
     const StreamKRegion sk = stream_k_region(p, c, d.num_sms);
