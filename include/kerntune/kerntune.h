@@ -52,7 +52,10 @@ typedef struct kt_runtime_options {
 kt_status kt_runtime_open_options(const kt_runtime_options* options, kt_runtime** out);
 void kt_runtime_close(kt_runtime* runtime);
 
-/* C = A·B on stream (a CUstream / cudaStream_t, or NULL). Row-major, dense. */
+/* C = A·B on stream (a CUstream / cudaStream_t, or NULL). Row-major, dense. A and B aligned as
+ * their rows are: 16 bytes for rows of a multiple of 8 elements (A: K; B: K for nt, N for nn);
+ * nn's B of other even N 8 bytes for N % 4 == 0, else 4; otherwise their element size. C aligned
+ * to its element size. */
 kt_status kt_gemm(kt_runtime* runtime, int64_t m, int64_t n, int64_t k, kt_dtype in_dtype,
                   kt_dtype out_dtype, kt_layout layout, const void* a, const void* b, void* c,
                   void* stream);
