@@ -374,10 +374,10 @@ std::int64_t GemmPaddedOperand::bytes(const GemmProblem& p) const {
 }
 
 int sm90_mn_copy_bytes(const GemmProblem& p, const GemmConfig& c) {
-  if (c.family != GemmFamily::kSm90 || p.layout != Layout::kNN || p.b_vector_aligned()) return 0;
-  if (!c.warp_specialized || c.cluster > 1 || c.cluster_n > 1 || c.cluster_k > 1 || c.stream_k)
+  if (c.family != GemmFamily::kSm90 || !c.warp_specialized || c.cluster > 1 || c.cluster_n > 1 ||
+      c.cluster_k > 1 || c.stream_k)
     return 0;
-  return p.n % 4 == 0 ? 8 : p.n % 2 == 0 ? 4 : 0;
+  return p.b_row_copy_bytes();
 }
 
 std::vector<GemmPaddedOperand> sm90_padded_operands(const GemmProblem& p, const GemmConfig& c,

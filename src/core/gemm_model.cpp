@@ -204,9 +204,9 @@ constexpr double kSm90InlineLoadsFactor = 0.985;
 constexpr double kSm90InlineIssueUsPerBox = 0.09;
 constexpr double kSm90InlineWaitUs = 0.16;
 // sm90 with a copied operand (sm90_mn_copy_bytes): the producer warpgroup's 4- and 8-byte
-// cp.async (through L1) bring about 10 bytes a clock into an SM, whatever their width and the
+// cp.async (through L1) bring about 11 bytes a clock into an SM, whatever their width and the
 // stage's depth, and a unit's k-tiles take at least that (fitted to H100 tunes of four deep-K nn
-// shapes: units of one to three copied atoms a stage, 0.7 to 2.1 MB a unit, ran 18-20 GB/s an
+// shapes: units of one to three copied atoms a stage, 0.25 to 2.1 MB a unit, ran 18-23 GB/s an
 // SM where the copies bound them; bench/NOTES.md, "sm90 GEMM schedules").
 constexpr double kSm90CopiedBytesPerClock = 11;
 

@@ -21,6 +21,11 @@ bool GemmProblem::a_vector_aligned() const { return k % 8 == 0; }
 
 bool GemmProblem::b_vector_aligned() const { return (layout == Layout::kNT ? k : n) % 8 == 0; }
 
+int GemmProblem::b_row_copy_bytes() const {
+  if (layout != Layout::kNN || b_vector_aligned()) return 0;
+  return n % 4 == 0 ? 8 : n % 2 == 0 ? 4 : 0;
+}
+
 void validate(const GemmProblem& p) {
   constexpr std::int64_t kMaxElems = std::numeric_limits<std::int32_t>::max();
   const struct {

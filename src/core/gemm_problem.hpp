@@ -29,6 +29,10 @@ struct GemmProblem {
   bool a_vector_aligned() const;
   bool b_vector_aligned() const;
   bool vector_aligned() const { return a_vector_aligned() && b_vector_aligned(); }
+  // nn's B whose rows are not 16-byte aligned but N is even: the bytes its rows are aligned to
+  // (8 for N % 4 == 0, else 4), which the sm90 family copies them in (sm90_mn_copy_bytes) and the
+  // runtime asks of its pointer; 0 for any other B.
+  int b_row_copy_bytes() const;
 
   bool operator==(const GemmProblem&) const = default;
 };

@@ -34,17 +34,15 @@ void check_gemm_call(const GemmProblem& problem, const void* a, const void* b, c
           operands[i].name, operands[i].pointer,
           i == 0 || problem.layout == Layout::kNT ? "K % 8 == 0" : "N % 8 == 0"));
   }
-  // nn's B of N % 8 != 0: the sm90 family copies its rows a whole 4 or 8 bytes at a time
-  // (sm90_mn_copy_bytes), which needs its base aligned as its rows are.
-  if (problem.layout == Layout::kNN && !problem.b_vector_aligned() && problem.n % 2 == 0) {
-    const int row_alignment = problem.n % 4 == 0 ? 8 : 4;
-    if (!aligned(b, row_alignment))
-      throw_invalid(fmt::format(
-          "GEMM operand B at {} is not {}-byte aligned; its rows of N = {} elements are, and "
-          "the sm90 family copies them {} bytes at a time (pass an aligned pointer, e.g. from "
-          "cudaMalloc)",
-          b, row_alignment, problem.n, row_alignment));
-  }
+  // nn's B of even N % 8 != 0: the sm90 family copies its rows a whole 4 or 8 bytes at a time,
+  // which needs its base aligned as its rows are.
+  if (const int row_alignment = problem.b_row_copy_bytes();
+      row_alignment > 0 && !aligned(b, row_alignment))
+    throw_invalid(fmt::format(
+        "GEMM operand B at {} is not {}-byte aligned; its rows of N = {} elements are, and the "
+        "sm90 family copies them {} bytes at a time (pass an aligned pointer, e.g. from "
+        "cudaMalloc)",
+        b, row_alignment, problem.n, row_alignment));
   const int out_bytes = size_bytes(problem.out_dtype);
   if (!aligned(c, out_bytes))
     throw_invalid(
