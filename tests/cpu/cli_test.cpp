@@ -172,7 +172,14 @@ TEST_F(Cli, ExplainNamesUnalignedOperandsAndWhatToChange) {
   ASSERT_EQ(nn.status, 0) << nn.output;
   EXPECT_TRUE(contains(nn.output, "rows of B (nn with N % 8 != 0) are not 16-byte aligned"))
       << nn.output;
+  EXPECT_TRUE(contains(nn.output, "an sm90 config with a producer warpgroup copies them 8 bytes"))
+      << nn.output;
   EXPECT_TRUE(contains(nn.output, "store B as N x K (--layout nt)")) << nn.output;
+  const Result odd =
+      run("explain --shape 108x123x32768 --layout nn --config "
+          "sm80.bm64.bn64.bk64.wm16.wn32.s5.g1.sk64");
+  ASSERT_EQ(odd.status, 0) << odd.output;
+  EXPECT_TRUE(contains(odd.output, "or pad N to a multiple of 8 for them")) << odd.output;
   const Result k =
       run("explain --shape 100x128x777 --config sm80.bm64.bn64.bk64.wm32.wn32.s4.g8.sk1");
   ASSERT_EQ(k.status, 0) << k.output;

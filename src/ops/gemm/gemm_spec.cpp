@@ -49,11 +49,15 @@ std::string explain_config(const GemmProblem& p, const GemmConfig& c, const Devi
         p.n, bytes);
   else if (pads.empty() && !p.vector_aligned())
     out += fmt::format(
-        "  loads        element by element: rows of {} are not 16-byte aligned, so no TMA or "
-        "cp.async (the sm90 and fast sm80 paths); {}\n",
+        "  loads        element by element: rows of {} are not 16-byte aligned, so no cp.async "
+        "for them in this family; {}\n",
         p.k % 8 != 0 ? "A and B (K % 8 != 0)" : "B (nn with N % 8 != 0)",
         p.k % 8 != 0 ? "pad K to a multiple of 8 for them"
-                     : "store B as N x K (--layout nt) or pad N to a multiple of 8 for them");
+        : p.b_row_copy_bytes() > 0
+            ? fmt::format("an sm90 config with a producer warpgroup copies them {} bytes at a "
+                          "time, or store B as N x K (--layout nt)",
+                          p.b_row_copy_bytes())
+            : "store B as N x K (--layout nt) or pad N to a multiple of 8 for them");
   if (const StreamKRegion sk = stream_k_region(p, c, d.num_sms); sk.units > 0)
     out += fmt::format(
         "  stream-K     the last {} tiles shared out by K: {} k-tiles of {} on each of {} "
