@@ -238,12 +238,12 @@ double sm90_pipelining(const GemmConfig& c) {
 
 // sm80 with an operand whose rows are not 16-byte aligned (A: K % 8 != 0; B: K % 8 != 0 for nt,
 // N % 8 != 0 for nn): no cp.async for it; its elements are loaded one a lane (a warp on 32
-// consecutive ones) and stored to shared memory 2 bytes at a time. A CTA moves about 12 such
+// consecutive ones) and stored to shared memory 2 bytes at a time. A CTA moves about 9 such
 // elements a microsecond per thread, side by side with the SM's other CTAs, whether lanes read
 // consecutive elements or elements 16 bytes apart (fitted in bench/NOTES.md, "The GEMM model and
 // its calibration"), and its k-tiles take at least that; an aligned operand beside it goes by
 // cp.async and costs nothing here.
-constexpr double kSm80ElementLoadsPerUsPerThread = 12;
+constexpr double kSm80ElementLoadsPerUsPerThread = 9;
 
 // The sm80 family: waves of resident CTAs, each computing its padded tile over its K slice at
 // the SM's share of the mma.sync rate, scaled by shared-memory feed, latency hiding and pipelining.

@@ -322,10 +322,11 @@ TEST(Estimate, Sm90StreamKOfPiecesOnlyStreamsSlower) {
 }
 
 // sm80 on an operand not 16-byte aligned (nn with N % 8 != 0: B) loads it element by element
-// (A by cp.async): at 108 x 124 x 32768 on the H200 eight warps of a 32 x 64 tile ran 38.7 and
-// 51.2 us in two runs (72.8 when A was loaded by elements too), where with an aligned N one
-// warp's tile would stream; the model charges a CTA's k-tiles its threads' load rate for the
-// unaligned operand only, so the eight-warp tile ranks first there.
+// (A by cp.async), where with an aligned N one warp's tile would stream; the model charges a CTA's
+// k-tiles its threads' load rate for the unaligned operand only, so more threads rank first
+// there. At 108 x 124 x 32768 on the H200 the 128 x 64 tile of eight warps in 64 splits ran
+// 24.0-25.3 us (bench/results/2026-12-04-h200-gemm-unseen-nn-v18 and -v19); the rate is fitted
+// over all such measurements (bench/NOTES.md, "sm80 on unaligned operands").
 TEST(Estimate, Sm80UnalignedOperandsLoadAtTheThreadsRate) {
   const kt::DeviceDesc d = h200();
   const kt::GemmProblem unaligned = problem(108, 124, 32768, kt::Layout::kNN);
@@ -334,7 +335,9 @@ TEST(Estimate, Sm80UnalignedOperandsLoadAtTheThreadsRate) {
   const kt::GemmConfig eight_warps = kt::testing::config(32, 64, 64, 16, 16, 5, 16);
   EXPECT_GT(kt::estimate(unaligned, one_warp, d).compute_us,
             6 * kt::estimate(unaligned, eight_warps, d).compute_us);
-  EXPECT_NEAR(kt::estimate(unaligned, eight_warps, d).predicted_us, 45.0, 0.15 * 45.0);
+  EXPECT_NEAR(
+      kt::estimate(unaligned, kt::testing::config(128, 64, 64, 32, 32, 4, 64), d).predicted_us,
+      24.7, 0.15 * 24.7);
   // The same tile with K unaligned as well loads both operands so: half again the elements.
   const kt::GemmProblem both = problem(108, 124, 32764, kt::Layout::kNN);
   EXPECT_GT(kt::estimate(both, eight_warps, d).predicted_us,
