@@ -13,6 +13,20 @@
 
 namespace kt {
 
+namespace {
+// What a user can do about operands a config loads element by element (rows not 16-byte
+// aligned): the padding, layout or family that loads them faster.
+std::string element_loads_advice(const GemmProblem& p) {
+  if (p.k % 8 != 0) return "pad K to a multiple of 8 for them";
+  if (const int bytes = p.b_row_copy_bytes(); bytes > 0)
+    return fmt::format(
+        "an sm90 config with a producer warpgroup copies them {} bytes at a time, or store B as "
+        "N x K (--layout nt)",
+        bytes);
+  return "store B as N x K (--layout nt) or pad N to a multiple of 8 for them";
+}
+}  // namespace
+
 // The model's reasoning for `kerntune explain` (TypedOpSpec::explain_for finds it beside the
 // problem type).
 std::string explain_config(const GemmProblem& p, const GemmConfig& c, const DeviceDesc& d) {
@@ -51,13 +65,7 @@ std::string explain_config(const GemmProblem& p, const GemmConfig& c, const Devi
     out += fmt::format(
         "  loads        element by element: rows of {} are not 16-byte aligned, so no cp.async "
         "for them in this family; {}\n",
-        p.k % 8 != 0 ? "A and B (K % 8 != 0)" : "B (nn with N % 8 != 0)",
-        p.k % 8 != 0 ? "pad K to a multiple of 8 for them"
-        : p.b_row_copy_bytes() > 0
-            ? fmt::format("an sm90 config with a producer warpgroup copies them {} bytes at a "
-                          "time, or store B as N x K (--layout nt)",
-                          p.b_row_copy_bytes())
-            : "store B as N x K (--layout nt) or pad N to a multiple of 8 for them");
+        p.k % 8 != 0 ? "A and B (K % 8 != 0)" : "B (nn with N % 8 != 0)", element_loads_advice(p));
   if (const StreamKRegion sk = stream_k_region(p, c, d.num_sms); sk.units > 0)
     out += fmt::format(
         "  stream-K     the last {} tiles shared out by K: {} k-tiles of {} on each of {} "
