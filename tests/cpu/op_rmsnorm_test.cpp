@@ -70,6 +70,21 @@ TEST(RmsnormPersistent, RefusesOtherModesAndSlicesOverTheLaunchBoundsRegisters) 
             std::string::npos);
 }
 
+TEST(RmsnormValidate, RefusesConfigsOverTheLaunchBoundsRegisters) {
+  const DeviceDesc& h200 = device_profile("h200");
+  // 1024 threads leave 64 registers a thread. ptxas 13.0 spills 328 bytes for four 8-wide
+  // vectors of x and r (~95 registers), 368 for a registers-mode slice of 40 elements (~96).
+  EXPECT_NE(validate({8192, 16384, DType::kBF16, true}, {512, 2, 8, RmsnormMode::kTwoPass}, h200)
+                ->find("over the 64 that 1024 threads"),
+            std::string::npos);
+  EXPECT_NE(validate({8192, 5120, DType::kBF16, false}, {128, 8, 8, RmsnormMode::kRegisters}, h200)
+                ->find("over the 64"),
+            std::string::npos);
+  // The same vectors in 512 threads (128 registers) fit.
+  EXPECT_FALSE(
+      validate({8192, 16384, DType::kBF16, true}, {512, 1, 8, RmsnormMode::kTwoPass}, h200));
+}
+
 TEST(RmsnormPersistent, PlansAGridOfTheResidentCtasOrFewerRows) {
   const RmsnormConfig pers{256, 2, 8, RmsnormMode::kRegisters, true};
   EXPECT_EQ(plan_launch({16384, 8192, DType::kBF16, false}, pers, 264).grid[0], 264u);

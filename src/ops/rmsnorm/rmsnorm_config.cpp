@@ -133,21 +133,18 @@ std::optional<std::string> validate(const RmsnormProblem& p, const RmsnormConfig
         "{} threads of {} elements leave over half the row's threads idle at "
         "hidden {}",
         c.threads_per_row, c.vec, p.hidden);
-  const int items = rmsnorm_items(p, c);
-  if (rmsnorm_estimated_registers(p, c) > kMaxRegisters)
-    return fmt::format("{} vectors per thread (and their weights) need ~{} registers, over {}",
-                       rmsnorm_batch(p, c), rmsnorm_estimated_registers(p, c), kMaxRegisters);
   // NOTE: __launch_bounds__(threads) caps a thread's registers at what lets one CTA fit an SM;
-  // the persistent kernel's two slices reach that cap at 512 threads and more.
+  // a config over that cap spills (the tuner would compile it only to reject it).
   const int register_cap = device.regs_per_sm > 0
                                ? std::min(kMaxRegisters, device.regs_per_sm / threads)
                                : kMaxRegisters;
-  if (c.persistent && rmsnorm_estimated_registers(p, c) > register_cap)
+  if (rmsnorm_estimated_registers(p, c) > register_cap)
     return fmt::format(
-        "{} vectors per thread, its weights and the next row's need ~{} registers, over the {} "
-        "that {} threads a CTA leave a thread",
-        items, rmsnorm_estimated_registers(p, c), register_cap, threads);
-  if (c.mode != RmsnormMode::kRegisters && items == 1)
+        "{} vectors per thread (and their weights{}) need ~{} registers, over the {} that {} "
+        "threads a CTA leave a thread",
+        rmsnorm_batch(p, c), c.persistent ? ", and the next row's" : "",
+        rmsnorm_estimated_registers(p, c), register_cap, threads);
+  if (c.mode != RmsnormMode::kRegisters && rmsnorm_items(p, c) == 1)
     return "one vector per thread: the row is in registers already";
   if (rmsnorm_smem_bytes(p, c) > device.max_smem_per_block_optin_bytes)
     return fmt::format("{} B of staged rows exceed the {} B of shared memory a CTA can have",
