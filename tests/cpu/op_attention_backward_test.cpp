@@ -496,6 +496,21 @@ TEST(AttentionBackwardModel, Fa3HeadDim256PredictsTheRecordedH100Medians) {
   }
 }
 
+// fa2 at head_dim 64 on the H200 (bench/results/2026-12-05-h200-attention-backward, b = 4,
+// 32 heads, 4096 full): warps of 32 keys ran 5888-6050 µs, warps of 16 keys 7184-7470, for they
+// read the query block's Q and dO from shared memory half as often a FLOP. The model ranks them
+// so, and within 25% of those medians.
+TEST(AttentionBackwardModel, Fa2WarpsOfMoreKeysReadLessSharedMemory) {
+  const DeviceDesc& h200 = device_profile("h200");
+  const OpSpec& op = op_spec("attention-backward");
+  const std::string key = to_key(shape("b=4,h=32,s=4096,d=64", false));
+  const double keys32 = op.predicted_us(key, "fa2.bm128.bn128.w4.s1", h200);
+  const double keys16 = op.predicted_us(key, "fa2.bm128.bn128.w8.s2", h200);
+  EXPECT_LT(keys32, keys16);
+  EXPECT_NEAR(keys32 / 5942.5, 1.0, 0.25) << keys32;
+  EXPECT_NEAR(keys16 / 7184.1, 1.0, 0.25) << keys16;
+}
+
 TEST(AttentionBackwardDistance, NeighboursShareDtypeHeadDimMaskAndDeterminism) {
   const OpSpec& op = op_spec("attention-backward");
   auto d = [&](const char* a, const char* b) { return op.distance(a, b); };

@@ -16,15 +16,15 @@ namespace kt {
 
 namespace {
 
-// The model's constants. Until tuning exports of the backward exist they are the forward's fa2
-// rates scaled by what the backward adds per block (bench/NOTES.md has no fit yet): the share
-// of the mma.sync rate its blocks sustain (the forward's 0.45 less the dSᵀ round trip through
-// shared memory and the chunked recomputation), the FP32 reduction atomics an SM's share of L2
-// retires per clock and the part of their time no mma hides, a step's own cost (its two
-// barriers and the lse and D loads) and, with one Q/dO stage, the part of the next step's loads
-// the dQ phase does not hide, a CTA's fixed cost (K and V loaded, dK and dV stored) per wave, and
-// each of the three launches.
-constexpr double kBwdMmaEfficiency = 0.30;
+// fa2's constants: the share of the mma.sync rate its blocks sustain (the forward's) and the part
+// of the warps' shared-memory reads (block_seconds) no mma hides, fitted to the fa2 configs of
+// the version-7 tunes on an H200 and an H100 (bench/NOTES.md, "Attention backward"); estimates
+// from the parts: the FP32 reduction atomics an SM's share of L2 retires per clock and the part
+// of their time no mma hides, a step's own cost (its two barriers and the lse and D loads) and,
+// with one Q/dO stage, the part of the next step's loads the dQ phase does not hide, a CTA's
+// fixed cost (K and V loaded, dK and dV stored) per wave, and each of the three launches.
+constexpr double kBwdMmaEfficiency = 0.45;
+constexpr double kFa2ExposedSmemShare = 0.5;
 constexpr double kDqAtomicsPerClockPerSm = 2.0;
 constexpr double kExposedAtomicShare = 0.5;
 constexpr double kStepUs = 0.15;
@@ -253,7 +253,12 @@ double block_seconds(const AttentionBackwardProblem& p, const AttentionBackwardC
   const double sm_rate = d.mma_sync_tflops * 1e12 / d.num_sms * kBwdMmaEfficiency *
                          std::min(1.0, 0.5 + 0.0625 * ctas_per_sm * c.warps);
   const double atomics_s = double(c.block_m) * columns / (kDqAtomicsPerClockPerSm * clock_hz);
-  return flops / sm_rate + kExposedAtomicShare * atomics_s +
+  // Every warp reads the query block's Q and dO from shared memory for its own keys: as Sᵀ's and
+  // dPᵀ's B over the whole head_dim, as dK's and dV's over its part's columns. A FLOP of a warp
+  // of 16 keys reads twice the bytes one of 32 keys does.
+  const double smem_s = c.warps * 2.0 * c.block_m * (double(p.head_dim) + columns) * 2.0 /
+                        (kSmemBytesPerClockPerSm * clock_hz);
+  return flops / sm_rate + kExposedAtomicShare * atomics_s + kFa2ExposedSmemShare * smem_s +
          (kStepUs + (c.stages == 1 ? kOneStageExposedLoadUs : 0.0)) * 1e-6;
 }
 
