@@ -17,11 +17,19 @@ namespace kt {
 
 namespace {
 
-// Fraction of the mma rate an FA2-style kernel sustains: softmax, rescaling and the exp unit
-// take the rest; and the fixed cost of a CTA (Q load, pipeline fill, O store), paid once per
-// wave of CTAs. Fitted to tuning exports (bench/NOTES.md, "Attention").
-constexpr double kAttentionMmaEfficiency = 0.45;
+// fa2: the fraction of the mma rate its warps sustain (softmax, rescaling and the exp unit take
+// the rest); the part of their shared-memory reads of K and V (estimate) no mma hides; a key
+// block's overhead (barriers, the row max and O's rescaling) as the time of this many more keys;
+// what one K/V stage, whose loads wait for the block before, costs over two; and the fixed cost
+// of a CTA (Q load, pipeline fill, O store), paid once per wave of CTAs. Fitted to tuning exports
+// (bench/NOTES.md, "Attention").
+constexpr double kAttentionMmaEfficiency = 0.6;
+constexpr double kFa2ExposedSmemShare = 0.5;
+constexpr double kFa2BlockOverheadKeys = 4.0;
+constexpr double kFa2OneStageFactor = 1.05;
 constexpr double kFa2CtaFixedUs = 3.1;
+// Shared-memory bytes an SM delivers a clock (sm_80 and sm_90: 32 banks of 4 bytes).
+constexpr double kSmemBytesPerClockPerSm = 128.0;
 constexpr double kLaunchUs = 3.0;
 
 // fa3: the fraction of the wgmma rate its consumers sustain between softmax steps; the share of
@@ -213,10 +221,10 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
   return std::nullopt;
 }
 
-// fa3's rate on blocks of `block_n` keys relative to 128-key blocks: each block also pays its
-// overhead, kFa3BlockOverheadKeys keys' worth.
-double block_factor(int block_n) {
-  const auto share = [](double keys) { return keys / (keys + kFa3BlockOverheadKeys); };
+// The rate on blocks of `block_n` keys relative to 128-key blocks: each block also pays its
+// overhead, `overhead_keys` keys' worth (kFa3BlockOverheadKeys, kFa2BlockOverheadKeys).
+double block_factor(int block_n, double overhead_keys) {
+  const auto share = [&](double keys) { return keys / (keys + overhead_keys); };
   return share(block_n) / share(128);
 }
 
@@ -232,13 +240,13 @@ double sm_flops_per_s(const AttentionProblem& p, const AttentionConfig& c, const
                                                : 1.0) *
                                kFa3ExpShareTimesHeadDim / double(p.head_dim);
     return d.wgmma_tflops * 1e12 / d.num_sms * kFa3WgmmaEfficiency *
-           (overlapped ? 1.0 : kFa3SingleWarpgroupFactor) * block_factor(c.block_n) /
-           (1.0 + exposed_exp);
+           (overlapped ? 1.0 : kFa3SingleWarpgroupFactor) *
+           block_factor(c.block_n, kFa3BlockOverheadKeys) / (1.0 + exposed_exp);
   }
-  // Two row tiles per warp read each K and V fragment once for both (half the smem traffic).
-  const double reuse = c.block_m / c.warps == 32 ? 1.05 : 1.0;
-  return d.mma_sync_tflops * 1e12 / d.num_sms * kAttentionMmaEfficiency * reuse *
-         std::min(1.0, 0.5 + 0.0625 * ctas_per_sm * c.warps);
+  return d.mma_sync_tflops * 1e12 / d.num_sms * kAttentionMmaEfficiency *
+         std::min(1.0, 0.5 + 0.0625 * ctas_per_sm * c.warps) *
+         block_factor(c.block_n, kFa2BlockOverheadKeys) /
+         (c.stages == 1 ? kFa2OneStageFactor : 1.0);
 }
 
 }  // namespace
@@ -475,7 +483,12 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
   e.block_efficiency = covered_pairs > 0 ? p.visible_pairs() / covered_pairs : 0;
 
   const double sm_rate = sm_flops_per_s(p, c, d, e.occupancy.ctas_per_sm);
-  const double block_s = 4.0 * c.block_m * c.block_n * double(p.head_dim) / sm_rate;
+  double block_s = 4.0 * c.block_m * c.block_n * double(p.head_dim) / sm_rate;
+  // fa2: every warp reads the block's K and V from shared memory for its own rows, so a FLOP of
+  // a warp of 16 rows reads twice the bytes one of 32 (two row tiles) does.
+  if (c.family == AttentionFamily::kSm80)
+    block_s += kFa2ExposedSmemShare * c.warps * 4.0 * c.block_n * double(p.head_dim) /
+               (kSmemBytesPerClockPerSm * d.sm_clock_mhz * 1e6);
   const double covered_blocks = covered_pairs / (double(c.block_m) * c.block_n);
   // Balanced over the SMs and stretched by wave quantization, but never shorter than the
   // longest CTA, which shares its SM with ctas_per_sm - 1 others.

@@ -655,5 +655,22 @@ TEST(AttentionFa3, ModelFitsTheH200MeasurementsAndPrefersFa3OnHopper) {
       flagship.predicted_tflops);
 }
 
+// fa2 on the H200 (bench/results/2026-12-06-h200-attention-forward-v12, b = 4, 32 heads, 4096
+// full, d = 64): 128 rows in 4 warps of two row tiles 1653 µs with 64-key blocks and two stages,
+// 1672 with one, 1886 with 32-key blocks; in 8 warps of one row tile 2836 (every warp reads the
+// block's K and V, so twice the shared-memory bytes a FLOP). The model ranks them so, the best
+// within 25%; it gives the 8 warps 1.17x the best's time of the 1.71x measured.
+TEST(AttentionFa2, ModelChargesSharedMemoryReadsBlockOverheadAndOneStage) {
+  const DeviceDesc& h200 = device_profile("h200");
+  const AttentionProblem p = shape("b=4,h=32,s=4096,d=64");
+  const auto us = [&](AttentionConfig c) { return estimate(p, c, h200).predicted_us; };
+  const double best = us({128, 64, 4, 2});
+  EXPECT_LT(best, us({128, 64, 4, 1}));
+  EXPECT_LT(us({128, 64, 4, 1}), us({128, 32, 4, 2}));
+  EXPECT_LT(us({128, 32, 4, 2}), us({128, 64, 8, 2}));
+  EXPECT_NEAR(best / 1653.5, 1.0, 0.25) << best;
+  EXPECT_GT(us({128, 64, 8, 2}), 1.15 * best);
+}
+
 }  // namespace
 }  // namespace kt

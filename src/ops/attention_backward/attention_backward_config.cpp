@@ -16,7 +16,7 @@ namespace kt {
 
 namespace {
 
-// fa2's constants: the share of the mma.sync rate its blocks sustain (the forward's) and the part
+// fa2's constants: the share of the mma.sync rate its blocks sustain and the part
 // of the warps' shared-memory reads (block_seconds) no mma hides, fitted to the fa2 configs of
 // the version-7 tunes on an H200 and an H100 (bench/NOTES.md, "Attention backward"); estimates
 // from the parts: the FP32 reduction atomics an SM's share of L2 retires per clock and the part
