@@ -16,13 +16,13 @@ namespace kt {
 
 namespace {
 
-// fa2's constants: the share of the mma.sync rate its blocks sustain and the part
-// of the warps' shared-memory reads (block_seconds) no mma hides, fitted to the fa2 configs of
-// the version-7 tunes on an H200 and an H100 (bench/NOTES.md, "Attention backward"); estimates
-// from the parts: the FP32 reduction atomics an SM's share of L2 retires per clock and the part
-// of their time no mma hides, a step's own cost (its two barriers and the lse and D loads) and,
-// with one Q/dO stage, the part of the next step's loads the dQ phase does not hide, a CTA's
-// fixed cost (K and V loaded, dK and dV stored) per wave, and each of the three launches.
+// fa2's constants: the share of the mma.sync rate its blocks sustain and the part of the warps'
+// shared-memory reads (block_seconds) no mma hides, fitted to the fa2 configs of the version-7
+// tunes on an H200 and an H100 (bench/NOTES.md, "Attention backward"); estimates from the parts:
+// the FP32 reduction atomics an SM's share of L2 retires per clock and the part of their time no
+// mma hides, a step's own cost (its two barriers and the lse and D loads) and, with one Q/dO
+// stage, the part of the next step's loads the dQ phase does not hide, a CTA's fixed cost (K and
+// V loaded, dK and dV stored) per wave, and each of the three launches.
 constexpr double kBwdMmaEfficiency = 0.45;
 constexpr double kFa2ExposedSmemShare = 0.5;
 constexpr double kDqAtomicsPerClockPerSm = 2.0;
