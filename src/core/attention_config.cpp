@@ -28,8 +28,6 @@ constexpr double kFa2ExposedSmemShare = 0.5;
 constexpr double kFa2BlockOverheadKeys = 4.0;
 constexpr double kFa2OneStageFactor = 1.05;
 constexpr double kFa2CtaFixedUs = 3.1;
-// Shared-memory bytes an SM delivers a clock (sm_80 and sm_90: 32 banks of 4 bytes).
-constexpr double kSmemBytesPerClockPerSm = 128.0;
 constexpr double kLaunchUs = 3.0;
 
 // fa3: the fraction of the wgmma rate its consumers sustain between softmax steps; the share of

@@ -10,6 +10,10 @@
 
 namespace kt {
 
+// Shared-memory bytes an SM delivers a clock: 32 banks of 4 bytes (sm_70 to sm_90), for the
+// models of every op.
+constexpr double kSmemBytesPerClockPerSm = 128.0;
+
 struct DeviceDesc {
   std::string name;  // as the driver reports it, e.g. "NVIDIA H200"
   int cc_major = 0;

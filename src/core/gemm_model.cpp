@@ -14,7 +14,6 @@ namespace kt {
 
 namespace {
 
-constexpr double kSmemBytesPerClock = 128;  // shared-memory bandwidth per SM
 constexpr double kL2OverDram = 3.0;         // L2 bandwidth relative to DRAM
 constexpr double kLaunchUs = 2.5;           // launch and ramp of one kernel
 constexpr double kPipelineFillTiles = 1.0;  // k-tiles of latency before the first mma
@@ -256,7 +255,8 @@ double sm80_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   const double flops_per_clock_sm = peak_flops / (double(d.num_sms) * d.sm_clock_mhz * 1e6);
   const double flops_per_smem_byte =
       double(c.warp_m) * c.warp_n / (double(c.warp_m + c.warp_n) * size_bytes(p.in_dtype));
-  e.mma_efficiency = std::min(1.0, kSmemBytesPerClock * flops_per_smem_byte / flops_per_clock_sm);
+  e.mma_efficiency =
+      std::min(1.0, kSmemBytesPerClockPerSm * flops_per_smem_byte / flops_per_clock_sm);
   // Too few warps per SM cannot hide the mma and ldmatrix latencies.
   const int warps_per_sm = e.occupancy.ctas_per_sm * c.num_warps();
   const double latency_hiding = std::min(1.0, 0.55 + 0.075 * warps_per_sm);
@@ -325,7 +325,7 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   const double clock_hz = d.sm_clock_mhz * 1e6;
   const double tile_out_bytes = double(c.tile_m) * c.tile_n * size_bytes(p.out_dtype);
   const double epilogue_s =
-      c.epilogue > 0 ? tile_out_bytes / (kSmemBytesPerClock * clock_hz) +
+      c.epilogue > 0 ? tile_out_bytes / (kSmemBytesPerClockPerSm * clock_hz) +
                            double(c.tile_n / sm90_slab_columns(p, c)) * kSm90SlabBarrierUs * 1e-6
                      : tile_out_bytes / l2_share_per_sm;
   // A unit's own tile stored directly after its main loop (not split-K's reducers, whose direct
@@ -359,7 +359,7 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
     // Each unit's exchange holds its CTA's ring (barrier C) and tensor cores: no operand streams
     // beside it, so the waves' exchanges add to the larger of compute and memory (reduce_us).
     const double others = double(c.split_k - 1) / c.split_k;
-    const double tail_s = partial_tile_bytes / (kSmemBytesPerClock * clock_hz) +
+    const double tail_s = partial_tile_bytes / (kSmemBytesPerClockPerSm * clock_hz) +
                           others * partial_tile_bytes / (kDsmemBytesPerClockPerSm * clock_hz) +
                           tile_out_bytes / c.split_k / l2_share_per_sm +
                           2 * kClusterBarrierUs * 1e-6;

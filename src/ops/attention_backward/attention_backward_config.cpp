@@ -54,8 +54,6 @@ constexpr double kFa3StepUsPerConsumer = 0.35;
 constexpr double kFa3ReduceBytesPerClockPerSm = 64.0;
 constexpr double kFa3ExposedReduceShare = 0.25;
 constexpr double kFa3OrderedReduceUs = 1.0;
-// Shared-memory bytes an SM delivers a clock (sm_90: 32 banks of 4 bytes).
-constexpr double kSmemBytesPerClockPerSm = 128.0;
 // Registers of a thread beyond the accumulators: operands in flight, ldmatrix addresses, the
 // step's indices (ptxas 13.0 allocates 188 to 255 registers over the space).
 constexpr int kOperandRegisters = 90;
