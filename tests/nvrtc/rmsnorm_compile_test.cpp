@@ -67,6 +67,25 @@ TEST(RmsnormCompile, EightWideConfigsMoveSixteenByteVectors) {
   }
 }
 
+TEST(RmsnormCompile, TwoPassModeKeepsItsFirstReadCachedForTheSecond) {
+  const OpSpec& op = op_spec("rmsnorm");
+  const auto ptx = [&](const char* key, const char* config) {
+    return gen::compile_to_ptx(gen::generate(op, key, config, "", "sm_90a"));
+  };
+  for (const char* key : {"rmsnorm:bf16:r64.h8192", "rmsnorm:bf16:r64.h8192.res"}) {
+    const std::string two_pass = ptx(key, "rms.t512.r1.v8.2pass");
+    EXPECT_NE(two_pass.find("ld.global.L1::evict_last.L2::cache_hint.v4.u32"), std::string::npos)
+        << key;
+    EXPECT_NE(two_pass.find("ld.global.L1::evict_first.L2::cache_hint.v4.u32"), std::string::npos)
+        << key;
+    EXPECT_NE(ptx(key, "rms.t1024.r1.v4.2pass").find("L2::cache_hint.v2.u32"), std::string::npos)
+        << key;
+    // The other modes read x once: no hints.
+    EXPECT_EQ(ptx(key, "rms.t256.r1.v8.reg").find("cache_hint"), std::string::npos) << key;
+    EXPECT_EQ(ptx(key, "rms.t256.r1.v8.smem").find("cache_hint"), std::string::npos) << key;
+  }
+}
+
 TEST(RmsnormCompile, TuneWithoutAGpuStoresAPredictedWinner) {
   const std::string db = (std::filesystem::temp_directory_path() /
                           ("kt_rmsnorm_predict_" + std::to_string(getpid()) + ".db"))

@@ -16,7 +16,8 @@ namespace kt {
 namespace {
 
 constexpr int kMaxRegisters = 255;
-constexpr int kStreamBatch = 4;  // vectors in flight a thread in the shared and two-pass modes
+constexpr int kSharedBatch = 4;   // vectors in flight a thread in the shared mode
+constexpr int kTwoPassBatch = 8;  // and in the two-pass mode's first pass
 constexpr std::int64_t kMaxGridX = 2147483647;
 // The model's memory constants: a load's round trip under load, the part of a CTA's life spent
 // reducing and storing instead of loading, and the launch.
@@ -90,7 +91,15 @@ int rmsnorm_smem_bytes(const RmsnormProblem& p, const RmsnormConfig& c) {
 
 int rmsnorm_batch(const RmsnormProblem& p, const RmsnormConfig& c) {
   const int items = rmsnorm_items(p, c);
-  return c.mode == RmsnormMode::kRegisters ? items : std::min(items, kStreamBatch);
+  switch (c.mode) {
+    case RmsnormMode::kRegisters:
+      return items;
+    case RmsnormMode::kShared:
+      return std::min(items, kSharedBatch);
+    case RmsnormMode::kTwoPass:
+      return std::min(items, kTwoPassBatch);
+  }
+  return items;
 }
 
 int rmsnorm_estimated_registers(const RmsnormProblem& p, const RmsnormConfig& c) {
@@ -99,13 +108,21 @@ int rmsnorm_estimated_registers(const RmsnormProblem& p, const RmsnormConfig& c)
   // and r with the residual), one for the weights, which the compiler converts to FP32 once
   // outside the row loop, and one for the row in FP32 between the sum of squares and the scaling.
   if (c.persistent) return 32 + batch * c.vec * (p.residual ? 4 : 3);
-  // Per element of a batch, fitted to ptxas 13.0's counts over 2,300 configs (bench/NOTES.md,
-  // "RMSNorm"): the registers mode holds its slice in FP32 from the sum of squares to the
-  // scaling, and its weights beside it (about 2); the streaming modes hold a batch of x (and r)
-  // in 16 bits and convert per vector (1.25 plain, 2.35 with the residual's sum and r).
+  // Per element of a batch, fitted to ptxas 13.0's counts (bench/NOTES.md, "RMSNorm"): the
+  // registers mode holds its slice in FP32 from the sum of squares to the scaling, and its
+  // weights beside it (about 2); the shared mode holds a batch of x (and r) in 16 bits and
+  // converts per vector (1.25 plain, 2.35 with the residual's sum and r); the two-pass mode's
+  // first pass keeps only the loads (1 plain, at least 30 in all; 2 with r and the sum).
   const int elements = batch * c.vec;
-  if (c.mode == RmsnormMode::kRegisters) return (p.residual ? 26 : 16) + 2 * elements;
-  return p.residual ? 20 + elements * 47 / 20 : 22 + elements * 5 / 4;
+  switch (c.mode) {
+    case RmsnormMode::kRegisters:
+      return (p.residual ? 26 : 16) + 2 * elements;
+    case RmsnormMode::kShared:
+      return p.residual ? 20 + elements * 47 / 20 : 22 + elements * 5 / 4;
+    case RmsnormMode::kTwoPass:
+      return p.residual ? 12 + 2 * elements : std::max(30, 16 + elements);
+  }
+  return kMaxRegisters;
 }
 
 std::optional<std::string> validate(const RmsnormProblem& p, const RmsnormConfig& c,
@@ -218,7 +235,7 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
   e.waves = double(num_ctas) / double(std::max<std::int64_t>(1, e.grid_waves.slots));
 
   // Bytes a thread has in flight before it must wait: one batch (its whole slice in registers
-  // mode, kStreamBatch vectors otherwise).
+  // mode, kSharedBatch or kTwoPassBatch vectors otherwise).
   const int items = rmsnorm_items(p, c);
   const int batch = rmsnorm_batch(p, c);
   const int streams = p.residual ? 2 : 1;
@@ -263,14 +280,15 @@ RmsnormEstimate estimate(const RmsnormProblem& p, const RmsnormConfig& c, const 
     e.predicted_us +=
         elements_per_sm * excess_wavefronts_per_element / double(std::max(1, device.sm_clock_mhz));
   }
-  // Where the terms above tie (most configs stream at the bandwidth), what the H200 measured
-  // fastest breaks the tie, 1% a step: two to eight vectors a thread, a warp or more a row and
-  // fewer than 512 threads, one row a CTA for rows of a thousand elements and more.
-  const double steps = 0.5 * std::abs(std::log2(double(items) / 4)) +
-                       (c.threads_per_row < 32 ? 1.0 : 0.0) +
-                       (c.threads_per_row * c.rows_per_cta >= 512 ? 1.0 : 0.0) +
-                       (c.rows_per_cta > 1 && p.hidden >= 1024 ? 0.5 : 0.0) +
-                       (p.hidden % c.vec != 0 && c.mode == RmsnormMode::kRegisters ? 1.0 : 0.0);
+  // Where the terms above tie (most configs stream at the bandwidth), what measured fastest
+  // breaks the tie, 1% a step: two to eight vectors a thread, a warp or more a row, fewer than
+  // 512 threads but in the two-pass mode (whose large CTAs hold ~32 registers a thread, so two
+  // fill an SM), one row a CTA for rows of a thousand elements and more.
+  const double steps =
+      0.5 * std::abs(std::log2(double(items) / 4)) + (c.threads_per_row < 32 ? 1.0 : 0.0) +
+      (c.threads_per_row * c.rows_per_cta >= 512 && c.mode != RmsnormMode::kTwoPass ? 1.0 : 0.0) +
+      (c.rows_per_cta > 1 && p.hidden >= 1024 ? 0.5 : 0.0) +
+      (p.hidden % c.vec != 0 && c.mode == RmsnormMode::kRegisters ? 1.0 : 0.0);
   e.predicted_us *= 1 + 0.01 * steps;
   return e;
 }

@@ -26,7 +26,7 @@ class RmsnormSpec final : public TypedOpSpec<RmsnormProblem, RmsnormConfig, pars
   std::vector<OpFlag> flags() const override {
     return {{"residual", "RMSNorm: add a residual first (x = x + r, the sum also written)"}};
   }
-  int template_version() const override { return 3; }
+  int template_version() const override { return 4; }
   std::vector<std::pair<std::string, std::vector<std::string>>> suites() const override {
     std::vector<std::string> shapes;
     for (int rows : {4096, 16384, 32768})

@@ -3,10 +3,10 @@
 // FP32 accumulation. kThreadsPerRow threads share a row, each loading kVec elements at a time
 // (vector loads of 2·kVec bytes); a CTA holds kRowsPerCta rows. kMode 0 keeps each thread's slice
 // of the row in registers between the sum of squares and the scaling, 1 stages it in dynamic
-// shared memory, 2 reads it again from global memory (L2) for the scaling. Any kHidden: rows that
-// do not start on a vector boundary are peeled (their ends one element a lane), so every row
-// moves aligned vectors. kt::rmsnorm_persistent is kMode 0 over a resident grid that loops over
-// the rows, loading a CTA's next rows while it reduces and stores the current ones.
+// shared memory, 2 reads it again from global memory (L1 or L2, by cache hints) for the scaling.
+// Any kHidden: rows that do not start on a vector boundary are peeled (their ends one element a
+// lane), so every row moves aligned vectors. kt::rmsnorm_persistent is kMode 0 over a resident grid
+// that loops over the rows, loading a CTA's next rows while it reduces and stores the current ones.
 #pragma once
 
 #include "kerntune/common/dtypes.cuh"
@@ -31,6 +31,46 @@ __device__ __forceinline__ RmsnormVec<N> rmsnorm_vec(const float (&f)[N]) {
 #pragma unroll
   for (int e = 0; e < N; ++e) v.h[e] = DTypeTraits<T>::from_float(f[e]).bits;
   return v;
+}
+
+// The two-pass mode's loads of x (and r, or the sum): the first read marks its lines evict-last
+// in L1 and L2 so that the second read, one vector at a time, hits L1 instead of waiting on L2;
+// the second read marks them evict-first, their last use. 4- and 8-wide vectors carry the hints,
+// narrower ones load plainly. "memory": a second read of the sum must follow its store.
+template <bool kKeep, int N>
+__device__ __forceinline__ RmsnormVec<N> rmsnorm_load_hinted(const RmsnormVec<N>* p) {
+  if constexpr (N != 4 && N != 8) {
+    return *p;
+  } else {
+    unsigned long long policy;
+    if constexpr (kKeep)
+      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    else
+      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    RmsnormVec<N> v;
+    unsigned* u = reinterpret_cast<unsigned*>(&v);
+    if constexpr (N == 8 && kKeep)
+      asm volatile("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                   : "=r"(u[0]), "=r"(u[1]), "=r"(u[2]), "=r"(u[3])
+                   : "l"(p), "l"(policy)
+                   : "memory");
+    else if constexpr (N == 8)
+      asm volatile("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+                   : "=r"(u[0]), "=r"(u[1]), "=r"(u[2]), "=r"(u[3])
+                   : "l"(p), "l"(policy)
+                   : "memory");
+    else if constexpr (kKeep)
+      asm volatile("ld.global.L1::evict_last.L2::cache_hint.v2.u32 {%0,%1}, [%2], %3;"
+                   : "=r"(u[0]), "=r"(u[1])
+                   : "l"(p), "l"(policy)
+                   : "memory");
+    else
+      asm volatile("ld.global.L1::evict_first.L2::cache_hint.v2.u32 {%0,%1}, [%2], %3;"
+                   : "=r"(u[0]), "=r"(u[1])
+                   : "l"(p), "l"(policy)
+                   : "memory");
+    return v;
+  }
 }
 
 // The residual add, x + r, rounded to T (the sum is written and normalized as rounded).
@@ -161,8 +201,12 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
   constexpr bool kPeel = Row::kPeel != 0;
   constexpr int kVecsPerRow = Row::kVecsPerRow;
   constexpr int kItems = Row::kItems;
-  // Vectors a thread has in flight at once: its whole slice in registers mode, else four.
-  constexpr int kBatch = kMode == 0 ? kItems : (kItems < 4 ? kItems : 4);
+  // Vectors a thread has in flight at once: its whole slice in registers mode; up to eight in
+  // the two-pass mode's first pass, which keeps only their sum of squares (its second pass reads
+  // one vector at a time, from L1 or L2); four in the shared mode, which stages them.
+  constexpr int kBatch = kMode == 0   ? kItems
+                         : kMode == 2 ? (kItems < 8 ? kItems : 8)
+                                      : (kItems < 4 ? kItems : 4);
   __shared__ float scratch[kThreadsPerRow * kRowsPerCta / 32 + 1];
   extern __shared__ __align__(16) unsigned char staged[];
 
@@ -197,8 +241,13 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       if (!valid(first + b)) continue;
-      v[b] = x[index(first + b)];
-      if constexpr (kResidual) rv[b] = r[index(first + b)];
+      if constexpr (kMode == 2) {
+        v[b] = rmsnorm_load_hinted<true>(&x[index(first + b)]);
+        if constexpr (kResidual) rv[b] = rmsnorm_load_hinted<true>(&r[index(first + b)]);
+      } else {
+        v[b] = x[index(first + b)];
+        if constexpr (kResidual) rv[b] = r[index(first + b)];
+      }
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
@@ -259,6 +308,19 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
     // Each thread reads back only what it wrote (the same indices), so the staged row and the
     // written sum need no barrier.
     const W* again = kMode == 1 ? stage : (kResidual ? sum_out : x);
+    if constexpr (kMode == 2) {
+      // One vector at a time: few registers, so that more threads stay resident to keep the
+      // first pass's loads in flight; the second read is a cache hit.
+#pragma unroll
+      for (int i = 0; i < kItems; ++i) {
+        if (!valid(i)) continue;
+        W w;
+        row.load_weights(we, i, w);
+        y[index(i)] =
+            rmsnorm_scaled<T, kVec>(rmsnorm_load_hinted<false>(&again[index(i)]), scale, w);
+      }
+      return;
+    }
     for (int first = 0; first < kItems; first += kBatch) {
       W v[kBatch];
 #pragma unroll
