@@ -319,14 +319,14 @@ __global__ void __launch_bounds__(kThreadsPerRow* kRowsPerCta) rmsnorm(const Rms
         y[index(i)] =
             rmsnorm_scaled<T, kVec>(rmsnorm_load_hinted<false>(&again[index(i)]), scale, w);
       }
-      return;
-    }
-    for (int first = 0; first < kItems; first += kBatch) {
-      W v[kBatch];
+    } else {
+      for (int first = 0; first < kItems; first += kBatch) {
+        W v[kBatch];
 #pragma unroll
-      for (int b = 0; b < kBatch; ++b)
-        if (valid(first + b)) v[b] = again[index(first + b)];
-      pass2(first, v, scale);
+        for (int b = 0; b < kBatch; ++b)
+          if (valid(first + b)) v[b] = again[index(first + b)];
+        pass2(first, v, scale);
+      }
     }
   }
 }
