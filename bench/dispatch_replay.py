@@ -13,6 +13,7 @@ mode's N candidates (`explain --benchmark N`) hold among those measured: a bound
 benchmark mode finds, since it times the unmeasured ones too. Any op.
 Usage: python3 bench/dispatch_replay.py KERNTUNE FOUNDATION MEASUREMENTS [--benchmark N]
        python3 bench/dispatch_replay.py KERNTUNE --leave-one-out EXPORT [--benchmark N]
+       [--device-profile h200|h100-sxm|...] (the card the exports come from; default h200)
 Python's standard library only."""
 import argparse
 import collections
@@ -72,10 +73,11 @@ def database(kerntune, rows, ops, path):
                    capture_output=True)
 
 
-def dispatch(kerntune, db, problems, ops, benchmark):
-    """explain's `problems` entries for `problems` (keys of one op) dispatched from `db`."""
+def dispatch(kerntune, db, problems, ops, benchmark, profile):
+    """explain's `problems` entries for `problems` (keys of one op) dispatched from `db` as on the
+    built-in device `profile` (the rows' fingerprint must be that card's)."""
     args = [kerntune, "explain", "--op", op_of(problems[0], ops)[0], "--db", db, "--json",
-            "--benchmark", str(benchmark)]
+            "--benchmark", str(benchmark), "--device-profile", profile]
     for problem in problems:
         args += ["--shape", problem]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
@@ -89,6 +91,8 @@ def main():
     ap.add_argument("measurements", nargs="?")
     ap.add_argument("--leave-one-out", metavar="EXPORT")
     ap.add_argument("--benchmark", type=int, default=8)
+    ap.add_argument("--device-profile", default="h200",
+                    help="the card the exports were measured on (`kerntune explain --help` lists them)")
     a = ap.parse_args()
     if bool(a.leave_one_out) == bool(a.foundation and a.measurements):
         ap.error("give FOUNDATION and MEASUREMENTS, or --leave-one-out EXPORT")
@@ -101,7 +105,8 @@ def main():
             for i, problem in enumerate(times):
                 db = f"{tmp}/loo{i}.db"
                 database(a.kerntune, [r for r in rows if r["problem_key"] != problem], ops, db)
-                dispatched += dispatch(a.kerntune, db, [problem], ops, a.benchmark)
+                dispatched += dispatch(a.kerntune, db, [problem], ops, a.benchmark,
+                                       a.device_profile)
         else:
             times = measured_times(rows_of(a.measurements))
             database(a.kerntune, list(rows_of(a.foundation)), ops, f"{tmp}/f.db")
@@ -109,7 +114,8 @@ def main():
             for problem in times:
                 by_op[op_of(problem, ops)[0]].append(problem)
             for problems in by_op.values():
-                dispatched += dispatch(a.kerntune, f"{tmp}/f.db", problems, ops, a.benchmark)
+                dispatched += dispatch(a.kerntune, f"{tmp}/f.db", problems, ops, a.benchmark,
+                                       a.device_profile)
     picks, bests = [], []
     for p in dispatched:
         t = times[p["problem"]]
