@@ -94,6 +94,7 @@ DeviceDesc make_a100() {
   d.memory_bytes = 80LL << 30;
   d.sm_clock_mhz = 1410;
   d.dram_gbps = 1800;
+  d.l2_gbps = 3 * d.dram_gbps;
   d.mma_sync_tflops = 312;
   d.wgmma_tflops = 0;
   return d;
@@ -107,6 +108,10 @@ DeviceDesc make_hopper(const char* name, double dram_gbps, std::int64_t memory_b
   // NOTE: mma.sync on Hopper issues at about 2/3 of the wgmma rate; FA2-style kernels
   // plateau near 350-400 TFLOP/s there (SDPA's FlashAttention-2 backend on an H200).
   d.dram_gbps = dram_gbps;
+  // The H100 SXM and the H200 share the die, its L2 and clocks; only the HBM differs. Three
+  // times the H200's copy rate, the ratio first fitted there; the H100 read 12.2 TB/s of L2 in
+  // 1034 x 5120 x 13824's 256 x 80 tiles (bench/NOTES.md, "The GEMM model and its calibration").
+  d.l2_gbps = 3 * 4270;
   d.mma_sync_tflops = 660;
   d.wgmma_tflops = 989;
   return d;

@@ -28,6 +28,7 @@ struct DeviceDesc {
   std::int64_t memory_bytes = 0;
   int sm_clock_mhz = 0;        // boost clock
   double dram_gbps = 0;        // achievable device-memory bandwidth, read+write
+  double l2_gbps = 0;          // L2 to the SMs, all of them together (the die's, not DRAM's)
   double mma_sync_tflops = 0;  // dense bf16 through mma.sync (the sm80 family)
   double wgmma_tflops = 0;     // dense bf16 through wgmma (0 before Hopper)
   int driver_version = 0;      // 0 for a profile

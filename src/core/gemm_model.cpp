@@ -14,7 +14,6 @@ namespace kt {
 
 namespace {
 
-constexpr double kL2OverDram = 3.0;         // L2 bandwidth relative to DRAM
 constexpr double kLaunchUs = 2.5;           // launch and ramp of one kernel
 constexpr double kPipelineFillTiles = 1.0;  // k-tiles of latency before the first mma
 // The padded copies of unaligned operands (sm90_padded_operands) stream at this share of DRAM's
@@ -321,7 +320,7 @@ double sm90_compute_us(const GemmProblem& p, const GemmConfig& c, const DeviceDe
   const double unit_flops =
       2.0 * c.tile_m * c.tile_n * double(k_padded + kPipelineFillTiles * c.tile_k);
   const double sm_flops_per_s = d.wgmma_tflops * 1e12 / d.num_sms * e.mma_efficiency;
-  const double l2_share_per_sm = kL2OverDram * d.dram_gbps * 1e9 / d.num_sms;
+  const double l2_share_per_sm = d.l2_gbps * 1e9 / d.num_sms;
   const double clock_hz = d.sm_clock_mhz * 1e6;
   const double tile_out_bytes = double(c.tile_m) * c.tile_n * size_bytes(p.out_dtype);
   const double epilogue_s =
@@ -473,7 +472,7 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
       (swapped_sharers_apart(c, e) ? kSm90SwappedGroupedStreamFactor : 1.0) *
       (stream_k_pieces_only(p, c, d) ? kSm90StreamKPiecesOnlyStreamFactor : 1.0);
   e.memory_us = std::max(stream_factor * dram / dram_rate(inflight * dram_share, dram_bw),
-                         l2_reads / (kL2OverDram * dram_bw)) *
+                         l2_reads / (d.l2_gbps * 1e9)) *
                 1e6;
   e.ramp_us = dram_ramp_us(p, d);
   e.memory_us += e.ramp_us;

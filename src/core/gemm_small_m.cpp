@@ -25,11 +25,10 @@ constexpr int kMinLoads = 2, kMaxLoads = 16;
 // - the fraction of the mma.sync rate the fragment mapping sustains (byte permutes for nn,
 //   fragment copies, the loads' issue slots): fitted at M = 16-64 and nt, taken for M < 16
 //   (memory-bound there either way) and for nn, unmeasured;
-// - L2 bandwidth relative to DRAM (as the sm80/sm90 model), and the launch.
+// - the launch.
 constexpr double kStreamEfficiency = 0.85;
 constexpr double kInflightBytesPerSm = 40.0 * 1024;
 constexpr double kMmaEfficiency = 0.18;
-constexpr double kL2OverDram = 3.0;
 constexpr double kLaunchUs = 2.5;
 // Batches of B loads a warp keeps in flight: two register buffers used in turn.
 constexpr int kBatchesInFlight = 2;
@@ -191,7 +190,7 @@ GemmEstimate estimate_small_m(const GemmProblem& p, const GemmConfig& c, const D
   // L2: B again for every further M tile, and A by every CTA (its warps along N share it in L1).
   const double l2_bytes =
       double(e.tiles_m) * b_bytes + double(e.num_ctas) * double(c.tile_m) * double(k_slice) * in;
-  const double l2_s = l2_bytes / (kL2OverDram * d.dram_gbps * 1e9);
+  const double l2_s = l2_bytes / (d.l2_gbps * 1e9);
   e.ramp_us = dram_ramp_us(p, d);
   e.memory_us = std::max(dram_s, l2_s) * 1e6 + e.ramp_us;
 

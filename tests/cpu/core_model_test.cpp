@@ -702,6 +702,37 @@ TEST(Estimate, Sm90PredictsTheRecordedH200Medians) {
   }
 }
 
+// The H100 SXM and the H200 are one die with one L2; only their HBM differs. So a tile whose
+// operand reads bind at L2 (1034 x 5120 x 13824's swapped 256 x 80 tiles: 2.4 GB of L2 reads
+// for 0.18 GB of DRAM) reads at the same rate on both, and the H100's recorded medians
+// (bench/results/2026-12-07-h100-gemm-unseen-v24) are predicted as closely as the H200's. An L2
+// scaled with DRAM had put the first at 1.23x and 4096^3 at 1.13x the H100's measurement.
+TEST(Estimate, Sm90ReadsL2AtTheDiesRateOnEitherHopper) {
+  const kt::DeviceDesc h100 = kt::device_profile("h100-sxm");
+  const kt::GemmConfig swapped =
+      kt::parse_gemm_config_key("sm90.bm256.bn80.bk64.s5.c2.e0.cl1.g1.sk1.swab");
+  const auto on_h100 = kt::estimate(problem(1034, 5120, 13824), swapped, h100);
+  const auto on_h200 = kt::estimate(problem(1034, 5120, 13824), swapped, h200());
+  EXPECT_NEAR(on_h100.memory_us - on_h100.ramp_us, on_h200.memory_us - on_h200.ramp_us, 1e-6);
+
+  struct Case {
+    std::int64_t m, n, k;
+    const char* key;
+    double measured_us, tolerance;
+  };
+  const Case cases[] = {
+      {4096, 4096, 4096, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1", 176.3, 0.06},
+      {736, 8192, 8192, "sm90.bm128.bn184.bk64.s5.c2.e0.cl1.g1.sk1.swab", 129.0, 0.06},
+      {1466, 12288, 4096, "sm90.bm256.bn136.bk64.s4.c2.e0.cl1.g1.sk1.swab", 190.9, 0.08},
+  };
+  for (const Case& t : cases) {
+    const kt::GemmEstimate e =
+        kt::estimate(problem(t.m, t.n, t.k), kt::parse_gemm_config_key(t.key), h100);
+    EXPECT_NEAR(e.predicted_us / t.measured_us, 1.0, t.tolerance)
+        << t.m << "x" << t.n << "x" << t.k << " " << t.key;
+  }
+}
+
 // The small-M family's kernels issue their mma.sync work at ~0.18 of the instruction's rate: on
 // the H200 they ran 64 x 4096^2 and 64 x 14336 x 4096 in 26.2 and 58.0 us (their best configs in
 // bench/results/2026-12-01-h200-model-tails call 4), which half the rate had put at 13.2 and 37.0.
