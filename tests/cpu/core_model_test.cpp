@@ -29,6 +29,23 @@ double predicted(const kt::GemmProblem& p, const char* key) {
   return kt::estimate(p, kt::parse_gemm_config_key(key), h200()).predicted_us;
 }
 
+// A recorded median: the problem, the config, its measured time and how far the model may be.
+struct RecordedMedian {
+  std::int64_t m, n, k;
+  const char* key;
+  double measured_us, tolerance;
+};
+
+// The model's time on `device` within each median's tolerance of it.
+void expect_predicted(const kt::DeviceDesc& device, const std::vector<RecordedMedian>& medians) {
+  for (const RecordedMedian& t : medians) {
+    const kt::GemmEstimate e =
+        kt::estimate(problem(t.m, t.n, t.k), kt::parse_gemm_config_key(t.key), device);
+    EXPECT_NEAR(e.predicted_us / t.measured_us, 1.0, t.tolerance)
+        << t.m << "x" << t.n << "x" << t.k << " " << t.key;
+  }
+}
+
 }  // namespace
 
 TEST(WaveStats, SquareGemmWithOneCtaPerSmTakesEightWaves) {
@@ -674,13 +691,7 @@ TEST(Estimate, Sm90ShortKernelsRunAtThePowerLimitsFasterClock) {
 // model and its calibration"). The model before the clock and prologue terms missed 4096^3 by 16%
 // and 1 x 4096^2 by 17%; before the first DRAM round trip, the decode steps by 8-12% (low).
 TEST(Estimate, Sm90PredictsTheRecordedH200Medians) {
-  const kt::DeviceDesc d = h200();
-  struct Case {
-    std::int64_t m, n, k;
-    const char* key;
-    double measured_us, tolerance;
-  };
-  const Case cases[] = {
+  const std::vector<RecordedMedian> medians = {
       {2048, 2048, 2048, "sm90.bm128.bn256.bk64.s3.c2.e2.cl1.g8.sk1", 26.8, 0.06},
       {4096, 4096, 4096, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1", 175.1, 0.06},
       {4100, 4096, 4096, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1", 178.7, 0.06},
@@ -694,12 +705,7 @@ TEST(Estimate, Sm90PredictsTheRecordedH200Medians) {
       {16, 4096, 4096, "sm90.bm64.bn16.bk256.s5.c1.e0.cl1.g1.sk1.swab", 12.7, 0.06},
       {64, 4096, 4096, "sm90.bm64.bn32.bk128.s9.c1.e0.cl1.g1.sk1.swab", 13.7, 0.06},
   };
-  for (const Case& t : cases) {
-    const kt::GemmEstimate e =
-        kt::estimate(problem(t.m, t.n, t.k), kt::parse_gemm_config_key(t.key), d);
-    EXPECT_NEAR(e.predicted_us / t.measured_us, 1.0, t.tolerance)
-        << t.m << "x" << t.n << "x" << t.k << " " << t.key;
-  }
+  expect_predicted(h200(), medians);
 }
 
 // The H100 SXM and the H200 are one die with one L2; only their HBM differs. So a tile whose
@@ -715,22 +721,12 @@ TEST(Estimate, Sm90ReadsL2AtTheDiesRateOnEitherHopper) {
   const auto on_h200 = kt::estimate(problem(1034, 5120, 13824), swapped, h200());
   EXPECT_NEAR(on_h100.memory_us - on_h100.ramp_us, on_h200.memory_us - on_h200.ramp_us, 1e-6);
 
-  struct Case {
-    std::int64_t m, n, k;
-    const char* key;
-    double measured_us, tolerance;
-  };
-  const Case cases[] = {
+  const std::vector<RecordedMedian> medians = {
       {4096, 4096, 4096, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1", 176.3, 0.06},
       {736, 8192, 8192, "sm90.bm128.bn184.bk64.s5.c2.e0.cl1.g1.sk1.swab", 129.0, 0.06},
       {1466, 12288, 4096, "sm90.bm256.bn136.bk64.s4.c2.e0.cl1.g1.sk1.swab", 190.9, 0.08},
   };
-  for (const Case& t : cases) {
-    const kt::GemmEstimate e =
-        kt::estimate(problem(t.m, t.n, t.k), kt::parse_gemm_config_key(t.key), h100);
-    EXPECT_NEAR(e.predicted_us / t.measured_us, 1.0, t.tolerance)
-        << t.m << "x" << t.n << "x" << t.k << " " << t.key;
-  }
+  expect_predicted(h100, medians);
 }
 
 // The small-M family's kernels issue their mma.sync work at ~0.18 of the instruction's rate: on
