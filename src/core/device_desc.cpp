@@ -94,11 +94,14 @@ DeviceDesc make_a100() {
   d.memory_bytes = 80LL << 30;
   d.sm_clock_mhz = 1410;
   d.dram_gbps = 1800;
-  d.l2_gbps = 3 * d.dram_gbps;
+  d.l2_gbps = kL2OverDramBandwidth * d.dram_gbps;
   d.mma_sync_tflops = 312;
   d.wgmma_tflops = 0;
   return d;
 }
+
+// The device-to-device copy rate measured on an H200, GB/s.
+constexpr double kH200CopyGbps = 4270;
 
 DeviceDesc make_hopper(const char* name, double dram_gbps, std::int64_t memory_bytes) {
   DeviceDesc d = make_profile(name, 9, 132, 233472);
@@ -108,10 +111,10 @@ DeviceDesc make_hopper(const char* name, double dram_gbps, std::int64_t memory_b
   // NOTE: mma.sync on Hopper issues at about 2/3 of the wgmma rate; FA2-style kernels
   // plateau near 350-400 TFLOP/s there (SDPA's FlashAttention-2 backend on an H200).
   d.dram_gbps = dram_gbps;
-  // The H100 SXM and the H200 share the die, its L2 and clocks; only the HBM differs. Three
-  // times the H200's copy rate, the ratio first fitted there; the H100 read 12.2 TB/s of L2 in
-  // 1034 x 5120 x 13824's 256 x 80 tiles (bench/NOTES.md, "The GEMM model and its calibration").
-  d.l2_gbps = 3 * 4270;
+  // The H100 SXM and the H200 share the die, its L2 and clocks; only the HBM differs. The ratio
+  // fitted on the H200 times its copy rate; the H100 read 12.2 TB/s of L2 in 1034 x 5120 x
+  // 13824's 256 x 80 tiles (bench/NOTES.md, "The GEMM model and its calibration").
+  d.l2_gbps = kL2OverDramBandwidth * kH200CopyGbps;
   d.mma_sync_tflops = 660;
   d.wgmma_tflops = 989;
   return d;
@@ -126,8 +129,7 @@ const std::vector<NamedProfile>& profiles() {
   static const std::vector<NamedProfile> all = {
       {"a100", make_a100()},
       {"h100-sxm", make_hopper("NVIDIA H100 80GB HBM3", 3000, 80LL << 30)},
-      // 4.27 TB/s: the device-to-device copy measured on an H200.
-      {"h200", make_hopper("NVIDIA H200", 4270, 141LL << 30)},
+      {"h200", make_hopper("NVIDIA H200", kH200CopyGbps, 141LL << 30)},
   };
   return all;
 }

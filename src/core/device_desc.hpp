@@ -14,6 +14,10 @@ namespace kt {
 // models of every op.
 constexpr double kSmemBytesPerClockPerSm = 128.0;
 
+// L2's bandwidth to the SMs over DRAM's where a profile has no measured rate of its own: the
+// ratio first fitted on the H200 (DeviceDesc::l2_gbps).
+constexpr double kL2OverDramBandwidth = 3.0;
+
 struct DeviceDesc {
   std::string name;  // as the driver reports it, e.g. "NVIDIA H200"
   int cc_major = 0;

@@ -58,7 +58,7 @@ DeviceDesc query_device(CUdevice device) {
     // Unknown architecture: 1024 dense bf16 FMAs per SM per clock (Ampere-class).
     desc.mma_sync_tflops = 2.0 * 1024 * desc.num_sms * desc.sm_clock_mhz * 1e6 / 1e12;
     desc.dram_gbps = 0.9 * theoretical_gbps;
-    desc.l2_gbps = 3 * desc.dram_gbps;
+    desc.l2_gbps = kL2OverDramBandwidth * desc.dram_gbps;
   }
   desc.from_profile = false;
   return desc;

@@ -712,7 +712,7 @@ TEST(Estimate, Sm90PredictsTheRecordedH200Medians) {
 // operand reads bind at L2 (1034 x 5120 x 13824's swapped 256 x 80 tiles: 2.4 GB of L2 reads
 // for 0.18 GB of DRAM) reads at the same rate on both, and the H100's recorded medians
 // (bench/results/2026-12-07-h100-gemm-unseen-v24) are predicted as closely as the H200's. An L2
-// scaled with DRAM had put the first at 1.23x and 4096^3 at 1.13x the H100's measurement.
+// scaled with DRAM had put 4096^3 at 1.13x and 736 x 8192^2 at 1.25x the H100's measurement.
 TEST(Estimate, Sm90ReadsL2AtTheDiesRateOnEitherHopper) {
   const kt::DeviceDesc h100 = kt::device_profile("h100-sxm");
   const kt::GemmConfig swapped =
