@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # GEMM on seeded shapes no suite holds (bench/gemm_unseen_shapes.py), beside cuBLASLt: served from a database tuned on the foundation suite only (nearest-shape dispatch), then tuned per shape.
-# Run on the GPU machine from the repository root with dist/ installed: bash bench/gemm_unseen.sh RESULTS_DIR [COUNT] [LAYOUT] [PHASE] [BENCHMARK]
+# Run on the GPU machine from the repository root with dist/ installed: bash bench/gemm_unseen.sh RESULTS_DIR [COUNT] [LAYOUT] [PHASE] [BENCHMARK] [SEED]
 # PHASE is both (default), served or tuned: the two halves are independent (each starts from an empty database), so a machine with a time limit per command can run them one at a time into the same RESULTS_DIR.
 # BENCHMARK N (default 0, none): the served half also serves the shapes in benchmark mode (kerntune bench --benchmark N: each shape's first call times N of its dispatch choices) into served_benchmark.csv.
+# SEED (default 38, the shapes of every committed run): another seed draws shapes the model was never fitted on.
 # Writes session.txt (session_PHASE.txt for one half), shapes.txt, foundation_tune.log, served.csv, served_benchmark.csv, foundation_measurements.csv.gz, tune.log, tuned.csv, measurements.csv.gz, model_regret.txt and, when the served half ran first, served_again.csv into RESULTS_DIR; prints the geomean of each CSV there.
 set -euo pipefail
 out=${1:?usage: bash bench/gemm_unseen.sh RESULTS_DIR [COUNT] [LAYOUT] [PHASE]}
@@ -10,10 +11,11 @@ count=${2:-40}
 layout=${3:-nt}
 phase=${4:-both}
 benchmark=${5:-0}
+seed=${6:-38}
 case "$phase" in both | served | tuned) ;; *) echo "PHASE must be both, served or tuned, not $phase" >&2; exit 2 ;; esac
 source "$(dirname "$0")/session.sh"
 [ "$phase" = both ] || mv "$out/session.txt" "$out/session_$phase.txt"
-python3 bench/gemm_unseen_shapes.py --count "$count" >"$out/shapes.txt"
+python3 bench/gemm_unseen_shapes.py --count "$count" --seed "$seed" >"$out/shapes.txt"
 shapes=()
 while read -r s; do shapes+=(--shape "$s"); done <"$out/shapes.txt"
 if [ "$phase" != tuned ]; then
