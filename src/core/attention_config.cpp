@@ -111,12 +111,12 @@ double working_row_share(const AttentionProblem& p, const AttentionConfig& c, st
 constexpr std::int64_t kPersistentModelTiles = std::int64_t(1) << 17;
 
 // The times of a persistent grid of `grid` CTAs but for its first CTA-wide fixed cost: its CTAs
-// work the tiles in the fixed order of fa3::cta_tile (sectioned_slot over snake_index,
-// common/work_order.h, causal sections of `section` entries), so the launch lasts as long as the
-// CTA whose tiles sum the most, each tile its visited key blocks at `block_s` and every tile after
-// a CTA's first `tile_s`. A causal order that leaves the CTAs' sums uneven (a snake whose turns
-// straddle the sections) costs exactly what it costs here. `sequences`: one problem, or a packed
-// batch's sequences.
+// work the items in the fixed order of fa3::cta_tile (sectioned_slot over snake_index,
+// common/work_order.h, causal sections of `section` entries; with split-KV an item is a split of a
+// tile, the tile's splits consecutive), so the launch lasts as long as the CTA whose items sum the
+// most, each item its visited key blocks at `block_s` and every item after a CTA's first `tile_s`.
+// A causal order that leaves the CTAs' sums uneven (a snake whose turns straddle the sections)
+// costs exactly what it costs here. `sequences`: one problem, or a packed batch's sequences.
 struct PersistentGrid {
   double busiest_s;  // the CTA whose tiles sum the most
   double mean_s;     // the grid's CTAs on average
@@ -127,22 +127,25 @@ std::optional<PersistentGrid> persistent_grid_s(const AttentionProblem& p,
                                                 int section, double block_s, double tile_s) {
   const std::int64_t m_blocks = ceil_div(p.seqlen_q, c.block_m);
   const std::int64_t entries = p.heads_q * p.batch;
-  const std::int64_t tiles = m_blocks * entries;
-  if (tiles > kPersistentModelTiles || grid < 1) return std::nullopt;
-  const int ctas = int(std::min(grid, tiles));  // the launch's grid (AttentionKernel)
+  const std::int64_t items = m_blocks * entries * c.splits;
+  if (items > kPersistentModelTiles || grid < 1) return std::nullopt;
+  const int ctas = int(std::min(grid, items));  // the launch's grid (AttentionKernel)
   double busiest = 0, total = 0;
   for (int cta = 0; cta < ctas; ++cta) {
     double cta_s = 0;
     for (int turn = 0;; ++turn) {
       const std::int64_t index = snake_index(turn, cta, ctas);
-      if (index >= tiles) break;
-      const WorkSlot slot =
-          sectioned_slot(int(index), int(m_blocks), int(entries), p.causal ? section : 1);
+      if (index >= items) break;
+      const WorkSlot slot = sectioned_slot(int(index / c.splits), int(m_blocks), int(entries),
+                                           p.causal ? section : 1);
       const std::int64_t qb = p.causal ? m_blocks - 1 - slot.block : slot.block;
       const AttentionProblem& s = sequences[p.varlen ? std::size_t(slot.entry / p.heads_q) : 0];
       if (qb * c.block_m >= s.seqlen_q) continue;  // past a shorter sequence's rows
-      cta_s += double(visited_key_blocks(s, c, qb)) * working_row_share(s, c, qb) * block_s +
-               (turn > 0 ? tile_s : 0);
+      const std::int64_t split = index % c.splits, blocks = visited_key_blocks(s, c, qb);
+      const std::int64_t split_blocks =
+          blocks * (split + 1) / c.splits - blocks * split / c.splits;  // fa3::split_range
+      cta_s +=
+          double(split_blocks) * working_row_share(s, c, qb) * block_s + (turn > 0 ? tile_s : 0);
     }
     busiest = std::max(busiest, cta_s);
     total += cta_s;
@@ -198,13 +201,11 @@ std::optional<std::string> validate_sm90(const AttentionProblem& p, const Attent
   if (c.splits < 1 || c.splits > kMaxSplits)
     return fmt::format("fa3 splits must be 1 to {}", kMaxSplits);
   if (c.splits > 1 && p.varlen) return "fa3 split-KV does not serve packed varlen batches";
-  if (c.persistent && (c.splits > 1 || c.pack_gqa))
-    return "fa3 persistent CTAs work whole query blocks: not with split-KV or pack_gqa";
   if (c.persistent && num_tiles(p, c) <= device.num_sms)
     return fmt::format(
-        "fa3 persistent CTAs need more query blocks than SMs ({} of {} rows for {} SMs): one "
+        "fa3 persistent CTAs need more query blocks{} than SMs ({} of {} rows for {} SMs): one "
         "wave leaves nothing to overlap",
-        num_tiles(p, c), c.block_m, device.num_sms);
+        c.splits > 1 ? " times splits" : "", num_tiles(p, c), c.block_m, device.num_sms);
   if (c.splits > 1) {
     const AttentionProblem k = kernel_problem(p, c);
     if (c.block_m != ceil_div(k.seqlen_q, 64) * 64)
@@ -348,13 +349,19 @@ std::optional<std::string> validate(const AttentionProblem& p, const AttentionCo
   return std::nullopt;
 }
 
+std::int64_t persistent_grid(const AttentionProblem& p, const AttentionConfig& c,
+                             std::int64_t resident_ctas) {
+  const std::int64_t items = num_tiles(p, c);
+  if (resident_ctas <= 0 || items <= resident_ctas) return items;
+  return c.splits > 1 ? ceil_div(items, ceil_div(items, resident_ctas)) : resident_ctas;
+}
+
 LaunchPlan plan_launch(const AttentionProblem& problem, const AttentionConfig& c,
                        std::int64_t resident_ctas) {
   const AttentionProblem p = kernel_problem(problem, c);
   LaunchPlan plan;
   if (c.persistent) {
-    const std::int64_t tiles = num_tiles(problem, c);
-    plan.grid = {std::uint32_t(resident_ctas > 0 ? std::min(tiles, resident_ctas) : tiles), 1, 1};
+    plan.grid = {std::uint32_t(persistent_grid(problem, c, resident_ctas)), 1, 1};
   } else {
     plan.grid = {std::uint32_t(ceil_div(p.seqlen_q, c.block_m) * c.splits),
                  std::uint32_t(p.heads_q), std::uint32_t(p.batch)};
@@ -499,14 +506,15 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
   const int slots = d.num_sms * std::max(1, e.occupancy.ctas_per_sm);
   const double tiles_per_slot = double(e.num_ctas) / double(slots);
   // A persistent CTA shares its SM's rate with ctas_per_sm - 1 others.
+  const std::int64_t grid = c.persistent ? persistent_grid(problem, c, slots) : 0;
   if (p.causal && c.splits == 1)
     e.causal_section =
-        c.persistent ? persistent_causal_section(p, c, slots) : attention_causal_section(p);
+        c.persistent ? persistent_causal_section(p, c, grid) : attention_causal_section(p);
   const double shared_sm_factor =
       c.persistent && e.occupancy.ctas_per_sm > 1 ? kFa3PersistentSharedSmFactor : 1.0;
   const std::optional<PersistentGrid> persistent =
       c.persistent
-          ? persistent_grid_s(p, sequences, c, slots, e.causal_section,
+          ? persistent_grid_s(p, sequences, c, grid, e.causal_section,
                               block_s * std::max(1, e.occupancy.ctas_per_sm) * shared_sm_factor,
                               kFa3PersistentTileUs * 1e-6)
           : std::nullopt;
@@ -520,8 +528,10 @@ AttentionEstimate estimate(const AttentionProblem& problem, const AttentionConfi
                       : fixed_us * tiles_per_slot);
   // K/V are re-read by every query block of a head: from L2 mostly; count DRAM once. A grid
   // streaming K/V at the bandwidth loses its last wave's idle slots (decode steps are this
-  // bound).
-  e.memory_us = p.min_bytes() / (d.dram_gbps * 1e9) * 1e6 / std::max(e.waves.efficiency, 0.01);
+  // bound); a persistent one the time its busiest CTA works past the mean.
+  const double stream_efficiency =
+      persistent ? 1.0 / std::max(e.persistent_imbalance, 1.0) : e.waves.efficiency;
+  e.memory_us = p.min_bytes() / (d.dram_gbps * 1e9) * 1e6 / std::max(stream_efficiency, 0.01);
   // Split-KV: the partials written, then read by the combine kernel, behind a second launch.
   if (c.splits > 1)
     e.combine_us =

@@ -90,9 +90,16 @@ std::int64_t split_workspace_bytes(const AttentionProblem& p, const AttentionCon
 
 std::optional<std::string> validate(const AttentionProblem& p, const AttentionConfig& c,
                                     const DeviceDesc& device);
+// The CTAs of a persistent config's grid when the device holds `resident_ctas` at once: that
+// many, or one a tile when there are fewer tiles. With split-KV, whose items are even (splits of
+// tiles of one length), the fewest CTAs that work them in as many turns: 2048 items on 132
+// resident CTAs take 16 turns either way, and 128 CTAs work 16 each where 132 would leave 64 of
+// them idle for the last turn, streaming at a fraction of the bandwidth.
+std::int64_t persistent_grid(const AttentionProblem& p, const AttentionConfig& c,
+                             std::int64_t resident_ctas);
 // The FlashAttention grid (query blocks x splits, heads, batch); a persistent config's is
-// (min(tiles, resident_ctas), 1, 1), resident_ctas being the CTAs the device holds at once, or a
-// CTA a tile when it is 0 (unknown: the kernel is correct with any grid).
+// (persistent_grid(resident_ctas), 1, 1), resident_ctas being the CTAs the device holds at once,
+// or a CTA a tile when it is 0 (unknown: the kernel is correct with any grid).
 LaunchPlan plan_launch(const AttentionProblem& p, const AttentionConfig& c,
                        std::int64_t resident_ctas = 0);
 // The entries of a causal section of a persistent grid of `grid` CTAs (the launch's): of the

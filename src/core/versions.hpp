@@ -70,6 +70,8 @@ inline constexpr int kGemmTemplateVersion = 24;
 // 12: persistent CTAs' causal sections are the model's choice for their grid
 //     (persistent_causal_section: the busiest CTA's work least under the snake).
 // 13: fa3 ping-pong: a consumer whose rows all lie past seqlen_q takes its turns empty.
-inline constexpr int kAttentionTemplateVersion = 13;
+// 14: fa3 split-KV: splits of floor or ceil(blocks / splits) key blocks (were ceil, the last ones
+//     short or empty), and persistent CTAs working splits of tiles.
+inline constexpr int kAttentionTemplateVersion = 14;
 
 }  // namespace kt

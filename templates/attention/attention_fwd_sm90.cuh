@@ -67,15 +67,14 @@ __device__ __forceinline__ int visited_blocks(int row_begin, int rows, const att
   return key_end > 0 ? (key_end + kBlockN - 1) / kBlockN : 0;
 }
 
-// Split `split` of `splits` of a CTA's `blocks` key blocks: [first, end), ceil(blocks / splits)
-// blocks each (the last ones may be short or empty).
+// Split `split` of `splits` of a CTA's `blocks` key blocks: [first, end), floor(blocks / splits)
+// or one more each, so that no split is empty while there are as many blocks as splits and the
+// splits of a persistent grid's items sum evenly (core/attention_config's model counts the same).
 struct KeyRange {
   int first, end;
 };
 __device__ __forceinline__ KeyRange split_range(int blocks, int split, int splits) {
-  const int per = (blocks + splits - 1) / splits;
-  const int first = min(blocks, split * per);
-  return {first, min(blocks, first + per)};
+  return {blocks * split / splits, blocks * (split + 1) / splits};
 }
 
 // O rows [row0, row0 + 8] of a consumer thread straight from its accumulators (normalized) to
@@ -126,13 +125,15 @@ struct Tile {
 // within sections of p.causal_section entries, so the CTAs that see every key block of the last
 // heads do not start last. Without kPersistent a CTA works one: the item at its linear blockIdx
 // over the grid (x: query blocks; y: heads; z: batch). With kPersistent the grid is at most one
-// CTA per tile, and each CTA works the items at the indices snake_index gives it. Split-KV keeps
-// its blockIdx (x: query block times num_splits, the split fastest; causal, query blocks in
-// reverse order of x). p.seqlen_q is a packed batch's longest sequence: tiles past a shorter
-// one's rows are the caller's to skip.
+// CTA per item, and each CTA works the items at the indices snake_index gives it; with split-KV
+// an item is one split of a tile, the splits of a tile consecutive, so a CTA streams key ranges
+// of several heads through one pipeline and the grid's CTAs sum to within a split of each other.
+// Split-KV without kPersistent keeps its blockIdx (x: query block times num_splits, the split
+// fastest; causal, query blocks in reverse order of x). p.seqlen_q is a packed batch's longest
+// sequence: tiles past a shorter one's rows are the caller's to skip.
 template <int kBlockM, bool kCausal, bool kSplitKv, bool kPersistent>
 __device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Tile& t) {
-  if constexpr (kSplitKv) {
+  if constexpr (kSplitKv && !kPersistent) {
     if (turn > 0) return false;
     const int splits = p.num_splits;
     const int m_block = int(blockIdx.x) / splits;
@@ -142,16 +143,18 @@ __device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Til
     return true;
   } else {
     if (!kPersistent && turn > 0) return false;
+    const int splits = kSplitKv ? p.num_splits : 1;
     const int m_blocks = kPersistent ? (p.seqlen_q + kBlockM - 1) / kBlockM : int(gridDim.x);
     const int heads = kPersistent ? p.heads_q : int(gridDim.y);
     const int entries = heads * (kPersistent ? p.batch : int(gridDim.z));
     const int index = kPersistent
                           ? snake_index(turn, int(blockIdx.x), int(gridDim.x))
                           : int(blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z));
-    if (index >= m_blocks * entries) return false;
-    const WorkSlot slot = sectioned_slot(index, m_blocks, entries, kCausal ? p.causal_section : 1);
+    if (index >= m_blocks * entries * splits) return false;
+    const WorkSlot slot =
+        sectioned_slot(index / splits, m_blocks, entries, kCausal ? p.causal_section : 1);
     t = {(kCausal ? m_blocks - 1 - slot.block : slot.block) * kBlockM, slot.entry % heads,
-         slot.entry / heads, 0};
+         slot.entry / heads, index % splits};
     return true;
   }
 }
@@ -169,15 +172,16 @@ __device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Til
 // Split-KV (kSplitKv): blockIdx.x = query block · num_splits + split, and the CTA visits only its
 // split's range of the query block's key blocks (fa3::split_range); it writes partials, never O.
 //
-// Persistent (kPersistent, not with split-KV): each CTA works a sequence of tiles (fa3::cta_tile)
-// through the same stage rings and two Q buffers taken in turn, so a tile's Q loads while the tile
-// before computes: a buffer is refilled (the q_empty barrier) once every consumer has started the
-// next tile and its O store, staged in the buffer as without persistence, has read it.
+// Persistent (kPersistent): each CTA works a sequence of tiles, or with split-KV of splits of
+// tiles (fa3::cta_tile), through the same stage rings and two Q buffers taken in turn, so a tile's
+// Q loads while the tile before computes: a buffer is refilled (the q_empty barrier) once every
+// consumer has started the next tile and its O store, staged in the buffer as without
+// persistence, has read it.
 //
 // Launch: grid (ceil(seqlen_q / kBlockM) · num_splits, heads_q, batch), or with kPersistent
-// (min(tiles, CTAs the GPU holds at once), 1, 1); fa3::cta_threads(kBlockM / 64) threads;
-// 2048 + kBlockM·kHeadDim·2 (twice with kPersistent) + kStages·2·kBlockN·kHeadDim·2 bytes of
-// dynamic shared memory; params.q_map/o_map boxes {64, 64}, k_map/v_map {64, kBlockN}
+// (min(tiles · num_splits, CTAs the GPU holds at once), 1, 1); fa3::cta_threads(kBlockM / 64)
+// threads; 2048 + kBlockM·kHeadDim·2 (twice with kPersistent) + kStages·2·kBlockN·kHeadDim·2 bytes
+// of dynamic shared memory; params.q_map/o_map boxes {64, 64}, k_map/v_map {64, kBlockN}
 // (attention_params.h). K/V blocks are visited from the last one down, so the blocks that need a
 // per-element mask come first and set the running max early (later blocks rarely raise it, and O
 // is rescaled only when a row's max rises).
@@ -192,7 +196,6 @@ __global__ void __launch_bounds__(fa3::cta_threads(kBlockM / 64), 1)
                 "one to three consumer warpgroups of 64 rows");
   static_assert(kBlockN == 64 || kBlockN == 80 || kBlockN == 128, "kBlockN must be 64, 80 or 128");
   static_assert(!kPingPong || kBlockM > 64, "ping-pong needs two consumers at least");
-  static_assert(!(kPersistent && kSplitKv), "a persistent CTA works whole query blocks");
   // S of block j needs K_j while P·V of block j - 1 still reads V_{j-1}: two stages at least.
   static_assert(kStages >= 2 && kStages <= 4, "2 to 4 K/V stages");
   constexpr int kQBytes = kBlockM * kHeadDim * 2;  // the CTA's Q (and O) tile

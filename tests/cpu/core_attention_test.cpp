@@ -439,6 +439,45 @@ TEST(AttentionFa3, SplitKvKeysRulesGridWorkspaceAndModel) {
     EXPECT_EQ(k.splits, 1) << to_key(k);
 }
 
+// Persistent split-KV: a CTA works splits of tiles in turn (a decode step's 256 packed KV heads
+// in 8 splits: 2048 items), on the fewest CTAs that take as many turns, so that every CTA streams
+// the same number of splits; the model's persistent grid is the launch's, its stream then as even
+// as its items.
+TEST(AttentionFa3, PersistentSplitKvGridKeyAndModel) {
+  const DeviceDesc& h200 = device_profile("h200");
+  AttentionConfig c = fa3_config(64, 128, 3);
+  c.pack_gqa = true;
+  c.splits = 8;
+  c.persistent = true;
+  EXPECT_EQ(to_key(c), "fa3.bm64.bn128.s3.gqa.kv8.pers");
+  EXPECT_EQ(parse_attention_config_key("fa3.bm64.bn128.s3.gqa.kv8.pers"), c);
+  EXPECT_THROW(parse_attention_config_key("fa3.bm64.bn128.s3.gqa.pers.kv8"), Error);
+
+  const AttentionProblem decode = shape("b=32,hq=32,hkv=8,sq=1,sk=32768,d=128");
+  EXPECT_EQ(validate(decode, c, h200), std::nullopt);
+  EXPECT_EQ(num_tiles(decode, c), 32 * 8 * 8);
+  EXPECT_EQ(persistent_grid(decode, c, 132), 128);  // 16 turns on 132 or on 128 CTAs
+  EXPECT_EQ(persistent_grid(decode, c, 264), 256);
+  EXPECT_EQ(persistent_grid(decode, c, 4096), 2048);  // one CTA an item
+  EXPECT_EQ(persistent_grid(decode, c, 0), 2048);
+  EXPECT_EQ(plan_launch(decode, c, 132).grid, (std::array<std::uint32_t, 3>{128, 1, 1}));
+  AttentionConfig whole = fa3_config(128, 128, 2, true);
+  whole.persistent = true;  // tiles of uneven causal work keep every resident CTA
+  EXPECT_EQ(persistent_grid(shape("b=32,h=16,s=512,d=128", true), whole, 132), 132);
+  EXPECT_EQ(attention_kernel_expression(decode, c, false),
+            "kt::attention_fwd_sm90<kt::bf16, 128, 64, 128, 3, false, true, false, false, true>");
+
+  // 16 even items a CTA: the stream loses no slot; the grid of one CTA a split (2048 on 132
+  // SMs, 15.5 waves) loses its last wave's idle ones.
+  const AttentionEstimate e = estimate(decode, c, h200);
+  EXPECT_NEAR(e.persistent_imbalance, 1.0, 1e-9);
+  const double stream_us = decode.min_bytes() / (h200.dram_gbps * 1e9) * 1e6;
+  EXPECT_NEAR(e.memory_us, stream_us, 1e-6 * stream_us);
+  AttentionConfig grid = c;
+  grid.persistent = false;
+  EXPECT_GT(estimate(decode, grid, h200).memory_us, stream_us * 1.02);
+}
+
 // Persistent fa3 CTAs: the key, the rules (whole query blocks, more of them than SMs, a second Q
 // buffer in shared memory), a grid of the resident CTAs, the template flag, and a model
 // that prefers them where many short query blocks each pay a CTA's fixed cost.
@@ -473,7 +512,8 @@ TEST(AttentionFa3, PersistentKeysRulesGridAndModel) {
   AttentionConfig split = fa3_config(64, 128, 2);
   split.persistent = true;
   split.splits = 2;
-  EXPECT_TRUE(refused("b=32,h=16,sq=64,sk=4096,d=128", split, "whole query blocks"));
+  EXPECT_TRUE(refused("b=1,h=64,sq=64,sk=4096,d=128", split, "blocks times splits than SMs (128"));
+  EXPECT_EQ(validate(shape("b=1,h=67,sq=64,sk=4096,d=128"), split, h200), std::nullopt);
   AttentionConfig fa2{128, 64, 8, 2};
   fa2.persistent = true;
   EXPECT_TRUE(refused("b=32,h=16,s=512,d=128", fa2, "an fa3 feature"));

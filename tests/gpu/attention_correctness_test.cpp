@@ -263,6 +263,20 @@ TEST_F(AttentionCorrectness, PersistentCtasOnRaggedCausalGqaAndPackedShapes) {
     check_each(k.shape, k.causal, [](const AttentionConfig& c) { return c.persistent; });
 }
 
+// Persistent split-KV (every persistent config with splits): CTAs working splits of several heads
+// in turn on a grid smaller than the items, a GQA decode step packed or not, MQA at d = 64, and
+// causal short query blocks whose splits the mask leaves uneven or empty, both layouts, with and
+// without the LSE.
+TEST_F(AttentionCorrectness, PersistentSplitKvOnDecodeStepsAndShortQueryBlocks) {
+  if (device_.arch() != "sm_90a")
+    GTEST_SKIP() << "the fa3 family needs sm_90a; device is " << device_.arch();
+  for (const MaskedShape& k : {MaskedShape{"b=9,hq=32,hkv=8,sq=1,sk=3001,d=128", false},
+                               MaskedShape{"b=21,hq=16,hkv=1,sq=1,sk=1500,d=64", false},
+                               MaskedShape{"b=3,h=24,sq=37,sk=1000,d=128", true}})
+    check_each(k.shape, k.causal,
+               [](const AttentionConfig& c) { return c.persistent && c.splits > 1; });
+}
+
 // Ping-pong tiles whose last warpgroups have no rows (past seqlen_q) take those warpgroups'
 // turns empty: every ping-pong config, persistent or not, where the last tile leaves one idle
 // (bm128 at 777 = 6 · 128 + 9 and 300 = 2 · 128 + 44) or two (bm192 at 777 = 4 · 192 + 9), both

@@ -146,12 +146,13 @@ TEST(AttentionTemplates, PersistentKernelsCompileSpillFree) {
 }
 
 // Split-KV instantiates the main kernel writing partials and the combine pass; both compile
-// spill-free (the one-consumer CTA's 216 registers after setmaxnreg at every head dim).
+// spill-free (the one-consumer CTA's 216 registers after setmaxnreg at every head dim), one CTA a
+// split or persistent CTAs working splits in turn.
 TEST(AttentionTemplates, SplitKvKernelsCompileSpillFreeWithTheirCombinePass) {
   std::vector<Case> cases;
   for (std::int64_t d : {64, 128, 256}) {
     AttentionProblem decode = problem(d, DType::kBF16, false);
-    decode.batch = 4;
+    decode.batch = 8;
     decode.heads_q = 32;
     decode.heads_kv = 8;
     decode.seqlen_q = 1;
@@ -160,6 +161,8 @@ TEST(AttentionTemplates, SplitKvKernelsCompileSpillFreeWithTheirCombinePass) {
     c.pack_gqa = true;
     c.splits = 4;
     cases.push_back({decode, c, true, "sm_90a"});
+    c.persistent = true;
+    cases.push_back({decode, c, false, "sm_90a"});
     if (d == 256) continue;
     AttentionProblem chunk = problem(d, DType::kFP16, true);
     chunk.seqlen_q = 37;

@@ -48,16 +48,19 @@ std::string explain_config(const AttentionProblem& problem, const AttentionConfi
   else
     out += fmt::format("  CTAs         B x Hq x ceil(Nq / Br) = {} x {} x {} = {}\n", p.batch,
                        p.heads_q, ceil_div(p.seqlen_q, c.block_m), e.num_ctas);
-  if (c.persistent)
+  if (c.persistent) {
+    const std::int64_t slots = std::int64_t(d.num_sms) * std::max(1, e.occupancy.ctas_per_sm);
+    const std::int64_t grid = persistent_grid(problem, c, slots);
     out += fmt::format(
-        "  persistent   {} CTAs (one a slot) work the query blocks in turn, {:.1f} each, the next "
-        "one's Q and K loading while the last computes{}\n",
-        std::min<std::int64_t>(e.num_ctas, std::int64_t(d.num_sms) * e.occupancy.ctas_per_sm),
-        double(e.num_ctas) / double(std::int64_t(d.num_sms) * e.occupancy.ctas_per_sm),
+        "  persistent   {} CTAs ({} slots) work the {} in turn, {:.1f} each, the next one's Q and "
+        "K loading while the last computes{}\n",
+        grid, slots, c.splits > 1 ? "splits of query blocks" : "query blocks",
+        double(e.num_ctas) / double(grid),
         e.persistent_imbalance > 0
             ? fmt::format("; in their fixed order the busiest CTA's work is {:.2f}x the mean",
                           e.persistent_imbalance)
             : "");
+  }
   if (p.causal && c.splits == 1) {
     const std::int64_t entries = p.batch * p.heads_q;
     const std::int64_t section = std::min<std::int64_t>(e.causal_section, entries);
