@@ -12,6 +12,8 @@ flag and a hidden within 2x (what tuned neighbours could offer an untuned shape)
 the best of those candidates over the fastest (the oracle's regret).
 Usage: python3 bench/model_regret.py KERNTUNE MEASUREMENTS
        [--op gemm|rmsnorm|attention|attention-backward] [--worst N] [--top N] [--neighbours EXPORT]
+       [--device-profile h200|h100-sxm|...] (the card to model; default: explain's, the GPU
+       present or the h200)
 Prints the geomean regret, how many problems are within 2% and 5%, and the worst picks.
 Python's standard library only."""
 import argparse
@@ -85,10 +87,11 @@ def neighbour_offers(problem, neighbours):
     return offers
 
 
-def predicted_us(kerntune, problem, config, db):
+def predicted_us(kerntune, problem, config, db, profile):
     """The model's time, or None where this build's validate() rejects the config."""
     out = subprocess.run([kerntune, "explain", *explain_args(problem), "--config", config, "--json",
-                          "--db", db], capture_output=True, text=True)
+                          "--db", db] + (["--device-profile", profile] if profile else []),
+                         capture_output=True, text=True)
     if out.returncode != 0:
         if "invalid" not in out.stderr:
             raise RuntimeError(f"kerntune explain {problem} {config}: {out.stderr.strip()}")
@@ -104,6 +107,9 @@ def main():
     ap.add_argument("--worst", type=int, default=5)
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--neighbours")
+    ap.add_argument("--device-profile",
+                    help="the card to model (`kerntune explain --help` lists them); default: "
+                         "the GPU present, else the h200")
     a = ap.parse_args()
     if a.neighbours and a.op != "rmsnorm":
         ap.error("--neighbours takes RMSNorm exports only")
@@ -126,7 +132,8 @@ def main():
                 if not candidates:
                     continue
                 oracle.append(min(candidates.values()) / best)
-            predicted = {k: predicted_us(a.kerntune, problem, k, db) for k in candidates}
+            predicted = {k: predicted_us(a.kerntune, problem, k, db, a.device_profile)
+                         for k in candidates}
             ranked = sorted((k for k in candidates if predicted[k] is not None), key=predicted.get)
             regrets.append((times[ranked[0]] / best, problem, ranked[0]))
             covered += any(times[k] <= 1.02 * best for k in ranked[:a.top])
