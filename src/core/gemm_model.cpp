@@ -97,8 +97,11 @@ bool ungrouped_order_matters(const GemmProblem& p, const GemmConfig& c, const Ge
 }
 
 // Whether that order re-reads operands from DRAM: it walks each row of tiles across N, so every
-// row of tiles reads all of the kernel's B, which a later row finds evicted only when B outgrows
-// half of L2. The re-read is charged as half of A and B (as first fitted), not as B once per row.
+// row of tiles (every pair of rows for clusters along M, which share their B tiles) reads all of
+// the kernel's B, which a later row finds evicted once B outgrows half of L2. Each further row
+// reads again the share of B that L2 cannot hold (1 - L2 / B): on an H100, 12230 x 24576 x 8192's
+// 400 MB of B over 96 rows of 128 x 256 tiles ran 11311 us in row order against 6355 grouped,
+// 7358 in cluster pairs (bench/NOTES.md, "The GEMM model and its calibration").
 bool ungrouped_rereads(const GemmProblem& p, const GemmConfig& c, const GemmEstimate& e,
                        const DeviceDesc& d) {
   const GemmProblem q = oriented_problem(p, c);
@@ -459,7 +462,13 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
                               double(k_padded) * in +
                           partial_traffic;
   double dram = p.min_bytes();
-  if (ungrouped_rereads(p, c, e, d)) dram += 0.5 * operand_bytes(p);
+  if (ungrouped_rereads(p, c, e, d)) {  // B again for every further row of tiles
+    const GemmProblem q = oriented_problem(p, c);
+    const double b_bytes = double(q.n) * double(q.k) * size_bytes(p.in_dtype);
+    const double rows = double(ceil_div(e.tiles_m, std::int64_t(c.cluster)));
+    const double missed = std::max(0.0, 1.0 - double(d.l2_bytes) / b_bytes);
+    dram += b_bytes * (rows - 1.0) * missed;
+  }
   // A CTA keeps up to `stages` k-tiles of loads outstanding, of which the share DRAM serves
   // (unique bytes over all loads) keeps DRAM busy; few or shallow CTAs leave it idle between
   // requests (a decode shape's 64 CTAs, not a full-size GEMM's).

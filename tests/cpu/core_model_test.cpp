@@ -504,6 +504,23 @@ TEST(Estimate, RasterGroupMattersOnlyWithSeveralRowsAndColumnsOfTiles) {
             predicted(square, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g8.sk1"));
 }
 
+// Row order over operands that outgrow L2 reads B once per row of tiles (a pair of rows in
+// clusters along M): on an H100 (bench/results/2026-12-07-h100-gemm-heldout-seed2026 and
+// 2026-12-07-h100-gemm-unseen-l2) 12230 x 24576 x 8192 ran 11311 us in row order against 6355
+// grouped; charging half of A and B again had put every such config at the grouped twin's time
+// (7161 us: 0.63 of the measurement).
+TEST(Estimate, RowOrderReReadsTheShareOfBThatL2CannotHoldForEveryRowOfTiles) {
+  const kt::DeviceDesc h100 = kt::device_profile("h100-sxm");
+  const std::vector<RecordedMedian> medians = {
+      {12230, 24576, 8192, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g1.sk1", 11310.7, 0.10},
+      {12230, 24576, 8192, "sm90.bm128.bn256.bk64.s4.c2.e2.cl2.g1.sk1", 7358.0, 0.06},
+      {1979, 57344, 8192, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g1.sk1", 5067.2, 0.06},
+      {12992, 57344, 8192, "sm90.bm128.bn192.bk64.s4.c2.e2.cl1.g1.sk1", 33878.1, 0.06},
+      {15840, 5120, 5120, "sm90.bm128.bn256.bk64.s4.c2.e2.cl1.g1.sk1", 1165.8, 0.06},
+  };
+  expect_predicted(h100, medians);
+}
+
 // A unit's direct stores (e0) hold its tensor cores: on the H200 they ran 1.9-2.9 µs a wave over
 // the TMA-store twin at 128 x 128 tiles and 4-6.6 at 128 x 256 (1582 x 2048 x 2048: one wave),
 // so the model charges about that; split-K's reducers store alike either way, and swap-AB's
