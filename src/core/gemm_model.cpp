@@ -96,17 +96,19 @@ bool ungrouped_order_matters(const GemmProblem& p, const GemmConfig& c, const Ge
          operand_bytes(p) > 0.5 * double(d.l2_bytes);
 }
 
-// Whether that order re-reads operands from DRAM: it walks each row of tiles across N, so every
-// row of tiles (every pair of rows for clusters along M, which share their B tiles) reads all of
-// the kernel's B, which a later row finds evicted once B outgrows half of L2. Each further row
-// reads again the share of B that L2 cannot hold (1 - L2 / B): on an H100, 12230 x 24576 x 8192's
-// 400 MB of B over 96 rows of 128 x 256 tiles ran 11311 us in row order against 6355 grouped,
-// 7358 in cluster pairs (bench/NOTES.md, "The GEMM model and its calibration").
-bool ungrouped_rereads(const GemmProblem& p, const GemmConfig& c, const GemmEstimate& e,
-                       const DeviceDesc& d) {
+// The DRAM bytes that order reads again: it walks each row of tiles across N, so every row of
+// tiles (every pair of rows for clusters along M, which share their B tiles) reads all of the
+// kernel's B, and each further row reads again the share of B that L2 cannot hold (1 - L2 / B; none
+// while B fits). On an H100, 12230 x 24576 x 8192's 400 MB of B over 96 rows of 128 x 256 tiles
+// ran 11311 us in row order against 6355 grouped, 7358 in cluster pairs (bench/NOTES.md, "The
+// GEMM model and its calibration").
+double ungrouped_reread_bytes(const GemmProblem& p, const GemmConfig& c, const GemmEstimate& e,
+                              const DeviceDesc& d) {
+  if (!ungrouped_order_matters(p, c, e, d)) return 0;
   const GemmProblem q = oriented_problem(p, c);
   const double b_bytes = double(q.n) * double(q.k) * size_bytes(p.in_dtype);
-  return ungrouped_order_matters(p, c, e, d) && b_bytes > 0.5 * double(d.l2_bytes);
+  const double rows = double(ceil_div(e.tiles_m, std::int64_t(c.cluster)));
+  return b_bytes * (rows - 1.0) * std::max(0.0, 1.0 - double(d.l2_bytes) / b_bytes);
 }
 
 // sm90 swapped decode steps stream the weights as the kernel's A; a tile row of it is shared by
@@ -461,14 +463,7 @@ GemmEstimate estimate(const GemmProblem& p, const GemmConfig& c, const DeviceDes
   const double l2_reads = cluster_factor * double(work_units(p, c)) * double(c.tile_m + c.tile_n) *
                               double(k_padded) * in +
                           partial_traffic;
-  double dram = p.min_bytes();
-  if (ungrouped_rereads(p, c, e, d)) {  // B again for every further row of tiles
-    const GemmProblem q = oriented_problem(p, c);
-    const double b_bytes = double(q.n) * double(q.k) * size_bytes(p.in_dtype);
-    const double rows = double(ceil_div(e.tiles_m, std::int64_t(c.cluster)));
-    const double missed = std::max(0.0, 1.0 - double(d.l2_bytes) / b_bytes);
-    dram += b_bytes * (rows - 1.0) * missed;
-  }
+  const double dram = p.min_bytes() + ungrouped_reread_bytes(p, c, e, d);
   // A CTA keeps up to `stages` k-tiles of loads outstanding, of which the share DRAM serves
   // (unique bytes over all loads) keeps DRAM busy; few or shallow CTAs leave it idle between
   // requests (a decode shape's 64 CTAs, not a full-size GEMM's).

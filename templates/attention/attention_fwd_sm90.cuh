@@ -179,7 +179,8 @@ __device__ __forceinline__ bool cta_tile(const AttentionParams& p, int turn, Til
 // persistence, has read it.
 //
 // Launch: grid (ceil(seqlen_q / kBlockM) · num_splits, heads_q, batch), or with kPersistent
-// (min(tiles · num_splits, CTAs the GPU holds at once), 1, 1); fa3::cta_threads(kBlockM / 64)
+// (any count up to tiles · num_splits, 1, 1; the host's persistent_grid, at most the CTAs the GPU
+// holds at once); fa3::cta_threads(kBlockM / 64)
 // threads; 2048 + kBlockM·kHeadDim·2 (twice with kPersistent) + kStages·2·kBlockN·kHeadDim·2 bytes
 // of dynamic shared memory; params.q_map/o_map boxes {64, 64}, k_map/v_map {64, kBlockN}
 // (attention_params.h). K/V blocks are visited from the last one down, so the blocks that need a
