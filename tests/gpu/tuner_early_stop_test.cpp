@@ -53,8 +53,11 @@ TEST_F(TunerEarlyStop, AClearlySlowerCandidateStopsAfterItsProbe) {
   EXPECT_EQ(*r.winner, 0u);
   const cache::TuningKey key{kProblem, device_.fingerprint(), kBenchmarkProtocolVersion,
                              kGemmTemplateVersion};
-  for (const cache::Measurement& m : db.measurements(key))
-    if (m.config_key == kSlow) EXPECT_EQ(m.num_reps, tune::BenchmarkOptions{}.probe_reps);
+  for (const cache::Measurement& m : db.measurements(key)) {
+    if (m.config_key == kSlow) {
+      EXPECT_EQ(m.num_reps, tune::BenchmarkOptions{}.probe_reps);
+    }
+  }
 }
 
 TEST_F(TunerEarlyStop, WithoutAMarginEveryCandidateIsTimedFully) {
