@@ -59,7 +59,7 @@ std::string worker_executable() {
   for (const fs::path& p : tried)
     if (fs::exists(p, error)) return p.string();
   std::string places;
-  for (const fs::path& p : tried) places += " " + p.string();
+  for (const fs::path& p : tried) places.append(" ").append(p.string());
   throw Error(ErrorKind::kNotFound,
               fmt::format("the kerntune-worker executable was not found (looked at{}); build "
                           "the kerntune-worker target or install kerntune, or set "
