@@ -14,6 +14,7 @@ benchmark mode finds, since it times the unmeasured ones too. Any op.
 Usage: python3 bench/dispatch_replay.py KERNTUNE FOUNDATION MEASUREMENTS [--benchmark N]
        python3 bench/dispatch_replay.py KERNTUNE --leave-one-out EXPORT [--benchmark N]
        [--device-profile h200|h100-sxm|...] (the card the exports come from; default h200)
+       [--detail] (under each problem: the pick and the fastest measured config, with their times)
 Python's standard library only."""
 import argparse
 import collections
@@ -93,6 +94,8 @@ def main():
     ap.add_argument("--benchmark", type=int, default=8)
     ap.add_argument("--device-profile", default="h200",
                     help="the card the exports were measured on (`kerntune explain --help` lists them)")
+    ap.add_argument("--detail", action="store_true",
+                    help="print the pick's and the fastest config's keys and times under each problem")
     a = ap.parse_args()
     if bool(a.leave_one_out) == bool(a.foundation and a.measurements):
         ap.error("give FOUNDATION and MEASUREMENTS, or --leave-one-out EXPORT")
@@ -129,6 +132,11 @@ def main():
         bests.append(best_ratio)
         print(f"{p['problem']:50} pick {pick_ratio:.3f}  best of {a.benchmark} {best_ratio:.3f} "
               f"({len(known)} of {len(candidates)} measured)")
+        if a.detail:
+            best = min(t, key=t.get)
+            shown = f"{t[pick]:.1f} us" if pick in t else "unmeasured"
+            print(f"    pick    {pick} ({p['dispatch']['grade']}): {shown}\n"
+                  f"    fastest {best}: {t[best]:.1f} us")
     within = lambda ratios: sum(r >= 0.95 for r in ratios)
     measured = [r for r in picks if r == r]
     geomean = math.exp(sum(map(math.log, measured)) / len(measured)) if measured else float("nan")
