@@ -1,6 +1,6 @@
 // RFC 4180 CSV, the format of `kerntune cache export`: fields separated by commas, records by
 // newlines; a field containing a comma, a quote, CR or LF is quoted, with its quotes doubled.
-// Knows nothing of measurements or winners; database.cpp maps records to them.
+// Knows nothing of measurements or winners; database_files.cpp maps records to them.
 #pragma once
 
 #include <cstdint>

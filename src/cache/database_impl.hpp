@@ -1,5 +1,6 @@
-// The private state behind kt::cache::Database and the row reading shared by the files that
-// implement its members (database.cpp, run_state.cpp). Not part of the cache's interface.
+// The private state behind kt::cache::Database and the helpers shared by the files that
+// implement its members (database.cpp, database_files.cpp, run_state.cpp). Not part of the
+// cache's interface.
 #pragma once
 
 #include <memory>
@@ -61,5 +62,12 @@ inline sql::Statement& bind_tuning_key(sql::Statement& query, const TuningKey& k
   return query.bind_all(key.problem_key, key.device_fingerprint, key.protocol_version,
                         key.template_version);
 }
+
+// A connection to a kerntune file that exists and needs no migration, for reading only
+// (kt::Error naming the path and what to do otherwise).
+sql::Connection open_existing_readonly(const std::string& path);
+
+// Whether two paths name one file (never for ":memory:").
+bool same_file(const std::string& a, const std::string& b);
 
 }  // namespace kt::cache

@@ -22,7 +22,7 @@ namespace {
 
 // Version 1. REAL columns may hold NULL, which reads back as NaN (SQLite stores NaN as NULL).
 // measurements.row_sha256 is the identity of a measurement: SHA-256 over every other column
-// but id (see database.cpp, measurement_sha256). Its UNIQUE index is what makes merging and
+// but id (see database_rows.hpp, measurement_sha256). Its UNIQUE index is what makes merging and
 // CSV import idempotent without ever colliding two distinct measurements of one run.
 constexpr const char* kCreateVersion1 = R"sql(
 CREATE TABLE meta (
